@@ -1,0 +1,340 @@
+/*
+ * CUDA backend. Each of its slots owns a stream, an event and a pair of
+ * device buffers (allocated at create, never per chunk): a chunk's upload
+ * (halo + frames), kernel and download are queued on its slot's stream, so
+ * with three slots the upload of chunk k+1, the filtering of chunk k and the
+ * download of chunk k-1 overlap. Host buffers come from the engine: pinned
+ * staging (host_alloc) or page-locked caller memory (direct_ok).
+ *
+ * Every CUDA call is checked; the failing call and its message are kept in
+ * the state and returned as GF_ERR_CUDA, never printed or exited on.
+ */
+#include "backend.h"
+#include "fir_kernels.cuh"
+#include "gf_cuda.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CUDA_SLOTS 3
+#define CONST_PAGE 1024
+#define CONST_PAGES (GF_CONST_TAP_BYTES / CONST_PAGE) /* 64: one bit each */
+#define MAX_DEVICES 64
+
+/* Constant-memory pages in use, per device, shared by all engines. */
+static pthread_mutex_t const_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long long const_used[MAX_DEVICES];
+
+typedef struct cuda_slot {
+    cudaStream_t stream;
+    cudaEvent_t done;
+    void *d_in;  /* hs + chunk samples + pad */
+    void *d_out; /* chunk samples */
+} cuda_slot;
+
+typedef struct cuda_state {
+    gf_backend_params p;
+    int dev;
+    size_t ss, hs;
+    int const_page, const_npages; /* -1: taps in global memory */
+    void *d_taps;
+    int tiled; /* halo fits the tiled kernel's shared memory */
+    size_t smem;
+    cuda_slot slot[CUDA_SLOTS];
+    char err[256];
+} cuda_state;
+
+/* Record the failing call and return its status. */
+#define CUDA_TRY(s, call)                                                                      \
+    do {                                                                                       \
+        cudaError_t e_ = (call);                                                               \
+        if (e_ != cudaSuccess) {                                                               \
+            snprintf((s)->err, sizeof (s)->err, "%s failed: %s", #call, cudaGetErrorString(e_)); \
+            return e_ == cudaErrorMemoryAllocation ? GF_ERR_NO_MEMORY : GF_ERR_CUDA;           \
+        }                                                                                      \
+    } while (0)
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static int probe_result;
+
+static void probe(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
+        cudaGetLastError();
+        return;
+    }
+    /* A device is usable only if a context can be made on it. */
+    probe_result = cudaFree(0) == cudaSuccess;
+    cudaGetLastError();
+}
+
+extern "C" int gf_cuda_probe(void)
+{
+    pthread_once(&probe_once, probe);
+    return probe_result;
+}
+
+extern "C" void *gf_cuda_pinned_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable) != cudaSuccess) {
+        cudaGetLastError();
+        return NULL;
+    }
+    return p;
+}
+
+extern "C" void gf_cuda_pinned_free(void *p)
+{
+    if (p)
+        cudaFreeHost(p);
+}
+
+static int const_alloc(int dev, int npages)
+{
+    if (dev < 0 || dev >= MAX_DEVICES)
+        return -1;
+    int page = -1;
+    pthread_mutex_lock(&const_mu);
+    const unsigned long long want = npages >= 64 ? ~0ull : ((1ull << npages) - 1);
+    for (int p = 0; p + npages <= CONST_PAGES; p++)
+        if ((const_used[dev] & (want << p)) == 0) {
+            const_used[dev] |= want << p;
+            page = p;
+            break;
+        }
+    pthread_mutex_unlock(&const_mu);
+    return page;
+}
+
+static void const_free(int dev, int page, int npages)
+{
+    const unsigned long long want = npages >= 64 ? ~0ull : ((1ull << npages) - 1);
+    pthread_mutex_lock(&const_mu);
+    const_used[dev] &= ~(want << page);
+    pthread_mutex_unlock(&const_mu);
+}
+
+static void cuda_destroy(void *state)
+{
+    cuda_state *s = (cuda_state *)state;
+    if (!s)
+        return;
+    cudaSetDevice(s->dev);
+    for (int i = 0; i < CUDA_SLOTS; i++) {
+        if (s->slot[i].stream)
+            cudaStreamSynchronize(s->slot[i].stream);
+        if (s->slot[i].done)
+            cudaEventDestroy(s->slot[i].done);
+        if (s->slot[i].stream)
+            cudaStreamDestroy(s->slot[i].stream);
+        cudaFree(s->slot[i].d_in);
+        cudaFree(s->slot[i].d_out);
+    }
+    cudaFree(s->d_taps);
+    if (s->const_page >= 0)
+        const_free(s->dev, s->const_page, s->const_npages);
+    free(s);
+}
+
+static gf_status setup(cuda_state *s)
+{
+    const gf_backend_params *p = &s->p;
+    int n = 0;
+    CUDA_TRY(s, cudaGetDeviceCount(&n));
+    if (s->dev < 0 || s->dev >= n) {
+        snprintf(s->err, sizeof s->err, "CUDA device %d does not exist (%d present)", s->dev, n);
+        return GF_ERR_NO_DEVICE;
+    }
+    CUDA_TRY(s, cudaSetDevice(s->dev));
+
+    const size_t tap_bytes = p->num_taps * s->ss;
+    s->const_npages = (int)((tap_bytes + CONST_PAGE - 1) / CONST_PAGE);
+    s->const_page = const_alloc(s->dev, s->const_npages);
+    if (s->const_page >= 0) {
+        CUDA_TRY(s, cudaMemcpyToSymbol(gf_c_taps, p->taps, tap_bytes,
+                                       (size_t)s->const_page * CONST_PAGE));
+    } else {
+        CUDA_TRY(s, cudaMalloc(&s->d_taps, tap_bytes));
+        CUDA_TRY(s, cudaMemcpy(s->d_taps, p->taps, tap_bytes, cudaMemcpyHostToDevice));
+    }
+
+    int smem_optin = 0;
+    CUDA_TRY(s, cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                       s->dev));
+    s->smem = p->precision == GF_PRECISION_F32 ? gf::tiled_smem_bytes<float>((long long)s->hs)
+                                               : gf::tiled_smem_bytes<double>((long long)s->hs);
+    s->tiled = s->smem <= (size_t)smem_optin;
+    if (s->tiled && s->smem > 48 * 1024) {
+        if (p->precision == GF_PRECISION_F32) {
+            CUDA_TRY(s, cudaFuncSetAttribute(gf::fir_tiled<float, true>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)s->smem));
+            CUDA_TRY(s, cudaFuncSetAttribute(gf::fir_tiled<float, false>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)s->smem));
+        } else {
+            CUDA_TRY(s, cudaFuncSetAttribute(gf::fir_tiled<double, true>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)s->smem));
+            CUDA_TRY(s, cudaFuncSetAttribute(gf::fir_tiled<double, false>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)s->smem));
+        }
+    }
+
+    const size_t chunk = p->chunk_frames * (size_t)p->channels;
+    for (int i = 0; i < CUDA_SLOTS; i++) {
+        cuda_slot *sl = &s->slot[i];
+        CUDA_TRY(s, cudaStreamCreateWithFlags(&sl->stream, cudaStreamNonBlocking));
+        CUDA_TRY(s, cudaEventCreateWithFlags(&sl->done, cudaEventDisableTiming));
+        CUDA_TRY(s, cudaMalloc(&sl->d_in, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss));
+        CUDA_TRY(s, cudaMalloc(&sl->d_out, chunk * s->ss));
+        /* The padding is read by vector loads; keep it defined. */
+        CUDA_TRY(s, cudaMemset(sl->d_in, 0, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss));
+    }
+    return GF_OK;
+}
+
+static gf_status cuda_create(const gf_backend_params *p, void **state, char *detail,
+                             size_t detail_size)
+{
+    if (!gf_cuda_probe()) {
+        gf_detail(detail, detail_size, "no usable CUDA device");
+        return GF_ERR_NO_DEVICE;
+    }
+    cuda_state *s = (cuda_state *)calloc(1, sizeof *s);
+    if (!s)
+        return GF_ERR_NO_MEMORY;
+    s->p = *p;
+    s->dev = p->cuda_device;
+    s->ss = p->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
+    s->hs = (p->num_taps - 1) * (size_t)p->channels;
+    s->const_page = -1;
+    gf_status st = setup(s); /* uploads p->taps; no pointer to them is kept */
+    s->p.taps = NULL;
+    if (st != GF_OK) {
+        gf_detail(detail, detail_size, "%s", s->err);
+        cuda_destroy(s);
+        return st;
+    }
+    *state = s;
+    return GF_OK;
+}
+
+template <typename T>
+static void launch(const cuda_state *s, cudaStream_t st, const T *buf, T *y, long long n0,
+                   long long n1)
+{
+    const int C = s->p.channels, ntaps = (int)s->p.num_taps;
+    const T *gt = (const T *)s->d_taps;
+    const int coff = s->const_page < 0 ? 0 : (int)(s->const_page * CONST_PAGE / sizeof(T));
+    const bool ct = s->const_page >= 0;
+    if (s->tiled) {
+        const unsigned grid = (unsigned)((n1 - n0 + gf::TILE_OUT - 1) / gf::TILE_OUT);
+        if (ct)
+            gf::fir_tiled<T, true><<<grid, gf::TILE_THREADS, s->smem, st>>>(buf, y, n0, n1, C,
+                                                                             ntaps, gt, coff);
+        else
+            gf::fir_tiled<T, false><<<grid, gf::TILE_THREADS, s->smem, st>>>(buf, y, n0, n1, C,
+                                                                              ntaps, gt, coff);
+    } else {
+        long long blocks = (n1 - n0 + 255) / 256;
+        const unsigned grid = (unsigned)(blocks < 65535 ? blocks : 65535);
+        if (ct)
+            gf::fir_global<T, true><<<grid, 256, 0, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
+        else
+            gf::fir_global<T, false><<<grid, 256, 0, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
+    }
+}
+
+static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
+{
+    cuda_state *s = (cuda_state *)state;
+    cuda_slot *sl = &s->slot[slot];
+    const size_t C = (size_t)s->p.channels, ss = s->ss, hs = s->hs;
+    const size_t n_in = c->frames * C;
+    unsigned char *d_in = (unsigned char *)sl->d_in;
+    CUDA_TRY(s, cudaSetDevice(s->dev));
+    /* Upload halo and frames; one copy when they are contiguous in memory. */
+    if ((const unsigned char *)c->halo + hs * ss == (const unsigned char *)c->in) {
+        CUDA_TRY(s, cudaMemcpyAsync(d_in, c->halo, (hs + n_in) * ss, cudaMemcpyHostToDevice,
+                                    sl->stream));
+    } else {
+        if (hs)
+            CUDA_TRY(s, cudaMemcpyAsync(d_in, c->halo, hs * ss, cudaMemcpyHostToDevice,
+                                        sl->stream));
+        CUDA_TRY(s, cudaMemcpyAsync(d_in + hs * ss, c->in, n_in * ss, cudaMemcpyHostToDevice,
+                                    sl->stream));
+    }
+    const long long n0 = (long long)(c->skip * C), n1 = (long long)n_in;
+    if (n1 > n0) {
+        if (s->p.precision == GF_PRECISION_F32)
+            launch<float>(s, sl->stream, (const float *)sl->d_in, (float *)sl->d_out, n0, n1);
+        else
+            launch<double>(s, sl->stream, (const double *)sl->d_in, (double *)sl->d_out, n0, n1);
+        CUDA_TRY(s, cudaGetLastError());
+        CUDA_TRY(s, cudaMemcpyAsync(c->out, sl->d_out, (size_t)(n1 - n0) * ss,
+                                    cudaMemcpyDeviceToHost, sl->stream));
+    }
+    CUDA_TRY(s, cudaEventRecord(sl->done, sl->stream));
+    return GF_OK;
+}
+
+static gf_status cuda_query(void *state, int slot, int *done)
+{
+    cuda_state *s = (cuda_state *)state;
+    cudaError_t e = cudaEventQuery(s->slot[slot].done);
+    if (e == cudaErrorNotReady) {
+        *done = 0;
+        return GF_OK;
+    }
+    CUDA_TRY(s, e);
+    *done = 1;
+    return GF_OK;
+}
+
+static gf_status cuda_wait(void *state, int slot)
+{
+    cuda_state *s = (cuda_state *)state;
+    CUDA_TRY(s, cudaEventSynchronize(s->slot[slot].done));
+    return GF_OK;
+}
+
+static void *cuda_host_alloc(void *state, size_t bytes)
+{
+    (void)state;
+    return gf_cuda_pinned_alloc(bytes);
+}
+
+static void cuda_host_free(void *state, void *p)
+{
+    (void)state;
+    gf_cuda_pinned_free(p);
+}
+
+static int pinned(const void *p)
+{
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return a.type == cudaMemoryTypeHost;
+}
+
+static int cuda_direct_ok(void *state, const void *p, size_t bytes)
+{
+    (void)state;
+    return bytes > 0 && pinned(p) && pinned((const unsigned char *)p + bytes - 1);
+}
+
+static const char *cuda_error(void *state) { return ((cuda_state *)state)->err; }
+
+extern "C" const gf_backend_ops gf_backend_cuda = {
+    "cuda",         CUDA_SLOTS, cuda_create, cuda_destroy, cuda_host_alloc, cuda_host_free,
+    cuda_direct_ok, cuda_submit, cuda_query,  cuda_wait,    cuda_error,
+};

@@ -1,0 +1,136 @@
+/*
+ * CUDA FIR kernels (CUDA C++; included by backend_cuda.cu and the benchmark).
+ *
+ * Buffer layout: buf[0 .. hs) is the halo ((T-1)*C samples), buf[hs ..) the
+ * chunk, interleaved; the kernels compute flat outputs n in [n0, n1):
+ *
+ *   acc = h[0] * x[n]; for k in 1..T-1: acc = acc + h[k] * x[n - k*C]
+ *   (x[n] = buf[hs + n])
+ *   y[n - n0] = acc
+ *
+ * with __fmul_rn / __fadd_rn so that the compiler can never fuse or reorder
+ * them: the same operations as the CPU reference, bit for bit.
+ *
+ * Taps live in __constant__ memory (gf_c_taps, 64 KiB shared by all engines
+ * of the process, handed out by backend_cuda.cu) so every warp reads each tap
+ * as one broadcast; when the bank is full an engine falls back to taps in
+ * global memory (CONST_TAPS = false).
+ */
+#ifndef GF_FIR_KERNELS_CUH
+#define GF_FIR_KERNELS_CUH
+
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+
+#define GF_CONST_TAP_BYTES 65536
+/* Extra samples allocated past the end of every device input buffer so tiled
+ * vector loads may run over the end (values never used). */
+#define GF_DEVICE_PAD_SAMPLES 8
+
+/* One copy per translation unit that includes this header (whole-program
+ * compilation): the backend's, and the benchmark's own. */
+static __constant__ double gf_c_taps[GF_CONST_TAP_BYTES / sizeof(double)];
+
+namespace gf {
+
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
+
+/* 16-byte vector of T. */
+template <typename T> struct vec16;
+template <> struct vec16<float> {
+    typedef float4 type;
+    enum { n = 4 };
+};
+template <> struct vec16<double> {
+    typedef double2 type;
+    enum { n = 2 };
+};
+
+template <typename T, bool CONST_TAPS>
+__device__ __forceinline__ const T *taps_ptr(const T *gtaps, int coff)
+{
+    if (CONST_TAPS)
+        return reinterpret_cast<const T *>(gf_c_taps) + coff;
+    return gtaps;
+}
+
+/* Threads per block and outputs per thread of the tiled kernel. */
+enum { TILE_THREADS = 256, TILE_PER_THREAD = 8 };
+enum { TILE_OUT = TILE_THREADS * TILE_PER_THREAD };
+
+/* Shared memory the tiled kernel needs for halo hs (samples). */
+template <typename T> __host__ __device__ inline size_t tiled_smem_bytes(long long hs)
+{
+    return (size_t)(hs + TILE_OUT + 2 * vec16<T>::n) * sizeof(T);
+}
+
+/*
+ * Tiled kernel: a block computes TILE_OUT consecutive outputs. It first
+ * copies its inputs (the tile plus the hs-sample halo before it) into shared
+ * memory with aligned 16-byte loads, then each thread computes outputs
+ * tid, tid + 256, ... from shared memory: consecutive threads read
+ * consecutive words (no bank conflicts) and store coalesced.
+ * Requires buf to be 16-byte aligned and padded by GF_DEVICE_PAD_SAMPLES.
+ */
+template <typename T, bool CONST_TAPS>
+__global__ void __launch_bounds__(TILE_THREADS)
+    fir_tiled(const T *__restrict__ buf, T *__restrict__ y, long long n0, long long n1, int C,
+              int ntaps, const T *__restrict__ gtaps, int coff)
+{
+    extern __shared__ __align__(16) unsigned char gf_smem_raw[];
+    T *s = reinterpret_cast<T *>(gf_smem_raw);
+    typedef typename vec16<T>::type V;
+    const int VN = vec16<T>::n;
+    const long long hs = (long long)(ntaps - 1) * C;
+    const long long t0 = n0 + (long long)blockIdx.x * TILE_OUT; /* first output */
+    const long long t1 = t0 + TILE_OUT < n1 ? t0 + TILE_OUT : n1;
+    /* Inputs buf[t0 .. t1 + hs), from an aligned start. */
+    const long long b0 = t0 & ~(long long)(VN - 1);
+    const long long nvec = (t1 + hs - b0 + VN - 1) / VN;
+    const V *src = reinterpret_cast<const V *>(buf + b0);
+    V *dst = reinterpret_cast<V *>(s);
+    for (long long i = threadIdx.x; i < nvec; i += TILE_THREADS)
+        dst[i] = __ldg(src + i);
+    __syncthreads();
+
+    const T *h = taps_ptr<T, CONST_TAPS>(gtaps, coff);
+    /* Output n reads x[n - k*C] = s[n + hs - b0 - k*C]; those indices fit an
+     * int since the whole tile fits shared memory. */
+#pragma unroll
+    for (int r = 0; r < TILE_PER_THREAD; r++) {
+        const long long n = t0 + threadIdx.x + (long long)r * TILE_THREADS;
+        if (n < t1) {
+            const int i = (int)(n + hs - b0);
+            T acc = mul_rn(h[0], s[i]);
+            for (int k = 1; k < ntaps; k++)
+                acc = add_rn(acc, mul_rn(h[k], s[i - k * C]));
+            y[n - n0] = acc;
+        }
+    }
+}
+
+/* For halos too large for shared memory: every thread reads global memory
+ * through the read-only cache, grid-stride over outputs. */
+template <typename T, bool CONST_TAPS>
+__global__ void fir_global(const T *__restrict__ buf, T *__restrict__ y, long long n0,
+                           long long n1, int C, int ntaps, const T *__restrict__ gtaps, int coff)
+{
+    const long long hs = (long long)(ntaps - 1) * C;
+    const T *h = taps_ptr<T, CONST_TAPS>(gtaps, coff);
+    const T *x = buf + hs;
+    for (long long n = n0 + blockIdx.x * (long long)blockDim.x + threadIdx.x; n < n1;
+         n += (long long)gridDim.x * blockDim.x) {
+        T acc = mul_rn(h[0], __ldg(x + n));
+        for (int k = 1; k < ntaps; k++)
+            acc = add_rn(acc, mul_rn(h[k], __ldg(x + n - (long long)k * C)));
+        y[n - n0] = acc;
+    }
+}
+
+} // namespace gf
+
+#endif /* GF_FIR_KERNELS_CUH */

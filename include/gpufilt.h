@@ -1,0 +1,193 @@
+/*
+ * gpufilt — streaming FIR filtering on the GPU or CPU, bit-exact across
+ * backends and chunk sizes.
+ *
+ * The library knows nothing of files, pipes or sound cards: it takes
+ * interleaved frames in and gives filtered frames out.
+ *
+ * Filter semantics (taps h[0..T-1], input x[0..N-1] per channel, channels
+ * filtered independently, x outside [0, N) taken as 0):
+ *
+ *   GF_MODE_SAME    y[i] = sum_k h[k] * x[i + (T-1)/2 - k]   (scipy "same")
+ *   GF_MODE_CAUSAL  y[i] = sum_k h[k] * x[i - k]             (lfilter(h, 1, x))
+ *
+ * Arithmetic contract: every output is computed as
+ *
+ *   acc = h[0] * x[i'];  for k = 1 .. T-1: acc = acc + h[k] * x[i' - k]
+ *
+ * in the engine's precision, each multiply and each add rounded separately
+ * (no fused multiply-add, no reassociation). Starting from the first product
+ * (not from 0) makes a 1-tap identity filter exact, -0.0 included. Every backend follows it, so
+ * output is bit-identical across backends, chunk sizes and call patterns.
+ *
+ * Lifecycle: gf_engine_create / gf_engine_push + gf_engine_pull (any number
+ * of frames per call) / gf_engine_flush / gf_engine_reset /
+ * gf_engine_destroy. One engine must not be used from two threads at once;
+ * distinct engines are independent.
+ */
+#ifndef GPUFILT_H
+#define GPUFILT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPUFILT_VERSION_MAJOR 0
+#define GPUFILT_VERSION_MINOR 1
+#define GPUFILT_VERSION_PATCH 0
+
+/** Largest number of taps (the whole f64 filter fits in 64 KiB of GPU constant memory). */
+#define GF_MAX_TAPS 8192
+/** Largest number of interleaved channels. */
+#define GF_MAX_CHANNELS 1024
+
+typedef enum gf_status {
+    GF_OK = 0,
+    GF_ERR_INVALID_ARGUMENT, /* a parameter is out of range; detail names it */
+    GF_ERR_NO_MEMORY,        /* host or pinned allocation failed */
+    GF_ERR_NO_DEVICE,        /* cuda asked for, but no usable GPU (or built without CUDA) */
+    GF_ERR_CUDA,             /* a CUDA call failed; detail names the call */
+    GF_ERR_STATE,            /* call not allowed now (e.g. push after flush) */
+    GF_ERR_THREAD            /* a worker thread could not be started */
+} gf_status;
+
+/** Static English message for a status; never NULL. */
+const char *gf_strerror(gf_status status);
+
+/** "MAJOR.MINOR.PATCH" plus the backends compiled in, e.g. "0.1.0 (cpu, cuda)". */
+const char *gf_version(void);
+
+typedef enum gf_mode { GF_MODE_SAME = 0, GF_MODE_CAUSAL = 1 } gf_mode;
+
+typedef enum gf_precision {
+    GF_PRECISION_F32 = 0, /* samples are float, arithmetic in float */
+    GF_PRECISION_F64 = 1  /* samples are double, arithmetic in double */
+} gf_precision;
+
+typedef enum gf_device {
+    GF_DEVICE_AUTO = 0, /* cuda when a usable GPU exists, else cpu */
+    GF_DEVICE_CPU = 1,  /* threaded, vectorised CPU backend */
+    GF_DEVICE_CUDA = 2, /* CUDA backend; GF_ERR_NO_DEVICE without a GPU */
+    GF_DEVICE_REF = 3   /* the serial reference: slow, plain, the oracle */
+} gf_device;
+
+typedef struct gf_config {
+    /** Interleaved channels per frame, 1 .. GF_MAX_CHANNELS. */
+    int channels;
+    /**
+     * Number of taps T, 1 .. GF_MAX_TAPS. With taps == NULL the filter is the
+     * mean filter h[k] = 1/T (1/T rounded to the engine's precision).
+     */
+    size_t num_taps;
+    /** Explicit coefficients h[0..num_taps-1], or NULL. Copied at create. */
+    const double *taps;
+    gf_mode mode;
+    gf_precision precision;
+    /**
+     * Frames per processing chunk, 0 for the backend's default. Output does
+     * not depend on it; it trades latency and memory against throughput.
+     * At most 2^28 frames and 2^30 samples (frames * channels).
+     */
+    size_t chunk_frames;
+    gf_device device;
+    /** CPU backend worker threads; 0 = one per online CPU. */
+    int threads;
+    /** CUDA device ordinal for GF_DEVICE_CUDA / AUTO. */
+    int cuda_device;
+} gf_config;
+
+/** A config with defaults: 1 channel, 1 tap, same mode, f32, auto device. */
+gf_config gf_config_default(void);
+
+typedef struct gf_engine gf_engine;
+
+/**
+ * Create an engine. On success *out holds a new engine; on failure *out is
+ * NULL and, when detail is not NULL, a one-line reason (naming the bad
+ * parameter or failing CUDA call) is written to detail[0..detail_size).
+ * All device and pinned buffers are allocated here, never later.
+ */
+gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detail,
+                           size_t detail_size);
+
+/** Destroy an engine; NULL is a no-op. */
+void gf_engine_destroy(gf_engine *e);
+
+/**
+ * Feed up to `frames` interleaved frames (float or double, by precision).
+ * *consumed receives how many were taken: fewer than offered only when the
+ * engine's buffers are full, in which case gf_engine_pull makes room.
+ */
+gf_status gf_engine_push(gf_engine *e, const void *in, size_t frames, size_t *consumed);
+
+/**
+ * Take up to max_frames filtered frames into out. Returns at once with what is
+ * ready; it waits for the device only when nothing else could make progress
+ * (every buffer is in flight, or after flush), so a push/pull loop never
+ * spins. *got == 0 after flush means the stream is complete. `out` must not
+ * overlap the engine's input.
+ */
+gf_status gf_engine_pull(gf_engine *e, void *out, size_t max_frames, size_t *got);
+
+/**
+ * End of input: the remaining frames (a partial chunk, and in same mode the
+ * (T-1)/2 look-ahead frames) are filtered and become available to pull.
+ * In same mode the total output equals the total input exactly.
+ * Further pushes are refused (GF_ERR_STATE) until gf_engine_reset.
+ */
+gf_status gf_engine_flush(gf_engine *e);
+
+/** Forget all input and output; start a new stream with zero history. */
+gf_status gf_engine_reset(gf_engine *e);
+
+/**
+ * Bulk form: push all `frames` frames from `in` and write every frame that
+ * becomes ready to `out` (capacity `frames` + the engine's latency bound, see
+ * gf_engine_max_pending), returning the count in *produced. Blocks until done.
+ * Equivalent to a push/pull loop, byte for byte. With the CUDA backend and
+ * page-locked `in` and `out` (see gf_host_alloc) chunks are copied straight
+ * between those buffers and the GPU, with no staging copy.
+ */
+gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *out,
+                            size_t *produced);
+
+/** Most frames the engine can hold back between input and output. */
+size_t gf_engine_max_pending(const gf_engine *e);
+
+/** Frames by which output lags input: (T-1)/2 in same mode, 0 in causal. */
+size_t gf_engine_latency(const gf_engine *e);
+
+/** The backend actually in use: "ref", "cpu" or "cuda". */
+const char *gf_engine_backend(const gf_engine *e);
+
+/** Chunk size in frames actually in use. */
+size_t gf_engine_chunk_frames(const gf_engine *e);
+
+/** The last error's detail for this engine ("" if none); owned by the engine. */
+const char *gf_engine_error(const gf_engine *e);
+
+/** Copy the taps in use, as doubles, into taps[0..num_taps). */
+void gf_engine_taps(const gf_engine *e, double *taps);
+
+/**
+ * True when a CUDA device is usable (built with CUDA, a device present and a
+ * context can be created). The first call may take a moment.
+ */
+int gf_cuda_available(void);
+
+/**
+ * Page-locked host memory when CUDA is available (faster transfers, and the
+ * zero-copy path of gf_engine_process), else ordinary aligned memory.
+ * Returns NULL on failure. Free with gf_host_free (NULL is a no-op).
+ */
+void *gf_host_alloc(size_t bytes);
+void gf_host_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUFILT_H */

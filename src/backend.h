@@ -1,0 +1,100 @@
+/*
+ * Internal backend interface. A backend filters chunks; the engine
+ * (engine.c) cuts the stream into chunks, carries the halo between them and
+ * orders their output.
+ *
+ * What the engine guarantees to every backend (validated once in
+ * gf_engine_create): 1 <= channels <= GF_MAX_CHANNELS, 1 <= T <= GF_MAX_TAPS,
+ * 1 <= chunk frames, chunk samples and halo samples fit in size_t and int32
+ * arithmetic on the device, taps are already rounded to the precision.
+ */
+#ifndef GF_BACKEND_H
+#define GF_BACKEND_H
+
+#include "gpufilt.h"
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most chunks one backend keeps in flight. */
+#define GF_MAX_SLOTS 4
+
+typedef struct gf_backend_params {
+    int channels;
+    size_t num_taps;
+    const void *taps; /* float[T] or double[T], by precision */
+    gf_precision precision;
+    size_t chunk_frames; /* most frames in one chunk */
+    int threads;         /* cpu: workers, 0 = auto */
+    int cuda_device;
+} gf_backend_params;
+
+/*
+ * One chunk: the causal filter z[j] = sum_k h[k] x[j-k] for j in
+ * [0, frames), where x[-1..-(T-1)] are the halo frames and x[0..] the input.
+ * Samples are interleaved; the halo is (T-1)*channels samples that end right
+ * before in[0]. Outputs [skip, frames) are written to out[0..].
+ */
+typedef struct gf_chunk {
+    const void *halo;
+    const void *in;
+    size_t frames;
+    size_t skip;
+    void *out;
+} gf_chunk;
+
+typedef struct gf_backend_ops {
+    const char *name;
+    /* Chunks that may be in flight at once, 1 .. GF_MAX_SLOTS. */
+    int slots;
+    gf_status (*create)(const gf_backend_params *p, void **state, char *detail,
+                        size_t detail_size);
+    void (*destroy)(void *state);
+    /* Host buffers for staging: pinned where the backend benefits. */
+    void *(*host_alloc)(void *state, size_t bytes);
+    void (*host_free)(void *state, void *p);
+    /* Non-zero when caller memory p..p+bytes may be handed to submit
+     * directly (the cuda backend needs it page-locked). */
+    int (*direct_ok)(void *state, const void *p, size_t bytes);
+    /* Start filtering chunk c in slot s (0 <= s < slots). The pointers stay
+     * valid until wait(s) returns. May run synchronously. */
+    gf_status (*submit)(void *state, int slot, const gf_chunk *c);
+    /* Non-blocking: *done = 1 when slot's output is in host memory. */
+    gf_status (*query)(void *state, int slot, int *done);
+    /* Block until slot's output is in host memory. */
+    gf_status (*wait)(void *state, int slot);
+    /* Detail of the last failure ("" if none). */
+    const char *(*error)(void *state);
+} gf_backend_ops;
+
+extern const gf_backend_ops gf_backend_ref;
+extern const gf_backend_ops gf_backend_cpu;
+#ifdef GPUFILT_HAVE_CUDA
+extern const gf_backend_ops gf_backend_cuda;
+#endif
+
+/* Callbacks for backends that finish every chunk inside submit
+ * (backend_sync.c): aligned malloc, direct access always allowed, every slot
+ * always done, no error detail. */
+void *gf_sync_host_alloc(void *state, size_t bytes);
+void gf_sync_host_free(void *state, void *p);
+int gf_sync_direct_ok(void *state, const void *p, size_t bytes);
+gf_status gf_sync_query(void *state, int slot, int *done);
+gf_status gf_sync_wait(void *state, int slot);
+const char *gf_sync_error(void *state);
+
+/* Write a one-line failure reason into detail (NULL-safe) (engine.c). */
+void gf_detail(char *detail, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GF_BACKEND_H */

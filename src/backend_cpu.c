@@ -1,0 +1,206 @@
+/*
+ * Threaded, vectorised CPU backend: the fallback where no GPU is present.
+ *
+ * A chunk's outputs are split into contiguous ranges, one per worker; the
+ * calling thread takes the first range itself. Workers are started at create
+ * time and sleep on a condition variable between chunks. Each output is
+ * summed in the reference's order (fir_cpu_kernel.h), so results are
+ * bit-identical to the reference whatever the thread count.
+ */
+#include "backend.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef float gf_vf32 __attribute__((vector_size(32)));
+typedef double gf_vf64 __attribute__((vector_size(32)));
+
+#define GF_T float
+#define GF_V gf_vf32
+#define GF_VN 8
+#define GF_FN(x) x##_f32
+#include "fir_cpu_kernel.h"
+
+#define GF_T double
+#define GF_V gf_vf64
+#define GF_VN 4
+#define GF_FN(x) x##_f64
+#include "fir_cpu_kernel.h"
+
+/* Below this many multiply-adds a chunk is filtered on the calling thread:
+ * waking workers costs more than it saves. */
+#define CPU_PARALLEL_MIN_MACS (1u << 18)
+#define CPU_MAX_THREADS 64
+
+typedef struct cpu_state cpu_state;
+
+typedef struct cpu_worker {
+    cpu_state *s;
+    int index;
+    pthread_t thread;
+} cpu_worker;
+
+struct cpu_state {
+    gf_backend_params p;
+    int nthreads; /* including the calling thread */
+    int nworkers; /* started threads: nthreads - 1 */
+    cpu_worker workers[CPU_MAX_THREADS];
+    pthread_mutex_t mu;
+    pthread_cond_t wake, done;
+    unsigned long generation;
+    int busy; /* workers still on the current job */
+    int stop;
+    const gf_chunk *job;
+    ptrdiff_t job_n0, job_n1; /* flat output range of the job */
+};
+
+static void run_range(const cpu_state *s, const gf_chunk *c, ptrdiff_t n0, ptrdiff_t n1)
+{
+    if (s->p.precision == GF_PRECISION_F32)
+        run_range_f32(&s->p, c, n0, n1);
+    else
+        run_range_f64(&s->p, c, n0, n1);
+}
+
+/* Part `index` of `parts` of [n0, n1), boundaries on 64-sample multiples so
+ * neighbouring threads do not share cache lines of output. */
+static void split(ptrdiff_t n0, ptrdiff_t n1, int index, int parts, ptrdiff_t *a, ptrdiff_t *b)
+{
+    const ptrdiff_t len = n1 - n0;
+    ptrdiff_t per = (len + parts - 1) / parts;
+    per = (per + 63) & ~(ptrdiff_t)63;
+    *a = n0 + per * index;
+    *b = *a + per;
+    if (*a > n1)
+        *a = n1;
+    if (*b > n1)
+        *b = n1;
+}
+
+static void *worker_main(void *arg)
+{
+    cpu_worker *w = arg;
+    cpu_state *s = w->s;
+    unsigned long seen = 0;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->stop && s->generation == seen)
+            pthread_cond_wait(&s->wake, &s->mu);
+        if (s->stop)
+            break;
+        seen = s->generation;
+        const gf_chunk *c = s->job;
+        ptrdiff_t a, b;
+        split(s->job_n0, s->job_n1, w->index, s->nthreads, &a, &b);
+        pthread_mutex_unlock(&s->mu);
+        if (a < b)
+            run_range(s, c, a, b);
+        pthread_mutex_lock(&s->mu);
+        if (--s->busy == 0)
+            pthread_cond_signal(&s->done);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+static void cpu_destroy(void *state)
+{
+    cpu_state *s = state;
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&s->mu);
+    for (int i = 0; i < s->nworkers; i++)
+        pthread_join(s->workers[i].thread, NULL);
+    pthread_cond_destroy(&s->wake);
+    pthread_cond_destroy(&s->done);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+static gf_status cpu_create(const gf_backend_params *p, void **state, char *detail,
+                            size_t detail_size)
+{
+    cpu_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return GF_ERR_NO_MEMORY;
+    s->p = *p;
+    int n = p->threads;
+    if (n <= 0) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        n = online > 0 ? (int)online : 1;
+    }
+    s->nthreads = n > CPU_MAX_THREADS ? CPU_MAX_THREADS : n;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->wake, NULL);
+    pthread_cond_init(&s->done, NULL);
+    for (int i = 1; i < s->nthreads; i++) {
+        cpu_worker *w = &s->workers[s->nworkers];
+        w->s = s;
+        w->index = i;
+        if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+            gf_detail(detail, detail_size, "cpu backend: cannot start worker thread %d", i);
+            cpu_destroy(s);
+            return GF_ERR_THREAD;
+        }
+        s->nworkers++;
+    }
+    *state = s;
+    return GF_OK;
+}
+
+static gf_status cpu_submit(void *state, int slot, const gf_chunk *c)
+{
+    cpu_state *s = state;
+    (void)slot;
+    const ptrdiff_t C = s->p.channels;
+    const ptrdiff_t n0 = (ptrdiff_t)c->skip * C, n1 = (ptrdiff_t)c->frames * C;
+    if (n1 <= n0)
+        return GF_OK;
+    if (s->nworkers == 0 || (size_t)(n1 - n0) * s->p.num_taps < CPU_PARALLEL_MIN_MACS) {
+        run_range(s, c, n0, n1);
+        return GF_OK;
+    }
+    pthread_mutex_lock(&s->mu);
+    s->job = c;
+    s->job_n0 = n0;
+    s->job_n1 = n1;
+    s->busy = s->nworkers;
+    s->generation++;
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&s->mu);
+
+    ptrdiff_t a, b;
+    split(n0, n1, 0, s->nthreads, &a, &b);
+    run_range(s, c, a, b);
+
+    pthread_mutex_lock(&s->mu);
+    while (s->busy > 0)
+        pthread_cond_wait(&s->done, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+    return GF_OK;
+}
+
+
+
+
+
+
+
+const gf_backend_ops gf_backend_cpu = {
+    .name = "cpu",
+    .slots = 1,
+    .create = cpu_create,
+    .destroy = cpu_destroy,
+    .host_alloc = gf_sync_host_alloc,
+    .host_free = gf_sync_host_free,
+    .direct_ok = gf_sync_direct_ok,
+    .submit = cpu_submit,
+    .query = gf_sync_query,
+    .wait = gf_sync_wait,
+    .error = gf_sync_error,
+};

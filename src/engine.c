@@ -1,0 +1,658 @@
+/*
+ * The engine: cuts a stream into chunks, carries the T-1 halo frames from
+ * each chunk to the next, keeps up to `slots` chunks in flight on the backend
+ * and hands their output back in order.
+ *
+ * Every mode is computed as the causal filter z[j] = sum_k h[k] x[j-k] with
+ * zero initial history. Same mode is z delayed by its latency c = (T-1)/2:
+ * the first c outputs are dropped and c zero frames are fed at flush, so the
+ * output length equals the input length. One mechanism for both modes keeps
+ * chunk seams identical everywhere.
+ *
+ * Slot ring: slots are used in round-robin order. Submitted slots occupy
+ * [head, head + nsub); the slot after them is the one being filled. A slot's
+ * input buffer is [halo | chunk frames]; the halo of the next chunk is the
+ * tail of the previous slot's buffer, which stays intact until that slot
+ * comes round again.
+ */
+#include "backend.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GF_CHUNK_MAX_FRAMES ((size_t)1 << 28)
+#define GF_CHUNK_MAX_SAMPLES ((size_t)1 << 30)
+
+typedef struct gf_slot {
+    unsigned char *in;  /* halo_samples + chunk samples */
+    unsigned char *out; /* chunk samples */
+    size_t frames;      /* input frames of the submitted chunk */
+    size_t out_frames;  /* outputs it produces (frames - skip) */
+    size_t out_pos;     /* outputs already pulled */
+    int ready;          /* backend reported the output in host memory */
+} gf_slot;
+
+struct gf_engine {
+    gf_config cfg; /* cfg.taps is not kept: see taps_d */
+    const gf_backend_ops *ops;
+    void *bk;
+    size_t C, T, L;   /* channels, taps, chunk frames */
+    size_t hs;        /* halo samples: (T-1)*C */
+    size_t ss;        /* bytes per sample */
+    size_t latency;   /* (T-1)/2 in same mode, else 0 */
+    double *taps_d;   /* taps as doubles (after rounding to precision) */
+    void *taps;       /* taps in the precision, handed to the backend */
+    int nslots;
+    gf_slot slot[GF_MAX_SLOTS];
+    unsigned char *histbuf; /* history copy for the direct path */
+    int head, nsub;
+    int filling;       /* slot (head + nsub) % nslots is being filled */
+    size_t filled;     /* frames in it */
+    int hist;          /* slot whose buffer tail holds the last hs samples; -1: zeros */
+    size_t skip_left;  /* same-mode outputs still to drop */
+    size_t zeros_left; /* look-ahead zero frames still to feed after flush */
+    int flushed;
+    gf_status failed; /* sticky: a backend failure ends the stream */
+    char err[256];
+};
+
+void gf_detail(char *detail, size_t size, const char *fmt, ...)
+{
+    if (!detail || size == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, size, fmt, ap);
+    va_end(ap);
+}
+
+const char *gf_strerror(gf_status status)
+{
+    switch (status) {
+    case GF_OK:
+        return "success";
+    case GF_ERR_INVALID_ARGUMENT:
+        return "invalid argument";
+    case GF_ERR_NO_MEMORY:
+        return "out of memory";
+    case GF_ERR_NO_DEVICE:
+        return "no usable CUDA device";
+    case GF_ERR_CUDA:
+        return "CUDA error";
+    case GF_ERR_STATE:
+        return "call not allowed in the engine's current state";
+    case GF_ERR_THREAD:
+        return "cannot start worker thread";
+    }
+    return "unknown status";
+}
+
+#define GF_STR2(x) #x
+#define GF_STR(x) GF_STR2(x)
+const char *gf_version(void)
+{
+    return GF_STR(GPUFILT_VERSION_MAJOR) "." GF_STR(GPUFILT_VERSION_MINOR) "." GF_STR(
+        GPUFILT_VERSION_PATCH)
+#ifdef GPUFILT_HAVE_CUDA
+        " (ref, cpu, cuda)";
+#else
+        " (ref, cpu)";
+#endif
+}
+
+gf_config gf_config_default(void)
+{
+    gf_config c;
+    memset(&c, 0, sizeof c);
+    c.channels = 1;
+    c.num_taps = 1;
+    c.mode = GF_MODE_SAME;
+    c.precision = GF_PRECISION_F32;
+    c.device = GF_DEVICE_AUTO;
+    return c;
+}
+
+/* Every rule the rest of the library relies on is checked here, once. */
+static gf_status validate(const gf_config *c, char *detail, size_t n)
+{
+    if (c->channels < 1 || c->channels > GF_MAX_CHANNELS) {
+        gf_detail(detail, n, "channels %d out of range 1..%d", c->channels, GF_MAX_CHANNELS);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->num_taps < 1 || c->num_taps > GF_MAX_TAPS) {
+        gf_detail(detail, n, "taps %zu out of range 1..%d", c->num_taps, GF_MAX_TAPS);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->mode != GF_MODE_SAME && c->mode != GF_MODE_CAUSAL) {
+        gf_detail(detail, n, "unknown mode %d", (int)c->mode);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->precision != GF_PRECISION_F32 && c->precision != GF_PRECISION_F64) {
+        gf_detail(detail, n, "unknown precision %d", (int)c->precision);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->device < GF_DEVICE_AUTO || c->device > GF_DEVICE_REF) {
+        gf_detail(detail, n, "unknown device %d", (int)c->device);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->chunk_frames > GF_CHUNK_MAX_FRAMES ||
+        c->chunk_frames * (size_t)c->channels > GF_CHUNK_MAX_SAMPLES) {
+        gf_detail(detail, n, "chunk of %zu frames too large (at most %zu frames, %zu samples)",
+                  c->chunk_frames, GF_CHUNK_MAX_FRAMES, GF_CHUNK_MAX_SAMPLES);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->threads < 0) {
+        gf_detail(detail, n, "threads %d is negative", c->threads);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->taps) {
+        for (size_t k = 0; k < c->num_taps; k++) {
+            double h = c->taps[k];
+            if (!isfinite(h) || (c->precision == GF_PRECISION_F32 && !isfinite((float)h))) {
+                gf_detail(detail, n, "coefficient %zu (%g) is not finite in the precision", k + 1,
+                          h);
+                return GF_ERR_INVALID_ARGUMENT;
+            }
+        }
+    }
+    return GF_OK;
+}
+
+/* Taps rounded to the precision; the mean filter's 1/T is a correctly
+ * rounded division in that precision. */
+static void make_taps(gf_engine *e, const gf_config *c)
+{
+    for (size_t k = 0; k < e->T; k++) {
+        if (c->precision == GF_PRECISION_F32) {
+            float h = c->taps ? (float)c->taps[k] : 1.0f / (float)e->T;
+            ((float *)e->taps)[k] = h;
+            e->taps_d[k] = h;
+        } else {
+            double h = c->taps ? c->taps[k] : 1.0 / (double)e->T;
+            ((double *)e->taps)[k] = h;
+            e->taps_d[k] = h;
+        }
+    }
+}
+
+static size_t default_chunk_samples(const gf_backend_ops *ops)
+{
+    if (ops == &gf_backend_ref)
+        return (size_t)1 << 16;
+    if (ops == &gf_backend_cpu)
+        return (size_t)1 << 18;
+    return (size_t)1 << 21; /* cuda: a few MB per transfer amortises its fixed cost */
+}
+
+static gf_status pick_backend(const gf_config *c, const gf_backend_ops **ops, char *detail,
+                              size_t n)
+{
+    (void)detail;
+    (void)n;
+    switch (c->device) {
+    case GF_DEVICE_REF:
+        *ops = &gf_backend_ref;
+        return GF_OK;
+    case GF_DEVICE_CPU:
+        *ops = &gf_backend_cpu;
+        return GF_OK;
+    case GF_DEVICE_CUDA:
+#ifdef GPUFILT_HAVE_CUDA
+        *ops = &gf_backend_cuda;
+        return GF_OK;
+#else
+        gf_detail(detail, n, "this gpufilt was built without CUDA");
+        return GF_ERR_NO_DEVICE;
+#endif
+    case GF_DEVICE_AUTO:
+        *ops = gf_cuda_available() ? NULL : &gf_backend_cpu;
+#ifdef GPUFILT_HAVE_CUDA
+        if (!*ops)
+            *ops = &gf_backend_cuda;
+#endif
+        return GF_OK;
+    }
+    return GF_ERR_INVALID_ARGUMENT;
+}
+
+void gf_engine_destroy(gf_engine *e)
+{
+    if (!e)
+        return;
+    if (e->bk) {
+        for (int s = 0; s < e->nslots; s++)
+            e->ops->wait(e->bk, s); /* nothing may still read or write host buffers */
+        for (int s = 0; s < e->nslots; s++) {
+            e->ops->host_free(e->bk, e->slot[s].in);
+            e->ops->host_free(e->bk, e->slot[s].out);
+        }
+        e->ops->host_free(e->bk, e->histbuf);
+        e->ops->destroy(e->bk);
+    }
+    free(e->taps_d);
+    free(e->taps);
+    free(e);
+}
+
+static void reset_state(gf_engine *e)
+{
+    e->head = 0;
+    e->nsub = 0;
+    e->filling = 0;
+    e->filled = 0;
+    e->hist = -1;
+    e->skip_left = e->latency;
+    e->zeros_left = 0;
+    e->flushed = 0;
+    for (int s = 0; s < e->nslots; s++) {
+        e->slot[s].frames = e->slot[s].out_frames = e->slot[s].out_pos = 0;
+        e->slot[s].ready = 0;
+    }
+}
+
+gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detail,
+                           size_t detail_size)
+{
+    gf_detail(detail, detail_size, "%s", "");
+    if (!out)
+        return GF_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (!config) {
+        gf_detail(detail, detail_size, "config is NULL");
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    gf_status st = validate(config, detail, detail_size);
+    if (st != GF_OK)
+        return st;
+
+    gf_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return GF_ERR_NO_MEMORY;
+    e->cfg = *config;
+    e->cfg.taps = NULL;
+    e->C = (size_t)config->channels;
+    e->T = config->num_taps;
+    e->hs = (e->T - 1) * e->C;
+    e->ss = config->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
+    e->latency = config->mode == GF_MODE_SAME ? (e->T - 1) / 2 : 0;
+    e->taps_d = malloc(e->T * sizeof(double));
+    e->taps = malloc(e->T * e->ss);
+    if (!e->taps_d || !e->taps) {
+        st = GF_ERR_NO_MEMORY;
+        goto fail;
+    }
+    make_taps(e, config);
+
+    st = pick_backend(config, &e->ops, detail, detail_size);
+    if (st != GF_OK)
+        goto fail;
+    e->L = config->chunk_frames;
+    if (e->L == 0) {
+        e->L = default_chunk_samples(e->ops) / e->C;
+        if (e->L == 0)
+            e->L = 1;
+    }
+    e->cfg.chunk_frames = e->L;
+    e->cfg.device = e->ops == &gf_backend_ref   ? GF_DEVICE_REF
+                    : e->ops == &gf_backend_cpu ? GF_DEVICE_CPU
+                                                : GF_DEVICE_CUDA;
+
+    gf_backend_params p = {
+        .channels = config->channels,
+        .num_taps = e->T,
+        .taps = e->taps,
+        .precision = config->precision,
+        .chunk_frames = e->L,
+        .threads = config->threads,
+        .cuda_device = config->cuda_device,
+    };
+    st = e->ops->create(&p, &e->bk, detail, detail_size);
+    if (st != GF_OK) {
+        e->bk = NULL;
+        goto fail;
+    }
+    e->nslots = e->ops->slots;
+    for (int s = 0; s < e->nslots; s++) {
+        e->slot[s].in = e->ops->host_alloc(e->bk, (e->hs + e->L * e->C) * e->ss);
+        e->slot[s].out = e->ops->host_alloc(e->bk, e->L * e->C * e->ss);
+        if (!e->slot[s].in || !e->slot[s].out) {
+            gf_detail(detail, detail_size, "cannot allocate %zu-frame staging buffers", e->L);
+            st = GF_ERR_NO_MEMORY;
+            goto fail;
+        }
+    }
+    e->histbuf = e->ops->host_alloc(e->bk, e->hs * e->ss);
+    if (!e->histbuf) {
+        st = GF_ERR_NO_MEMORY;
+        goto fail;
+    }
+    reset_state(e);
+    *out = e;
+    return GF_OK;
+
+fail:
+    gf_engine_destroy(e);
+    return st;
+}
+
+static gf_status fail_with(gf_engine *e, gf_status st)
+{
+    e->failed = st;
+    snprintf(e->err, sizeof e->err, "%s", e->ops->error(e->bk));
+    return st;
+}
+
+/* Start filling the slot after the submitted ones: its halo is the history. */
+static void begin_fill(gf_engine *e)
+{
+    gf_slot *f = &e->slot[(e->head + e->nsub) % e->nslots];
+    if (e->hist < 0)
+        memset(f->in, 0, e->hs * e->ss);
+    else {
+        const gf_slot *h = &e->slot[e->hist];
+        memmove(f->in, h->in + h->frames * e->C * e->ss, e->hs * e->ss);
+    }
+    e->filling = 1;
+    e->filled = 0;
+}
+
+static gf_status submit_fill(gf_engine *e)
+{
+    const int s = (e->head + e->nsub) % e->nslots;
+    gf_slot *f = &e->slot[s];
+    const size_t skip = e->filled < e->skip_left ? e->filled : e->skip_left;
+    const gf_chunk c = {
+        .halo = f->in,
+        .in = f->in + e->hs * e->ss,
+        .frames = e->filled,
+        .skip = skip,
+        .out = f->out,
+    };
+    e->skip_left -= skip;
+    f->frames = e->filled;
+    f->out_frames = e->filled - skip;
+    f->out_pos = 0;
+    f->ready = 0;
+    e->filling = 0;
+    e->filled = 0;
+    e->nsub++;
+    e->hist = s;
+    gf_status st = e->ops->submit(e->bk, s, &c);
+    return st == GF_OK ? GF_OK : fail_with(e, st);
+}
+
+gf_status gf_engine_push(gf_engine *e, const void *in, size_t frames, size_t *consumed)
+{
+    if (!e || !consumed || (!in && frames))
+        return GF_ERR_INVALID_ARGUMENT;
+    *consumed = 0;
+    if (e->failed)
+        return e->failed;
+    if (e->flushed)
+        return GF_ERR_STATE;
+    const unsigned char *src = in;
+    const size_t fb = e->C * e->ss; /* bytes per frame */
+    while (frames > 0) {
+        if (!e->filling) {
+            if (e->nsub == e->nslots)
+                break;
+            begin_fill(e);
+        }
+        gf_slot *f = &e->slot[(e->head + e->nsub) % e->nslots];
+        size_t n = e->L - e->filled;
+        if (n > frames)
+            n = frames;
+        memcpy(f->in + e->hs * e->ss + e->filled * fb, src, n * fb);
+        e->filled += n;
+        src += n * fb;
+        frames -= n;
+        *consumed += n;
+        if (e->filled == e->L) {
+            gf_status st = submit_fill(e);
+            if (st != GF_OK)
+                return st;
+        }
+    }
+    return GF_OK;
+}
+
+/* After flush: feed the look-ahead zeros and submit the last partial chunk,
+ * as far as free slots allow. */
+static gf_status pump_flush(gf_engine *e)
+{
+    for (;;) {
+        if (e->zeros_left == 0 && !(e->filling && e->filled > 0))
+            return GF_OK;
+        if (!e->filling) {
+            if (e->nsub == e->nslots)
+                return GF_OK;
+            begin_fill(e);
+        }
+        gf_slot *f = &e->slot[(e->head + e->nsub) % e->nslots];
+        size_t n = e->L - e->filled;
+        if (n > e->zeros_left)
+            n = e->zeros_left;
+        memset(f->in + (e->hs + e->filled * e->C) * e->ss, 0, n * e->C * e->ss);
+        e->filled += n;
+        e->zeros_left -= n;
+        if (e->filled == e->L || e->zeros_left == 0) {
+            gf_status st = submit_fill(e);
+            if (st != GF_OK)
+                return st;
+        }
+    }
+}
+
+gf_status gf_engine_flush(gf_engine *e)
+{
+    if (!e)
+        return GF_ERR_INVALID_ARGUMENT;
+    if (e->failed)
+        return e->failed;
+    if (!e->flushed) {
+        e->flushed = 1;
+        e->zeros_left = e->latency;
+    }
+    return pump_flush(e);
+}
+
+gf_status gf_engine_pull(gf_engine *e, void *out, size_t max_frames, size_t *got)
+{
+    if (!e || !got || (!out && max_frames))
+        return GF_ERR_INVALID_ARGUMENT;
+    *got = 0;
+    if (e->failed)
+        return e->failed;
+    unsigned char *dst = out;
+    const size_t fb = e->C * e->ss;
+    gf_status st;
+    while (max_frames > 0) {
+        if (e->flushed && (st = pump_flush(e)) != GF_OK)
+            return st;
+        if (e->nsub == 0)
+            break;
+        const int s = e->head;
+        gf_slot *h = &e->slot[s];
+        if (!h->ready) {
+            int done = 0;
+            if ((st = e->ops->query(e->bk, s, &done)) != GF_OK)
+                return fail_with(e, st);
+            if (!done) {
+                /* Wait only when nothing else can make progress. */
+                if (*got > 0 || !(e->nsub == e->nslots || e->flushed))
+                    break;
+                if ((st = e->ops->wait(e->bk, s)) != GF_OK)
+                    return fail_with(e, st);
+            }
+            h->ready = 1;
+        }
+        size_t n = h->out_frames - h->out_pos;
+        if (n > max_frames)
+            n = max_frames;
+        memcpy(dst, h->out + h->out_pos * fb, n * fb);
+        dst += n * fb;
+        h->out_pos += n;
+        max_frames -= n;
+        *got += n;
+        if (h->out_pos == h->out_frames) {
+            h->ready = 0;
+            e->head = (e->head + 1) % e->nslots;
+            e->nsub--;
+        }
+    }
+    return GF_OK;
+}
+
+gf_status gf_engine_reset(gf_engine *e)
+{
+    if (!e)
+        return GF_ERR_INVALID_ARGUMENT;
+    for (int s = 0; s < e->nslots; s++)
+        e->ops->wait(e->bk, s);
+    reset_state(e);
+    e->failed = GF_OK;
+    e->err[0] = '\0';
+    return GF_OK;
+}
+
+/* Copy the hs samples that end at in[n_samples] (history, then input) to dst. */
+static void tail_samples(const gf_engine *e, unsigned char *dst, const unsigned char *hist,
+                         const unsigned char *in, size_t n_samples)
+{
+    const size_t ss = e->ss, hs = e->hs;
+    if (n_samples >= hs) {
+        memcpy(dst, in + (n_samples - hs) * ss, hs * ss);
+    } else {
+        memcpy(dst, hist + n_samples * ss, (hs - n_samples) * ss);
+        memcpy(dst + (hs - n_samples) * ss, in, n_samples * ss);
+    }
+}
+
+/*
+ * Bulk path with nothing buffered: chunks go from `in` to `out` with no
+ * staging copy. The halo of a chunk is the input just before it, or (near
+ * the start) history plus input assembled in the slot's own buffer.
+ */
+static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t frames,
+                                unsigned char *out, size_t *produced)
+{
+    const size_t C = e->C, ss = e->ss, hs = e->hs;
+    gf_status st;
+    /* The history at the start of this call. */
+    if (e->hist < 0)
+        memset(e->histbuf, 0, hs * ss);
+    else {
+        const gf_slot *h = &e->slot[e->hist];
+        memmove(e->histbuf, h->in + h->frames * C * ss, hs * ss);
+    }
+    int inflight[GF_MAX_SLOTS] = {0};
+    size_t off = 0;
+    for (int i = 0; off < frames; i++) {
+        const int s = (e->head + i) % e->nslots;
+        if (inflight[s]) {
+            if ((st = e->ops->wait(e->bk, s)) != GF_OK)
+                return fail_with(e, st);
+            inflight[s] = 0;
+        }
+        const size_t n = frames - off < e->L ? frames - off : e->L;
+        const size_t skip = n < e->skip_left ? n : e->skip_left;
+        const unsigned char *halo;
+        if (off * C >= hs)
+            halo = in + (off * C - hs) * ss;
+        else {
+            tail_samples(e, e->slot[s].in, e->histbuf, in, off * C);
+            halo = e->slot[s].in;
+        }
+        const gf_chunk c = {
+            .halo = halo,
+            .in = in + off * C * ss,
+            .frames = n,
+            .skip = skip,
+            .out = out + *produced * C * ss,
+        };
+        e->skip_left -= skip;
+        if ((st = e->ops->submit(e->bk, s, &c)) != GF_OK)
+            return fail_with(e, st);
+        inflight[s] = 1;
+        *produced += n - skip;
+        off += n;
+    }
+    for (int s = 0; s < e->nslots; s++)
+        if (inflight[s] && (st = e->ops->wait(e->bk, s)) != GF_OK)
+            return fail_with(e, st);
+    /* The new history goes to the slot that will be filled next, as the tail
+     * of an empty chunk, where begin_fill looks for it. */
+    gf_slot *f = &e->slot[e->head];
+    tail_samples(e, f->in, e->histbuf, in, frames * C);
+    f->frames = 0;
+    e->hist = e->head;
+    e->filling = 0;
+    return GF_OK;
+}
+
+gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *out,
+                            size_t *produced)
+{
+    if (!e || !produced || (frames && (!in || !out)))
+        return GF_ERR_INVALID_ARGUMENT;
+    *produced = 0;
+    if (e->failed)
+        return e->failed;
+    if (e->flushed)
+        return GF_ERR_STATE;
+    if (frames == 0)
+        return GF_OK;
+    const size_t bytes = frames * e->C * e->ss;
+    if (e->nsub == 0 && !(e->filling && e->filled > 0) && e->ops->direct_ok(e->bk, in, bytes) &&
+        e->ops->direct_ok(e->bk, out, bytes))
+        return process_direct(e, in, frames, out, produced);
+
+    /* Staged: a push/pull loop, then every submitted chunk drained. */
+    const unsigned char *src = in;
+    unsigned char *dst = out;
+    const size_t fb = e->C * e->ss;
+    gf_status st;
+    while (frames > 0 || e->nsub > 0) {
+        size_t used = 0, got = 0;
+        if (frames > 0) {
+            if ((st = gf_engine_push(e, src, frames, &used)) != GF_OK)
+                return st;
+            src += used * fb;
+            frames -= used;
+        }
+        /* Once everything is pushed, wait for each chunk still in flight. */
+        if (frames == 0 && e->nsub > 0 && !e->slot[e->head].ready) {
+            if ((st = e->ops->wait(e->bk, e->head)) != GF_OK)
+                return fail_with(e, st);
+            e->slot[e->head].ready = 1;
+        }
+        if ((st = gf_engine_pull(e, dst, SIZE_MAX / fb, &got)) != GF_OK)
+            return st;
+        dst += got * fb;
+        *produced += got;
+    }
+    return GF_OK;
+}
+
+size_t gf_engine_max_pending(const gf_engine *e)
+{
+    return e ? ((size_t)e->nslots + 1) * e->L : 0;
+}
+
+size_t gf_engine_latency(const gf_engine *e) { return e ? e->latency : 0; }
+
+const char *gf_engine_backend(const gf_engine *e) { return e ? e->ops->name : ""; }
+
+size_t gf_engine_chunk_frames(const gf_engine *e) { return e ? e->L : 0; }
+
+const char *gf_engine_error(const gf_engine *e) { return e ? e->err : ""; }
+
+void gf_engine_taps(const gf_engine *e, double *taps)
+{
+    if (e && taps)
+        memcpy(taps, e->taps_d, e->T * sizeof(double));
+}

@@ -1,0 +1,65 @@
+/*
+ * gf_host_alloc / gf_host_free and gf_cuda_available: the public entry
+ * points that work with or without CUDA compiled in.
+ *
+ * Each block starts with a 64-byte header recording how it was allocated,
+ * so gf_host_free needs no lookup and the user's pointer stays 64-byte
+ * aligned.
+ */
+#include "gpufilt.h"
+
+#ifdef GPUFILT_HAVE_CUDA
+#include "gf_cuda.h"
+#endif
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#define HOST_HEADER 64
+enum { HOST_PLAIN = 0x67667031, HOST_PINNED = 0x67667032 };
+
+int gf_cuda_available(void)
+{
+#ifdef GPUFILT_HAVE_CUDA
+    return gf_cuda_probe();
+#else
+    return 0;
+#endif
+}
+
+void *gf_host_alloc(size_t bytes)
+{
+    if (bytes > SIZE_MAX - HOST_HEADER)
+        return NULL;
+    unsigned char *p = NULL;
+    uint32_t kind = HOST_PLAIN;
+#ifdef GPUFILT_HAVE_CUDA
+    if (gf_cuda_probe()) {
+        p = gf_cuda_pinned_alloc(bytes + HOST_HEADER);
+        kind = HOST_PINNED;
+    }
+#endif
+    if (!p) {
+        void *q = NULL;
+        if (posix_memalign(&q, HOST_HEADER, bytes + HOST_HEADER) != 0)
+            return NULL;
+        p = q;
+        kind = HOST_PLAIN;
+    }
+    *(uint32_t *)p = kind;
+    return p + HOST_HEADER;
+}
+
+void gf_host_free(void *user)
+{
+    if (!user)
+        return;
+    unsigned char *p = (unsigned char *)user - HOST_HEADER;
+#ifdef GPUFILT_HAVE_CUDA
+    if (*(uint32_t *)p == HOST_PINNED) {
+        gf_cuda_pinned_free(p);
+        return;
+    }
+#endif
+    free(p);
+}
