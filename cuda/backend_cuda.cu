@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CUDA_SLOTS 3
-#define CONST_PAGE 1024
+#define CUDA_SLOTS  3
+#define CONST_PAGE  1024
 #define CONST_PAGES (GF_CONST_TAP_BYTES / CONST_PAGE) /* 64: one bit each */
 #define MAX_DEVICES 64
 
@@ -47,13 +47,13 @@ typedef struct cuda_state {
 } cuda_state;
 
 /* Record the failing call and return its status. */
-#define CUDA_TRY(s, call)                                                                      \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            snprintf((s)->err, sizeof (s)->err, "%s failed: %s", #call, cudaGetErrorString(e_)); \
-            return e_ == cudaErrorMemoryAllocation ? GF_ERR_NO_MEMORY : GF_ERR_CUDA;           \
-        }                                                                                      \
+#define CUDA_TRY(s, call)                                                                       \
+    do {                                                                                        \
+        cudaError_t e_ = (call);                                                                \
+        if (e_ != cudaSuccess) {                                                                \
+            snprintf((s)->err, sizeof(s)->err, "%s failed: %s", #call, cudaGetErrorString(e_)); \
+            return e_ == cudaErrorMemoryAllocation ? GF_ERR_NO_MEMORY : GF_ERR_CUDA;            \
+        }                                                                                       \
     } while (0)
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
@@ -163,8 +163,8 @@ static gf_status setup(cuda_state *s)
     }
 
     int smem_optin = 0;
-    CUDA_TRY(s, cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                       s->dev));
+    CUDA_TRY(s,
+             cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, s->dev));
     s->smem = p->precision == GF_PRECISION_F32 ? gf::tiled_smem_bytes<float>((long long)s->hs)
                                                : gf::tiled_smem_bytes<double>((long long)s->hs);
     s->tiled = s->smem <= (size_t)smem_optin;
@@ -236,11 +236,11 @@ static void launch(const cuda_state *s, cudaStream_t st, const T *buf, T *y, lon
     if (s->tiled) {
         const unsigned grid = (unsigned)((n1 - n0 + gf::TILE_OUT - 1) / gf::TILE_OUT);
         if (ct)
-            gf::fir_tiled<T, true><<<grid, gf::TILE_THREADS, s->smem, st>>>(buf, y, n0, n1, C,
-                                                                             ntaps, gt, coff);
+            gf::fir_tiled<T, true>
+                <<<grid, gf::TILE_THREADS, s->smem, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
         else
-            gf::fir_tiled<T, false><<<grid, gf::TILE_THREADS, s->smem, st>>>(buf, y, n0, n1, C,
-                                                                              ntaps, gt, coff);
+            gf::fir_tiled<T, false>
+                <<<grid, gf::TILE_THREADS, s->smem, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
     } else {
         long long blocks = (n1 - n0 + 255) / 256;
         const unsigned grid = (unsigned)(blocks < 65535 ? blocks : 65535);
@@ -265,8 +265,8 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
                                     sl->stream));
     } else {
         if (hs)
-            CUDA_TRY(s, cudaMemcpyAsync(d_in, c->halo, hs * ss, cudaMemcpyHostToDevice,
-                                        sl->stream));
+            CUDA_TRY(s,
+                     cudaMemcpyAsync(d_in, c->halo, hs * ss, cudaMemcpyHostToDevice, sl->stream));
         CUDA_TRY(s, cudaMemcpyAsync(d_in + hs * ss, c->in, n_in * ss, cudaMemcpyHostToDevice,
                                     sl->stream));
     }
@@ -332,9 +332,12 @@ static int cuda_direct_ok(void *state, const void *p, size_t bytes)
     return bytes > 0 && pinned(p) && pinned((const unsigned char *)p + bytes - 1);
 }
 
-static const char *cuda_error(void *state) { return ((cuda_state *)state)->err; }
+static const char *cuda_error(void *state)
+{
+    return ((cuda_state *)state)->err;
+}
 
 extern "C" const gf_backend_ops gf_backend_cuda = {
-    "cuda",         CUDA_SLOTS, cuda_create, cuda_destroy, cuda_host_alloc, cuda_host_free,
+    "cuda",         CUDA_SLOTS,  cuda_create, cuda_destroy, cuda_host_alloc, cuda_host_free,
     cuda_direct_ok, cuda_submit, cuda_query,  cuda_wait,    cuda_error,
 };

@@ -32,12 +32,25 @@
  * compilation): the backend's, and the benchmark's own. */
 static __constant__ double gf_c_taps[GF_CONST_TAP_BYTES / sizeof(double)];
 
-namespace gf {
+namespace gf
+{
 
-__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ float mul_rn(float a, float b)
+{
+    return __fmul_rn(a, b);
+}
+__device__ __forceinline__ double mul_rn(double a, double b)
+{
+    return __dmul_rn(a, b);
+}
+__device__ __forceinline__ float add_rn(float a, float b)
+{
+    return __fadd_rn(a, b);
+}
+__device__ __forceinline__ double add_rn(double a, double b)
+{
+    return __dadd_rn(a, b);
+}
 
 /* 16-byte vector of T. */
 template <typename T> struct vec16;
@@ -116,8 +129,8 @@ __global__ void __launch_bounds__(TILE_THREADS)
 /* For halos too large for shared memory: every thread reads global memory
  * through the read-only cache, grid-stride over outputs. */
 template <typename T, bool CONST_TAPS>
-__global__ void fir_global(const T *__restrict__ buf, T *__restrict__ y, long long n0,
-                           long long n1, int C, int ntaps, const T *__restrict__ gtaps, int coff)
+__global__ void fir_global(const T *__restrict__ buf, T *__restrict__ y, long long n0, long long n1,
+                           int C, int ntaps, const T *__restrict__ gtaps, int coff)
 {
     const long long hs = (long long)(ntaps - 1) * C;
     const T *h = taps_ptr<T, CONST_TAPS>(gtaps, coff);

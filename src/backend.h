@@ -50,8 +50,7 @@ typedef struct gf_backend_ops {
     const char *name;
     /* Chunks that may be in flight at once, 1 .. GF_MAX_SLOTS. */
     int slots;
-    gf_status (*create)(const gf_backend_params *p, void **state, char *detail,
-                        size_t detail_size);
+    gf_status (*create)(const gf_backend_params *p, void **state, char *detail, size_t detail_size);
     void (*destroy)(void *state);
     /* Host buffers for staging: pinned where the backend benefits. */
     void *(*host_alloc)(void *state, size_t bytes);

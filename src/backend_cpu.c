@@ -17,22 +17,22 @@
 typedef float gf_vf32 __attribute__((vector_size(32)));
 typedef double gf_vf64 __attribute__((vector_size(32)));
 
-#define GF_T float
-#define GF_V gf_vf32
-#define GF_VN 8
+#define GF_T     float
+#define GF_V     gf_vf32
+#define GF_VN    8
 #define GF_FN(x) x##_f32
 #include "fir_cpu_kernel.h"
 
-#define GF_T double
-#define GF_V gf_vf64
-#define GF_VN 4
+#define GF_T     double
+#define GF_V     gf_vf64
+#define GF_VN    4
 #define GF_FN(x) x##_f64
 #include "fir_cpu_kernel.h"
 
 /* Below this many multiply-adds a chunk is filtered on the calling thread:
  * waking workers costs more than it saves. */
 #define CPU_PARALLEL_MIN_MACS (1u << 18)
-#define CPU_MAX_THREADS 64
+#define CPU_MAX_THREADS       64
 
 typedef struct cpu_state cpu_state;
 
@@ -184,12 +184,6 @@ static gf_status cpu_submit(void *state, int slot, const gf_chunk *c)
     pthread_mutex_unlock(&s->mu);
     return GF_OK;
 }
-
-
-
-
-
-
 
 const gf_backend_ops gf_backend_cpu = {
     .name = "cpu",

@@ -25,10 +25,10 @@ static gf_status ref_create(const gf_backend_params *p, void **state, char *deta
     return GF_OK;
 }
 
-static void ref_destroy(void *state) { free(state); }
-
-
-
+static void ref_destroy(void *state)
+{
+    free(state);
+}
 
 /* Sample n of the chunk, n >= -halo_samples: the halo precedes in[0]. */
 #define REF_SAMPLE(halo, in, hs, n) ((n) < 0 ? (halo)[(hs) + (n)] : (in)[(n)])
@@ -73,9 +73,6 @@ static gf_status ref_submit(void *state, int slot, const gf_chunk *c)
         ref_run_f64(s, c);
     return GF_OK;
 }
-
-
-
 
 const gf_backend_ops gf_backend_ref = {
     .name = "ref",

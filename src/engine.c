@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GF_CHUNK_MAX_FRAMES ((size_t)1 << 28)
+#define GF_CHUNK_MAX_FRAMES  ((size_t)1 << 28)
 #define GF_CHUNK_MAX_SAMPLES ((size_t)1 << 30)
 
 typedef struct gf_slot {
@@ -40,12 +40,12 @@ struct gf_engine {
     gf_config cfg; /* cfg.taps is not kept: see taps_d */
     const gf_backend_ops *ops;
     void *bk;
-    size_t C, T, L;   /* channels, taps, chunk frames */
-    size_t hs;        /* halo samples: (T-1)*C */
-    size_t ss;        /* bytes per sample */
-    size_t latency;   /* (T-1)/2 in same mode, else 0 */
-    double *taps_d;   /* taps as doubles (after rounding to precision) */
-    void *taps;       /* taps in the precision, handed to the backend */
+    size_t C, T, L; /* channels, taps, chunk frames */
+    size_t hs;      /* halo samples: (T-1)*C */
+    size_t ss;      /* bytes per sample */
+    size_t latency; /* (T-1)/2 in same mode, else 0 */
+    double *taps_d; /* taps as doubles (after rounding to precision) */
+    void *taps;     /* taps in the precision, handed to the backend */
     int nslots;
     gf_slot slot[GF_MAX_SLOTS];
     unsigned char *histbuf; /* history copy for the direct path */
@@ -92,7 +92,7 @@ const char *gf_strerror(gf_status status)
 }
 
 #define GF_STR2(x) #x
-#define GF_STR(x) GF_STR2(x)
+#define GF_STR(x)  GF_STR2(x)
 const char *gf_version(void)
 {
     return GF_STR(GPUFILT_VERSION_MAJOR) "." GF_STR(GPUFILT_VERSION_MINOR) "." GF_STR(
@@ -643,13 +643,25 @@ size_t gf_engine_max_pending(const gf_engine *e)
     return e ? ((size_t)e->nslots + 1) * e->L : 0;
 }
 
-size_t gf_engine_latency(const gf_engine *e) { return e ? e->latency : 0; }
+size_t gf_engine_latency(const gf_engine *e)
+{
+    return e ? e->latency : 0;
+}
 
-const char *gf_engine_backend(const gf_engine *e) { return e ? e->ops->name : ""; }
+const char *gf_engine_backend(const gf_engine *e)
+{
+    return e ? e->ops->name : "";
+}
 
-size_t gf_engine_chunk_frames(const gf_engine *e) { return e ? e->L : 0; }
+size_t gf_engine_chunk_frames(const gf_engine *e)
+{
+    return e ? e->L : 0;
+}
 
-const char *gf_engine_error(const gf_engine *e) { return e ? e->err : ""; }
+const char *gf_engine_error(const gf_engine *e)
+{
+    return e ? e->err : "";
+}
 
 void gf_engine_taps(const gf_engine *e, double *taps)
 {

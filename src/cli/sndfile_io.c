@@ -1,1 +1,447 @@
-/* placeholder */
+#include "sndfile_io.h"
+
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Bits of an integer PCM subtype, 0 for anything else. */
+static int pcm_bits(int format)
+{
+    switch (format & SF_FORMAT_SUBMASK) {
+    case SF_FORMAT_PCM_S8:
+    case SF_FORMAT_PCM_U8:
+    case SF_FORMAT_DPCM_8:
+        return 8;
+    case SF_FORMAT_DWVW_12:
+        return 12;
+    case SF_FORMAT_PCM_16:
+    case SF_FORMAT_DPCM_16:
+    case SF_FORMAT_DWVW_16:
+    case SF_FORMAT_ALAC_16:
+        return 16;
+    case SF_FORMAT_ALAC_20:
+        return 20;
+    case SF_FORMAT_PCM_24:
+    case SF_FORMAT_DWVW_24:
+    case SF_FORMAT_ALAC_24:
+        return 24;
+    case SF_FORMAT_PCM_32:
+    case SF_FORMAT_ALAC_32:
+        return 32;
+    }
+    return 0;
+}
+
+static int is_float_subtype(int format)
+{
+    const int sub = format & SF_FORMAT_SUBMASK;
+    return sub == SF_FORMAT_FLOAT || sub == SF_FORMAT_DOUBLE;
+}
+
+/* --- source --- */
+
+int gf_source_open(gf_source *s, const char *path, size_t max_block, char *err, size_t n)
+{
+    memset(s, 0, sizeof *s);
+    s->path = path;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(err, n, "cannot open input '%s': %s", path, strerror(errno));
+        return GF_EXIT_INPUT;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(err, n, "input '%s' is a directory", path);
+        return GF_EXIT_INPUT;
+    }
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        snprintf(err, n, "cannot open input '%s': %s", path, strerror(errno));
+        return GF_EXIT_INPUT;
+    }
+    close(fd);
+    if (S_ISREG(st.st_mode) && st.st_size == 0) {
+        snprintf(err, n, "input '%s' is empty", path);
+        return GF_EXIT_INPUT;
+    }
+    s->sf = sf_open(path, SFM_READ, &s->info);
+    if (!s->sf) {
+        snprintf(err, n, "input '%s' is not an audio file libsndfile can read (%s)", path,
+                 sf_strerror(NULL));
+        return GF_EXIT_INPUT;
+    }
+    if (s->info.frames <= 0) {
+        snprintf(err, n, "input '%s' holds no audio frames", path);
+        gf_source_close(s);
+        return GF_EXIT_INPUT;
+    }
+    if (s->info.channels < 1 || s->info.channels > GF_MAX_CHANNELS) {
+        snprintf(err, n, "input '%s' has %d channels (at most %d are supported)", path,
+                 s->info.channels, GF_MAX_CHANNELS);
+        gf_source_close(s);
+        return GF_EXIT_INPUT;
+    }
+    /* libsndfile opens a truncated file with the frames that exist and notes
+     * the mismatch in its log, e.g. "data : 192000 (should be 99956)". */
+    char log[8192];
+    sf_command(s->sf, SFC_GET_LOG_INFO, log, sizeof log);
+    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+        line += strspn(line, " ");
+        if ((strncmp(line, "data", 4) == 0 || strncmp(line, "SSND", 4) == 0) &&
+            strstr(line, "should be")) {
+            snprintf(s->header_note, sizeof s->header_note, "%s", line);
+            break;
+        }
+    }
+    s->pcm = pcm_bits(s->info.format) > 0;
+    if (s->pcm) {
+        s->ibuf_frames = max_block;
+        s->ibuf = malloc(max_block * (size_t)s->info.channels * sizeof(int32_t));
+        if (!s->ibuf) {
+            snprintf(err, n, "out of memory");
+            gf_source_close(s);
+            return GF_EXIT_INTERNAL;
+        }
+    }
+    return 0;
+}
+
+int64_t gf_source_read(gf_source *s, gf_precision p, void *out, size_t frames, char *err, size_t n)
+{
+    sf_count_t got;
+    const size_t C = (size_t)s->info.channels;
+    if (s->pcm) {
+        got = sf_readf_int(s->sf, s->ibuf, (sf_count_t)frames);
+        /* Exact: |v| <= 2^31 and a power-of-two scale. */
+        if (p == GF_PRECISION_F32)
+            for (size_t i = 0; i < (size_t)got * C; i++)
+                ((float *)out)[i] = (float)s->ibuf[i] * 0x1p-31f;
+        else
+            for (size_t i = 0; i < (size_t)got * C; i++)
+                ((double *)out)[i] = (double)s->ibuf[i] * 0x1p-31;
+    } else if (p == GF_PRECISION_F32) {
+        got = sf_readf_float(s->sf, out, (sf_count_t)frames);
+    } else {
+        got = sf_readf_double(s->sf, out, (sf_count_t)frames);
+    }
+    if (got < 0 || sf_error(s->sf) != SF_ERR_NO_ERROR) {
+        snprintf(err, n, "reading input '%s': %s", s->path, sf_strerror(s->sf));
+        return -1;
+    }
+    s->frames_read += got;
+    return got;
+}
+
+int gf_source_truncated(const gf_source *s)
+{
+    return s->header_note[0] != '\0' || s->frames_read < s->info.frames;
+}
+
+void gf_source_close(gf_source *s)
+{
+    if (s->sf)
+        sf_close(s->sf);
+    s->sf = NULL;
+    free(s->ibuf);
+    s->ibuf = NULL;
+}
+
+/* --- output format --- */
+
+static const struct {
+    const char *name;
+    int subtype;
+} subtypes[] = {
+    {"pcm_s8", SF_FORMAT_PCM_S8}, {"pcm_u8", SF_FORMAT_PCM_U8}, {"pcm_16", SF_FORMAT_PCM_16},
+    {"pcm_24", SF_FORMAT_PCM_24}, {"pcm_32", SF_FORMAT_PCM_32}, {"float", SF_FORMAT_FLOAT},
+    {"double", SF_FORMAT_DOUBLE}, {"ulaw", SF_FORMAT_ULAW},     {"alaw", SF_FORMAT_ALAW},
+    {"vorbis", SF_FORMAT_VORBIS}, {"opus", SF_FORMAT_OPUS},
+};
+
+/* Major format whose extension (or alias) is `ext`, or 0. */
+static int major_for_extension(const char *ext)
+{
+    static const struct {
+        const char *alias, *ext;
+    } aliases[] = {{"aif", "aiff"}, {"snd", "au"}, {"ogg", "oga"}, {"opus", "oga"}};
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcasecmp(ext, aliases[i].alias) == 0)
+            ext = aliases[i].ext;
+    int count = 0;
+    sf_command(NULL, SFC_GET_FORMAT_MAJOR_COUNT, &count, sizeof count);
+    for (int i = 0; i < count; i++) {
+        SF_FORMAT_INFO fi = {.format = i};
+        sf_command(NULL, SFC_GET_FORMAT_MAJOR, &fi, sizeof fi);
+        if (fi.extension && strcasecmp(fi.extension, ext) == 0)
+            return fi.format & SF_FORMAT_TYPEMASK;
+    }
+    return 0;
+}
+
+void gf_format_name(int format, char *buf, size_t n)
+{
+    SF_FORMAT_INFO major = {.format = format & SF_FORMAT_TYPEMASK};
+    SF_FORMAT_INFO sub = {.format = format & SF_FORMAT_SUBMASK};
+    sf_command(NULL, SFC_GET_FORMAT_INFO, &major, sizeof major);
+    sf_command(NULL, SFC_GET_FORMAT_INFO, &sub, sizeof sub);
+    snprintf(buf, n, "%s / %s", major.name ? major.name : "?", sub.name ? sub.name : "?");
+}
+
+/* A subtype that `major` accepts, for a given input format. */
+static int fit_subtype(int major, const SF_INFO *in)
+{
+    SF_INFO t = *in;
+    const int bits = pcm_bits(in->format);
+    const int tries[] = {
+        in->format & SF_FORMAT_SUBMASK,
+        bits > 24   ? SF_FORMAT_PCM_32
+        : bits > 16 ? SF_FORMAT_PCM_24
+        : bits > 8  ? SF_FORMAT_PCM_16
+        : bits > 0  ? SF_FORMAT_PCM_S8
+                    : SF_FORMAT_FLOAT,
+        SF_FORMAT_PCM_U8, /* 8-bit WAV is unsigned */
+        SF_FORMAT_PCM_24,
+        SF_FORMAT_PCM_16,
+        SF_FORMAT_VORBIS,
+        SF_FORMAT_OPUS,
+    };
+    for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+        t.format = major | tries[i];
+        if (sf_format_check(&t))
+            return tries[i];
+    }
+    return 0;
+}
+
+static int choose_format(const char *path, const gf_source *in, const char *out_format,
+                         SF_INFO *info, char *err, size_t n)
+{
+    *info = (SF_INFO){.samplerate = in->info.samplerate, .channels = in->info.channels};
+    int major = in->info.format & SF_FORMAT_TYPEMASK;
+    int subtype = in->info.format & SF_FORMAT_SUBMASK;
+    int endian = in->info.format & SF_FORMAT_ENDMASK;
+    if (out_format) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s", out_format);
+        char *colon = strchr(buf, ':');
+        if (colon)
+            *colon = '\0';
+        int m = major_for_extension(buf);
+        if (!m) {
+            snprintf(err, n, "--out-format: unknown major format '%s'", buf);
+            return GF_EXIT_USAGE;
+        }
+        if (m != major) {
+            major = m;
+            endian = 0;
+            subtype = fit_subtype(major, &in->info);
+        }
+        if (colon) {
+            subtype = 0;
+            for (size_t i = 0; i < sizeof subtypes / sizeof subtypes[0]; i++)
+                if (strcasecmp(colon + 1, subtypes[i].name) == 0)
+                    subtype = subtypes[i].subtype;
+            if (!subtype) {
+                snprintf(err, n, "--out-format: unknown sample type '%s'", colon + 1);
+                return GF_EXIT_USAGE;
+            }
+        }
+    } else {
+        const char *slash = strrchr(path, '/');
+        const char *dot = strrchr(slash ? slash : path, '.');
+        int m = dot ? major_for_extension(dot + 1) : 0;
+        if (m && m != major) {
+            major = m;
+            endian = 0;
+            subtype = fit_subtype(major, &in->info);
+        }
+    }
+    info->format = major | subtype | endian;
+    if (!subtype || !sf_format_check(info)) {
+        char name[128];
+        gf_format_name(major | subtype, name, sizeof name);
+        snprintf(err, n, "cannot write %s with %d channels at %d Hz to '%s'", name, info->channels,
+                 info->samplerate, path);
+        return out_format ? GF_EXIT_USAGE : GF_EXIT_OUTPUT;
+    }
+    return 0;
+}
+
+/* --- sink --- */
+
+int gf_sink_open(gf_sink *k, const char *path, const gf_source *in, const char *out_format,
+                 size_t max_block, char *err, size_t n)
+{
+    memset(k, 0, sizeof *k);
+    k->fd = -1;
+    int rc = choose_format(path, in, out_format, &k->info, err, n);
+    if (rc)
+        return rc;
+
+    struct stat in_st, out_st;
+    if (stat(path, &out_st) == 0) {
+        if (S_ISDIR(out_st.st_mode)) {
+            snprintf(err, n, "output '%s' is a directory", path);
+            return GF_EXIT_OUTPUT;
+        }
+        if (stat(in->path, &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
+            in_st.st_ino == out_st.st_ino) {
+            snprintf(err, n, "output '%s' is the input file", path);
+            return GF_EXIT_OUTPUT;
+        }
+    }
+
+    /* Temporary name in the same directory: ".NAME.gpufilt-XXXXXX". */
+    const char *slash = strrchr(path, '/');
+    const size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *base = path + dirlen;
+    k->path = strdup(path);
+    k->tmp_path = malloc(dirlen + strlen(base) + 32);
+    if (!k->path || !k->tmp_path) {
+        snprintf(err, n, "out of memory");
+        return GF_EXIT_INTERNAL;
+    }
+    snprintf(k->tmp_path, dirlen + strlen(base) + 32, "%.*s.%s.gpufilt-XXXXXX", (int)dirlen, path,
+             base);
+    k->fd = mkstemp(k->tmp_path);
+    if (k->fd < 0) {
+        const int e = errno;
+        if (e == ENOENT)
+            snprintf(err, n, "cannot create output '%s': directory '%.*s' does not exist", path,
+                     dirlen ? (int)dirlen - 1 : 1, dirlen ? path : ".");
+        else
+            snprintf(err, n, "cannot create output '%s': %s", path, strerror(e));
+        free(k->tmp_path);
+        k->tmp_path = NULL;
+        return GF_EXIT_OUTPUT;
+    }
+    /* mkstemp makes 0600; give the file the mode a plain create would. */
+    const mode_t mask = umask(0);
+    umask(mask);
+    fchmod(k->fd, 0666 & ~mask);
+
+    k->sf = sf_open_fd(k->fd, SFM_WRITE, &k->info, SF_FALSE);
+    if (!k->sf) {
+        snprintf(err, n, "cannot write output '%s': %s", path, sf_strerror(NULL));
+        gf_sink_abort(k);
+        return GF_EXIT_OUTPUT;
+    }
+    k->pcm_bits = pcm_bits(k->info.format);
+    if (!k->pcm_bits && !is_float_subtype(k->info.format)) {
+        /* Lossy and companded encodings are converted from float by
+         * libsndfile: make it clip rather than wrap, and count. */
+        k->float_clips = 1;
+        sf_command(k->sf, SFC_SET_CLIPPING, NULL, SF_TRUE);
+    }
+    if (k->pcm_bits) {
+        k->ibuf_frames = max_block;
+        k->ibuf = malloc(max_block * (size_t)k->info.channels * sizeof(int32_t));
+        if (!k->ibuf) {
+            snprintf(err, n, "out of memory");
+            gf_sink_abort(k);
+            return GF_EXIT_INTERNAL;
+        }
+    }
+    return 0;
+}
+
+/* Round to the integer grid of `bits`, clip, and left-justify for
+ * sf_writef_int. NaN becomes 0 and counts as clipped. */
+static int32_t quantise(double x, double scale, double shift, uint64_t *clipped)
+{
+    double q = nearbyint(x * scale);
+    if (!(q <= scale - 1)) { /* also NaN */
+        ++*clipped;
+        q = isnan(q) ? 0 : scale - 1;
+    } else if (q < -scale) {
+        ++*clipped;
+        q = -scale;
+    }
+    return (int32_t)(q * shift);
+}
+
+int gf_sink_write(gf_sink *k, gf_precision p, const void *frames, size_t count, char *err, size_t n)
+{
+    const size_t C = (size_t)k->info.channels, ns = count * C;
+    sf_count_t wrote;
+    if (k->pcm_bits) {
+        const double scale = ldexp(1.0, k->pcm_bits - 1), shift = ldexp(1.0, 32 - k->pcm_bits);
+        if (p == GF_PRECISION_F32)
+            for (size_t i = 0; i < ns; i++)
+                k->ibuf[i] = quantise(((const float *)frames)[i], scale, shift, &k->clipped);
+        else
+            for (size_t i = 0; i < ns; i++)
+                k->ibuf[i] = quantise(((const double *)frames)[i], scale, shift, &k->clipped);
+        wrote = sf_writef_int(k->sf, k->ibuf, (sf_count_t)count);
+    } else {
+        if (k->float_clips) {
+            for (size_t i = 0; i < ns; i++) {
+                const double x = p == GF_PRECISION_F32 ? ((const float *)frames)[i]
+                                                       : ((const double *)frames)[i];
+                k->clipped += !(fabs(x) <= 1.0);
+            }
+        }
+        wrote = p == GF_PRECISION_F32 ? sf_writef_float(k->sf, frames, (sf_count_t)count)
+                                      : sf_writef_double(k->sf, frames, (sf_count_t)count);
+    }
+    if (wrote != (sf_count_t)count || sf_error(k->sf) != SF_ERR_NO_ERROR) {
+        snprintf(err, n, "writing output '%s': %s", k->path, sf_strerror(k->sf));
+        return -1;
+    }
+    k->frames_written += (int64_t)count;
+    return 0;
+}
+
+int gf_sink_commit(gf_sink *k, char *err, size_t n)
+{
+    /* sf_close rewrites the header; an earlier ENOSPC is not reported by it,
+     * so every write was checked, and fsync/close are checked too. */
+    int rc = sf_close(k->sf);
+    k->sf = NULL;
+    if (rc != 0) {
+        snprintf(err, n, "writing output '%s': %s", k->path, sf_error_number(rc));
+        goto fail;
+    }
+    if (fsync(k->fd) != 0 || close(k->fd) != 0) {
+        k->fd = -1;
+        snprintf(err, n, "writing output '%s': %s", k->path, strerror(errno));
+        goto fail;
+    }
+    k->fd = -1;
+    if (rename(k->tmp_path, k->path) != 0) {
+        snprintf(err, n, "cannot rename output into '%s': %s", k->path, strerror(errno));
+        goto fail;
+    }
+    free(k->tmp_path);
+    k->tmp_path = NULL;
+    gf_sink_abort(k);
+    return 0;
+fail:
+    gf_sink_abort(k);
+    return -1;
+}
+
+void gf_sink_abort(gf_sink *k)
+{
+    if (k->sf)
+        sf_close(k->sf);
+    k->sf = NULL;
+    if (k->fd >= 0)
+        close(k->fd);
+    k->fd = -1;
+    if (k->tmp_path)
+        unlink(k->tmp_path);
+    free(k->tmp_path);
+    k->tmp_path = NULL;
+    free(k->path);
+    k->path = NULL;
+    free(k->ibuf);
+    k->ibuf = NULL;
+}

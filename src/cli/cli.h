@@ -1,0 +1,68 @@
+/*
+ * The gpufilt command line: options, exit codes and the pieces main.c
+ * wires together (coefficient files, libsndfile source/sink, verification,
+ * progress).
+ */
+#ifndef GF_CLI_H
+#define GF_CLI_H
+
+#include "gpufilt.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit codes (documented in --help and README). */
+enum {
+    GF_EXIT_OK = 0,
+    GF_EXIT_INTERNAL = 1,     /* out of memory, unexpected failure */
+    GF_EXIT_USAGE = 2,        /* bad or missing option or argument */
+    GF_EXIT_INPUT = 3,        /* input missing, unreadable, empty, not audio, truncated */
+    GF_EXIT_OUTPUT = 4,       /* output cannot be created or written */
+    GF_EXIT_DEVICE = 5,       /* filter backend failed (no CUDA device, CUDA error) */
+    GF_EXIT_VERIFY = 6,       /* --verify found a mismatch */
+    GF_EXIT_INTERRUPTED = 130 /* SIGINT or SIGTERM */
+};
+
+typedef struct gf_cli_options {
+    const char *in_path, *out_path;
+    size_t taps;        /* --taps N, 0 if not given */
+    const char *coeffs; /* --coeffs FILE or NULL */
+    gf_mode mode;
+    gf_precision precision;
+    gf_device device;
+    size_t chunk; /* 0 = backend default */
+    int threads;
+    const char *out_format; /* --out-format MAJOR[:SUBTYPE] or NULL */
+    int verify, quiet, allow_truncated;
+} gf_cli_options;
+
+/*
+ * Parse argv. Returns -1 to go on, or an exit code (0 after --help or
+ * --version, GF_EXIT_USAGE after printing a one-line error).
+ * Afterwards: paths set, exactly one of taps/coeffs, values in range.
+ */
+int gf_cli_parse(int argc, char **argv, gf_cli_options *o);
+
+/* Print "gpufilt: " + message + newline to stderr. */
+void gf_cli_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+void gf_cli_warn(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/*
+ * Read coefficients from path: one number per line, '#' starts a comment,
+ * blank lines ignored. On success *taps (malloc'd) and *n are set and 0 is
+ * returned; otherwise a one-line reason is written to err and -1 returned.
+ */
+int gf_coeffs_load(const char *path, double **taps, size_t *n, char *err, size_t err_size);
+
+/* Seconds on a monotonic clock. */
+double gf_now(void);
+
+#endif /* GF_CLI_H */
