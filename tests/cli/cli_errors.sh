@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Bad input: one-line error, documented exit code, nothing left behind.
+source "$(dirname "$0")/lib.sh" "$@"
+
+"$SFTOOL" gen in.wav wav16 2 48000 48000 noise
+E='gpufilt: error: '
+
+# Input problems: exit 3.
+expect 3 "${E}cannot open input 'nothere.wav': No such file or directory" nothere.wav out.wav --taps 5
+mkdir adir
+expect 3 "${E}input 'adir' is a directory" adir out.wav --taps 5
+: >empty.wav
+expect 3 "${E}input 'empty.wav' is empty" empty.wav out.wav --taps 5
+echo "just some text, not audio" >notaudio.wav
+expect 3 "${E}input 'notaudio.wav' is not an audio file libsndfile can read (*" notaudio.wav out.wav --taps 5
+if [ "$(id -u)" != 0 ]; then
+    cp in.wav locked.wav && chmod 000 locked.wav
+    expect 3 "${E}cannot open input 'locked.wav': Permission denied" locked.wav out.wav --taps 5
+fi
+head -c 100044 in.wav >trunc.wav
+expect 3 "${E}input 'trunc.wav' is truncated: header and data disagree (data : 192000 (should be 100000)); --allow-truncated filters the 25000 frames that exist" trunc.wav out.wav --taps 5
+expect_no_output out.wav
+expect 0 "gpufilt: warning: input 'trunc.wav' is truncated (data : 192000 (should be 100000)); filtered the 25000 frames that exist" trunc.wav tout.wav --taps 5 --quiet --allow-truncated
+assert_eq "frames filtered from a truncated input" "$("$SFTOOL" frames tout.wav)" 25000
+
+# Usage problems: exit 2.
+expect 2 "${E}--taps: '0' is out of range 1..8192" in.wav out.wav --taps 0
+expect 2 "${E}--taps: '-3' is out of range 1..8192" in.wav out.wav --taps -3
+expect 2 "${E}--taps: 'five' is not a whole number" in.wav out.wav --taps five
+expect 2 "${E}--taps: '5x' is not a whole number" in.wav out.wav --taps 5x
+expect 2 "${E}--taps: '8193' is out of range 1..8192" in.wav out.wav --taps 8193
+expect 2 "${E}--taps: '99999999999999999999999' is out of range 1..8192" in.wav out.wav --taps 99999999999999999999999
+expect 2 "${E}option '--taps' needs a value" in.wav out.wav --taps
+expect 2 "${E}unknown option '--frobnicate' (see gpufilt --help)" in.wav out.wav --taps 5 --frobnicate
+expect 2 "${E}one of --taps N or --coeffs FILE is required" in.wav out.wav
+expect 2 "${E}use either --taps or --coeffs, not both" in.wav out.wav --taps 5 --coeffs c.txt
+expect 2 "${E}expected IN and OUT files (see gpufilt --help)" in.wav --taps 5
+expect 2 "${E}unexpected argument 'extra.wav' (expected only IN and OUT)" in.wav out.wav extra.wav --taps 5
+expect 2 "${E}--mode: 'centred' is not one of same, causal" in.wav out.wav --taps 5 --mode centred
+expect 2 "${E}--precision: 'f16' is not one of f32, f64" in.wav out.wav --taps 5 --precision f16
+expect 2 "${E}--device: 'tpu' is not one of auto, cpu, cuda, ref" in.wav out.wav --taps 5 --device tpu
+expect 2 "${E}--chunk: '0' is out of range 1..268435456" in.wav out.wav --taps 5 --chunk 0
+expect 2 "${E}--out-format: unknown major format 'mp9'" in.wav out.wav --taps 5 --out-format mp9
+expect 2 "${E}--out-format: unknown sample type 'pcm_12'" in.wav out.wav --taps 5 --out-format wav:pcm_12
+expect 2 "${E}cannot write FLAC (Free Lossless Audio Codec) / 32 bit float with 2 channels at 48000 Hz to 'out.flac'" in.wav out.flac --taps 5 --out-format flac:float
+
+# Coefficient files: exit 2, naming file and line.
+printf '0.5\n# a comment\n\n0.25 # trailing comment\nzero\n' >bad1.txt
+expect 2 "${E}bad1.txt:5: 'zero' is not a number" in.wav out.wav --coeffs bad1.txt
+printf '0.5 0.25\n' >bad2.txt
+expect 2 "${E}bad2.txt:1: expected one number per line, found '0.5' then more" in.wav out.wav --coeffs bad2.txt
+printf '0.5\nnan\n' >bad3.txt
+expect 2 "${E}bad3.txt:2: 'nan' is not a finite number" in.wav out.wav --coeffs bad3.txt
+printf '# only comments\n\n' >bad4.txt
+expect 2 "${E}coefficient file 'bad4.txt' holds no coefficients" in.wav out.wav --coeffs bad4.txt
+expect 2 "${E}cannot open coefficient file 'nocoeffs.txt': No such file or directory" in.wav out.wav --coeffs nocoeffs.txt
+seq 1 8193 >bad5.txt
+expect 2 "${E}bad5.txt: more than 8192 coefficients" in.wav out.wav --coeffs bad5.txt
+printf '1e999\n' >bad6.txt
+expect 2 "${E}bad6.txt:1: '1e999' is not a finite number" in.wav out.wav --coeffs bad6.txt
+expect_no_output out.wav
+
+# Output problems: exit 4.
+expect 4 "${E}cannot create output 'nodir/out.wav': directory 'nodir' does not exist" in.wav nodir/out.wav --taps 5
+expect 4 "${E}output 'in.wav' is the input file" in.wav in.wav --taps 5
+expect 4 "${E}output './in.wav' is the input file" in.wav ./in.wav --taps 5
+ln in.wav hardlink.wav
+expect 4 "${E}output 'hardlink.wav' is the input file" in.wav hardlink.wav --taps 5
+expect 4 "${E}output 'adir' is a directory" in.wav adir --taps 5
+assert_eq "input untouched after refusing to overwrite it" "$("$SFTOOL" frames in.wav)" 48000
+
+# A full disk: a file-size limit makes a write fail part-way.
+"$SFTOOL" gen big.wav wav16 2 48000 480000 noise
+rc=0
+(ulimit -f 200 && exec "$GPUFILT" big.wav bigout.wav --taps 5 --quiet) 2>stderr.txt || rc=$?
+assert_eq "exit code on a failed write" "$rc" 4
+assert_eq "message on a failed write" "$(cat stderr.txt)" "${E}writing output 'bigout.wav': System error : File too large."
+expect_no_output bigout.wav
+
+# No usable GPU: exit 5 (on a GPU machine the same run succeeds).
+rc=0
+"$GPUFILT" in.wav cuda.wav --taps 5 --device cuda --quiet 2>stderr.txt || rc=$?
+if [ "$rc" = 0 ]; then
+    assert_eq "frames through cuda" "$("$SFTOOL" frames cuda.wav)" 48000
+else
+    assert_eq "exit code without a GPU" "$rc" 5
+    case "$(cat stderr.txt)" in
+    "${E}--device cuda: no usable CUDA device" | "${E}--device cuda: this gpufilt was built without CUDA") pass ;;
+    *) fail "message without a GPU: $(cat stderr.txt)" ;;
+    esac
+    expect_no_output cuda.wav
+fi
+
+# SIGINT part-way: exit 130, no output. The serial reference with 255 taps
+# over 60 s of audio takes well over a second.
+"$SFTOOL" gen long.wav wav16 2 48000 2880000 noise
+"$GPUFILT" long.wav longout.wav --taps 255 --device ref --quiet 2>stderr.txt &
+pid=$!
+sleep 0.5
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+assert_eq "exit code after SIGINT" "$rc" 130
+assert_eq "message after SIGINT" "$(cat stderr.txt)" "${E}interrupted by signal 2; no output written"
+expect_no_output longout.wav
+
+finish

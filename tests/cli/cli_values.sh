@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Values through the whole CLI: impulse responses in both modes, clipping
+# counts, format conversion, --verify's report.
+source "$(dirname "$0")/lib.sh" "$@"
+
+# Impulse of 0.5 at frame 10 through taps 0.25 0.5 0.125 -0.25 (exact in
+# binary), written as float so nothing is quantised.
+"$SFTOOL" gen imp.wav wav16 2 48000 16 impulse:10
+printf '# test taps\n0.25\n0.5\n0.125\n-0.25\n' >taps.txt
+zeros() { for _ in $(seq "$1"); do echo "0 0"; done; }
+for mode in same causal; do
+    "$GPUFILT" imp.wav "imp_$mode.wav" --coeffs taps.txt --mode $mode --out-format wav:float --quiet
+    # same: y[i] = sum h[k] x[i+1-k] -> frames 9..12; causal: frames 10..13.
+    if [ $mode = same ]; then pre=9 post=3; else pre=10 post=2; fi
+    want=$( (zeros $pre; echo "0.125 0.125"; echo "0.25 0.25"; echo "0.0625 0.0625"
+        echo "-0.125 -0.125"; zeros $post) )
+    assert_eq "impulse response, $mode" "$("$SFTOOL" dump "imp_$mode.wav")" "$want"
+done
+
+# Clipping: every 16-bit value once per channel, times 2: values >= 16384 and
+# < -16384 clip, 16384 + 16384 per channel; the rest come out exactly doubled.
+"$SFTOOL" gen ramp.wav wav16 2 48000 65536 ramp
+echo 2 >gain2.txt
+expect 0 "gpufilt: warning: 65536 samples clipped in 'ramp2.wav'" ramp.wav ramp2.wav --coeffs gain2.txt --quiet
+"$SFTOOL" dump ramp.wav >ramp.txt
+"$SFTOOL" dump ramp2.wav >ramp2.txt
+bad=$(paste -d' ' ramp.txt ramp2.txt | awk '{
+    for (c = 1; c <= 2; c++) { x = $c * 2; if (x > 32767/32768) x = 32767/32768; if (x < -1) x = -1;
+        if (x != $(c + 2)) n++ } } END { print n + 0 }')
+assert_eq "samples that differ from 2x with clipping" "$bad" 0
+
+# Format from the output's extension, or --out-format.
+"$SFTOOL" gen in.wav wav24 2 48000 9000 noise
+"$GPUFILT" in.wav out.flac --taps 1 --quiet
+assert_eq "wav24 -> .flac" "$(file -b out.flac | cut -d, -f1-2)" "FLAC audio bitstream data, 24 bit"
+if "$SFTOOL" cmp in.wav out.flac; then pass; else fail "wav24 -> flac24 samples"; fi
+"$GPUFILT" in.wav out.au --taps 1 --out-format wav:float --quiet
+assert_eq "--out-format wins over the extension" "$(file -b out.au | cut -d, -f1-2)" "RIFF (little-endian) data, WAVE audio"
+
+# --verify: a report, and exit 0 when bit-exact.
+"$GPUFILT" in.wav v.wav --taps 25 --verify --device cpu 2>stderr.txt
+assert_eq "verify report" "$(sed -n 2p stderr.txt)" "verify: 18000 samples, max |error| 0, max ulp 0: bit-exact with the reference"
+case "$(sed -n 1p stderr.txt)" in
+"verify: reference (serial) "*" s, cpu "*" s, speedup "*x) pass ;;
+*) fail "verify timing line: $(sed -n 1p stderr.txt)" ;;
+esac
+
+# Output length equals input length in both modes, for long filters too.
+for mode in same causal; do
+    "$GPUFILT" in.wav "len_$mode.wav" --taps 255 --mode $mode --quiet
+    assert_eq "frames out, $mode" "$("$SFTOOL" frames "len_$mode.wav")" 9000
+done
+finish

@@ -1,0 +1,178 @@
+/*
+ * Test helper for the CLI tests, independent of gpufilt's own I/O code:
+ *
+ *   sftool gen FILE FORMAT CHANNELS RATE FRAMES PATTERN
+ *       FORMAT: wav16 wav24 wav32 wavu8 wavf wavd aiff16 flac16 flac24
+ *       PATTERN: noise (deterministic, full scale / 2), ramp (every 16-bit value
+ *       once per channel, frames must be 65536), impulse:N (1/2 at frame N)
+ *   sftool cmp A B     exit 0 when both hold the same frames, channels and
+ *                      sample values (integers for PCM, bits for float), else 1
+ *   sftool dump FILE   one line per frame: samples as %.17g (exact doubles)
+ *   sftool frames FILE print the frame count
+ */
+#include <sndfile.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int format_of(const char *name)
+{
+    static const struct {
+        const char *name;
+        int format;
+    } t[] = {
+        {"wav16", SF_FORMAT_WAV | SF_FORMAT_PCM_16},
+        {"wav24", SF_FORMAT_WAV | SF_FORMAT_PCM_24},
+        {"wav32", SF_FORMAT_WAV | SF_FORMAT_PCM_32},
+        {"wavu8", SF_FORMAT_WAV | SF_FORMAT_PCM_U8},
+        {"wavf", SF_FORMAT_WAV | SF_FORMAT_FLOAT},
+        {"wavd", SF_FORMAT_WAV | SF_FORMAT_DOUBLE},
+        {"aiff16", SF_FORMAT_AIFF | SF_FORMAT_PCM_16},
+        {"flac16", SF_FORMAT_FLAC | SF_FORMAT_PCM_16},
+        {"flac24", SF_FORMAT_FLAC | SF_FORMAT_PCM_24},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strcmp(name, t[i].name) == 0)
+            return t[i].format;
+    return 0;
+}
+
+static int gen(int argc, char **argv)
+{
+    if (argc != 8)
+        return 2;
+    SF_INFO info = {
+        .format = format_of(argv[3]), .channels = atoi(argv[4]), .samplerate = atoi(argv[5])};
+    const long frames = atol(argv[6]);
+    const char *pattern = argv[7];
+    if (!info.format || info.channels < 1 || frames < 0) {
+        fprintf(stderr, "sftool: bad gen arguments\n");
+        return 2;
+    }
+    SNDFILE *f = sf_open(argv[2], SFM_WRITE, &info);
+    if (!f) {
+        fprintf(stderr, "sftool: %s\n", sf_strerror(NULL));
+        return 1;
+    }
+    const int C = info.channels;
+    int32_t *buf = malloc((size_t)C * sizeof *buf);
+    uint64_t state = 0x9e3779b97f4a7c15u;
+    long impulse = -1;
+    if (strncmp(pattern, "impulse:", 8) == 0)
+        impulse = atol(pattern + 8);
+    for (long i = 0; i < frames; i++) {
+        for (int c = 0; c < C; c++) {
+            int32_t v;
+            if (strcmp(pattern, "ramp") == 0) {
+                v = (int32_t)((((i + 4099L * c) & 0xffff) - 32768) * 65536L);
+            } else if (impulse >= 0) {
+                v = i == impulse ? 0x40000000 : 0;
+            } else {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                v = (int32_t)(state >> 32) / 2;
+            }
+            buf[c] = v;
+        }
+        if (sf_writef_int(f, buf, 1) != 1) {
+            fprintf(stderr, "sftool: write failed: %s\n", sf_strerror(f));
+            return 1;
+        }
+    }
+    free(buf);
+    return sf_close(f) == 0 ? 0 : 1;
+}
+
+static SNDFILE *open_read(const char *path, SF_INFO *info)
+{
+    memset(info, 0, sizeof *info);
+    SNDFILE *f = sf_open(path, SFM_READ, info);
+    if (!f)
+        fprintf(stderr, "sftool: %s: %s\n", path, sf_strerror(NULL));
+    return f;
+}
+
+static int is_float(const SF_INFO *i)
+{
+    const int s = i->format & SF_FORMAT_SUBMASK;
+    return s == SF_FORMAT_FLOAT || s == SF_FORMAT_DOUBLE;
+}
+
+static int cmp(const char *a, const char *b)
+{
+    SF_INFO ia, ib;
+    SNDFILE *fa = open_read(a, &ia), *fb = open_read(b, &ib);
+    if (!fa || !fb)
+        return 2;
+    if (ia.frames != ib.frames || ia.channels != ib.channels || ia.samplerate != ib.samplerate) {
+        fprintf(stderr, "sftool: %s: %lld frames x %d ch @ %d, %s: %lld frames x %d ch @ %d\n", a,
+                (long long)ia.frames, ia.channels, ia.samplerate, b, (long long)ib.frames,
+                ib.channels, ib.samplerate);
+        return 1;
+    }
+    const int C = ia.channels;
+    const int floats = is_float(&ia) || is_float(&ib);
+    double da[1024], db[1024];
+    int32_t xa[1024], xb[1024];
+    const sf_count_t step = 1024 / C;
+    for (sf_count_t i = 0; i < ia.frames; i += step) {
+        sf_count_t na, nb;
+        size_t bytes;
+        const void *pa, *pb;
+        if (floats) {
+            na = sf_readf_double(fa, da, step);
+            nb = sf_readf_double(fb, db, step);
+            pa = da, pb = db, bytes = (size_t)na * C * sizeof(double);
+        } else {
+            na = sf_readf_int(fa, xa, step);
+            nb = sf_readf_int(fb, xb, step);
+            pa = xa, pb = xb, bytes = (size_t)na * C * sizeof(int32_t);
+        }
+        if (na != nb || memcmp(pa, pb, bytes) != 0) {
+            fprintf(stderr, "sftool: %s and %s differ in frames %lld..%lld\n", a, b, (long long)i,
+                    (long long)(i + step - 1));
+            return 1;
+        }
+    }
+    sf_close(fa);
+    sf_close(fb);
+    return 0;
+}
+
+static int dump(const char *path)
+{
+    SF_INFO info;
+    SNDFILE *f = open_read(path, &info);
+    if (!f)
+        return 2;
+    double *frame = malloc((size_t)info.channels * sizeof *frame);
+    while (sf_readf_double(f, frame, 1) == 1)
+        for (int c = 0; c < info.channels; c++)
+            printf("%.17g%c", frame[c], c + 1 == info.channels ? '\n' : ' ');
+    free(frame);
+    sf_close(f);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "gen") == 0)
+        return gen(argc, argv);
+    if (argc == 4 && strcmp(argv[1], "cmp") == 0)
+        return cmp(argv[2], argv[3]);
+    if (argc == 3 && strcmp(argv[1], "dump") == 0)
+        return dump(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "frames") == 0) {
+        SF_INFO info;
+        SNDFILE *f = open_read(argv[2], &info);
+        if (!f)
+            return 2;
+        printf("%lld\n", (long long)info.frames);
+        sf_close(f);
+        return 0;
+    }
+    fprintf(stderr, "usage: sftool gen|cmp|dump|frames ...\n");
+    return 2;
+}
