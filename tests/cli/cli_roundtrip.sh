@@ -13,8 +13,8 @@ for fmt in wav16 wav24 wavu8 wavf wavd aiff16 flac16 flac24; do
         "$GPUFILT" "in_$fmt$ch.$ext" "out_$fmt$ch.$ext" --taps 1 --precision $prec --quiet
         if "$SFTOOL" cmp "in_$fmt$ch.$ext" "out_$fmt$ch.$ext"; then pass; else fail "$fmt x $ch"; fi
         # Same container and sample type as the input.
-        assert_eq "$fmt x $ch header" "$(file -b "out_$fmt$ch.$ext" 2>/dev/null | head -c 40)" \
-            "$(file -b "in_$fmt$ch.$ext" 2>/dev/null | head -c 40)"
+        assert_eq "$fmt x $ch format" "$("$SFTOOL" format "out_$fmt$ch.$ext")" \
+            "$("$SFTOOL" format "in_$fmt$ch.$ext")"
     done
 done
 # 32-bit PCM needs f64 to be exact.

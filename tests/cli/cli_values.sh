@@ -32,10 +32,10 @@ assert_eq "samples that differ from 2x with clipping" "$bad" 0
 # Format from the output's extension, or --out-format.
 "$SFTOOL" gen in.wav wav24 2 48000 9000 noise
 "$GPUFILT" in.wav out.flac --taps 1 --quiet
-assert_eq "wav24 -> .flac" "$(file -b out.flac | cut -d, -f1-2)" "FLAC audio bitstream data, 24 bit"
+assert_eq "wav24 -> .flac" "$("$SFTOOL" format out.flac)" "FLAC (Free Lossless Audio Codec) / Signed 24 bit PCM"
 if "$SFTOOL" cmp in.wav out.flac; then pass; else fail "wav24 -> flac24 samples"; fi
 "$GPUFILT" in.wav out.au --taps 1 --out-format wav:float --quiet
-assert_eq "--out-format wins over the extension" "$(file -b out.au | cut -d, -f1-2)" "RIFF (little-endian) data, WAVE audio"
+assert_eq "--out-format wins over the extension" "$("$SFTOOL" format out.au)" "WAV (Microsoft) / 32 bit float"
 
 # --verify: a report, and exit 0 when bit-exact.
 "$GPUFILT" in.wav v.wav --taps 25 --verify --device cpu 2>stderr.txt

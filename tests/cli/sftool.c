@@ -9,6 +9,7 @@
  *                      sample values (integers for PCM, bits for float), else 1
  *   sftool dump FILE   one line per frame: samples as %.17g (exact doubles)
  *   sftool frames FILE print the frame count
+ *   sftool format FILE print "MAJOR / SUBTYPE" as libsndfile names them
  */
 #include <sndfile.h>
 #include <stdint.h>
@@ -173,6 +174,19 @@ int main(int argc, char **argv)
         sf_close(f);
         return 0;
     }
-    fprintf(stderr, "usage: sftool gen|cmp|dump|frames ...\n");
+    if (argc == 3 && strcmp(argv[1], "format") == 0) {
+        SF_INFO info;
+        SNDFILE *f = open_read(argv[2], &info);
+        if (!f)
+            return 2;
+        SF_FORMAT_INFO major = {.format = info.format & SF_FORMAT_TYPEMASK};
+        SF_FORMAT_INFO sub = {.format = info.format & SF_FORMAT_SUBMASK};
+        sf_command(NULL, SFC_GET_FORMAT_INFO, &major, sizeof major);
+        sf_command(NULL, SFC_GET_FORMAT_INFO, &sub, sizeof sub);
+        printf("%s / %s\n", major.name, sub.name);
+        sf_close(f);
+        return 0;
+    }
+    fprintf(stderr, "usage: sftool gen|cmp|dump|frames|format ...\n");
     return 2;
 }

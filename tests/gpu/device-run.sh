@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# One call on a GPU machine (H100/H200): build for sm_90 with warnings as
+# errors, run the whole CTest suite including the "gpu" label, run the demo
+# on the GPU with --verify, and run the benchmarks. Logs go to $OUT (default
+# ./out). Libraries the machine lacks may be brought as Debian packages in
+# .deps/ (see README): they are unpacked into a private prefix, never into /.
+#
+#   tests/gpu/device-run.sh [--quick]     --quick: smaller benchmark sizes
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+quick=${1:-}
+status=0
+step() { echo; echo "=== $*"; }
+
+if compgen -G ".deps/*.deb" >/dev/null; then
+    prefix=/tmp/gpufilt-deps
+    mkdir -p "$prefix"
+    for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
+    export CMAKE_PREFIX_PATH="$prefix/usr"
+    export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export PATH="$prefix/usr/bin:$PATH"
+    # sox loads format plugins from here; ALSA config for PortAudio, if present.
+    export LTDL_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu/sox"
+    [ -f "$prefix/usr/share/alsa/alsa.conf" ] && export ALSA_CONFIG_PATH="$prefix/usr/share/alsa/alsa.conf"
+fi
+command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
+
+step "machine"
+{
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
+    nvcc --version | tail -1
+    cmake --version | head -1
+    nproc
+} 2>&1 | tee "$OUT/machine.txt"
+
+step "build (sm_90, -Werror)"
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DGPUFILT_CUDA=ON \
+    -DGPUFILT_CUDA_ARCHITECTURES=90 -DGPUFILT_WERROR=ON >"$OUT/build.log" 2>&1 &&
+    cmake --build build-gpu -j "$(nproc)" >>"$OUT/build.log" 2>&1
+rc=$?
+tail -5 "$OUT/build.log"
+if [ $rc -ne 0 ]; then
+    grep -E "error|Error" "$OUT/build.log" | head -20
+    exit 1
+fi
+
+step "ctest (whole suite, gpu label included)"
+(cd build-gpu && ctest --output-on-failure -j 4 2>&1) | tee "$OUT/ctest.log" | grep -vE "^\s*$" | tail -25
+grep -q "tests passed, 0 tests failed\|100% tests passed" "$OUT/ctest.log" || status=1
+(cd build-gpu && ctest -L gpu 2>&1) | grep -E "Test +#|tests passed" | tee "$OUT/ctest-gpu.log"
+grep -q "Not Run\|Skipped" "$OUT/ctest-gpu.log" && { echo "gpu tests were skipped on a GPU machine"; status=1; }
+
+step "demo on the GPU with --verify"
+./build-gpu/gpufilt audio/demo.wav "$OUT/demo-filtered.wav" --taps 63 --device cuda --verify 2>&1 | tee "$OUT/demo.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+rm -f "$OUT/demo-filtered.wav"
+
+step "benchmark"
+if [ -x build-gpu/bench/bench_gpu ]; then
+    ./build-gpu/bench/bench_gpu $quick 2>&1 | tee "$OUT/bench.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+if [ -x bench/cli_bench.sh ]; then
+    bench/cli_bench.sh build-gpu /tmp/gpufilt-clibench 2>&1 | tee "$OUT/cli_bench.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+
+step "result: $([ $status -eq 0 ] && echo OK || echo FAILED)"
+exit $status
