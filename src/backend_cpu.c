@@ -14,18 +14,21 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef float gf_vf32 __attribute__((vector_size(32)));
-typedef double gf_vf64 __attribute__((vector_size(32)));
+/* Where the toolchain supports function multi-versioning, build the
+ * vector body twice (AVX2 and baseline) and let the loader pick. AVX2 does
+ * not imply FMA, and -ffp-contract=off forbids contraction anyway. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_ADDRESS__)
+#define GF_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define GF_CPU_CLONES
+#endif
 
 #define GF_T     float
-#define GF_V     gf_vf32
-#define GF_VN    8
 #define GF_FN(x) x##_f32
 #include "fir_cpu_kernel.h"
 
 #define GF_T     double
-#define GF_V     gf_vf64
-#define GF_VN    4
 #define GF_FN(x) x##_f64
 #include "fir_cpu_kernel.h"
 

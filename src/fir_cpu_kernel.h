@@ -2,15 +2,13 @@
  * CPU FIR kernel, instantiated once per sample type by backend_cpu.c:
  *
  *   #define GF_T      float          sample and arithmetic type
- *   #define GF_V      gf_vf32        GCC vector of GF_T, GF_VN lanes
- *   #define GF_VN     8
  *   #define GF_FN(x)  x##_f32        name suffix
  *   #include "fir_cpu_kernel.h"
  *
  * Output n (flat, interleaved index within the chunk) is
  *   acc = h[0] * x[n]; for k in 1..T-1: acc = acc + h[k] * x[n - k*C]
  * exactly as the reference computes it; vectorising runs that loop for
- * GF_VN neighbouring outputs at once, which changes no rounding.
+ * neighbouring outputs at once, which changes no rounding.
  */
 
 /* Outputs [n0, n1) that read the halo: plain scalar loop. */
@@ -29,31 +27,31 @@ static void GF_FN(range_edge)(const GF_T *restrict h, ptrdiff_t T, ptrdiff_t C,
     }
 }
 
-/* Outputs [n0, n1) with n0 >= (T-1)*C: every input lies in `in`. */
+/* Outputs [n0, n1) with n0 >= (T-1)*C: every input lies in `in`. Blocks of
+ * B outputs keep their accumulators in vector registers; the fixed trip
+ * counts let the compiler vectorise at the machine's width (an AVX2 clone is
+ * chosen at run time where available). Lanes are independent outputs, so
+ * the rounding is exactly the scalar loop's. */
+GF_CPU_CLONES
 static void GF_FN(range_body)(const GF_T *restrict h, ptrdiff_t T, ptrdiff_t C,
                               const GF_T *restrict in, GF_T *restrict out, ptrdiff_t n0,
                               ptrdiff_t n1)
 {
-    enum { NV = 4, B = NV * GF_VN };
+    enum { B = 64 / sizeof(GF_T) };
     ptrdiff_t n = n0;
     for (; n + B <= n1; n += B) {
-        GF_V acc[NV];
-        const GF_V h0 = (GF_V){0} + h[0];
-        for (int v = 0; v < NV; v++) {
-            GF_V xv;
-            memcpy(&xv, in + n + v * GF_VN, sizeof xv);
-            acc[v] = h0 * xv;
-        }
+        GF_T acc[B];
+        const GF_T *x = in + n;
+        for (int i = 0; i < B; i++)
+            acc[i] = h[0] * x[i];
         for (ptrdiff_t k = 1; k < T; k++) {
-            const GF_T *x = in + n - k * C;
-            const GF_V hk = (GF_V){0} + h[k];
-            for (int v = 0; v < NV; v++) {
-                GF_V xv;
-                memcpy(&xv, x + v * GF_VN, sizeof xv);
-                acc[v] = acc[v] + hk * xv;
-            }
+            const GF_T hk = h[k];
+            const GF_T *xk = x - k * C;
+            for (int i = 0; i < B; i++)
+                acc[i] = acc[i] + hk * xk[i];
         }
-        memcpy(out + n, acc, sizeof acc);
+        for (int i = 0; i < B; i++)
+            out[n + i] = acc[i];
     }
     for (; n < n1; n++) {
         GF_T acc = h[0] * in[n];
@@ -80,6 +78,4 @@ static void GF_FN(run_range)(const gf_backend_params *p, const gf_chunk *c, ptrd
 }
 
 #undef GF_T
-#undef GF_V
-#undef GF_VN
 #undef GF_FN

@@ -352,17 +352,23 @@ int gf_sink_open(gf_sink *k, const char *path, const gf_source *in, const char *
     return 0;
 }
 
-/* Round to the integer grid of `bits`, clip, and left-justify for
- * sf_writef_int. NaN becomes 0 and counts as clipped. */
+/* Round x*scale to the nearest integer (ties to even), clip to
+ * [-scale, scale-1] and left-justify for sf_writef_int; NaN becomes 0 and
+ * counts as clipped. Clipping is decided before rounding: round(v) > scale-1
+ * exactly when v >= scale - 0.5 (scale - 0.5 itself rounds up to the even
+ * scale), and round(v) < -scale exactly when v < -scale - 0.5. In range,
+ * |v| < 2^32, adding and subtracting 1.5 * 2^52 rounds to an integer under
+ * the default rounding mode (the build forbids contraction and fast-math):
+ * no libm call on the per-sample path. */
 static int32_t quantise(double x, double scale, double shift, uint64_t *clipped)
 {
-    double q = nearbyint(x * scale);
-    if (!(q <= scale - 1)) { /* also NaN */
+    const double v = x * scale;
+    double q;
+    if (v >= -scale - 0.5 && v < scale - 0.5) {
+        q = (v + 0x1.8p52) - 0x1.8p52;
+    } else {
         ++*clipped;
-        q = isnan(q) ? 0 : scale - 1;
-    } else if (q < -scale) {
-        ++*clipped;
-        q = -scale;
+        q = v >= scale - 0.5 ? scale - 1 : v < -scale - 0.5 ? -scale : 0;
     }
     return (int32_t)(q * shift);
 }
