@@ -1,0 +1,753 @@
+/*
+ * The public API's edges: config validation and its detail strings, NULL
+ * handling, status strings, latency, taps, exact special values through a
+ * 1-tap filter, impulse responses, device selection without a GPU and host
+ * memory.
+ */
+#include "test_util.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const gf_device cpu_devs[] = {GF_DEVICE_REF, GF_DEVICE_CPU};
+
+/* Expect create to refuse cfg with GF_ERR_INVALID_ARGUMENT and a detail
+ * containing every one of the (up to two) given substrings. */
+static int expect_invalid(const char *what, const gf_config *cfg, const char *sub1,
+                          const char *sub2)
+{
+    gf_engine *e = (gf_engine *)&e; /* must be overwritten with NULL */
+    char detail[256];
+    memset(detail, 'x', sizeof detail);
+    gf_status st = gf_engine_create(cfg, &e, detail, sizeof detail);
+    int bad = 0;
+    bad += TU_CHECK(st == GF_ERR_INVALID_ARGUMENT, "%s: status %d (%s), expected invalid argument",
+                    what, (int)st, gf_strerror(st));
+    bad += TU_CHECK(e == NULL, "%s: *out not NULL after a failed create", what);
+    bad += TU_CHECK(memchr(detail, '\0', sizeof detail) != NULL, "%s: detail not terminated", what);
+    if (memchr(detail, '\0', sizeof detail)) {
+        bad += TU_CHECK(strstr(detail, sub1) != NULL, "%s: detail '%s' does not mention '%s'", what,
+                        detail, sub1);
+        if (sub2)
+            bad += TU_CHECK(strstr(detail, sub2) != NULL, "%s: detail '%s' does not mention '%s'",
+                            what, detail, sub2);
+    }
+    if (st == GF_OK)
+        gf_engine_destroy(e);
+    return bad;
+}
+
+static int expect_valid(const char *what, const gf_config *cfg)
+{
+    gf_engine *e = NULL;
+    char detail[256] = "not cleared";
+    gf_status st = gf_engine_create(cfg, &e, detail, sizeof detail);
+    int bad = TU_CHECK(st == GF_OK && e != NULL, "%s: create failed: %s (%s)", what,
+                       gf_strerror(st), detail);
+    bad +=
+        TU_CHECK(st != GF_OK || detail[0] == '\0', "%s: detail '%s' after success", what, detail);
+    gf_engine_destroy(e);
+    return bad;
+}
+
+static int test_validation(void)
+{
+    int bad = 0;
+    const gf_config base = gf_config_default();
+    gf_config c;
+    double taps[8] = {0.25, 0.5, 0.25, 0, 0, 0, 0, 0};
+
+    bad += expect_valid("default config", &base);
+    c = base;
+    c.device = GF_DEVICE_REF;
+    c.channels = GF_MAX_CHANNELS;
+    bad += expect_valid("1024 channels", &c);
+    c = base;
+    c.device = GF_DEVICE_REF;
+    c.num_taps = GF_MAX_TAPS;
+    bad += expect_valid("GF_MAX_TAPS taps", &c);
+
+    c = base;
+    c.channels = 0;
+    bad += expect_invalid("channels 0", &c, "channels", "0");
+    c.channels = GF_MAX_CHANNELS + 1;
+    bad += expect_invalid("channels 1025", &c, "channels", "1025");
+    c.channels = -3;
+    bad += expect_invalid("channels -3", &c, "channels", NULL);
+
+    c = base;
+    c.num_taps = 0;
+    bad += expect_invalid("taps 0", &c, "taps", "0");
+    c.num_taps = GF_MAX_TAPS + 1;
+    bad += expect_invalid("taps GF_MAX_TAPS+1", &c, "taps", "8193");
+
+    c = base;
+    c.num_taps = 3;
+    c.taps = taps;
+    taps[2] = NAN;
+    bad += expect_invalid("NaN coefficient", &c, "coefficient", "nan");
+    taps[2] = -INFINITY;
+    bad += expect_invalid("-Inf coefficient", &c, "coefficient", "inf");
+    taps[2] = 1e39; /* finite as a double, not as a float */
+    bad += expect_invalid("coefficient overflowing f32", &c, "coefficient", NULL);
+    c.precision = GF_PRECISION_F64;
+    bad += expect_valid("1e39 coefficient in f64", &c);
+    taps[2] = 0.25;
+
+    c = base;
+    c.mode = (gf_mode)2;
+    bad += expect_invalid("mode 2", &c, "mode", NULL);
+    c.mode = (gf_mode)-1;
+    bad += expect_invalid("mode -1", &c, "mode", NULL);
+    c = base;
+    c.precision = (gf_precision)2;
+    bad += expect_invalid("precision 2", &c, "precision", NULL);
+    c = base;
+    c.device = (gf_device)4;
+    bad += expect_invalid("device 4", &c, "device", NULL);
+    c.device = (gf_device)-1;
+    bad += expect_invalid("device -1", &c, "device", NULL);
+
+    c = base;
+    c.chunk_frames = ((size_t)1 << 28) + 1;
+    bad += expect_invalid("chunk 2^28+1 frames", &c, "chunk", NULL);
+    c.chunk_frames = (size_t)1 << 28;
+    c.channels = 8; /* 2^31 samples */
+    bad += expect_invalid("chunk of 2^31 samples", &c, "chunk", NULL);
+    c.chunk_frames = SIZE_MAX;
+    c.channels = 2;
+    bad += expect_invalid("chunk SIZE_MAX", &c, "chunk", NULL);
+
+    c = base;
+    c.threads = -1;
+    bad += expect_invalid("threads -1", &c, "threads", NULL);
+
+    /* NULL config, NULL out, NULL or tiny detail buffers. */
+    gf_engine *e = (gf_engine *)&e;
+    char detail[64] = "";
+    bad += TU_CHECK(gf_engine_create(NULL, &e, detail, sizeof detail) == GF_ERR_INVALID_ARGUMENT,
+                    "NULL config accepted");
+    bad += TU_CHECK(e == NULL, "NULL config: *out not NULL");
+    bad += TU_CHECK(strstr(detail, "config") != NULL, "NULL config: detail '%s'", detail);
+    bad += TU_CHECK(gf_engine_create(&base, NULL, detail, sizeof detail) == GF_ERR_INVALID_ARGUMENT,
+                    "NULL out accepted");
+    c = base;
+    c.channels = 0;
+    bad += TU_CHECK(gf_engine_create(&c, &e, NULL, 0) == GF_ERR_INVALID_ARGUMENT && e == NULL,
+                    "bad config with NULL detail");
+    char small[8];
+    memset(small, 'x', sizeof small);
+    bad += TU_CHECK(gf_engine_create(&c, &e, small, sizeof small) == GF_ERR_INVALID_ARGUMENT,
+                    "bad config with small detail");
+    bad += TU_CHECK(memchr(small, '\0', sizeof small) != NULL && strlen(small) == 7,
+                    "small detail buffer not truncated and terminated");
+    bad += TU_CHECK(gf_engine_create(&c, &e, small, 0) == GF_ERR_INVALID_ARGUMENT,
+                    "bad config with detail_size 0");
+    return bad;
+}
+
+static int test_strings_and_nulls(void)
+{
+    int bad = 0;
+    gf_engine_destroy(NULL); /* no-op */
+
+    const gf_status all[] = {GF_OK,
+                             GF_ERR_INVALID_ARGUMENT,
+                             GF_ERR_NO_MEMORY,
+                             GF_ERR_NO_DEVICE,
+                             GF_ERR_CUDA,
+                             GF_ERR_STATE,
+                             GF_ERR_THREAD};
+    const size_t n = sizeof all / sizeof all[0];
+    for (size_t i = 0; i < n; i++) {
+        const char *s = gf_strerror(all[i]);
+        bad += TU_CHECK(s != NULL && s[0] != '\0', "gf_strerror(%d) empty", (int)all[i]);
+        for (size_t j = 0; s && j < i; j++)
+            bad += TU_CHECK(strcmp(s, gf_strerror(all[j])) != 0,
+                            "gf_strerror(%d) == gf_strerror(%d)", (int)all[i], (int)all[j]);
+    }
+    const char *u = gf_strerror((gf_status)1234);
+    bad += TU_CHECK(u != NULL && u[0] != '\0', "gf_strerror(unknown) empty");
+
+    const char *v = gf_version();
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", GPUFILT_VERSION_MAJOR, GPUFILT_VERSION_MINOR,
+             GPUFILT_VERSION_PATCH);
+    bad += TU_CHECK(v && strncmp(v, want, strlen(want)) == 0 && strstr(v, "cpu"), "gf_version '%s'",
+                    v ? v : "(null)");
+
+    /* NULL engines: errors or neutral values, never a crash. */
+    size_t k = 99;
+    float buf[4] = {0};
+    bad += TU_CHECK(gf_engine_push(NULL, buf, 1, &k) == GF_ERR_INVALID_ARGUMENT, "push(NULL)");
+    bad += TU_CHECK(gf_engine_pull(NULL, buf, 1, &k) == GF_ERR_INVALID_ARGUMENT, "pull(NULL)");
+    bad += TU_CHECK(gf_engine_process(NULL, buf, 1, buf, &k) == GF_ERR_INVALID_ARGUMENT,
+                    "process(NULL)");
+    bad += TU_CHECK(gf_engine_flush(NULL) == GF_ERR_INVALID_ARGUMENT, "flush(NULL)");
+    bad += TU_CHECK(gf_engine_reset(NULL) == GF_ERR_INVALID_ARGUMENT, "reset(NULL)");
+    bad += TU_CHECK(gf_engine_latency(NULL) == 0, "latency(NULL)");
+    bad += TU_CHECK(gf_engine_max_pending(NULL) == 0, "max_pending(NULL)");
+    bad += TU_CHECK(gf_engine_chunk_frames(NULL) == 0, "chunk_frames(NULL)");
+    bad += TU_CHECK(gf_engine_backend(NULL) && !gf_engine_backend(NULL)[0], "backend(NULL)");
+    bad += TU_CHECK(gf_engine_error(NULL) && !gf_engine_error(NULL)[0], "error(NULL)");
+    gf_engine_taps(NULL, NULL);
+
+    /* A live engine with bad arguments. */
+    gf_config c = gf_config_default();
+    c.device = GF_DEVICE_CPU;
+    gf_engine *e = NULL;
+    if (gf_engine_create(&c, &e, NULL, 0) != GF_OK)
+        return bad + TU_FAIL("create default cpu engine");
+    bad += TU_CHECK(gf_engine_push(e, NULL, 1, &k) == GF_ERR_INVALID_ARGUMENT, "push NULL in");
+    bad +=
+        TU_CHECK(gf_engine_push(e, buf, 1, NULL) == GF_ERR_INVALID_ARGUMENT, "push NULL consumed");
+    bad += TU_CHECK(gf_engine_push(e, NULL, 0, &k) == GF_OK && k == 0, "push 0 frames of NULL");
+    bad += TU_CHECK(gf_engine_pull(e, NULL, 1, &k) == GF_ERR_INVALID_ARGUMENT, "pull NULL out");
+    bad += TU_CHECK(gf_engine_pull(e, buf, 1, NULL) == GF_ERR_INVALID_ARGUMENT, "pull NULL got");
+    bad += TU_CHECK(gf_engine_pull(e, NULL, 0, &k) == GF_OK && k == 0, "pull 0 frames");
+    bad += TU_CHECK(gf_engine_process(e, NULL, 1, buf, &k) == GF_ERR_INVALID_ARGUMENT,
+                    "process NULL in");
+    bad += TU_CHECK(gf_engine_process(e, buf, 1, NULL, &k) == GF_ERR_INVALID_ARGUMENT,
+                    "process NULL out");
+    bad += TU_CHECK(gf_engine_process(e, buf, 1, buf + 2, NULL) == GF_ERR_INVALID_ARGUMENT,
+                    "process NULL produced");
+    bad += TU_CHECK(gf_engine_process(e, NULL, 0, NULL, &k) == GF_OK && k == 0, "process 0 frames");
+    bad += TU_CHECK(strcmp(gf_engine_error(e), "") == 0, "error '%s' on a fresh engine",
+                    gf_engine_error(e));
+    gf_engine_destroy(e);
+    return bad;
+}
+
+static int test_latency_and_chunks(void)
+{
+    int bad = 0;
+    const size_t ts[] = {1, 2, 3, 4, 5, 8, 25, 254, 255, GF_MAX_TAPS};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        for (int m = 0; m < 2; m++) {
+            gf_config c = gf_config_default();
+            c.device = GF_DEVICE_REF;
+            c.num_taps = ts[i];
+            c.mode = m ? GF_MODE_CAUSAL : GF_MODE_SAME;
+            gf_engine *e = NULL;
+            if (gf_engine_create(&c, &e, NULL, 0) != GF_OK) {
+                bad += TU_FAIL("create T=%zu", ts[i]);
+                continue;
+            }
+            const size_t want = m ? 0 : (ts[i] - 1) / 2;
+            bad += TU_CHECK(gf_engine_latency(e) == want, "T=%zu %s: latency %zu, expected %zu",
+                            ts[i], m ? "causal" : "same", gf_engine_latency(e), want);
+            bad += TU_CHECK(gf_engine_max_pending(e) >= gf_engine_chunk_frames(e),
+                            "max_pending %zu < chunk %zu", gf_engine_max_pending(e),
+                            gf_engine_chunk_frames(e));
+            gf_engine_destroy(e);
+        }
+
+    /* Explicit chunk sizes are used as given; the default is positive. */
+    for (size_t d = 0; d < 2; d++) {
+        const size_t chunks[] = {0, 1, 7, 4096, 1000000};
+        for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
+            gf_config c = gf_config_default();
+            c.device = cpu_devs[d];
+            c.channels = 2;
+            c.chunk_frames = chunks[i];
+            gf_engine *e = NULL;
+            if (gf_engine_create(&c, &e, NULL, 0) != GF_OK) {
+                bad += TU_FAIL("create chunk %zu", chunks[i]);
+                continue;
+            }
+            const size_t got = gf_engine_chunk_frames(e);
+            bad += TU_CHECK(chunks[i] ? got == chunks[i] : got > 0, "%s chunk %zu: in use %zu",
+                            tu_device_name(cpu_devs[d]), chunks[i], got);
+            bad += TU_CHECK(strcmp(gf_engine_backend(e), tu_device_name(cpu_devs[d])) == 0,
+                            "backend '%s', asked for %s", gf_engine_backend(e),
+                            tu_device_name(cpu_devs[d]));
+            gf_engine_destroy(e);
+        }
+    }
+    return bad;
+}
+
+static int test_taps(void)
+{
+    int bad = 0;
+    const size_t ts[] = {1, 2, 3, 5, 7, 10, 25, 255, 1000};
+    double got[1000];
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        for (int p = 0; p < 2; p++) {
+            const size_t T = ts[i];
+            gf_config c = gf_config_default();
+            c.device = GF_DEVICE_REF;
+            c.num_taps = T;
+            c.precision = p ? GF_PRECISION_F64 : GF_PRECISION_F32;
+            gf_engine *e = NULL;
+            if (gf_engine_create(&c, &e, NULL, 0) != GF_OK) {
+                bad += TU_FAIL("create T=%zu", T);
+                continue;
+            }
+            /* 1/T correctly rounded in the precision (a division is). */
+            volatile float tf = (float)T;
+            volatile double td = (double)T;
+            const double want = p ? 1.0 / td : (double)(1.0f / tf);
+            gf_engine_taps(e, got);
+            for (size_t k = 0; k < T; k++)
+                if (memcmp(&got[k], &want, sizeof want) != 0) {
+                    bad += TU_FAIL("mean T=%zu %s: tap %zu = %a, expected %a", T, p ? "f64" : "f32",
+                                   k, got[k], want);
+                    break;
+                }
+            gf_engine_destroy(e);
+        }
+
+    /* Explicit taps: rounded to the precision, copied at create. */
+    double taps[5] = {0.1, -0.2, 1.0 / 3.0, 1e-30, -7.0};
+    for (int p = 0; p < 2; p++) {
+        gf_config c = gf_config_default();
+        c.device = GF_DEVICE_CPU;
+        c.num_taps = 5;
+        c.taps = taps;
+        c.precision = p ? GF_PRECISION_F64 : GF_PRECISION_F32;
+        gf_engine *e = NULL;
+        if (gf_engine_create(&c, &e, NULL, 0) != GF_OK) {
+            bad += TU_FAIL("create explicit taps");
+            continue;
+        }
+        double saved[5];
+        memcpy(saved, taps, sizeof taps);
+        for (size_t k = 0; k < 5; k++)
+            taps[k] = 99.0; /* the engine must have its own copy */
+        gf_engine_taps(e, got);
+        for (size_t k = 0; k < 5; k++) {
+            const double want = p ? saved[k] : (double)(float)saved[k];
+            bad += TU_CHECK(memcmp(&got[k], &want, sizeof want) == 0,
+                            "explicit %s tap %zu = %a, expected %a", p ? "f64" : "f32", k, got[k],
+                            want);
+        }
+        /* And filtering uses the copy: an impulse gives the saved taps. */
+        if (p) {
+            double x[8] = {1, 0, 0, 0, 0, 0, 0, 0}, y[8];
+            size_t n = 0;
+            gf_status st = gf_engine_process(e, x, 8, y, &n);
+            size_t more = 0;
+            if (st == GF_OK)
+                st = gf_engine_flush(e);
+            if (st == GF_OK)
+                st = gf_engine_pull(e, y + n, 8 - n, &more);
+            bad += TU_CHECK(st == GF_OK && n + more == 8, "impulse through explicit taps");
+            /* same mode, T = 5: y[i] = h[i + 2] */
+            for (size_t i = 0; i < 3 && st == GF_OK; i++)
+                bad += TU_CHECK(y[i] == saved[i + 2], "y[%zu] = %g, expected tap %g", i, y[i],
+                                saved[i + 2]);
+        }
+        memcpy(taps, saved, sizeof taps);
+        gf_engine_destroy(e);
+    }
+    return bad;
+}
+
+/* Run n frames through a fresh engine and collect all output. */
+static int run_all(const gf_config *c, const void *in, size_t frames, void *out, const char *what)
+{
+    return tu_filter_into(what, c, in, frames, 0, TU_FIXED(3), TU_FIXED(2), out, frames + 1);
+}
+
+static int test_identity(void)
+{
+    int bad = 0;
+    enum { C = 3, N = 16 };
+    const float fin[N * C] = {
+        0.0f,
+        -0.0f,
+        NAN,
+        -NAN,
+        INFINITY,
+        -INFINITY,
+        FLT_MAX,
+        -FLT_MAX,
+        FLT_MIN,
+        -FLT_MIN,
+        1e-45f,
+        -1e-45f,
+        1.0f,
+        -1.0f,
+        0.1f,
+        3.14159274f,
+        -2.5e-39f,
+        7.0e37f,
+        -0.0f,
+        -0.0f,
+        -0.0f,
+        NAN,
+        NAN,
+        NAN,
+        1.5f,
+        -1.5f,
+        65504.0f,
+        16777217.0f,
+        -1e30f,
+        1e-30f,
+        0.0f,
+        0.0f,
+        0.0f,
+        -0.0f,
+        -0.0f,
+        -0.0f,
+        1.17549421e-38f,
+        2.0f,
+        -3.0f,
+        4.0f,
+        -5.0f,
+        6.0f,
+        INFINITY,
+        NAN,
+        -INFINITY,
+        0.5f,
+        -0.25f,
+        0.125f,
+    };
+    double din[N * C];
+    for (size_t i = 0; i < N * C; i++)
+        din[i] = (double)fin[i];
+    din[5] = DBL_MAX;
+    din[6] = 4.9406564584124654e-324; /* smallest subnormal */
+    din[7] = -4.9406564584124654e-324;
+    din[8] = DBL_MIN;
+    const double one = 1.0;
+
+    for (size_t d = 0; d < 2; d++)
+        for (int p = 0; p < 2; p++)
+            for (int m = 0; m < 2; m++)
+                for (int explicit_tap = 0; explicit_tap < 2; explicit_tap++) {
+                    gf_config c = gf_config_default();
+                    c.device = cpu_devs[d];
+                    c.channels = C;
+                    c.num_taps = 1;
+                    c.taps = explicit_tap ? &one : NULL;
+                    c.mode = m ? GF_MODE_CAUSAL : GF_MODE_SAME;
+                    c.precision = p ? GF_PRECISION_F64 : GF_PRECISION_F32;
+                    c.chunk_frames = 5;
+                    char what[128];
+                    snprintf(what, sizeof what, "identity %s %s %s %s", tu_device_name(cpu_devs[d]),
+                             p ? "f64" : "f32", m ? "causal" : "same",
+                             explicit_tap ? "taps {1}" : "mean T=1");
+                    double out[(N + 1) * C];
+                    const void *in = p ? (const void *)din : (const void *)fin;
+                    if (run_all(&c, in, N, out, what)) {
+                        bad++;
+                        continue;
+                    }
+                    bad += tu_compare(what, in, out, N * C, p ? 8 : 4, C);
+                }
+    return bad;
+}
+
+/* NaN and Inf are not masked: an output whose window holds NaN is NaN, and
+ * the others are untouched by it. */
+static int test_nan_propagation(void)
+{
+    int bad = 0;
+    enum { N = 40, T = 5 };
+    for (size_t d = 0; d < 2; d++) {
+        float x[N], y[N + 1];
+        for (size_t i = 0; i < N; i++)
+            x[i] = (float)i;
+        x[20] = NAN;
+        x[30] = INFINITY;
+        gf_config c = gf_config_default();
+        c.device = cpu_devs[d];
+        c.num_taps = T;
+        c.mode = GF_MODE_CAUSAL;
+        if (run_all(&c, x, N, y, "nan propagation")) {
+            bad++;
+            continue;
+        }
+        for (size_t i = 0; i < N; i++) {
+            const int has_nan = i >= 20 && i < 20 + T;
+            const int has_inf = i >= 30 && i < 30 + T;
+            if (has_nan)
+                bad += TU_CHECK(isnan(y[i]), "%s: y[%zu] = %g, expected NaN",
+                                tu_device_name(cpu_devs[d]), i, (double)y[i]);
+            else if (has_inf)
+                bad += TU_CHECK(isinf(y[i]) && y[i] > 0, "%s: y[%zu] = %g, expected +Inf",
+                                tu_device_name(cpu_devs[d]), i, (double)y[i]);
+            else
+                bad += TU_CHECK(isfinite(y[i]), "%s: y[%zu] = %g, expected finite",
+                                tu_device_name(cpu_devs[d]), i, (double)y[i]);
+        }
+    }
+    return bad;
+}
+
+/* The contract evaluated here, independently of the library: mono, in the
+ * precision, out-of-range inputs read as +0.0 and used. */
+static void naive_f32(const float *h, size_t T, const float *x, size_t n, size_t lat, float *y)
+{
+    for (size_t i = 0; i < n; i++) {
+        const ptrdiff_t j = (ptrdiff_t)(i + lat);
+        float acc = h[0] * (j < (ptrdiff_t)n ? x[j] : 0.0f);
+        for (size_t k = 1; k < T; k++) {
+            const ptrdiff_t m = j - (ptrdiff_t)k;
+            acc = acc + h[k] * (m >= 0 && m < (ptrdiff_t)n ? x[m] : 0.0f);
+        }
+        y[i] = acc;
+    }
+}
+
+static void naive_f64(const double *h, size_t T, const double *x, size_t n, size_t lat, double *y)
+{
+    for (size_t i = 0; i < n; i++) {
+        const ptrdiff_t j = (ptrdiff_t)(i + lat);
+        double acc = h[0] * (j < (ptrdiff_t)n ? x[j] : 0.0);
+        for (size_t k = 1; k < T; k++) {
+            const ptrdiff_t m = j - (ptrdiff_t)k;
+            acc = acc + h[k] * (m >= 0 && m < (ptrdiff_t)n ? x[m] : 0.0);
+        }
+        y[i] = acc;
+    }
+}
+
+/* Signed zeros in the taps survive: a -0.0 tap is not a +0.0 tap (a sum of
+ * zeros is -0.0 only when every product is), bit for bit. */
+static int test_signed_zero_taps(void)
+{
+    int bad = 0;
+    enum { N = 64 };
+    static const double tapsets[][4] = {
+        {-0.0, -0.0, -0.0, -0.0}, {-0.0, 0.0, 0.0, 0.0},    {0.0, -0.0, -0.0, -0.0},
+        {2.0, -0.0, 0.5, -0.0},   {-1.0, -0.0, -0.0, -1.0},
+    };
+    double xd[N];
+    float xf[N];
+    tu_rng r = {2024};
+    for (size_t i = 0; i < N; i++) {
+        const size_t pick = tu_rng_below(&r, 4);
+        xd[i] = pick == 0 ? 0.0 : pick == 1 ? -0.0 : tu_rng_sym(&r);
+        if (i < N / 4)
+            xd[i] = pick < 2 ? 0.0 : 1.0 + (double)i; /* a stretch of +0 and positives */
+        xf[i] = (float)xd[i];
+    }
+    for (size_t t = 0; t < sizeof tapsets / sizeof tapsets[0]; t++)
+        for (size_t T = 1; T <= 4; T++)
+            for (size_t d = 0; d < 2; d++)
+                for (int p = 0; p < 2; p++)
+                    for (int m = 0; m < 2; m++) {
+                        gf_config c = gf_config_default();
+                        c.device = cpu_devs[d];
+                        c.num_taps = T;
+                        c.taps = tapsets[t];
+                        c.mode = m ? GF_MODE_CAUSAL : GF_MODE_SAME;
+                        c.precision = p ? GF_PRECISION_F64 : GF_PRECISION_F32;
+                        c.chunk_frames = 10;
+                        const size_t lat = m ? 0 : (T - 1) / 2;
+                        char what[160];
+                        snprintf(what, sizeof what, "signed-zero taps set %zu, T=%zu, %s %s %s", t,
+                                 T, tu_device_name(cpu_devs[d]), p ? "f64" : "f32",
+                                 m ? "causal" : "same");
+                        double want[N], got[N + 1];
+                        if (p) {
+                            naive_f64(tapsets[t], T, xd, N, lat, want);
+                        } else {
+                            float hf[4];
+                            for (size_t k = 0; k < 4; k++)
+                                hf[k] = (float)tapsets[t][k];
+                            naive_f32(hf, T, xf, N, lat, (float *)want);
+                        }
+                        if (run_all(&c, p ? (const void *)xd : (const void *)xf, N, got, what)) {
+                            bad++;
+                            continue;
+                        }
+                        bad += tu_compare(what, want, got, N, p ? 8 : 4, 1);
+                    }
+    /* The all -0.0 filter over the leading +0 / positive stretch gives -0.0. */
+    double h0[4] = {-0.0, -0.0, -0.0, -0.0}, y[N + 1];
+    for (size_t d = 0; d < 2; d++) {
+        gf_config c = gf_config_default();
+        c.device = cpu_devs[d];
+        c.num_taps = 4;
+        c.taps = h0;
+        c.mode = GF_MODE_CAUSAL;
+        c.precision = GF_PRECISION_F64;
+        if (run_all(&c, xd, N, y, "all -0.0 taps")) {
+            bad++;
+            continue;
+        }
+        for (size_t i = 0; i < N / 4; i++)
+            bad += TU_CHECK(y[i] == 0.0 && signbit(y[i]), "%s all -0.0 taps: y[%zu] = %a",
+                            tu_device_name(cpu_devs[d]), i, y[i]);
+    }
+    return bad;
+}
+
+/* An impulse returns the taps: y[i] = h[i + c - p] in same mode, h[i - p] in
+ * causal mode, zero elsewhere; a silent channel stays zero. */
+static int test_impulse(void)
+{
+    int bad = 0;
+    enum { N = 50, C = 2 };
+    const size_t ts[] = {1, 2, 7, 8, 25};
+    const size_t pos[] = {0, 3, 20, N - 1};
+    for (size_t d = 0; d < 2; d++)
+        for (size_t ti = 0; ti < sizeof ts / sizeof ts[0]; ti++)
+            for (int m = 0; m < 2; m++)
+                for (int p = 0; p < 2; p++)
+                    for (size_t pi = 0; pi < sizeof pos / sizeof pos[0]; pi++) {
+                        const size_t T = ts[ti], P = pos[pi];
+                        double taps[25];
+                        tu_fill_taps(taps, T, 100 + T);
+                        gf_config c = gf_config_default();
+                        c.device = cpu_devs[d];
+                        c.channels = C;
+                        c.num_taps = T;
+                        c.taps = taps;
+                        c.mode = m ? GF_MODE_CAUSAL : GF_MODE_SAME;
+                        c.precision = p ? GF_PRECISION_F64 : GF_PRECISION_F32;
+                        c.chunk_frames = 9;
+                        double xd[N * C] = {0}, yd[(N + 1) * C];
+                        float xf[N * C] = {0}, yf[(N + 1) * C];
+                        xd[P * C + 1] = 1.0;
+                        xf[P * C + 1] = 1.0f;
+                        char what[128];
+                        snprintf(what, sizeof what, "impulse %s T=%zu %s %s at %zu",
+                                 tu_device_name(cpu_devs[d]), T, m ? "causal" : "same",
+                                 p ? "f64" : "f32", P);
+                        if (run_all(&c, p ? (void *)xd : (void *)xf, N, p ? (void *)yd : (void *)yf,
+                                    what)) {
+                            bad++;
+                            continue;
+                        }
+                        const ptrdiff_t lat = m ? 0 : (ptrdiff_t)(T - 1) / 2;
+                        for (ptrdiff_t i = 0; i < N; i++) {
+                            const ptrdiff_t k = i + lat - (ptrdiff_t)P;
+                            double want = 0.0;
+                            if (k >= 0 && k < (ptrdiff_t)T)
+                                want = p ? taps[k] : (double)(float)taps[k];
+                            const double got1 = p ? yd[i * C + 1] : (double)yf[i * C + 1];
+                            const double got0 = p ? yd[i * C] : (double)yf[i * C];
+                            if (got1 != want || got0 != 0.0) {
+                                bad += TU_FAIL("%s: y[%td] = (%a, %a), expected (0, %a)", what, i,
+                                               got0, got1, want);
+                                break;
+                            }
+                        }
+                    }
+    return bad;
+}
+
+static int test_devices(void)
+{
+    int bad = 0;
+    const int have_cuda = gf_cuda_available();
+    bad += TU_CHECK(have_cuda == 0 || have_cuda == 1, "gf_cuda_available() = %d", have_cuda);
+    bad += TU_CHECK(gf_cuda_available() == have_cuda, "gf_cuda_available() changed");
+
+    gf_config c = gf_config_default();
+    c.device = GF_DEVICE_AUTO;
+    gf_engine *e = NULL;
+    gf_status st = gf_engine_create(&c, &e, NULL, 0);
+    bad += TU_CHECK(st == GF_OK, "auto device: %s", gf_strerror(st));
+    if (e)
+        bad += TU_CHECK(strcmp(gf_engine_backend(e), have_cuda ? "cuda" : "cpu") == 0,
+                        "auto picked '%s' with cuda %savailable", gf_engine_backend(e),
+                        have_cuda ? "" : "not ");
+    gf_engine_destroy(e);
+
+    if (have_cuda) {
+        printf("test_api: a CUDA device is usable; GF_ERR_NO_DEVICE check skipped\n");
+        return bad;
+    }
+    c.device = GF_DEVICE_CUDA;
+    e = (gf_engine *)&e;
+    char detail[256] = "";
+    st = gf_engine_create(&c, &e, detail, sizeof detail);
+    bad += TU_CHECK(st == GF_ERR_NO_DEVICE, "cuda without a GPU: %d (%s), expected no device",
+                    (int)st, gf_strerror(st));
+    bad += TU_CHECK(e == NULL, "cuda without a GPU: *out not NULL");
+    bad += TU_CHECK(detail[0] != '\0', "cuda without a GPU: empty detail");
+    if (st == GF_OK)
+        gf_engine_destroy(e);
+    return bad;
+}
+
+static int test_host_memory(void)
+{
+    int bad = 0;
+    const size_t sizes[] = {0, 1, 63, 4096, (size_t)3 << 20};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        unsigned char *p = gf_host_alloc(sizes[i]);
+        if (!p) {
+            bad += TU_FAIL("gf_host_alloc(%zu) returned NULL", sizes[i]);
+            continue;
+        }
+        bad += TU_CHECK((uintptr_t)p % 64 == 0, "gf_host_alloc(%zu) = %p not 64-byte aligned",
+                        sizes[i], (void *)p);
+        for (size_t j = 0; j < sizes[i]; j++)
+            p[j] = (unsigned char)(j * 31 + 7);
+        size_t wrong = 0;
+        for (size_t j = 0; j < sizes[i]; j++)
+            wrong += p[j] != (unsigned char)(j * 31 + 7);
+        bad += TU_CHECK(wrong == 0, "gf_host_alloc(%zu): %zu bytes did not hold", sizes[i], wrong);
+        gf_host_free(p);
+    }
+    gf_host_free(NULL);
+    bad += TU_CHECK(gf_host_alloc(SIZE_MAX) == NULL, "gf_host_alloc(SIZE_MAX) succeeded");
+
+    /* Host buffers work as engine input and output, with the same result. */
+    enum { N = 5000, C = 2 };
+    float *in = gf_host_alloc(N * C * sizeof(float));
+    float *out = gf_host_alloc((N + 64) * C * sizeof(float) + 1 * sizeof(float));
+    gf_config c = gf_config_default();
+    c.device = GF_DEVICE_CPU;
+    c.channels = C;
+    c.num_taps = 9;
+    c.chunk_frames = 1000;
+    if (!in || !out) {
+        bad += TU_FAIL("gf_host_alloc for buffers");
+    } else {
+        tu_fill_signal(in, N * C, sizeof(float), 5);
+        void *ref = tu_filter("host buffers: malloc'd", &c, in, N, 0, TU_ALL, TU_ALL);
+        gf_engine *e = NULL;
+        size_t n = 0, more = 0;
+        if (!ref || gf_engine_create(&c, &e, NULL, 0) != GF_OK) {
+            bad += TU_FAIL("host buffers: setup");
+        } else {
+            gf_status st = gf_engine_process(e, in, N, out, &n);
+            if (st == GF_OK)
+                st = gf_engine_flush(e);
+            if (st == GF_OK)
+                st = gf_engine_pull(e, out + n * C, 64, &more);
+            bad += TU_CHECK(st == GF_OK && n + more == N, "host buffers: %s, %zu + %zu frames",
+                            gf_strerror(st), n, more);
+            if (st == GF_OK && n + more == N)
+                bad += tu_compare("host buffers vs malloc'd", ref, out, N * C, sizeof(float), C);
+        }
+        gf_engine_destroy(e);
+        free(ref);
+    }
+    gf_host_free(in);
+    gf_host_free(out);
+    return bad;
+}
+
+int main(void)
+{
+    int bad = 0;
+    bad += test_validation();
+    bad += test_strings_and_nulls();
+    bad += test_latency_and_chunks();
+    bad += test_taps();
+    bad += test_identity();
+    bad += test_nan_propagation();
+    bad += test_impulse();
+    bad += test_signed_zero_taps();
+    bad += test_devices();
+    bad += test_host_memory();
+    if (bad) {
+        fprintf(stderr, "test_api: %d check(s) FAILED\n", bad);
+        return 1;
+    }
+    printf("test_api: all checks passed\n");
+    return 0;
+}

@@ -1,0 +1,473 @@
+/*
+ * The CUDA backend, bit for bit: the golden vectors, and the ref backend over
+ * long signals with chunk sizes 1, 7, 4096, 1,000,000 and whole, through
+ * push/pull and through gf_engine_process with malloc'd and with page-locked
+ * (gf_host_alloc, zero-copy) buffers; long filters that need the
+ * large-shared-memory and the global-memory kernels; several engines alive
+ * at once with different taps (they share the constant-memory bank).
+ *
+ * Exits 77 (skipped) where no CUDA device is usable.
+ *
+ * Usage: test_cuda GOLDEN_DIR
+ */
+#include "test_util.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define WHOLE SIZE_MAX
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Process the input through a CUDA engine with page-locked input (and
+ * output, unless plain_out) buffers and compare with expected. */
+static int check_pinned(const char *label, const gf_config *cfg, const void *in, size_t frames,
+                        const void *expected, tu_pattern pieces, int plain_out)
+{
+    const size_t fb = (size_t)cfg->channels * tu_sample_size(cfg->precision);
+    gf_engine *probe = NULL;
+    char detail[256];
+    gf_status st = gf_engine_create(cfg, &probe, detail, sizeof detail);
+    if (st != GF_OK)
+        return TU_FAIL("%s: create: %s (%s)", label, gf_strerror(st), detail);
+    const size_t cap = frames + gf_engine_max_pending(probe) + 1;
+    gf_engine_destroy(probe);
+    void *pin = gf_host_alloc(frames * fb + 1);
+    void *pout = plain_out ? malloc(cap * fb) : gf_host_alloc(cap * fb);
+    int bad = 0;
+    if (!pin || !pout) {
+        bad = TU_FAIL("%s: cannot allocate %zu + %zu frames", label, frames, cap);
+    } else {
+        memcpy(pin, in, frames * fb);
+        bad = tu_filter_into(label, cfg, pin, frames, 1, pieces, TU_ALL, pout, cap);
+        if (!bad)
+            bad = tu_compare(label, expected, pout, frames * (size_t)cfg->channels,
+                             tu_sample_size(cfg->precision), (size_t)cfg->channels);
+    }
+    gf_host_free(pin);
+    if (plain_out)
+        free(pout);
+    else
+        gf_host_free(pout);
+    return bad;
+}
+
+/* Golden cases again, with page-locked buffers (the zero-copy path). */
+static int golden_pinned(const tu_golden *cases, size_t n, size_t *runs)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n && !bad; i++) {
+        const tu_golden *g = &cases[i];
+        const size_t chunks[] = {0, 7, 1000};
+        for (size_t c = 0; c < 3 && !bad; c++) {
+            gf_config cfg = tu_golden_config(g, GF_DEVICE_CUDA, chunks[c]);
+            char label[256];
+            snprintf(label, sizeof label, "%s (%s) on cuda, chunk %zu, pinned process", g->name,
+                     g->file, chunks[c]);
+            bad += check_pinned(label, &cfg, g->x, g->frames, g->y,
+                                c == 1 ? TU_RANDOM(150, i) : TU_ALL, 0);
+            ++*runs;
+        }
+    }
+    return bad;
+}
+
+typedef struct signal_case {
+    const char *name;
+    int channels;
+    size_t frames;
+    gf_precision precision;
+    gf_mode mode;
+    size_t num_taps;
+    int mean;
+} signal_case;
+
+/* Frames run at a given chunk size: chunk 1 and 7 cost one round trip per
+ * chunk, so they see a prefix of the signal. */
+static size_t frames_for_chunk(size_t chunk, size_t frames)
+{
+    size_t limit = chunk == 1 ? 20000 : chunk == 7 ? 150000 : frames;
+    return limit < frames ? limit : frames;
+}
+
+static int run_signal(const signal_case *sc)
+{
+    const double t0 = now();
+    const size_t ss = tu_sample_size(sc->precision);
+    const size_t ns = sc->frames * (size_t)sc->channels;
+    void *in = malloc(ns * ss);
+    double *taps = malloc(sc->num_taps * sizeof(double));
+    if (!in || !taps) {
+        free(in);
+        free(taps);
+        return TU_FAIL("%s: out of memory", sc->name);
+    }
+    tu_fill_signal(in, ns, ss, 0xc0da0000u + sc->num_taps);
+    tu_fill_taps(taps, sc->num_taps, 555 + sc->num_taps);
+    gf_config c = gf_config_default();
+    c.channels = sc->channels;
+    c.num_taps = sc->num_taps;
+    c.taps = sc->mean ? NULL : taps;
+    c.mode = sc->mode;
+    c.precision = sc->precision;
+
+    const size_t chunks[] = {1, 7, 4096, 1000000, WHOLE};
+    int bad = 0;
+    size_t runs = 0, oracle_frames = 0;
+    void *oracle = NULL;
+    char label[256];
+    for (size_t i = 0; i < sizeof chunks / sizeof chunks[0] && !bad; i++) {
+        const size_t chunk = chunks[i] == WHOLE ? sc->frames : chunks[i];
+        const size_t frames = frames_for_chunk(chunk, sc->frames);
+        if (frames != oracle_frames) {
+            /* ref over exactly these frames: the oracle. */
+            free(oracle);
+            gf_config r = c;
+            r.device = GF_DEVICE_REF;
+            r.chunk_frames = frames;
+            snprintf(label, sizeof label, "%s: ref over %zu frames", sc->name, frames);
+            oracle = tu_filter(label, &r, in, frames, 1, TU_ALL, TU_ALL);
+            oracle_frames = frames;
+            if (!oracle) {
+                bad++;
+                break;
+            }
+        }
+        c.device = GF_DEVICE_CUDA;
+        c.chunk_frames = chunk;
+        snprintf(label, sizeof label, "%s: cuda chunk %zu, %zu frames, push/pull", sc->name, chunk,
+                 frames);
+        bad += tu_check_run(label, &c, in, frames, oracle, 0, TU_RANDOM(3 * chunk + 5, i),
+                            TU_RANDOM(2 * chunk + 3, i + 1));
+        snprintf(label, sizeof label, "%s: cuda chunk %zu, %zu frames, process in pieces", sc->name,
+                 chunk, frames);
+        bad += tu_check_run(label, &c, in, frames, oracle, 1, TU_RANDOM(5 * chunk + 11, i + 2),
+                            TU_ALL);
+        snprintf(label, sizeof label, "%s: cuda chunk %zu, %zu frames, pinned process whole",
+                 sc->name, chunk, frames);
+        bad += check_pinned(label, &c, in, frames, oracle, TU_ALL, 0);
+        snprintf(label, sizeof label, "%s: cuda chunk %zu, %zu frames, pinned process pieces",
+                 sc->name, chunk, frames);
+        bad += check_pinned(label, &c, in, frames, oracle, TU_RANDOM(3 * chunk + 1, i + 3), 0);
+        snprintf(label, sizeof label, "%s: cuda chunk %zu, %zu frames, pinned in, malloc'd out",
+                 sc->name, chunk, frames);
+        bad += check_pinned(label, &c, in, frames, oracle, TU_ALL, 1);
+        runs += 5;
+    }
+    free(oracle);
+    free(taps);
+    free(in);
+    printf("%-36s %zu frames x %d ch: %zu cuda runs identical to ref, %.2f s\n", sc->name,
+           sc->frames, sc->channels, runs, now() - t0);
+    return bad;
+}
+
+/* Long filters: T = 255 with 8 channels (tiled kernel), T = 8192 mono f64
+ * (more than 48 KiB of shared memory), T = 8192 f64 x 4 and f32 x 8 (halo
+ * too large for shared memory: the global-memory kernel). */
+static int long_taps(void)
+{
+    const signal_case cases[] = {
+        {"long taps: T=255 8ch f32 same", 8, 60000, GF_PRECISION_F32, GF_MODE_SAME, 255, 0},
+        {"long taps: T=8192 mono f64 same", 1, 40000, GF_PRECISION_F64, GF_MODE_SAME, 8192, 0},
+        {"long taps: T=8192 mono f64 causal", 1, 30000, GF_PRECISION_F64, GF_MODE_CAUSAL, 8192, 1},
+        {"long taps: T=8192 4ch f64 same", 4, 8000, GF_PRECISION_F64, GF_MODE_SAME, 8192, 0},
+        {"long taps: T=8192 8ch f32 causal", 8, 6000, GF_PRECISION_F32, GF_MODE_CAUSAL, 8192, 0},
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !bad; i++) {
+        const signal_case *sc = &cases[i];
+        const double t0 = now();
+        const size_t ss = tu_sample_size(sc->precision);
+        const size_t ns = sc->frames * (size_t)sc->channels;
+        void *in = malloc(ns * ss);
+        double *taps = malloc(sc->num_taps * sizeof(double));
+        if (!in || !taps) {
+            free(in);
+            free(taps);
+            return TU_FAIL("out of memory");
+        }
+        tu_fill_signal(in, ns, ss, 0x10a6u + i);
+        tu_fill_taps(taps, sc->num_taps, 0x7a95u + i);
+        gf_config c = gf_config_default();
+        c.channels = sc->channels;
+        c.num_taps = sc->num_taps;
+        c.taps = sc->mean ? NULL : taps;
+        c.mode = sc->mode;
+        c.precision = sc->precision;
+        c.device = GF_DEVICE_CPU; /* bit-identical to ref (test_golden, test_seams), faster */
+        c.chunk_frames = sc->frames;
+        char label[256];
+        snprintf(label, sizeof label, "%s: cpu oracle", sc->name);
+        void *oracle = tu_filter(label, &c, in, sc->frames, 1, TU_ALL, TU_ALL);
+        if (!oracle)
+            bad++;
+        /* ref agrees with the oracle on a prefix (ref is serial: keep it short). */
+        const size_t pre = sc->frames < 3000 ? sc->frames : 3000;
+        void *oracle_pre = NULL;
+        if (!bad) {
+            c.chunk_frames = pre;
+            snprintf(label, sizeof label, "%s: cpu oracle prefix", sc->name);
+            oracle_pre = tu_filter(label, &c, in, pre, 1, TU_ALL, TU_ALL);
+            c.device = GF_DEVICE_REF;
+            snprintf(label, sizeof label, "%s: ref prefix vs cpu", sc->name);
+            bad += oracle_pre ? tu_check_run(label, &c, in, pre, oracle_pre, 1, TU_ALL, TU_ALL) : 1;
+        }
+        const size_t chunks[] = {0, 1000, 4093, WHOLE};
+        c.device = GF_DEVICE_CUDA;
+        for (size_t k = 0; k < sizeof chunks / sizeof chunks[0] && !bad; k++) {
+            c.chunk_frames = chunks[k] == WHOLE ? sc->frames : chunks[k];
+            snprintf(label, sizeof label, "%s: cuda chunk %zu, push/pull", sc->name,
+                     c.chunk_frames);
+            bad += tu_check_run(label, &c, in, sc->frames, oracle, 0, TU_RANDOM(7000, k),
+                                TU_RANDOM(5000, k + 1));
+            snprintf(label, sizeof label, "%s: cuda chunk %zu, pinned process", sc->name,
+                     c.chunk_frames);
+            bad += check_pinned(label, &c, in, sc->frames, oracle, TU_RANDOM(9000, k + 2), 0);
+        }
+        /* A chunk shorter than the halo: the halo spans several chunks. */
+        if (!bad) {
+            c.chunk_frames = 7;
+            snprintf(label, sizeof label, "%s: cuda chunk 7 over %zu frames", sc->name, pre);
+            bad += tu_check_run(label, &c, in, pre, oracle_pre, 0, TU_RANDOM(100, 9),
+                                TU_RANDOM(100, 10));
+        }
+        free(oracle_pre);
+        free(oracle);
+        free(taps);
+        free(in);
+        printf("%-36s %zu frames x %d ch: %s, %.2f s\n", sc->name, sc->frames, sc->channels,
+               bad ? "FAILED" : "identical", now() - t0);
+    }
+    return bad;
+}
+
+/* Several engines alive at once, with different taps: the first takes the
+ * whole constant bank (8192 f64 taps), so the others fall back to taps in
+ * global memory; after it is destroyed a new engine gets constant memory.
+ * Their chunks are interleaved so kernels of different engines run
+ * together. */
+enum { MULTI = 4 };
+
+typedef struct multi_engine {
+    gf_config cfg;
+    double taps[8192];
+    void *in, *out, *expected;
+    size_t frames, fb, off, total, cap;
+    gf_engine *e;
+    int flushed, done;
+} multi_engine;
+
+static int multi_setup(multi_engine *m, int channels, size_t T, gf_precision p, gf_mode mode,
+                       size_t frames, size_t chunk, uint64_t seed)
+{
+    m->cfg = gf_config_default();
+    m->cfg.channels = channels;
+    m->cfg.num_taps = T;
+    m->cfg.taps = m->taps;
+    m->cfg.precision = p;
+    m->cfg.mode = mode;
+    m->cfg.chunk_frames = chunk;
+    m->frames = frames;
+    m->fb = (size_t)channels * tu_sample_size(p);
+    tu_fill_taps(m->taps, T, seed);
+    m->in = malloc(frames * m->fb);
+    if (!m->in)
+        return TU_FAIL("out of memory");
+    tu_fill_signal(m->in, frames * (size_t)channels, tu_sample_size(p), seed + 1);
+    gf_config c = m->cfg;
+    c.device = GF_DEVICE_CPU;
+    c.chunk_frames = frames;
+    m->expected = tu_filter("multi-engine oracle (cpu)", &c, m->in, frames, 1, TU_ALL, TU_ALL);
+    if (!m->expected)
+        return 1;
+    c = m->cfg;
+    c.device = GF_DEVICE_CUDA;
+    char detail[256];
+    gf_status st = gf_engine_create(&c, &m->e, detail, sizeof detail);
+    if (st != GF_OK)
+        return TU_FAIL("multi-engine: create T=%zu: %s (%s)", T, gf_strerror(st), detail);
+    m->cap = frames + 1;
+    m->out = malloc(m->cap * m->fb);
+    return m->out ? 0 : TU_FAIL("out of memory");
+}
+
+static void multi_free(multi_engine *m)
+{
+    gf_engine_destroy(m->e);
+    free(m->in);
+    free(m->out);
+    free(m->expected);
+    memset(m, 0, sizeof *m);
+}
+
+/* One round: push a little and pull a little on every engine in turn. */
+static int multi_run(multi_engine *ms, int n, const char *what)
+{
+    tu_rng r = {12345};
+    int bad = 0, left = n;
+    for (int i = 0; i < n; i++)
+        ms[i].off = ms[i].total = 0, ms[i].flushed = ms[i].done = 0;
+    while (left > 0 && !bad) {
+        for (int i = 0; i < n && !bad; i++) {
+            multi_engine *m = &ms[i];
+            if (m->done)
+                continue;
+            size_t used = 0, got = 0;
+            gf_status st = GF_OK;
+            if (m->off < m->frames) {
+                size_t k = 1 + tu_rng_below(&r, 3000);
+                if (k > m->frames - m->off)
+                    k = m->frames - m->off;
+                st = gf_engine_push(m->e, (unsigned char *)m->in + m->off * m->fb, k, &used);
+                m->off += used;
+            } else if (!m->flushed) {
+                st = gf_engine_flush(m->e);
+                m->flushed = 1;
+            }
+            if (st == GF_OK)
+                st = gf_engine_pull(m->e, (unsigned char *)m->out + m->total * m->fb,
+                                    m->cap - m->total, &got);
+            if (st != GF_OK) {
+                bad += TU_FAIL("%s: engine %d: %s (%s)", what, i, gf_strerror(st),
+                               gf_engine_error(m->e));
+                break;
+            }
+            m->total += got;
+            if (m->flushed && got == 0) {
+                m->done = 1;
+                left--;
+                char label[128];
+                snprintf(label, sizeof label, "%s: engine %d (T=%zu, %d ch)", what, i,
+                         m->cfg.num_taps, m->cfg.channels);
+                bad += TU_CHECK(m->total == m->frames, "%s: %zu frames in, %zu out", label,
+                                m->frames, m->total);
+                if (!bad)
+                    bad +=
+                        tu_compare(label, m->expected, m->out, m->frames * (size_t)m->cfg.channels,
+                                   tu_sample_size(m->cfg.precision), (size_t)m->cfg.channels);
+            }
+        }
+    }
+    return bad;
+}
+
+static int multi_engines(void)
+{
+    const double t0 = now();
+    static multi_engine ms[MULTI];
+    memset(ms, 0, sizeof ms);
+    int bad = 0;
+    bad += multi_setup(&ms[0], 1, 8192, GF_PRECISION_F64, GF_MODE_SAME, 30000, 4096, 1);
+    bad += multi_setup(&ms[1], 2, 255, GF_PRECISION_F32, GF_MODE_SAME, 200000, 8192, 2);
+    bad += multi_setup(&ms[2], 1, 5, GF_PRECISION_F32, GF_MODE_CAUSAL, 300000, 1000, 3);
+    bad += multi_setup(&ms[3], 3, 100, GF_PRECISION_F64, GF_MODE_CAUSAL, 100000, 3000, 4);
+    if (!bad)
+        bad += multi_run(ms, MULTI, "4 engines at once");
+    /* The constant bank is free again: a new engine, with the others alive
+     * (and reset for a new stream). */
+    if (!bad) {
+        multi_free(&ms[0]);
+        for (int i = 1; i < MULTI && !bad; i++)
+            bad += TU_CHECK(gf_engine_reset(ms[i].e) == GF_OK, "reset engine %d", i);
+        bad += multi_setup(&ms[0], 2, 1000, GF_PRECISION_F64, GF_MODE_SAME, 50000, 5000, 5);
+        if (!bad)
+            bad += multi_run(ms, MULTI, "after replacing engine 0");
+        for (int i = 0; i < MULTI && !bad; i++)
+            bad += TU_CHECK(gf_engine_reset(ms[i].e) == GF_OK, "reset engine %d", i);
+        if (!bad)
+            bad += multi_run(ms, MULTI, "after reset");
+    }
+    for (int i = 0; i < MULTI; i++)
+        multi_free(&ms[i]);
+    printf("%-36s %s, %.2f s\n", "several engines at once", bad ? "FAILED" : "identical",
+           now() - t0);
+    return bad;
+}
+
+/* A device that does not exist is refused with GF_ERR_NO_DEVICE, and leaves
+ * nothing behind that breaks the next engine. */
+static int device_errors(void)
+{
+    gf_config c = gf_config_default();
+    c.device = GF_DEVICE_CUDA;
+    c.cuda_device = 999;
+    gf_engine *e = (gf_engine *)&e;
+    char detail[256] = "";
+    gf_status st = gf_engine_create(&c, &e, detail, sizeof detail);
+    int bad =
+        TU_CHECK(st == GF_ERR_NO_DEVICE && e == NULL && detail[0] != '\0',
+                 "cuda_device 999: status %d (%s), detail '%s'", (int)st, gf_strerror(st), detail);
+    if (st == GF_OK)
+        gf_engine_destroy(e);
+
+    enum { N = 5000 };
+    static float in[N], expected[N];
+    tu_fill_signal(in, N, sizeof(float), 99);
+    c.cuda_device = 0;
+    c.num_taps = 5;
+    c.device = GF_DEVICE_CPU;
+    float *cpu = tu_filter("after a bad device: cpu", &c, in, N, 1, TU_ALL, TU_ALL);
+    if (!cpu)
+        return bad + 1;
+    memcpy(expected, cpu, sizeof expected);
+    free(cpu);
+    c.device = GF_DEVICE_CUDA;
+    bad += tu_check_run("cuda device 0 after a failed create on device 999", &c, in, N, expected, 0,
+                        TU_RANDOM(700, 1), TU_RANDOM(900, 2));
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    if (!gf_cuda_available()) {
+        printf("test_cuda: no usable CUDA device, skipped\n");
+        return 77;
+    }
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s GOLDEN_DIR\n", argv[0]);
+        return 1;
+    }
+    const double t0 = now();
+    int bad = 0;
+
+    tu_golden *cases = NULL;
+    const size_t n = tu_golden_load(argv[1], &cases);
+    if (n == 0)
+        return 1;
+    size_t runs = 0;
+    if (!bad)
+        bad += tu_golden_check_all(cases, n, GF_DEVICE_CUDA, &runs);
+    if (!bad)
+        bad += golden_pinned(cases, n, &runs);
+    tu_golden_free(cases, n);
+    printf("cuda: %zu golden cases, %zu runs compared bit for bit, %.2f s\n", n, runs, now() - t0);
+
+    const signal_case signals[] = {
+        {"f32 stereo T=5 same", 2, 1200000, GF_PRECISION_F32, GF_MODE_SAME, 5, 0},
+        {"f32 stereo T=255 causal mean", 2, 1200000, GF_PRECISION_F32, GF_MODE_CAUSAL, 255, 1},
+        {"f64 mono T=25 same", 1, 1100000, GF_PRECISION_F64, GF_MODE_SAME, 25, 0},
+    };
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0] && !bad; i++)
+        bad += run_signal(&signals[i]);
+    if (!bad)
+        bad += long_taps();
+    if (!bad)
+        bad += multi_engines();
+    if (!bad)
+        bad += device_errors();
+    if (bad) {
+        fprintf(stderr, "test_cuda: FAILED\n");
+        return 1;
+    }
+    printf("test_cuda: all bit-exact, %.1f s\n", now() - t0);
+    return 0;
+}

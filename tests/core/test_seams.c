@@ -1,0 +1,363 @@
+/*
+ * The seamless-chunk contract on long streams (> 1,000,000 frames): any
+ * chunk size, any pattern of push / pull / process sizes, the ref and the
+ * cpu backend all give the same bytes, and exactly as many output frames as
+ * input frames, in same and causal mode. Also reset, repeated flush and the
+ * calls refused after flush.
+ *
+ * The oracle for each signal is the cpu backend over the whole signal in one
+ * chunk; the ref backend over the whole signal must equal it, and for short
+ * filters every variant also runs on ref (a 255-tap ref run at chunk 1 over
+ * 1.2M frames would cost too much in a Debug build).
+ */
+#include "test_util.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define WHOLE SIZE_MAX /* chunk = the signal's length */
+
+typedef struct seam_case {
+    const char *name;
+    int channels;
+    size_t frames;
+    gf_precision precision;
+    gf_mode mode;
+    size_t num_taps;
+    int mean;      /* mean filter, else random taps */
+    int ref_all;   /* every variant on ref as well as cpu */
+    unsigned mask; /* which of variants[] to run: bit v for variants[v] */
+} seam_case;
+
+typedef struct variant {
+    size_t chunk;
+    int process; /* gf_engine_process in pieces of a, else push a / pull b */
+    tu_pattern a, b;
+    int threads;
+} variant;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static gf_config case_config(const seam_case *sc, const double *taps, gf_device dev, size_t chunk)
+{
+    gf_config c = gf_config_default();
+    c.channels = sc->channels;
+    c.num_taps = sc->num_taps;
+    c.taps = sc->mean ? NULL : taps;
+    c.mode = sc->mode;
+    c.precision = sc->precision;
+    c.device = dev;
+    c.chunk_frames = chunk == WHOLE ? sc->frames : chunk;
+    return c;
+}
+
+/* Chunk sizes 1, 7, 4096, 1,000,000 and whole, each through push/pull with
+ * irregular sizes (1 frame, random, everything) and through process in
+ * pieces. The even and odd halves each hold every chunk size. */
+static const variant variants[] = {
+    {1, 0, {1, 0, 0, 0}, {0, 1, 3000, 1}, 0},
+    {1, 1, {0, 1, 100000, 2}, {0, 0, 0, 0}, 0},
+    {7, 0, {0, 1, 10000, 3}, {1, 0, 0, 0}, 3},
+    {7, 1, {0, 1, 5000, 4}, {0, 0, 0, 0}, 1},
+    {4096, 0, {0, 1, 100000, 5}, {0, 1, 50000, 6}, 0},
+    {4096, 1, {4095, 0, 0, 0}, {0, 0, 0, 0}, 2},
+    {1000000, 0, {0, 0, 0, 0}, {0, 1, 300000, 7}, 0},
+    {1000000, 1, {0, 1, 700000, 8}, {0, 0, 0, 0}, 3},
+    {WHOLE, 0, {1, 0, 0, 0}, {0, 0, 0, 0}, 0},
+    {WHOLE, 1, {0, 1, 400000, 9}, {0, 0, 0, 0}, 0},
+};
+
+static void describe_pattern(char *buf, size_t size, tu_pattern p)
+{
+    if (p.random)
+        snprintf(buf, size, "random 1..%zu", p.max);
+    else if (p.fixed)
+        snprintf(buf, size, "%zu", p.fixed);
+    else
+        snprintf(buf, size, "all");
+}
+
+static int run_case(const seam_case *sc)
+{
+    const double t0 = now();
+    const size_t ss = tu_sample_size(sc->precision);
+    const size_t ns = sc->frames * (size_t)sc->channels;
+    void *in = malloc(ns * ss);
+    double taps[255];
+    if (!in || sc->num_taps > 255)
+        return TU_FAIL("%s: setup", sc->name);
+    tu_fill_signal(in, ns, ss, 0x5eed0000u + sc->num_taps);
+    tu_fill_taps(taps, sc->num_taps, 77 + sc->num_taps);
+
+    int bad = 0;
+    size_t runs = 0;
+    char label[256];
+    gf_config c = case_config(sc, taps, GF_DEVICE_CPU, WHOLE);
+    snprintf(label, sizeof label, "%s: cpu whole", sc->name);
+    void *base = tu_filter(label, &c, in, sc->frames, 1, TU_ALL, TU_ALL);
+    if (!base) {
+        free(in);
+        return 1;
+    }
+    c = case_config(sc, taps, GF_DEVICE_REF, WHOLE);
+    snprintf(label, sizeof label, "%s: ref whole vs cpu whole", sc->name);
+    bad += tu_check_run(label, &c, in, sc->frames, base, 1, TU_ALL, TU_ALL);
+    runs += 2;
+
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0] && !bad; v++) {
+        const variant *va = &variants[v];
+        if (!(sc->mask & (1u << v)))
+            continue;
+        for (int d = 0; d < 2 && !bad; d++) {
+            const gf_device dev = d ? GF_DEVICE_REF : GF_DEVICE_CPU;
+            if (dev == GF_DEVICE_REF && !sc->ref_all)
+                continue;
+            c = case_config(sc, taps, dev, va->chunk);
+            c.threads = va->threads;
+            char pa[32], pb[32];
+            describe_pattern(pa, sizeof pa, va->a);
+            describe_pattern(pb, sizeof pb, va->b);
+            if (va->process)
+                snprintf(label, sizeof label, "%s: %s chunk %zu, process pieces %s", sc->name,
+                         tu_device_name(dev), c.chunk_frames, pa);
+            else
+                snprintf(label, sizeof label, "%s: %s chunk %zu, push %s / pull %s", sc->name,
+                         tu_device_name(dev), c.chunk_frames, pa, pb);
+            bad += tu_check_run(label, &c, in, sc->frames, base, va->process, va->a, va->b);
+            runs++;
+        }
+    }
+    free(base);
+    free(in);
+    printf("%-40s %zu frames x %d ch: %zu runs identical, %.2f s\n", sc->name, sc->frames,
+           sc->channels, runs, now() - t0);
+    return bad;
+}
+
+/* Push/pull and process calls interleaved in one stream, in random order. */
+static int run_mixed(gf_engine *e, const void *in, size_t frames, void *out, size_t cap, size_t fb,
+                     uint64_t seed, size_t *produced)
+{
+    tu_rng r = {seed};
+    const unsigned char *src = in;
+    unsigned char *dst = out;
+    const size_t pending = gf_engine_max_pending(e);
+    size_t off = 0, total = 0;
+    gf_status st;
+    while (off < frames) {
+        size_t n = 1 + tu_rng_below(&r, 20000), got = 0;
+        if (n > frames - off)
+            n = frames - off;
+        if (tu_rng_below(&r, 3) == 0) {
+            if (cap - total < n + pending)
+                return TU_FAIL("mixed: test bug, output buffer too small");
+            if ((st = gf_engine_process(e, src + off * fb, n, dst + total * fb, &got)) != GF_OK)
+                return TU_FAIL("mixed: process: %s", gf_strerror(st));
+            off += n;
+        } else {
+            size_t used = 0;
+            if ((st = gf_engine_push(e, src + off * fb, n, &used)) != GF_OK)
+                return TU_FAIL("mixed: push: %s", gf_strerror(st));
+            off += used;
+            const size_t m = 1 + tu_rng_below(&r, 30000);
+            if ((st = gf_engine_pull(e, dst + total * fb, m < cap - total ? m : cap - total,
+                                     &got)) != GF_OK)
+                return TU_FAIL("mixed: pull: %s", gf_strerror(st));
+        }
+        total += got;
+    }
+    if ((st = gf_engine_flush(e)) != GF_OK)
+        return TU_FAIL("mixed: flush: %s", gf_strerror(st));
+    for (;;) {
+        size_t got = 0;
+        if ((st = gf_engine_pull(e, dst + total * fb, cap - total, &got)) != GF_OK)
+            return TU_FAIL("mixed: pull after flush: %s", gf_strerror(st));
+        if (got == 0)
+            break;
+        total += got;
+    }
+    *produced = total;
+    return 0;
+}
+
+/* Push everything, flush, pull everything: the output count goes to *n. */
+static gf_status stream_all(gf_engine *e, const void *in, size_t frames, void *out, size_t cap,
+                            size_t fb, size_t *n)
+{
+    return tu_run_stream(e, in, frames, out, cap, fb, TU_RANDOM(50000, 99), TU_RANDOM(40000, 98), n)
+               ? GF_ERR_STATE
+               : GF_OK;
+}
+
+/* Reset, repeated flush, refused calls after flush, and mixed call patterns,
+ * on a shorter stream (both backends, f32 and f64, both modes). */
+static int test_lifecycle(void)
+{
+    const double t0 = now();
+    int bad = 0;
+    enum { N = 300000, C = 2 };
+    double taps[25];
+    tu_fill_taps(taps, 25, 4242);
+    for (int p = 0; p < 2; p++)
+        for (int m = 0; m < 2; m++)
+            for (int d = 0; d < 2; d++) {
+                gf_config c = gf_config_default();
+                c.channels = C;
+                c.num_taps = 25;
+                c.taps = taps;
+                c.mode = m ? GF_MODE_CAUSAL : GF_MODE_SAME;
+                c.precision = p ? GF_PRECISION_F64 : GF_PRECISION_F32;
+                c.device = d ? GF_DEVICE_REF : GF_DEVICE_CPU;
+                c.chunk_frames = 10007;
+                const size_t ss = tu_sample_size(c.precision), fb = C * ss;
+                char what[128];
+                snprintf(what, sizeof what, "lifecycle %s %s %s", tu_device_name(c.device),
+                         p ? "f64" : "f32", m ? "causal" : "same");
+                void *in = malloc(N * fb);
+                if (!in)
+                    return bad + TU_FAIL("out of memory");
+                tu_fill_signal(in, (size_t)N * C, ss, 31337);
+                gf_config cw = c;
+                cw.chunk_frames = N;
+                void *base = tu_filter(what, &cw, in, N, 1, TU_ALL, TU_ALL);
+                gf_engine *e = NULL;
+                if (!base || gf_engine_create(&c, &e, NULL, 0) != GF_OK) {
+                    free(in);
+                    free(base);
+                    return bad + TU_FAIL("%s: setup", what);
+                }
+                const size_t cap = N + gf_engine_max_pending(e) + 1;
+                unsigned char *out = malloc(cap * fb);
+                if (!out) {
+                    free(in);
+                    free(base);
+                    gf_engine_destroy(e);
+                    return bad + TU_FAIL("out of memory");
+                }
+                size_t n = 0, got = 0, used = 0;
+                char label[192];
+
+                /* 1. A full stream, reset, the same stream again. */
+                for (int round = 0; round < 2; round++) {
+                    memset(out, 0, cap * fb);
+                    gf_status st = stream_all(e, in, N, out, cap, fb, &n);
+                    snprintf(label, sizeof label, "%s: stream %d of 2 (the second after reset)",
+                             what, round + 1);
+                    bad += TU_CHECK(st == GF_OK && n == N, "%s: %zu frames out", label, n);
+                    if (st == GF_OK && n == N)
+                        bad += tu_compare(label, base, out, (size_t)N * C, ss, C);
+                    bad += TU_CHECK(gf_engine_reset(e) == GF_OK, "%s: reset", label);
+                }
+
+                /* 2. Reset in the middle of a stream forgets the input. */
+                bad += TU_CHECK(gf_engine_push(e, in, N / 3, &used) == GF_OK, "%s: push", what);
+                bad += TU_CHECK(gf_engine_pull(e, out, N, &got) == GF_OK, "%s: pull", what);
+                bad += TU_CHECK(gf_engine_reset(e) == GF_OK, "%s: reset mid-stream", what);
+                gf_status st = stream_all(e, in, N, out, cap, fb, &n);
+                snprintf(label, sizeof label, "%s: stream after a mid-stream reset", what);
+                bad += TU_CHECK(st == GF_OK && n == N, "%s: %zu frames out", label, n);
+                if (st == GF_OK && n == N)
+                    bad += tu_compare(label, base, out, (size_t)N * C, ss, C);
+                gf_engine_reset(e);
+
+                /* 3. Flush twice, pull part, flush again, pull the rest. */
+                size_t off = 0;
+                n = 0;
+                while (off < N) {
+                    bad += TU_CHECK(
+                        gf_engine_push(e, (unsigned char *)in + off * fb, N - off, &used) == GF_OK,
+                        "%s: push", what);
+                    off += used;
+                    bad += TU_CHECK(gf_engine_pull(e, out + n * fb, cap - n, &got) == GF_OK,
+                                    "%s: pull", what);
+                    n += got;
+                }
+                bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: flush", what);
+                bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: second flush", what);
+                bad +=
+                    TU_CHECK(gf_engine_pull(e, out + n * fb, 5, &got) == GF_OK, "%s: pull", what);
+                n += got;
+                bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: third flush", what);
+                st = gf_engine_push(e, in, 1, &used);
+                bad += TU_CHECK(st == GF_ERR_STATE && used == 0,
+                                "%s: push after flush: %d, consumed %zu", what, (int)st, used);
+                st = gf_engine_process(e, in, 1, out + n * fb, &got);
+                bad += TU_CHECK(st == GF_ERR_STATE && got == 0,
+                                "%s: process after flush: %d, produced %zu", what, (int)st, got);
+                while ((st = gf_engine_pull(e, out + n * fb, cap - n, &got)) == GF_OK && got > 0)
+                    n += got;
+                bad += TU_CHECK(st == GF_OK, "%s: pull after flush: %s", what, gf_strerror(st));
+                bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: flush after the end", what);
+                bad += TU_CHECK(gf_engine_pull(e, out + n * fb, cap - n, &got) == GF_OK && got == 0,
+                                "%s: pull after the end gave %zu frames", what, got);
+                snprintf(label, sizeof label, "%s: repeated flush", what);
+                bad += TU_CHECK(n == N, "%s: %zu frames out", label, n);
+                if (n == N)
+                    bad += tu_compare(label, base, out, (size_t)N * C, ss, C);
+
+                /* 4. After reset, pushes are accepted again; mixed call patterns. */
+                for (uint64_t seed = 1; seed <= 3; seed++) {
+                    bad += TU_CHECK(gf_engine_reset(e) == GF_OK, "%s: reset", what);
+                    snprintf(label, sizeof label, "%s: mixed push/pull/process, seed %llu", what,
+                             (unsigned long long)seed);
+                    if (run_mixed(e, in, N, out, cap, fb, seed, &n)) {
+                        bad += TU_FAIL("%s: run failed", label);
+                        continue;
+                    }
+                    bad += TU_CHECK(n == N, "%s: %zu frames out", label, n);
+                    if (n == N)
+                        bad += tu_compare(label, base, out, (size_t)N * C, ss, C);
+                }
+
+                /* 5. An empty stream: flush at once, nothing out. */
+                gf_engine_reset(e);
+                bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: flush empty", what);
+                bad += TU_CHECK(gf_engine_pull(e, out, cap, &got) == GF_OK && got == 0,
+                                "%s: empty stream gave %zu frames", what, got);
+
+                gf_engine_destroy(e);
+                free(out);
+                free(base);
+                free(in);
+            }
+    printf("%-40s %d frames x %d ch: %.2f s\n", "lifecycle (reset, flush, mixed calls)", N, C,
+           now() - t0);
+    return bad;
+}
+
+#define ALL  0x3ffu
+#define EVEN 0x199u /* variants 0, 3, 4, 7, 8 */
+#define ODD  0x266u /* variants 1, 2, 5, 6, 9 */
+
+int main(void)
+{
+    const seam_case cases[] = {
+        {"f32 stereo T=5 same", 2, 1200000, GF_PRECISION_F32, GF_MODE_SAME, 5, 0, 1, ALL},
+        {"f32 stereo T=5 causal mean", 2, 1200000, GF_PRECISION_F32, GF_MODE_CAUSAL, 5, 1, 1, ALL},
+        {"f32 stereo T=255 same", 2, 1200000, GF_PRECISION_F32, GF_MODE_SAME, 255, 0, 0, EVEN},
+        {"f32 mono T=255 causal mean", 1, 1050000, GF_PRECISION_F32, GF_MODE_CAUSAL, 255, 1, 0,
+         ODD},
+        {"f64 mono T=5 causal", 1, 1100000, GF_PRECISION_F64, GF_MODE_CAUSAL, 5, 0, 1, ALL},
+        {"f64 mono T=255 same mean", 1, 1100000, GF_PRECISION_F64, GF_MODE_SAME, 255, 1, 0, ODD},
+    };
+    const double t0 = now();
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !bad; i++)
+        bad += run_case(&cases[i]);
+    if (!bad)
+        bad += test_lifecycle();
+    if (bad) {
+        fprintf(stderr, "test_seams: FAILED\n");
+        return 1;
+    }
+    printf("test_seams: all identical, %.1f s\n", now() - t0);
+    return 0;
+}

@@ -1,0 +1,150 @@
+/*
+ * Helpers shared by the core tests: failure reporting, a deterministic
+ * random source, the golden-vector loader (format: tests/golden/gen_golden.py)
+ * and drivers that run a whole stream through an engine with a given
+ * pattern of push / pull / process sizes.
+ *
+ * Every check prints one line naming what failed and returns a non-zero
+ * count; tests add those up and exit 1 when any is non-zero.
+ */
+#ifndef GF_TEST_UTIL_H
+#define GF_TEST_UTIL_H
+
+#include "gpufilt.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Print "file:line: message" and count one failure. */
+#define TU_FAIL(...) tu_fail(__FILE__, __LINE__, __VA_ARGS__)
+/* Evaluates to 0 when cond holds, else prints and evaluates to 1. */
+#define TU_CHECK(cond, ...) ((cond) ? 0 : TU_FAIL(__VA_ARGS__))
+
+int tu_fail(const char *file, int line, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* splitmix64: deterministic, platform-independent. */
+typedef struct tu_rng {
+    uint64_t s;
+} tu_rng;
+
+uint64_t tu_rng_next(tu_rng *r);
+/* Uniform in [0, n), n > 0. */
+size_t tu_rng_below(tu_rng *r, size_t n);
+/* Uniform in [-1, 1). */
+double tu_rng_sym(tu_rng *r);
+
+/* n samples of a test signal in [-1, 1) with about 1% of values up to +-1000,
+ * written as float (ss == 4) or double (ss == 8). */
+void tu_fill_signal(void *dst, size_t n, size_t ss, uint64_t seed);
+/* n random taps, mixed signs, about unit gain in total. */
+void tu_fill_taps(double *taps, size_t n, uint64_t seed);
+
+/* Bytes per sample for a precision. */
+size_t tu_sample_size(gf_precision p);
+
+/* Index of the first of n samples (ss bytes each) that differ bitwise, or n. */
+size_t tu_first_diff(const void *a, const void *b, size_t n, size_t ss);
+
+/*
+ * memcmp of n samples; on a difference prints what, the frame and channel of
+ * the first mismatching sample, expected and actual (value and bits), and
+ * the number of mismatching samples. Returns 0 when equal, else 1.
+ */
+int tu_compare(const char *what, const void *expected, const void *actual, size_t n, size_t ss,
+               size_t channels);
+
+/* One golden case (see gen_golden.py for the file format). */
+typedef struct tu_golden {
+    char file[64];
+    char name[33];
+    gf_precision precision;
+    gf_mode mode;
+    int channels;
+    size_t num_taps;
+    size_t frames;
+    int mean;     /* 1: config.taps = NULL (mean filter) */
+    double *taps; /* explicit taps, or the mean filter's 1/T in the precision */
+    void *x, *y;  /* frames * channels samples each */
+    size_t ss;
+} tu_golden;
+
+/* Load every case named in dir/MANIFEST.txt. Returns the number of cases
+ * (> 0) or 0 after printing why it failed. Free with tu_golden_free. */
+size_t tu_golden_load(const char *dir, tu_golden **cases);
+void tu_golden_free(tu_golden *cases, size_t n);
+
+/* A config for a golden case on a device with a chunk size. */
+gf_config tu_golden_config(const tu_golden *g, gf_device dev, size_t chunk);
+
+/*
+ * Sizes for successive push / pull / process calls: `fixed` frames each
+ * (0 = everything left), or with `random` set, 1 .. max frames drawn from
+ * seed, with a 1-frame call every so often and an occasional call for
+ * everything left.
+ */
+typedef struct tu_pattern {
+    size_t fixed;
+    int random;
+    size_t max;
+    uint64_t seed;
+} tu_pattern;
+
+#define TU_ALL               ((tu_pattern){0, 0, 0, 0})
+#define TU_FIXED(n)          ((tu_pattern){(n), 0, 0, 0})
+#define TU_RANDOM(max, seed) ((tu_pattern){0, 1, (max), (seed)})
+
+/*
+ * Run frames input frames through e with push/pull calls sized by push and
+ * pull, then flush and drain. out must hold cap frames (fb bytes each); the
+ * output count goes to *produced. Checks the call contracts on the way
+ * (consumed <= offered, got <= asked, no stall, push after flush refused).
+ * Returns 0 on success, else prints and returns 1.
+ */
+int tu_run_stream(gf_engine *e, const void *in, size_t frames, void *out, size_t cap, size_t fb,
+                  tu_pattern push, tu_pattern pull, size_t *produced);
+
+/*
+ * The same with gf_engine_process calls sized by pieces (each given
+ * room for pieces + gf_engine_max_pending frames), then flush and drain.
+ */
+int tu_run_process(gf_engine *e, const void *in, size_t frames, void *out, size_t cap, size_t fb,
+                   tu_pattern pieces, size_t *produced);
+
+/* "ref", "cpu" or "cuda": the backend name gf_engine_backend reports for dev. */
+const char *tu_device_name(gf_device dev);
+
+/*
+ * Create an engine for cfg and run frames input frames through it: with
+ * gf_engine_process calls sized by pattern a when use_process, else with
+ * push/pull calls sized by a and b. Checks the backend name (unless cfg asks
+ * for auto), that the output length equals the input length exactly and that
+ * nothing was written past it in out, which holds out_cap frames (at least
+ * frames + gf_engine_max_pending + 1 for process, frames + 1 otherwise).
+ * label names the run in messages. Returns the number of failures (0 or 1).
+ */
+int tu_filter_into(const char *label, const gf_config *cfg, const void *in, size_t frames,
+                   int use_process, tu_pattern a, tu_pattern b, void *out, size_t out_cap);
+
+/* The same into a malloc'd buffer, returned (free with free), or NULL after
+ * printing what failed. */
+void *tu_filter(const char *label, const gf_config *cfg, const void *in, size_t frames,
+                int use_process, tu_pattern a, tu_pattern b);
+
+/* tu_filter, then tu_compare with expected. Returns the number of failures. */
+int tu_check_run(const char *label, const gf_config *cfg, const void *in, size_t frames,
+                 const void *expected, int use_process, tu_pattern a, tu_pattern b);
+
+/*
+ * Every golden case through device dev, bit for bit: chunk sizes 0 (default),
+ * 1, 7, 64, 1000, frames and frames + 3, each with push/pull (whole, fixed
+ * and random sizes) and with gf_engine_process in pieces; also the taps in
+ * use. *runs counts the runs compared. Returns the number of failures.
+ */
+int tu_golden_check_all(const tu_golden *cases, size_t n, gf_device dev, size_t *runs);
+
+#endif /* GF_TEST_UTIL_H */
