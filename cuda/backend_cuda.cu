@@ -40,8 +40,9 @@ typedef struct cuda_state {
     size_t ss, hs;
     int const_page, const_npages; /* -1: taps in global memory */
     void *d_taps;
-    int tiled; /* halo fits the tiled kernel's shared memory */
+    enum { KERNEL_PIPE, KERNEL_TILED, KERNEL_GLOBAL } kernel; /* by shared-memory fit */
     size_t smem;
+    unsigned pipe_grid; /* persistent grid of the pipelined kernel */
     cuda_slot slot[CUDA_SLOTS];
     char err[256];
 } cuda_state;
@@ -123,7 +124,9 @@ static void cuda_destroy(void *state)
     cuda_state *s = (cuda_state *)state;
     if (!s)
         return;
-    cudaSetDevice(s->dev);
+    /* Teardown reports nothing; leave no error for the next caller's check. */
+    if (cudaSetDevice(s->dev) != cudaSuccess)
+        cudaGetLastError();
     for (int i = 0; i < CUDA_SLOTS; i++) {
         if (s->slot[i].stream)
             cudaStreamSynchronize(s->slot[i].stream);
@@ -135,9 +138,47 @@ static void cuda_destroy(void *state)
         cudaFree(s->slot[i].d_out);
     }
     cudaFree(s->d_taps);
+    cudaGetLastError();
     if (s->const_page >= 0)
         const_free(s->dev, s->const_page, s->const_npages);
     free(s);
+}
+
+/* Raise a kernel's dynamic shared-memory limit when it needs more than 48 KiB. */
+template <typename K> static cudaError_t allow_smem(K kernel, size_t bytes)
+{
+    if (bytes <= 48 * 1024)
+        return cudaSuccess;
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+}
+
+/* The pipelined kernel where two stages fit shared memory, else the
+ * single-stage tiled kernel, else the global-memory kernel. */
+template <typename T> static gf_status pick_kernel(cuda_state *s)
+{
+    int optin = 0, sms = 0, per_sm = 0;
+    CUDA_TRY(s, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, s->dev));
+    CUDA_TRY(s, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, s->dev));
+    const long long hs = (long long)s->hs;
+    const bool ct = s->const_page >= 0;
+    if (gf::pipe_smem_bytes<T>(hs) <= (size_t)optin) {
+        s->kernel = cuda_state::KERNEL_PIPE;
+        s->smem = gf::pipe_smem_bytes<T>(hs);
+        void (*k)(const T *, T *, long long, long long, int, int, const T *, int) =
+            ct ? gf::fir_tiled_pipe<T, true> : gf::fir_tiled_pipe<T, false>;
+        CUDA_TRY(s, allow_smem(k, s->smem));
+        CUDA_TRY(s, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, gf::TILE_THREADS,
+                                                                  s->smem));
+        s->pipe_grid = (unsigned)(sms * (per_sm > 0 ? per_sm : 1));
+    } else if (gf::tiled_smem_bytes<T>(hs) <= (size_t)optin) {
+        s->kernel = cuda_state::KERNEL_TILED;
+        s->smem = gf::tiled_smem_bytes<T>(hs);
+        CUDA_TRY(s, allow_smem(ct ? gf::fir_tiled<T, true> : gf::fir_tiled<T, false>, s->smem));
+    } else {
+        s->kernel = cuda_state::KERNEL_GLOBAL;
+        s->smem = 0;
+    }
+    return GF_OK;
 }
 
 static gf_status setup(cuda_state *s)
@@ -162,28 +203,14 @@ static gf_status setup(cuda_state *s)
         CUDA_TRY(s, cudaMemcpy(s->d_taps, p->taps, tap_bytes, cudaMemcpyHostToDevice));
     }
 
-    int smem_optin = 0;
-    CUDA_TRY(s,
-             cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, s->dev));
-    s->smem = p->precision == GF_PRECISION_F32 ? gf::tiled_smem_bytes<float>((long long)s->hs)
-                                               : gf::tiled_smem_bytes<double>((long long)s->hs);
-    s->tiled = s->smem <= (size_t)smem_optin;
-    if (s->tiled && s->smem > 48 * 1024) {
-        if (p->precision == GF_PRECISION_F32) {
-            CUDA_TRY(s, cudaFuncSetAttribute(gf::fir_tiled<float, true>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)s->smem));
-            CUDA_TRY(s, cudaFuncSetAttribute(gf::fir_tiled<float, false>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)s->smem));
-        } else {
-            CUDA_TRY(s, cudaFuncSetAttribute(gf::fir_tiled<double, true>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)s->smem));
-            CUDA_TRY(s, cudaFuncSetAttribute(gf::fir_tiled<double, false>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)s->smem));
-        }
+    if (p->precision == GF_PRECISION_F32) {
+        gf_status st = pick_kernel<float>(s);
+        if (st != GF_OK)
+            return st;
+    } else {
+        gf_status st = pick_kernel<double>(s);
+        if (st != GF_OK)
+            return st;
     }
 
     const size_t chunk = p->chunk_frames * (size_t)p->channels;
@@ -233,8 +260,17 @@ static void launch(const cuda_state *s, cudaStream_t st, const T *buf, T *y, lon
     const T *gt = (const T *)s->d_taps;
     const int coff = s->const_page < 0 ? 0 : (int)(s->const_page * CONST_PAGE / sizeof(T));
     const bool ct = s->const_page >= 0;
-    if (s->tiled) {
-        const unsigned grid = (unsigned)((n1 - n0 + gf::TILE_OUT - 1) / gf::TILE_OUT);
+    const long long tiles = (n1 - n0 + gf::TILE_OUT - 1) / gf::TILE_OUT;
+    if (s->kernel == cuda_state::KERNEL_PIPE) {
+        const unsigned grid = (unsigned)(tiles < s->pipe_grid ? tiles : s->pipe_grid);
+        if (ct)
+            gf::fir_tiled_pipe<T, true>
+                <<<grid, gf::TILE_THREADS, s->smem, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
+        else
+            gf::fir_tiled_pipe<T, false>
+                <<<grid, gf::TILE_THREADS, s->smem, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
+    } else if (s->kernel == cuda_state::KERNEL_TILED) {
+        const unsigned grid = (unsigned)tiles;
         if (ct)
             gf::fir_tiled<T, true>
                 <<<grid, gf::TILE_THREADS, s->smem, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
@@ -242,7 +278,7 @@ static void launch(const cuda_state *s, cudaStream_t st, const T *buf, T *y, lon
             gf::fir_tiled<T, false>
                 <<<grid, gf::TILE_THREADS, s->smem, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
     } else {
-        long long blocks = (n1 - n0 + 255) / 256;
+        const long long blocks = (n1 - n0 + 255) / 256;
         const unsigned grid = (unsigned)(blocks < 65535 ? blocks : 65535);
         if (ct)
             gf::fir_global<T, true><<<grid, 256, 0, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
@@ -272,6 +308,9 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
     }
     const long long n0 = (long long)(c->skip * C), n1 = (long long)n_in;
     if (n1 > n0) {
+        /* The check after the launch must see only this launch's error, not
+         * one an earlier call on this thread left behind and reported. */
+        cudaGetLastError();
         if (s->p.precision == GF_PRECISION_F32)
             launch<float>(s, sl->stream, (const float *)sl->d_in, (float *)sl->d_out, n0, n1);
         else

@@ -19,6 +19,7 @@
 #ifndef GF_FIR_KERNELS_CUH
 #define GF_FIR_KERNELS_CUH
 
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <stdint.h>
@@ -81,6 +82,28 @@ template <typename T> __host__ __device__ inline size_t tiled_smem_bytes(long lo
     return (size_t)(hs + TILE_OUT + 2 * vec16<T>::n) * sizeof(T);
 }
 
+/* One tile's outputs [t0, t1) from its inputs staged in shared memory
+ * (s[i] holds buf[b0 + i]). Output n reads x[n - k*C] = s[n + hs - b0 - k*C];
+ * those indices fit an int since the tile fits shared memory. Consecutive
+ * threads read consecutive words (no bank conflicts) and store coalesced. */
+template <typename T, bool CONST_TAPS>
+__device__ __forceinline__ void tile_compute(const T *s, T *__restrict__ y, long long n0,
+                                             long long t0, long long t1, long long b0, int C,
+                                             int ntaps, long long hs, const T *h)
+{
+#pragma unroll
+    for (int r = 0; r < TILE_PER_THREAD; r++) {
+        const long long n = t0 + threadIdx.x + (long long)r * TILE_THREADS;
+        if (n < t1) {
+            const int i = (int)(n + hs - b0);
+            T acc = mul_rn(h[0], s[i]);
+            for (int k = 1; k < ntaps; k++)
+                acc = add_rn(acc, mul_rn(h[k], s[i - k * C]));
+            y[n - n0] = acc;
+        }
+    }
+}
+
 /*
  * Tiled kernel: a block computes TILE_OUT consecutive outputs. It first
  * copies its inputs (the tile plus the hs-sample halo before it) into shared
@@ -110,19 +133,77 @@ __global__ void __launch_bounds__(TILE_THREADS)
         dst[i] = __ldg(src + i);
     __syncthreads();
 
+    tile_compute<T, CONST_TAPS>(s, y, n0, t0, t1, b0, C, ntaps, hs,
+                                taps_ptr<T, CONST_TAPS>(gtaps, coff));
+}
+
+/* Samples in one stage of the pipelined kernel: a tile's inputs, rounded
+ * to whole 16-byte vectors so the second stage starts aligned. */
+template <typename T> __host__ __device__ inline long long pipe_stage_samples(long long hs)
+{
+    const long long n = hs + TILE_OUT + 2 * vec16<T>::n;
+    return (n + vec16<T>::n - 1) / vec16<T>::n * vec16<T>::n;
+}
+
+/* Shared memory the pipelined kernel needs: two stages. */
+template <typename T> __host__ __device__ inline size_t pipe_smem_bytes(long long hs)
+{
+    return (size_t)(2 * pipe_stage_samples<T>(hs)) * sizeof(T);
+}
+
+/* Issue the asynchronous 16-byte copies of tile `tile`'s inputs into stage s. */
+template <typename T>
+__device__ __forceinline__ void tile_prefetch(const T *__restrict__ buf, T *s, long long n0,
+                                              long long n1, long long hs, long long tile)
+{
+    typedef typename vec16<T>::type V;
+    const int VN = vec16<T>::n;
+    const long long t0 = n0 + tile * TILE_OUT;
+    const long long t1 = t0 + TILE_OUT < n1 ? t0 + TILE_OUT : n1;
+    const long long b0 = t0 & ~(long long)(VN - 1);
+    const int nvec = (int)((t1 + hs - b0 + VN - 1) / VN);
+    const V *src = reinterpret_cast<const V *>(buf + b0);
+    V *dst = reinterpret_cast<V *>(s);
+    for (int i = threadIdx.x; i < nvec; i += TILE_THREADS)
+        __pipeline_memcpy_async(dst + i, src + i, sizeof(V));
+    __pipeline_commit();
+}
+
+/*
+ * Pipelined tiled kernel: a persistent grid; each block walks tiles
+ * blockIdx.x, blockIdx.x + gridDim.x, ... and copies the next tile's inputs
+ * into one shared-memory stage (cp.async) while it computes the current tile
+ * from the other, so every block always has loads in flight. Same layout,
+ * arithmetic and requirements as fir_tiled.
+ */
+template <typename T, bool CONST_TAPS>
+__global__ void __launch_bounds__(TILE_THREADS)
+    fir_tiled_pipe(const T *__restrict__ buf, T *__restrict__ y, long long n0, long long n1, int C,
+                   int ntaps, const T *__restrict__ gtaps, int coff)
+{
+    extern __shared__ __align__(16) unsigned char gf_smem_raw[];
+    const long long hs = (long long)(ntaps - 1) * C;
+    const long long stage = pipe_stage_samples<T>(hs);
+    T *s0 = reinterpret_cast<T *>(gf_smem_raw);
     const T *h = taps_ptr<T, CONST_TAPS>(gtaps, coff);
-    /* Output n reads x[n - k*C] = s[n + hs - b0 - k*C]; those indices fit an
-     * int since the whole tile fits shared memory. */
-#pragma unroll
-    for (int r = 0; r < TILE_PER_THREAD; r++) {
-        const long long n = t0 + threadIdx.x + (long long)r * TILE_THREADS;
-        if (n < t1) {
-            const int i = (int)(n + hs - b0);
-            T acc = mul_rn(h[0], s[i]);
-            for (int k = 1; k < ntaps; k++)
-                acc = add_rn(acc, mul_rn(h[k], s[i - k * C]));
-            y[n - n0] = acc;
-        }
+    const long long ntiles = (n1 - n0 + TILE_OUT - 1) / TILE_OUT;
+    long long tile = blockIdx.x;
+    if (tile >= ntiles)
+        return;
+    tile_prefetch<T>(buf, s0, n0, n1, hs, tile);
+    for (int st = 0; tile < ntiles; tile += gridDim.x, st ^= 1) {
+        const long long next = tile + gridDim.x;
+        if (next < ntiles)
+            tile_prefetch<T>(buf, s0 + (st ^ 1) * stage, n0, n1, hs, next);
+        else
+            __pipeline_commit();  /* an empty group keeps the count uniform */
+        __pipeline_wait_prior(1); /* this tile's copies have landed */
+        __syncthreads();
+        const long long t0 = n0 + tile * TILE_OUT;
+        const long long t1 = t0 + TILE_OUT < n1 ? t0 + TILE_OUT : n1;
+        const long long b0 = t0 & ~(long long)(vec16<T>::n - 1);
+        tile_compute<T, CONST_TAPS>(s0 + st * stage, y, n0, t0, t1, b0, C, ntaps, hs, h);
+        __syncthreads(); /* this stage is refilled two tiles on */
     }
 }
 

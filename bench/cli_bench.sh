@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# cli_bench.sh: the gpufilt CLI against a plain libsndfile copy.
+#
+#   bench/cli_bench.sh BUILD_DIR WORK_DIR [--runs N] [--seconds S] [--keep]
+#
+# Makes a deterministic WAV (default 10 minutes, 48 kHz, stereo, 16-bit) in
+# WORK_DIR with bench_makewav, then times, wall clock, the median of N runs
+# (default 5, after one untimed warm-up run each):
+#
+#   copy float   bench_sfcopy IN OUT           (sf_readf_float / sf_writef_float)
+#   copy int     bench_sfcopy --int IN OUT     (sf_readf_int / sf_writef_int)
+#   gpufilt cpu  gpufilt IN OUT --taps 5 --device cpu --quiet
+#   gpufilt cuda gpufilt IN OUT --taps 5 --device cuda --quiet   (skipped if it fails)
+#   sox fir      sox IN OUT fir 0.2 0.2 0.2 0.2 0.2            (only if sox is on PATH)
+#
+# and prints a table of seconds and ratios against the plain copies, then
+# the target: gpufilt <= 1.3x the plain float copy (the like-for-like
+# ceiling: decode to float, encode from float). Output files go to the page
+# cache; nothing is synced, the same for every case.
+#
+# Exit status: 0 when every case that ran worked (a missed target included),
+# 1 when a copy or `gpufilt --device cpu` failed, 2 on bad usage.
+set -euo pipefail
+
+usage() {
+    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+die() {
+    echo "cli_bench: $*" >&2
+    exit 1
+}
+
+[[ $# -ge 2 ]] || {
+    usage >&2
+    exit 2
+}
+BUILD=$1
+WORK=$2
+shift 2
+RUNS=5
+SECONDS_LEN=600
+KEEP=0
+while [[ $# -gt 0 ]]; do
+    case $1 in
+    --runs)
+        [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "cli_bench: --runs needs a positive integer" >&2; exit 2; }
+        RUNS=$2
+        shift 2
+        ;;
+    --seconds)
+        [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "cli_bench: --seconds needs a positive integer" >&2; exit 2; }
+        SECONDS_LEN=$2
+        shift 2
+        ;;
+    --keep)
+        KEEP=1
+        shift
+        ;;
+    -h | --help)
+        usage
+        exit 0
+        ;;
+    *)
+        echo "cli_bench: unknown argument '$1'" >&2
+        usage >&2
+        exit 2
+        ;;
+    esac
+done
+
+[[ -d $BUILD ]] || die "build directory '$BUILD' does not exist"
+mkdir -p "$WORK" || die "cannot create work directory '$WORK'"
+WORK=$(cd "$WORK" && pwd)
+
+# The first of the candidate paths that is an executable file, or "".
+find_exe() {
+    local p
+    for p in "$@"; do
+        if [[ -f $p && -x $p ]]; then
+            echo "$p"
+            return 0
+        fi
+    done
+    echo ""
+}
+MAKEWAV=$(find_exe "$BUILD/bench/bench_makewav" "$BUILD/bench_makewav")
+SFCOPY=$(find_exe "$BUILD/bench/bench_sfcopy" "$BUILD/bench_sfcopy")
+GPUFILT=$(find_exe "$BUILD/gpufilt" "$BUILD/src/cli/gpufilt" "$BUILD/bin/gpufilt")
+[[ -n $MAKEWAV ]] || die "bench_makewav not found in '$BUILD' (cmake --build '$BUILD' --target bench_makewav)"
+[[ -n $SFCOPY ]] || die "bench_sfcopy not found in '$BUILD' (cmake --build '$BUILD' --target bench_sfcopy)"
+SOX=$(command -v sox || true)
+
+IN=$WORK/in.wav
+RATE=48000
+CHANNELS=2
+BITS=16
+echo "cli_bench: making $IN (${SECONDS_LEN} s, $RATE Hz, $CHANNELS channels, $BITS-bit)" >&2
+"$MAKEWAV" "$IN" --seconds "$SECONDS_LEN" --rate "$RATE" --channels "$CHANNELS" --bits "$BITS" ||
+    die "bench_makewav failed"
+IN_BYTES=$(stat -c %s "$IN")
+cat "$IN" >/dev/null # into the page cache before any timing
+
+now() { date +%s.%N; }
+
+# Results, one entry per case that ran.
+NAMES=()
+MEDS=()
+MINS=()
+MAXS=()
+STATUS=0
+
+# run_case NAME OUT CMD...: one warm-up run (its failure returns 1 with the
+# error in $WORK/NAME.err), then RUNS timed runs (a failure there is fatal).
+run_case() {
+    local name=$1 out=$2
+    shift 2
+    local tag=${name// /_}
+    local err=$WORK/$tag.err
+    rm -f "$out"
+    if ! "$@" >/dev/null 2>"$err"; then
+        return 1
+    fi
+    [[ -s $out ]] || {
+        echo "cli_bench: $name: no output written to $out" >"$err"
+        return 1
+    }
+    local times=() r t0 t1
+    for ((r = 0; r < RUNS; r++)); do
+        rm -f "$out"
+        t0=$(now)
+        "$@" >/dev/null 2>>"$err" || die "$name failed on timed run $((r + 1)) (see $err): $(tail -n 3 "$err")"
+        t1=$(now)
+        times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')")
+    done
+    local sorted
+    sorted=$(printf '%s\n' "${times[@]}" | sort -g)
+    NAMES+=("$name")
+    MEDS+=("$(echo "$sorted" | awk '{ a[NR] = $1 } END { if (NR % 2) printf "%.4f", a[(NR + 1) / 2]; else printf "%.4f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }')")
+    MINS+=("$(echo "$sorted" | head -n 1)")
+    MAXS+=("$(echo "$sorted" | tail -n 1)")
+    echo "cli_bench: $name: ${times[*]} s" >&2
+    return 0
+}
+
+echo "cli_bench: timing, $RUNS runs per case" >&2
+run_case "copy float" "$WORK/out_copy_float.wav" "$SFCOPY" "$IN" "$WORK/out_copy_float.wav" ||
+    die "bench_sfcopy failed: $(cat "$WORK/copy_float.err")"
+run_case "copy int" "$WORK/out_copy_int.wav" "$SFCOPY" --int "$IN" "$WORK/out_copy_int.wav" ||
+    die "bench_sfcopy --int failed: $(cat "$WORK/copy_int.err")"
+
+GPUFILT_CASES=()
+if [[ -z $GPUFILT ]]; then
+    echo "cli_bench: gpufilt not found in '$BUILD': skipping the gpufilt cases" >&2
+    STATUS=1
+else
+    echo "cli_bench: $("$GPUFILT" --version 2>&1 | head -n 1 || true)" >&2
+    if run_case "gpufilt cpu" "$WORK/out_gpufilt_cpu.wav" \
+        "$GPUFILT" "$IN" "$WORK/out_gpufilt_cpu.wav" --taps 5 --device cpu --quiet; then
+        GPUFILT_CASES+=("gpufilt cpu")
+    else
+        echo "cli_bench: gpufilt --device cpu failed: $(head -n 3 "$WORK/gpufilt_cpu.err")" >&2
+        STATUS=1
+    fi
+    if run_case "gpufilt cuda" "$WORK/out_gpufilt_cuda.wav" \
+        "$GPUFILT" "$IN" "$WORK/out_gpufilt_cuda.wav" --taps 5 --device cuda --quiet; then
+        GPUFILT_CASES+=("gpufilt cuda")
+    else
+        echo "cli_bench: skipping gpufilt --device cuda (unavailable or failed): $(head -n 1 "$WORK/gpufilt_cuda.err")" >&2
+    fi
+fi
+if [[ -n $SOX ]]; then
+    run_case "sox fir" "$WORK/out_sox.wav" \
+        "$SOX" "$IN" "$WORK/out_sox.wav" fir 0.2 0.2 0.2 0.2 0.2 ||
+        echo "cli_bench: sox failed, skipped: $(head -n 1 "$WORK/sox_fir.err")" >&2
+else
+    echo "cli_bench: sox not on PATH: skipping the sox case" >&2
+fi
+
+# Median seconds of a case by name.
+median_of() {
+    local i
+    for i in "${!NAMES[@]}"; do
+        if [[ ${NAMES[$i]} == "$1" ]]; then
+            echo "${MEDS[$i]}"
+            return 0
+        fi
+    done
+    echo ""
+}
+BASE_F=$(median_of "copy float")
+BASE_I=$(median_of "copy int")
+
+echo
+echo "cli_bench: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n), $(nproc) CPUs"
+echo "input: $IN: ${SECONDS_LEN} s, $RATE Hz, $CHANNELS ch, $BITS-bit WAV, $(awk -v b="$IN_BYTES" 'BEGIN { printf "%.1f MB", b / 1e6 }')"
+echo "median of $RUNS runs (wall clock, after a warm-up run); ratios = median / median of the copy"
+echo
+printf '%-14s %10s %10s %10s %12s %12s %10s\n' "case" "median s" "min s" "max s" "x copy float" "x copy int" "MB/s in"
+printf '%s\n' "------------------------------------------------------------------------------------"
+for i in "${!NAMES[@]}"; do
+    awk -v n="${NAMES[$i]}" -v m="${MEDS[$i]}" -v lo="${MINS[$i]}" -v hi="${MAXS[$i]}" \
+        -v bf="$BASE_F" -v bi="$BASE_I" -v bytes="$IN_BYTES" 'BEGIN {
+            printf "%-14s %10.3f %10.3f %10.3f %11.2fx %11.2fx %10.0f\n",
+                   n, m, lo, hi, m / bf, m / bi, bytes / 1e6 / m
+        }'
+done
+
+CSV=$WORK/cli_bench.csv
+{
+    echo "case,median_s,min_s,max_s,ratio_copy_float,ratio_copy_int"
+    for i in "${!NAMES[@]}"; do
+        awk -v n="${NAMES[$i]}" -v m="${MEDS[$i]}" -v lo="${MINS[$i]}" -v hi="${MAXS[$i]}" \
+            -v bf="$BASE_F" -v bi="$BASE_I" 'BEGIN { printf "%s,%s,%s,%s,%.4f,%.4f\n", n, m, lo, hi, m / bf, m / bi }'
+    done
+} >"$CSV"
+
+echo
+echo "target: gpufilt <= 1.3x the plain float copy"
+if [[ ${#GPUFILT_CASES[@]} -eq 0 ]]; then
+    echo "  SKIP  no gpufilt case ran"
+fi
+for c in "${GPUFILT_CASES[@]}"; do
+    awk -v n="$c" -v m="$(median_of "$c")" -v b="$BASE_F" 'BEGIN {
+        r = m / b
+        printf "  %-4s  %-12s %.2fx the copy (%.3f s vs %.3f s)\n", (r <= 1.3 ? "PASS" : "MISS"), n, r, m, b
+    }'
+done
+echo "(CSV: $CSV)"
+
+if [[ $KEEP -eq 0 ]]; then
+    rm -f "$WORK"/out_*.wav
+fi
+exit "$STATUS"
