@@ -577,19 +577,21 @@ static void launch_gpufilt(cudaStream_t st, const T *buf, T *y, long long n0, lo
                            int ntaps)
 {
     const size_t smem = gf::tiled_smem_bytes<T>((long long)(ntaps - 1) * C);
-    const unsigned grid = (unsigned)((n1 - n0 + gf::TILE_OUT - 1) / gf::TILE_OUT);
+    const unsigned grid = (unsigned)((n1 - n0 + gf::tile<T>::out - 1) / gf::tile<T>::out);
     gf::fir_tiled<T, true>
         <<<grid, gf::TILE_THREADS, smem, st>>>(buf, y, n0, n1, C, ntaps, (const T *)NULL, 0);
     CK(cudaGetLastError());
 }
 
 /* (6) gpufilt's pipelined kernel, launched as backend_cuda.cu does: a
- * persistent grid of (blocks per SM at full occupancy) x SMs. */
+ * persistent grid of (blocks per SM at full occupancy) x SMs, taking tiles
+ * from a counter that the kernel resets as it ends. */
 template <typename T>
 static void launch_gpufilt_pipe(cudaStream_t st, const T *buf, T *y, long long n0, long long n1,
                                 int C, int ntaps)
 {
     static int per_sm = 0, sms = 0;
+    static unsigned long long *ctr = NULL;
     const size_t smem = gf::pipe_smem_bytes<T>((long long)(ntaps - 1) * C);
     if (!per_sm) {
         int dev = 0;
@@ -597,12 +599,15 @@ static void launch_gpufilt_pipe(cudaStream_t st, const T *buf, T *y, long long n
         CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gf::fir_tiled_pipe<T, true>,
                                                          gf::TILE_THREADS, smem));
+        CK(cudaMalloc(&ctr, 2 * sizeof *ctr));
+        CK(cudaMemset(ctr, 0, 2 * sizeof *ctr));
+        CK(cudaDeviceSynchronize());
     }
-    const long long tiles = (n1 - n0 + gf::TILE_OUT - 1) / gf::TILE_OUT;
+    const long long tiles = (n1 - n0 + gf::tile<T>::out - 1) / gf::tile<T>::out;
     const long long full = (long long)sms * per_sm;
     const unsigned grid = (unsigned)(tiles < full ? tiles : full);
     gf::fir_tiled_pipe<T, true>
-        <<<grid, gf::TILE_THREADS, smem, st>>>(buf, y, n0, n1, C, ntaps, (const T *)NULL, 0);
+        <<<grid, gf::TILE_THREADS, smem, st>>>(buf, y, n0, n1, C, ntaps, (const T *)NULL, 0, ctr);
     CK(cudaGetLastError());
 }
 

@@ -30,8 +30,9 @@ static unsigned long long const_used[MAX_DEVICES];
 typedef struct cuda_slot {
     cudaStream_t stream;
     cudaEvent_t done;
-    void *d_in;  /* hs + chunk samples + pad */
-    void *d_out; /* chunk samples */
+    void *d_in;                /* hs + chunk samples + pad */
+    void *d_out;               /* chunk samples */
+    unsigned long long *d_ctr; /* the pipelined kernel's two counters */
 } cuda_slot;
 
 typedef struct cuda_state {
@@ -136,6 +137,7 @@ static void cuda_destroy(void *state)
             cudaStreamDestroy(s->slot[i].stream);
         cudaFree(s->slot[i].d_in);
         cudaFree(s->slot[i].d_out);
+        cudaFree(s->slot[i].d_ctr);
     }
     cudaFree(s->d_taps);
     cudaGetLastError();
@@ -164,7 +166,8 @@ template <typename T> static gf_status pick_kernel(cuda_state *s)
     if (gf::pipe_smem_bytes<T>(hs) <= (size_t)optin) {
         s->kernel = cuda_state::KERNEL_PIPE;
         s->smem = gf::pipe_smem_bytes<T>(hs);
-        void (*k)(const T *, T *, long long, long long, int, int, const T *, int) =
+        void (*k)(const T *, T *, long long, long long, int, int, const T *, int,
+                  unsigned long long *) =
             ct ? gf::fir_tiled_pipe<T, true> : gf::fir_tiled_pipe<T, false>;
         CUDA_TRY(s, allow_smem(k, s->smem));
         CUDA_TRY(s, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, gf::TILE_THREADS,
@@ -220,9 +223,15 @@ static gf_status setup(cuda_state *s)
         CUDA_TRY(s, cudaEventCreateWithFlags(&sl->done, cudaEventDisableTiming));
         CUDA_TRY(s, cudaMalloc(&sl->d_in, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss));
         CUDA_TRY(s, cudaMalloc(&sl->d_out, chunk * s->ss));
+        CUDA_TRY(s, cudaMalloc(&sl->d_ctr, 2 * sizeof(unsigned long long)));
+        CUDA_TRY(s, cudaMemset(sl->d_ctr, 0, 2 * sizeof(unsigned long long)));
         /* The padding is read by vector loads; keep it defined. */
         CUDA_TRY(s, cudaMemset(sl->d_in, 0, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss));
     }
+    /* The memsets and the tap upload above ran on the legacy default stream,
+     * which the non-blocking slot streams do not wait for: finish them here,
+     * or a first chunk's upload could be zeroed behind its back. */
+    CUDA_TRY(s, cudaDeviceSynchronize());
     return GF_OK;
 }
 
@@ -253,22 +262,23 @@ static gf_status cuda_create(const gf_backend_params *p, void **state, char *det
 }
 
 template <typename T>
-static void launch(const cuda_state *s, cudaStream_t st, const T *buf, T *y, long long n0,
+static void launch(const cuda_state *s, const cuda_slot *sl, const T *buf, T *y, long long n0,
                    long long n1)
 {
     const int C = s->p.channels, ntaps = (int)s->p.num_taps;
     const T *gt = (const T *)s->d_taps;
     const int coff = s->const_page < 0 ? 0 : (int)(s->const_page * CONST_PAGE / sizeof(T));
     const bool ct = s->const_page >= 0;
-    const long long tiles = (n1 - n0 + gf::TILE_OUT - 1) / gf::TILE_OUT;
+    cudaStream_t st = sl->stream;
+    const long long tiles = (n1 - n0 + gf::tile<T>::out - 1) / gf::tile<T>::out;
     if (s->kernel == cuda_state::KERNEL_PIPE) {
         const unsigned grid = (unsigned)(tiles < s->pipe_grid ? tiles : s->pipe_grid);
         if (ct)
-            gf::fir_tiled_pipe<T, true>
-                <<<grid, gf::TILE_THREADS, s->smem, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
+            gf::fir_tiled_pipe<T, true><<<grid, gf::TILE_THREADS, s->smem, st>>>(
+                buf, y, n0, n1, C, ntaps, gt, coff, sl->d_ctr);
         else
-            gf::fir_tiled_pipe<T, false>
-                <<<grid, gf::TILE_THREADS, s->smem, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
+            gf::fir_tiled_pipe<T, false><<<grid, gf::TILE_THREADS, s->smem, st>>>(
+                buf, y, n0, n1, C, ntaps, gt, coff, sl->d_ctr);
     } else if (s->kernel == cuda_state::KERNEL_TILED) {
         const unsigned grid = (unsigned)tiles;
         if (ct)
@@ -312,9 +322,9 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
          * one an earlier call on this thread left behind and reported. */
         cudaGetLastError();
         if (s->p.precision == GF_PRECISION_F32)
-            launch<float>(s, sl->stream, (const float *)sl->d_in, (float *)sl->d_out, n0, n1);
+            launch<float>(s, sl, (const float *)sl->d_in, (float *)sl->d_out, n0, n1);
         else
-            launch<double>(s, sl->stream, (const double *)sl->d_in, (double *)sl->d_out, n0, n1);
+            launch<double>(s, sl, (const double *)sl->d_in, (double *)sl->d_out, n0, n1);
         CUDA_TRY(s, cudaGetLastError());
         CUDA_TRY(s, cudaMemcpyAsync(c->out, sl->d_out, (size_t)(n1 - n0) * ss,
                                     cudaMemcpyDeviceToHost, sl->stream));

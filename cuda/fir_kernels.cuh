@@ -72,14 +72,17 @@ __device__ __forceinline__ const T *taps_ptr(const T *gtaps, int coff)
     return gtaps;
 }
 
-/* Threads per block and outputs per thread of the tiled kernel. */
-enum { TILE_THREADS = 256, TILE_PER_THREAD = 8 };
-enum { TILE_OUT = TILE_THREADS * TILE_PER_THREAD };
+/* Threads per block of the tiled kernels; outputs per thread chosen so a
+ * tile is 16 KiB of input whatever the type (8 doubles or 16 floats). */
+enum { TILE_THREADS = 256 };
+template <typename T> struct tile {
+    enum { per_thread = 64 / sizeof(T), out = TILE_THREADS * per_thread };
+};
 
 /* Shared memory the tiled kernel needs for halo hs (samples). */
 template <typename T> __host__ __device__ inline size_t tiled_smem_bytes(long long hs)
 {
-    return (size_t)(hs + TILE_OUT + 2 * vec16<T>::n) * sizeof(T);
+    return (size_t)(hs + tile<T>::out + 2 * vec16<T>::n) * sizeof(T);
 }
 
 /* One tile's outputs [t0, t1) from its inputs staged in shared memory
@@ -92,7 +95,7 @@ __device__ __forceinline__ void tile_compute(const T *s, T *__restrict__ y, long
                                              int ntaps, long long hs, const T *h)
 {
 #pragma unroll
-    for (int r = 0; r < TILE_PER_THREAD; r++) {
+    for (int r = 0; r < tile<T>::per_thread; r++) {
         const long long n = t0 + threadIdx.x + (long long)r * TILE_THREADS;
         if (n < t1) {
             const int i = (int)(n + hs - b0);
@@ -105,7 +108,7 @@ __device__ __forceinline__ void tile_compute(const T *s, T *__restrict__ y, long
 }
 
 /*
- * Tiled kernel: a block computes TILE_OUT consecutive outputs. It first
+ * Tiled kernel: a block computes tile<T>::out consecutive outputs. It first
  * copies its inputs (the tile plus the hs-sample halo before it) into shared
  * memory with aligned 16-byte loads, then each thread computes outputs
  * tid, tid + 256, ... from shared memory: consecutive threads read
@@ -122,8 +125,8 @@ __global__ void __launch_bounds__(TILE_THREADS)
     typedef typename vec16<T>::type V;
     const int VN = vec16<T>::n;
     const long long hs = (long long)(ntaps - 1) * C;
-    const long long t0 = n0 + (long long)blockIdx.x * TILE_OUT; /* first output */
-    const long long t1 = t0 + TILE_OUT < n1 ? t0 + TILE_OUT : n1;
+    const long long t0 = n0 + (long long)blockIdx.x * tile<T>::out; /* first output */
+    const long long t1 = t0 + tile<T>::out < n1 ? t0 + tile<T>::out : n1;
     /* Inputs buf[t0 .. t1 + hs), from an aligned start. */
     const long long b0 = t0 & ~(long long)(VN - 1);
     const long long nvec = (t1 + hs - b0 + VN - 1) / VN;
@@ -141,7 +144,7 @@ __global__ void __launch_bounds__(TILE_THREADS)
  * to whole 16-byte vectors so the second stage starts aligned. */
 template <typename T> __host__ __device__ inline long long pipe_stage_samples(long long hs)
 {
-    const long long n = hs + TILE_OUT + 2 * vec16<T>::n;
+    const long long n = hs + tile<T>::out + 2 * vec16<T>::n;
     return (n + vec16<T>::n - 1) / vec16<T>::n * vec16<T>::n;
 }
 
@@ -151,15 +154,15 @@ template <typename T> __host__ __device__ inline size_t pipe_smem_bytes(long lon
     return (size_t)(2 * pipe_stage_samples<T>(hs)) * sizeof(T);
 }
 
-/* Issue the asynchronous 16-byte copies of tile `tile`'s inputs into stage s. */
+/* Issue the asynchronous 16-byte copies of tile `t`'s inputs into stage s. */
 template <typename T>
 __device__ __forceinline__ void tile_prefetch(const T *__restrict__ buf, T *s, long long n0,
-                                              long long n1, long long hs, long long tile)
+                                              long long n1, long long hs, long long t)
 {
     typedef typename vec16<T>::type V;
     const int VN = vec16<T>::n;
-    const long long t0 = n0 + tile * TILE_OUT;
-    const long long t1 = t0 + TILE_OUT < n1 ? t0 + TILE_OUT : n1;
+    const long long t0 = n0 + t * tile<T>::out;
+    const long long t1 = t0 + tile<T>::out < n1 ? t0 + tile<T>::out : n1;
     const long long b0 = t0 & ~(long long)(VN - 1);
     const int nvec = (int)((t1 + hs - b0 + VN - 1) / VN);
     const V *src = reinterpret_cast<const V *>(buf + b0);
@@ -170,40 +173,62 @@ __device__ __forceinline__ void tile_prefetch(const T *__restrict__ buf, T *s, l
 }
 
 /*
- * Pipelined tiled kernel: a persistent grid; each block walks tiles
- * blockIdx.x, blockIdx.x + gridDim.x, ... and copies the next tile's inputs
- * into one shared-memory stage (cp.async) while it computes the current tile
- * from the other, so every block always has loads in flight. Same layout,
- * arithmetic and requirements as fir_tiled.
+ * Pipelined tiled kernel: a persistent grid whose blocks take tiles from a
+ * counter (so no block is left with one more tile than the rest) and copy
+ * the next tile's inputs into one shared-memory stage (cp.async) while they
+ * compute the current tile from the other: every block always has loads in
+ * flight. Same layout, arithmetic and requirements as fir_tiled.
+ *
+ * ctr[0] hands out tiles, ctr[1] counts finished blocks; both must be 0 at
+ * launch, and the last block to finish puts them back to 0 for the next
+ * launch on the stream (launches sharing counters must not overlap).
  */
 template <typename T, bool CONST_TAPS>
 __global__ void __launch_bounds__(TILE_THREADS)
     fir_tiled_pipe(const T *__restrict__ buf, T *__restrict__ y, long long n0, long long n1, int C,
-                   int ntaps, const T *__restrict__ gtaps, int coff)
+                   int ntaps, const T *__restrict__ gtaps, int coff, unsigned long long *ctr)
 {
     extern __shared__ __align__(16) unsigned char gf_smem_raw[];
+    __shared__ long long next_tile;
     const long long hs = (long long)(ntaps - 1) * C;
     const long long stage = pipe_stage_samples<T>(hs);
     T *s0 = reinterpret_cast<T *>(gf_smem_raw);
     const T *h = taps_ptr<T, CONST_TAPS>(gtaps, coff);
-    const long long ntiles = (n1 - n0 + TILE_OUT - 1) / TILE_OUT;
-    long long tile = blockIdx.x;
-    if (tile >= ntiles)
-        return;
-    tile_prefetch<T>(buf, s0, n0, n1, hs, tile);
-    for (int st = 0; tile < ntiles; tile += gridDim.x, st ^= 1) {
-        const long long next = tile + gridDim.x;
+    const long long ntiles = (n1 - n0 + tile<T>::out - 1) / tile<T>::out;
+
+    if (threadIdx.x == 0)
+        next_tile = (long long)atomicAdd(ctr, 1ull);
+    __syncthreads();
+    long long t = next_tile;
+    if (t < ntiles)
+        tile_prefetch<T>(buf, s0, n0, n1, hs, t);
+    for (int st = 0; t < ntiles; st ^= 1) {
+        /* Also the barrier after the previous tile's compute: the stage
+         * about to be refilled is no longer read. */
+        if (threadIdx.x == 0)
+            next_tile = (long long)atomicAdd(ctr, 1ull);
+        __syncthreads();
+        const long long next = next_tile;
         if (next < ntiles)
             tile_prefetch<T>(buf, s0 + (st ^ 1) * stage, n0, n1, hs, next);
         else
             __pipeline_commit();  /* an empty group keeps the count uniform */
         __pipeline_wait_prior(1); /* this tile's copies have landed */
         __syncthreads();
-        const long long t0 = n0 + tile * TILE_OUT;
-        const long long t1 = t0 + TILE_OUT < n1 ? t0 + TILE_OUT : n1;
+        const long long t0 = n0 + t * tile<T>::out;
+        const long long t1 = t0 + tile<T>::out < n1 ? t0 + tile<T>::out : n1;
         const long long b0 = t0 & ~(long long)(vec16<T>::n - 1);
         tile_compute<T, CONST_TAPS>(s0 + st * stage, y, n0, t0, t1, b0, C, ntaps, hs, h);
-        __syncthreads(); /* this stage is refilled two tiles on */
+        t = next;
+    }
+    /* The last block out resets the counters for the next launch; the fence
+     * orders each block's last grab of ctr[0] before its count in ctr[1]. */
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(ctr + 1, 1ull) == gridDim.x - 1) {
+            ctr[0] = 0;
+            ctr[1] = 0;
+        }
     }
 }
 

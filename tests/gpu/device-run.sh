@@ -52,6 +52,18 @@ grep -q "tests passed, 0 tests failed\|100% tests passed" "$OUT/ctest.log" || st
 (cd build-gpu && ctest -L gpu 2>&1) | grep -E "Test +#|tests passed" | tee "$OUT/ctest-gpu.log"
 grep -q "Not Run\|Skipped" "$OUT/ctest-gpu.log" && { echo "gpu tests were skipped on a GPU machine"; status=1; }
 
+step "gpu tests under contention: three test_cuda processes at once"
+pids=()
+for i in 1 2 3; do
+    ./build-gpu/tests/core/test_cuda tests/golden >"$OUT/contention-$i.log" 2>&1 &
+    pids+=($!)
+done
+for i in 0 1 2; do
+    if wait "${pids[$i]}"; then echo "test_cuda #$((i + 1)): passed"; else
+        echo "test_cuda #$((i + 1)): FAILED"; tail -3 "$OUT/contention-$((i + 1)).log"; status=1
+    fi
+done
+
 step "demo on the GPU with --verify"
 ./build-gpu/gpufilt audio/demo.wav "$OUT/demo-filtered.wav" --taps 63 --device cuda --verify 2>&1 | tee "$OUT/demo.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
