@@ -86,25 +86,39 @@ template <typename T> __host__ __device__ inline size_t tiled_smem_bytes(long lo
 }
 
 /* One tile's outputs [t0, t1) from its inputs staged in shared memory
- * (s[i] holds buf[b0 + i]). Output n reads x[n - k*C] = s[n + hs - b0 - k*C];
- * those indices fit an int since the tile fits shared memory. Consecutive
- * threads read consecutive words (no bank conflicts) and store coalesced. */
+ * (s[i] holds buf[b0 + i]). Thread j owns outputs t0 + j + r*TILE_THREADS:
+ * consecutive threads read consecutive words (no bank conflicts) and store
+ * coalesced. Taps are the outer loop and the thread's outputs the inner one,
+ * so each tap is read once per thread and the accumulators stay in
+ * registers; every output still sums h[0]*x, then + h[k]*x in k order.
+ * Output n reads x[n - k*C] = s[n + hs - b0 - k*C]; the indices fit an int
+ * since the tile fits shared memory. In a partial last tile the lanes past
+ * t1 read stage memory that was not loaded and store nothing. */
 template <typename T, bool CONST_TAPS>
 __device__ __forceinline__ void tile_compute(const T *s, T *__restrict__ y, long long n0,
                                              long long t0, long long t1, long long b0, int C,
                                              int ntaps, long long hs, const T *h)
 {
+    enum { P = tile<T>::per_thread };
+    const T *x = s + (int)(t0 + hs - b0) + threadIdx.x;
+    T acc[P];
+    const T h0 = h[0];
 #pragma unroll
-    for (int r = 0; r < tile<T>::per_thread; r++) {
-        const long long n = t0 + threadIdx.x + (long long)r * TILE_THREADS;
-        if (n < t1) {
-            const int i = (int)(n + hs - b0);
-            T acc = mul_rn(h[0], s[i]);
-            for (int k = 1; k < ntaps; k++)
-                acc = add_rn(acc, mul_rn(h[k], s[i - k * C]));
-            y[n - n0] = acc;
-        }
+    for (int r = 0; r < P; r++)
+        acc[r] = mul_rn(h0, x[r * TILE_THREADS]);
+    for (int k = 1; k < ntaps; k++) {
+        const T hk = h[k];
+        const T *xk = x - k * C;
+#pragma unroll
+        for (int r = 0; r < P; r++)
+            acc[r] = add_rn(acc[r], mul_rn(hk, xk[r * TILE_THREADS]));
     }
+    T *yt = y + (t0 - n0) + threadIdx.x;
+    const int valid = (int)(t1 - t0) - (int)threadIdx.x;
+#pragma unroll
+    for (int r = 0; r < P; r++)
+        if (r * TILE_THREADS < valid)
+            yt[r * TILE_THREADS] = acc[r];
 }
 
 /*
