@@ -1,13 +1,16 @@
 /*
  * gpufilt IN OUT (--taps N | --coeffs FILE) [options]
  *
- * Reads blocks from the source, pushes them through the engine, writes what
- * the engine hands back, and (with --verify) runs the serial reference over
- * the same blocks and compares the two output streams.
+ * A reader thread decodes blocks, this thread pushes them through the engine
+ * and pulls the filtered frames straight into blocks for a writer thread
+ * (stages.c), so reading, filtering and writing overlap. With --verify the
+ * serial reference runs over the same blocks here and the two output
+ * streams are compared.
  */
 #include "cli.h"
 #include "progress.h"
 #include "sndfile_io.h"
+#include "stages.h"
 #include "verify.h"
 
 #include <signal.h>
@@ -28,8 +31,11 @@ typedef struct run {
     const gf_cli_options *o;
     gf_engine *e, *ref;
     gf_sink sink;
+    gf_stages stages;
+    gf_block *cur; /* output block being filled, or NULL */
+    size_t fb;     /* bytes per frame */
     gf_verify verify;
-    void *out;       /* BLOCK_FRAMES frames */
+    void *out;       /* BLOCK_FRAMES frames for the reference's output */
     double t_engine; /* seconds inside the backend engine's calls */
     double t_ref;    /* seconds inside the reference engine's calls */
     char err[512];
@@ -52,26 +58,35 @@ static int engine_failed(run *r, gf_engine *e, gf_status st)
     return st == GF_ERR_NO_MEMORY ? GF_EXIT_INTERNAL : GF_EXIT_DEVICE;
 }
 
-/* Pull everything the engine has ready (or, after flush, everything). */
+/* Pull everything the engine has ready (or, after flush, everything): the
+ * backend's output goes straight into blocks for the writer. */
 static int drain(run *r, gf_engine *e, int side)
 {
     for (;;) {
-        size_t got = 0;
+        unsigned char *dst = r->out;
+        size_t cap = BLOCK_FRAMES, got = 0;
+        if (side == 0) {
+            if (!r->cur && !(r->cur = gf_stages_output(&r->stages))) {
+                gf_cli_error("%s", r->stages.write_err);
+                return GF_EXIT_OUTPUT;
+            }
+            dst = (unsigned char *)r->cur->data + r->cur->frames * r->fb;
+            cap = BLOCK_FRAMES - r->cur->frames;
+        }
         const double t0 = gf_now();
-        gf_status st = gf_engine_pull(e, r->out, BLOCK_FRAMES, &got);
+        gf_status st = gf_engine_pull(e, dst, cap, &got);
         *(side ? &r->t_ref : &r->t_engine) += gf_now() - t0;
         if (st != GF_OK)
             return engine_failed(r, e, st);
         if (got == 0)
             return 0;
-        if (side == 0 &&
-            gf_sink_write(&r->sink, r->o->precision, r->out, got, r->err, sizeof r->err) != 0) {
-            gf_cli_error("%s", r->err);
-            return GF_EXIT_OUTPUT;
-        }
-        if (r->ref && gf_verify_feed(&r->verify, side, r->out, got) != 0) {
+        if (r->ref && gf_verify_feed(&r->verify, side, dst, got) != 0) {
             gf_cli_error("out of memory");
             return GF_EXIT_INTERNAL;
+        }
+        if (side == 0 && (r->cur->frames += got) == BLOCK_FRAMES) {
+            gf_stages_write(&r->stages, r->cur);
+            r->cur = NULL;
         }
     }
 }
@@ -173,7 +188,6 @@ int main(int argc, char **argv)
     memset(&src, 0, sizeof src);
     double *taps = NULL;
     size_t ntaps = o.taps;
-    void *in = NULL;
     double t_start = gf_now();
 
     if (o.coeffs && gf_coeffs_load(o.coeffs, &taps, &ntaps, r.err, sizeof r.err) != 0) {
@@ -202,10 +216,9 @@ int main(int argc, char **argv)
         gf_cli_error("%s", r.err);
         goto done;
     }
-    const size_t fb = (size_t)C * (o.precision == GF_PRECISION_F32 ? 4 : 8);
-    in = malloc(BLOCK_FRAMES * fb);
-    r.out = malloc(BLOCK_FRAMES * fb);
-    if (!in || !r.out) {
+    r.fb = (size_t)C * (o.precision == GF_PRECISION_F32 ? 4 : 8);
+    r.out = malloc(BLOCK_FRAMES * r.fb);
+    if (!r.out || gf_stages_start(&r.stages, &src, &r.sink, o.precision, BLOCK_FRAMES) != 0) {
         gf_cli_error("out of memory");
         rc = GF_EXIT_INTERNAL;
         goto done;
@@ -213,24 +226,28 @@ int main(int argc, char **argv)
 
     gf_progress bar;
     gf_progress_init(&bar, src.info.frames, o.quiet);
+    int64_t frames_in = 0;
     for (;;) {
         if (g_signal)
             break;
-        int64_t n = gf_source_read(&src, o.precision, in, BLOCK_FRAMES, r.err, sizeof r.err);
-        if (n < 0) {
-            gf_progress_end(&bar);
-            gf_cli_error("%s", r.err);
-            rc = GF_EXIT_INPUT;
-            goto done;
-        }
-        if (n == 0)
+        gf_block *b = gf_stages_input(&r.stages);
+        if (b->frames == 0) {
+            if (r.stages.read_failed) {
+                gf_progress_end(&bar);
+                gf_cli_error("%s", r.stages.read_err);
+                rc = GF_EXIT_INPUT;
+                goto done;
+            }
             break;
-        if ((rc = feed(&r, r.e, 0, in, (size_t)n, fb)) != 0 ||
-            (r.ref && (rc = feed(&r, r.ref, 1, in, (size_t)n, fb)) != 0)) {
+        }
+        if ((rc = feed(&r, r.e, 0, b->data, b->frames, r.fb)) != 0 ||
+            (r.ref && (rc = feed(&r, r.ref, 1, b->data, b->frames, r.fb)) != 0)) {
             gf_progress_end(&bar);
             goto done;
         }
-        gf_progress_update(&bar, src.frames_read);
+        frames_in += (int64_t)b->frames;
+        gf_stages_done_input(&r.stages, b);
+        gf_progress_update(&bar, frames_in);
     }
     gf_progress_end(&bar);
     if (g_signal) {
@@ -251,6 +268,14 @@ int main(int argc, char **argv)
     }
     if ((rc = finish(&r, r.e, 0)) != 0 || (r.ref && (rc = finish(&r, r.ref, 1)) != 0))
         goto done;
+    if (r.cur && r.cur->frames > 0)
+        gf_stages_write(&r.stages, r.cur);
+    r.cur = NULL;
+    if (gf_stages_finish(&r.stages) != 0) {
+        gf_cli_error("%s", r.stages.write_err);
+        rc = GF_EXIT_OUTPUT;
+        goto done;
+    }
     if (r.sink.frames_written != src.frames_read) {
         gf_cli_error("internal error: %lld frames in, %lld frames out", (long long)src.frames_read,
                      (long long)r.sink.frames_written);
@@ -289,12 +314,12 @@ int main(int argc, char **argv)
     rc = GF_EXIT_OK;
 
 done:
-    gf_sink_abort(&r.sink); /* no-op after a commit */
+    gf_stages_abort(&r.stages); /* no-op once finished */
+    gf_sink_abort(&r.sink);     /* no-op after a commit */
     gf_source_close(&src);
     gf_engine_destroy(r.e);
     gf_engine_destroy(r.ref);
     gf_verify_free(&r.verify);
-    free(in);
     free(r.out);
     free(taps);
     return rc;

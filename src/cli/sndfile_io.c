@@ -1,3 +1,6 @@
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* sync_file_range */
+#endif
 #include "sndfile_io.h"
 
 #include "cli.h"
@@ -402,6 +405,15 @@ int gf_sink_write(gf_sink *k, gf_precision p, const void *frames, size_t count, 
         return -1;
     }
     k->frames_written += (int64_t)count;
+#ifdef SYNC_FILE_RANGE_WRITE
+    /* Start writeback as we go, so the fsync before the rename finds little
+     * left to do; it does not wait, and a failure here is only a hint. */
+    k->unsynced += ns;
+    if (k->unsynced >= ((size_t)8 << 20) / sizeof(float)) {
+        sync_file_range(k->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        k->unsynced = 0;
+    }
+#endif
     return 0;
 }
 

@@ -48,6 +48,7 @@ typedef struct gf_sink {
     size_t ibuf_frames;
     uint64_t clipped;
     int64_t frames_written;
+    size_t unsynced; /* samples written since writeback was last started */
 } gf_sink;
 
 /*

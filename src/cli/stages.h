@@ -1,0 +1,67 @@
+/*
+ * The CLI's three stages: a reader thread (decode and convert to samples),
+ * the engine on the calling thread, and a writer thread (quantise, encode,
+ * write). Blocks circulate through bounded queues, so reading, filtering and
+ * writing overlap and memory stays bounded.
+ */
+#ifndef GF_STAGES_H
+#define GF_STAGES_H
+
+#include "gpufilt.h"
+#include "sndfile_io.h"
+
+#include <pthread.h>
+#include <stddef.h>
+
+#define GF_STAGE_BLOCKS 4
+
+typedef struct gf_block {
+    void *data;    /* capacity frames */
+    size_t frames; /* frames held; 0 marks the end of the stream */
+} gf_block;
+
+/* A bounded queue of blocks (single producer, single consumer): a pool's
+ * blocks plus the end marker. */
+typedef struct gf_blockq {
+    gf_block *items[GF_STAGE_BLOCKS + 1];
+    int head, count, closed;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} gf_blockq;
+
+typedef struct gf_stages {
+    gf_source *src;
+    gf_sink *sink;
+    gf_precision precision;
+    size_t capacity; /* frames per block */
+    gf_block in_blocks[GF_STAGE_BLOCKS], out_blocks[GF_STAGE_BLOCKS];
+    gf_blockq in_free, in_full, out_free, out_full;
+    pthread_t reader, writer;
+    int started;
+    /* Set by the stage that failed, read after its queue says so. */
+    int read_failed, write_failed;
+    char read_err[512], write_err[512];
+} gf_stages;
+
+/* Allocate blocks and start both threads. Returns 0, or -1 (out of memory
+ * or no thread) with nothing left running. */
+int gf_stages_start(gf_stages *st, gf_source *src, gf_sink *sink, gf_precision p, size_t capacity);
+
+/* Next block of input; frames == 0 at the end (read_failed tells an error
+ * from EOF). Give it back with gf_stages_done_input. */
+gf_block *gf_stages_input(gf_stages *st);
+void gf_stages_done_input(gf_stages *st, gf_block *b);
+
+/* An empty output block to fill, and handing it to the writer. NULL from
+ * gf_stages_output when the writer has failed. */
+gf_block *gf_stages_output(gf_stages *st);
+void gf_stages_write(gf_stages *st, gf_block *b);
+
+/* End the stream: the writer writes what it was given and stops.
+ * Returns 0, or -1 when a write failed (write_err says why). */
+int gf_stages_finish(gf_stages *st);
+
+/* Stop both threads at once (after an error or a signal) and free. */
+void gf_stages_abort(gf_stages *st);
+
+#endif /* GF_STAGES_H */
