@@ -155,6 +155,13 @@ if [[ -z $GPUFILT ]]; then
     STATUS=1
 else
     echo "cli_bench: $("$GPUFILT" --version 2>&1 | head -n 1 || true)" >&2
+    if run_case "gpufilt" "$WORK/out_gpufilt.wav" \
+        "$GPUFILT" "$IN" "$WORK/out_gpufilt.wav" --taps 5 --quiet; then
+        GPUFILT_CASES+=("gpufilt")
+    else
+        echo "cli_bench: gpufilt failed: $(head -n 3 "$WORK/gpufilt.err")" >&2
+        STATUS=1
+    fi
     if run_case "gpufilt cpu" "$WORK/out_gpufilt_cpu.wav" \
         "$GPUFILT" "$IN" "$WORK/out_gpufilt_cpu.wav" --taps 5 --device cpu --quiet; then
         GPUFILT_CASES+=("gpufilt cpu")
@@ -168,6 +175,16 @@ else
     else
         echo "cli_bench: skipping gpufilt --device cuda (unavailable or failed): $(head -n 1 "$WORK/gpufilt_cuda.err")" >&2
     fi
+    # What --sync (fsync before the rename) costs.
+    run_case "cpu --sync" "$WORK/out_gpufilt_sync.wav" \
+        "$GPUFILT" "$IN" "$WORK/out_gpufilt_sync.wav" --taps 5 --device cpu --sync --quiet ||
+        echo "cli_bench: gpufilt --sync failed: $(head -n 1 "$WORK/cpu_--sync.err")" >&2
+    # A long filter, where the GPU's arithmetic pays for its start-up.
+    for dev in auto cpu cuda; do
+        run_case "4095 taps $dev" "$WORK/out_long_$dev.wav" \
+            "$GPUFILT" "$IN" "$WORK/out_long_$dev.wav" --taps 4095 --device $dev --quiet ||
+            echo "cli_bench: 4095 taps on $dev skipped: $(head -n 1 "$WORK/4095_taps_$dev.err")" >&2
+    done
 fi
 if [[ -n $SOX ]]; then
     run_case "sox fir" "$WORK/out_sox.wav" \
@@ -215,8 +232,19 @@ CSV=$WORK/cli_bench.csv
     done
 } >"$CSV"
 
+# CUDA's fixed start-up: the same run on a one-second file.
+if [[ -n $GPUFILT ]]; then
+    "$MAKEWAV" "$WORK/short.wav" --seconds 1 --rate "$RATE" --channels "$CHANNELS" --bits "$BITS" >/dev/null 2>&1 &&
+        for dev in cpu cuda; do
+            if run_case "1 s file $dev" "$WORK/out_short_$dev.wav" \
+                "$GPUFILT" "$WORK/short.wav" "$WORK/out_short_$dev.wav" --taps 5 --device $dev --quiet; then
+                echo "start-up: gpufilt --device $dev on a 1-second file: $(median_of "1 s file $dev") s (median)"
+            fi
+        done
+fi
+
 echo
-echo "target: gpufilt <= 1.3x the plain float copy"
+echo "target: gpufilt <= 1.3x the plain float copy (5 taps; 'gpufilt' is the default, --device auto)"
 if [[ ${#GPUFILT_CASES[@]} -eq 0 ]]; then
     echo "  SKIP  no gpufilt case ran"
 fi

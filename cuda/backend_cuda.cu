@@ -30,9 +30,8 @@ static unsigned long long const_used[MAX_DEVICES];
 typedef struct cuda_slot {
     cudaStream_t stream;
     cudaEvent_t done;
-    void *d_in;                /* hs + chunk samples + pad */
-    void *d_out;               /* chunk samples */
-    unsigned long long *d_ctr; /* the pipelined kernel's two counters */
+    void *d_in;  /* hs + chunk samples + pad */
+    void *d_out; /* chunk samples */
 } cuda_slot;
 
 typedef struct cuda_state {
@@ -41,9 +40,8 @@ typedef struct cuda_state {
     size_t ss, hs;
     int const_page, const_npages; /* -1: taps in global memory */
     void *d_taps;
-    enum { KERNEL_PIPE, KERNEL_TILED, KERNEL_GLOBAL } kernel; /* by shared-memory fit */
+    int tiled; /* the halo fits the tiled kernel's shared memory */
     size_t smem;
-    unsigned pipe_grid; /* persistent grid of the pipelined kernel */
     cuda_slot slot[CUDA_SLOTS];
     char err[256];
 } cuda_state;
@@ -137,7 +135,6 @@ static void cuda_destroy(void *state)
             cudaStreamDestroy(s->slot[i].stream);
         cudaFree(s->slot[i].d_in);
         cudaFree(s->slot[i].d_out);
-        cudaFree(s->slot[i].d_ctr);
     }
     cudaFree(s->d_taps);
     cudaGetLastError();
@@ -154,32 +151,17 @@ template <typename K> static cudaError_t allow_smem(K kernel, size_t bytes)
     return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
 }
 
-/* The pipelined kernel where two stages fit shared memory, else the
- * single-stage tiled kernel, else the global-memory kernel. */
+/* The tiled kernel where a tile and its halo fit shared memory, else the
+ * global-memory kernel. */
 template <typename T> static gf_status pick_kernel(cuda_state *s)
 {
-    int optin = 0, sms = 0, per_sm = 0;
+    int optin = 0;
     CUDA_TRY(s, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, s->dev));
-    CUDA_TRY(s, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, s->dev));
-    const long long hs = (long long)s->hs;
-    const bool ct = s->const_page >= 0;
-    if (gf::pipe_smem_bytes<T>(hs) <= (size_t)optin) {
-        s->kernel = cuda_state::KERNEL_PIPE;
-        s->smem = gf::pipe_smem_bytes<T>(hs);
-        void (*k)(const T *, T *, long long, long long, int, int, const T *, int,
-                  unsigned long long *) =
-            ct ? gf::fir_tiled_pipe<T, true> : gf::fir_tiled_pipe<T, false>;
-        CUDA_TRY(s, allow_smem(k, s->smem));
-        CUDA_TRY(s, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, gf::TILE_THREADS,
-                                                                  s->smem));
-        s->pipe_grid = (unsigned)(sms * (per_sm > 0 ? per_sm : 1));
-    } else if (gf::tiled_smem_bytes<T>(hs) <= (size_t)optin) {
-        s->kernel = cuda_state::KERNEL_TILED;
-        s->smem = gf::tiled_smem_bytes<T>(hs);
+    s->smem = gf::tiled_smem_bytes<T>((long long)s->hs);
+    s->tiled = s->smem <= (size_t)optin;
+    if (s->tiled) {
+        const bool ct = s->const_page >= 0;
         CUDA_TRY(s, allow_smem(ct ? gf::fir_tiled<T, true> : gf::fir_tiled<T, false>, s->smem));
-    } else {
-        s->kernel = cuda_state::KERNEL_GLOBAL;
-        s->smem = 0;
     }
     return GF_OK;
 }
@@ -223,8 +205,6 @@ static gf_status setup(cuda_state *s)
         CUDA_TRY(s, cudaEventCreateWithFlags(&sl->done, cudaEventDisableTiming));
         CUDA_TRY(s, cudaMalloc(&sl->d_in, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss));
         CUDA_TRY(s, cudaMalloc(&sl->d_out, chunk * s->ss));
-        CUDA_TRY(s, cudaMalloc(&sl->d_ctr, 2 * sizeof(unsigned long long)));
-        CUDA_TRY(s, cudaMemset(sl->d_ctr, 0, 2 * sizeof(unsigned long long)));
         /* The padding is read by vector loads; keep it defined. */
         CUDA_TRY(s, cudaMemset(sl->d_in, 0, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss));
     }
@@ -270,17 +250,8 @@ static void launch(const cuda_state *s, const cuda_slot *sl, const T *buf, T *y,
     const int coff = s->const_page < 0 ? 0 : (int)(s->const_page * CONST_PAGE / sizeof(T));
     const bool ct = s->const_page >= 0;
     cudaStream_t st = sl->stream;
-    const long long tiles = (n1 - n0 + gf::tile<T>::out - 1) / gf::tile<T>::out;
-    if (s->kernel == cuda_state::KERNEL_PIPE) {
-        const unsigned grid = (unsigned)(tiles < s->pipe_grid ? tiles : s->pipe_grid);
-        if (ct)
-            gf::fir_tiled_pipe<T, true><<<grid, gf::TILE_THREADS, s->smem, st>>>(
-                buf, y, n0, n1, C, ntaps, gt, coff, sl->d_ctr);
-        else
-            gf::fir_tiled_pipe<T, false><<<grid, gf::TILE_THREADS, s->smem, st>>>(
-                buf, y, n0, n1, C, ntaps, gt, coff, sl->d_ctr);
-    } else if (s->kernel == cuda_state::KERNEL_TILED) {
-        const unsigned grid = (unsigned)tiles;
+    if (s->tiled) {
+        const unsigned grid = (unsigned)((n1 - n0 + gf::tile<T>::out - 1) / gf::tile<T>::out);
         if (ct)
             gf::fir_tiled<T, true>
                 <<<grid, gf::TILE_THREADS, s->smem, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);

@@ -19,7 +19,6 @@
 #ifndef GF_FIR_KERNELS_CUH
 #define GF_FIR_KERNELS_CUH
 
-#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <stdint.h>
@@ -152,98 +151,6 @@ __global__ void __launch_bounds__(TILE_THREADS)
 
     tile_compute<T, CONST_TAPS>(s, y, n0, t0, t1, b0, C, ntaps, hs,
                                 taps_ptr<T, CONST_TAPS>(gtaps, coff));
-}
-
-/* Samples in one stage of the pipelined kernel: a tile's inputs, rounded
- * to whole 16-byte vectors so the second stage starts aligned. */
-template <typename T> __host__ __device__ inline long long pipe_stage_samples(long long hs)
-{
-    const long long n = hs + tile<T>::out + 2 * vec16<T>::n;
-    return (n + vec16<T>::n - 1) / vec16<T>::n * vec16<T>::n;
-}
-
-/* Shared memory the pipelined kernel needs: two stages. */
-template <typename T> __host__ __device__ inline size_t pipe_smem_bytes(long long hs)
-{
-    return (size_t)(2 * pipe_stage_samples<T>(hs)) * sizeof(T);
-}
-
-/* Issue the asynchronous 16-byte copies of tile `t`'s inputs into stage s. */
-template <typename T>
-__device__ __forceinline__ void tile_prefetch(const T *__restrict__ buf, T *s, long long n0,
-                                              long long n1, long long hs, long long t)
-{
-    typedef typename vec16<T>::type V;
-    const int VN = vec16<T>::n;
-    const long long t0 = n0 + t * tile<T>::out;
-    const long long t1 = t0 + tile<T>::out < n1 ? t0 + tile<T>::out : n1;
-    const long long b0 = t0 & ~(long long)(VN - 1);
-    const int nvec = (int)((t1 + hs - b0 + VN - 1) / VN);
-    const V *src = reinterpret_cast<const V *>(buf + b0);
-    V *dst = reinterpret_cast<V *>(s);
-    for (int i = threadIdx.x; i < nvec; i += TILE_THREADS)
-        __pipeline_memcpy_async(dst + i, src + i, sizeof(V));
-    __pipeline_commit();
-}
-
-/*
- * Pipelined tiled kernel: a persistent grid whose blocks take tiles from a
- * counter (so no block is left with one more tile than the rest) and copy
- * the next tile's inputs into one shared-memory stage (cp.async) while they
- * compute the current tile from the other: every block always has loads in
- * flight. Same layout, arithmetic and requirements as fir_tiled.
- *
- * ctr[0] hands out tiles, ctr[1] counts finished blocks; both must be 0 at
- * launch, and the last block to finish puts them back to 0 for the next
- * launch on the stream (launches sharing counters must not overlap).
- */
-template <typename T, bool CONST_TAPS>
-__global__ void __launch_bounds__(TILE_THREADS)
-    fir_tiled_pipe(const T *__restrict__ buf, T *__restrict__ y, long long n0, long long n1, int C,
-                   int ntaps, const T *__restrict__ gtaps, int coff, unsigned long long *ctr)
-{
-    extern __shared__ __align__(16) unsigned char gf_smem_raw[];
-    __shared__ long long next_tile;
-    const long long hs = (long long)(ntaps - 1) * C;
-    const long long stage = pipe_stage_samples<T>(hs);
-    T *s0 = reinterpret_cast<T *>(gf_smem_raw);
-    const T *h = taps_ptr<T, CONST_TAPS>(gtaps, coff);
-    const long long ntiles = (n1 - n0 + tile<T>::out - 1) / tile<T>::out;
-
-    if (threadIdx.x == 0)
-        next_tile = (long long)atomicAdd(ctr, 1ull);
-    __syncthreads();
-    long long t = next_tile;
-    if (t < ntiles)
-        tile_prefetch<T>(buf, s0, n0, n1, hs, t);
-    for (int st = 0; t < ntiles; st ^= 1) {
-        /* Also the barrier after the previous tile's compute: the stage
-         * about to be refilled is no longer read. */
-        if (threadIdx.x == 0)
-            next_tile = (long long)atomicAdd(ctr, 1ull);
-        __syncthreads();
-        const long long next = next_tile;
-        if (next < ntiles)
-            tile_prefetch<T>(buf, s0 + (st ^ 1) * stage, n0, n1, hs, next);
-        else
-            __pipeline_commit();  /* an empty group keeps the count uniform */
-        __pipeline_wait_prior(1); /* this tile's copies have landed */
-        __syncthreads();
-        const long long t0 = n0 + t * tile<T>::out;
-        const long long t1 = t0 + tile<T>::out < n1 ? t0 + tile<T>::out : n1;
-        const long long b0 = t0 & ~(long long)(vec16<T>::n - 1);
-        tile_compute<T, CONST_TAPS>(s0 + st * stage, y, n0, t0, t1, b0, C, ntaps, hs, h);
-        t = next;
-    }
-    /* The last block out resets the counters for the next launch; the fence
-     * orders each block's last grab of ctr[0] before its count in ctr[1]. */
-    if (threadIdx.x == 0) {
-        __threadfence();
-        if (atomicAdd(ctr + 1, 1ull) == gridDim.x - 1) {
-            ctr[0] = 0;
-            ctr[1] = 0;
-        }
-    }
 }
 
 /* For halos too large for shared memory: every thread reads global memory

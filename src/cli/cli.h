@@ -33,7 +33,7 @@ typedef struct gf_cli_options {
     size_t chunk; /* 0 = backend default */
     int threads;
     const char *out_format; /* --out-format MAJOR[:SUBTYPE] or NULL */
-    int verify, quiet, allow_truncated;
+    int verify, quiet, allow_truncated, sync;
 } gf_cli_options;
 
 /*

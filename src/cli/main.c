@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define BLOCK_FRAMES 65536
 
@@ -147,6 +148,25 @@ static int make_engine(const gf_cli_options *o, int channels, const double *taps
                                          : GF_EXIT_DEVICE;
 }
 
+/*
+ * --device auto: the GPU only where it repays starting it. Starting CUDA
+ * costs about 0.3 s (measured on an H200 machine, bench/NOTES.md), while the
+ * CPU backend does at least 2e9 multiply-adds a second per core. Deciding
+ * needs no CUDA call, since asking CUDA whether a GPU exists is itself most
+ * of that start-up.
+ */
+static gf_device choose_device(int64_t frames, int channels, size_t taps, int threads)
+{
+    const double gpu_startup_s = 0.3, cpu_macs_per_core = 2e9;
+    long cores = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 1)
+        cores = 1;
+    const double cpu_s = (double)frames * channels * (double)taps / (cores * cpu_macs_per_core);
+    if (cpu_s < 2 * gpu_startup_s || !gf_cuda_available())
+        return GF_DEVICE_CPU;
+    return GF_DEVICE_CUDA;
+}
+
 static void report_verify(const run *r)
 {
     const double speedup = r->t_engine > 0 ? r->t_ref / r->t_engine : 0;
@@ -206,7 +226,9 @@ int main(int argc, char **argv)
         rc = GF_EXIT_INPUT;
         goto done;
     }
-    if ((rc = make_engine(&o, C, taps, ntaps, o.device, &r.e)) != 0)
+    const gf_device device =
+        o.device == GF_DEVICE_AUTO ? choose_device(src.info.frames, C, ntaps, o.threads) : o.device;
+    if ((rc = make_engine(&o, C, taps, ntaps, device, &r.e)) != 0)
         goto done;
     if (o.verify && (rc = make_engine(&o, C, taps, ntaps, GF_DEVICE_REF, &r.ref)) != 0)
         goto done;
@@ -216,6 +238,7 @@ int main(int argc, char **argv)
         gf_cli_error("%s", r.err);
         goto done;
     }
+    r.sink.sync = o.sync;
     r.fb = (size_t)C * (o.precision == GF_PRECISION_F32 ? 4 : 8);
     r.out = malloc(BLOCK_FRAMES * r.fb);
     if (!r.out || gf_stages_start(&r.stages, &src, &r.sink, o.precision, BLOCK_FRAMES) != 0) {

@@ -46,8 +46,9 @@ static void usage(FILE *f)
             "  -p, --precision P     f32 (default) or f64 arithmetic\n"
             "\n"
             "execution:\n"
-            "  -d, --device D        auto (default: cuda if a GPU is usable, else cpu),\n"
-            "                        cuda, cpu, or ref (the serial reference)\n"
+            "  -d, --device D        auto (default): cuda if a GPU is usable and the job is\n"
+            "                        big enough to repay starting it (~0.3 s), else cpu;\n"
+            "                        or cuda, cpu, ref (the serial reference)\n"
             "      --chunk FRAMES    frames per processing chunk (output never depends on it)\n"
             "      --threads N       cpu backend worker threads (default: all CPUs)\n"
             "\n"
@@ -60,6 +61,8 @@ static void usage(FILE *f)
             "                        and fail on any difference\n"
             "      --allow-truncated filter the frames a truncated input holds (a warning)\n"
             "                        instead of refusing it\n"
+            "      --sync            flush the output to disk (fsync) before renaming it\n"
+            "                        into place, so it survives a power loss\n"
             "  -q, --quiet           no progress bar or summary (errors still shown)\n"
             "  -h, --help            this text\n"
             "  -V, --version         version and compiled-in backends\n"
@@ -109,7 +112,7 @@ static int parse_size(const char *opt, const char *s, size_t lo, size_t hi, size
 
 int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
 {
-    enum { OPT_CHUNK = 256, OPT_THREADS, OPT_OUT_FORMAT, OPT_VERIFY, OPT_ALLOW_TRUNC };
+    enum { OPT_CHUNK = 256, OPT_THREADS, OPT_OUT_FORMAT, OPT_VERIFY, OPT_ALLOW_TRUNC, OPT_SYNC };
     static const struct option longopts[] = {
         {"taps", required_argument, NULL, 't'},
         {"coeffs", required_argument, NULL, 'k'},
@@ -121,6 +124,7 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
         {"out-format", required_argument, NULL, OPT_OUT_FORMAT},
         {"verify", no_argument, NULL, OPT_VERIFY},
         {"allow-truncated", no_argument, NULL, OPT_ALLOW_TRUNC},
+        {"sync", no_argument, NULL, OPT_SYNC},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -193,6 +197,9 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
             break;
         case OPT_ALLOW_TRUNC:
             o->allow_truncated = 1;
+            break;
+        case OPT_SYNC:
+            o->sync = 1;
             break;
         case 'q':
             o->quiet = 1;

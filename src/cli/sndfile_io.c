@@ -406,10 +406,11 @@ int gf_sink_write(gf_sink *k, gf_precision p, const void *frames, size_t count, 
     }
     k->frames_written += (int64_t)count;
 #ifdef SYNC_FILE_RANGE_WRITE
-    /* Start writeback as we go, so the fsync before the rename finds little
-     * left to do; it does not wait, and a failure here is only a hint. */
+    /* With --sync, start writeback as we go so the fsync before the rename
+     * finds little left to do; it does not wait, and a failure here is only
+     * a hint (the fsync reports). */
     k->unsynced += ns;
-    if (k->unsynced >= ((size_t)8 << 20) / sizeof(float)) {
+    if (k->sync && k->unsynced >= ((size_t)8 << 20) / sizeof(float)) {
         sync_file_range(k->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
         k->unsynced = 0;
     }
@@ -427,7 +428,7 @@ int gf_sink_commit(gf_sink *k, char *err, size_t n)
         snprintf(err, n, "writing output '%s': %s", k->path, sf_error_number(rc));
         goto fail;
     }
-    if (fsync(k->fd) != 0 || close(k->fd) != 0) {
+    if ((k->sync && fsync(k->fd) != 0) || close(k->fd) != 0) {
         k->fd = -1;
         snprintf(err, n, "writing output '%s': %s", k->path, strerror(errno));
         goto fail;

@@ -48,6 +48,7 @@ typedef struct gf_sink {
     size_t ibuf_frames;
     uint64_t clipped;
     int64_t frames_written;
+    int sync;        /* fsync before the rename (set by the caller) */
     size_t unsynced; /* samples written since writeback was last started */
 } gf_sink;
 
@@ -62,8 +63,8 @@ int gf_sink_open(gf_sink *k, const char *path, const gf_source *in, const char *
 /* Write frames; returns 0 or -1 with err set. */
 int gf_sink_write(gf_sink *k, gf_precision p, const void *frames, size_t count, char *err,
                   size_t n);
-/* Close, sync and rename into place; returns 0 or -1 with err set (the
- * temporary file is removed then). */
+/* Close (and with k->sync, fsync) and rename into place; returns 0 or -1
+ * with err set (the temporary file is removed then). */
 int gf_sink_commit(gf_sink *k, char *err, size_t n);
 /* Close and remove the temporary file (safe after commit or failed open). */
 void gf_sink_abort(gf_sink *k);
