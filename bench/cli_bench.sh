@@ -101,6 +101,16 @@ echo "cli_bench: making $IN (${SECONDS_LEN} s, $RATE Hz, $CHANNELS channels, $BI
 IN_BYTES=$(stat -c %s "$IN")
 cat "$IN" >/dev/null # into the page cache before any timing
 
+# Outputs go to a tmpfs where there is one: the disk's writeback of the
+# previous run's file otherwise adds more noise than the programs differ by,
+# and it is the programs being compared, not the disk.
+OUTDIR=$WORK
+if [[ -d /dev/shm && -w /dev/shm ]]; then
+    OUTDIR=$(mktemp -d /dev/shm/gpufilt-bench.XXXXXX)
+    trap 'rm -rf "$OUTDIR"' EXIT
+fi
+echo "cli_bench: outputs in $OUTDIR" >&2
+
 now() { date +%s.%N; }
 
 # Results, one entry per case that ran.
@@ -144,9 +154,9 @@ run_case() {
 }
 
 echo "cli_bench: timing, $RUNS runs per case" >&2
-run_case "copy float" "$WORK/out_copy_float.wav" "$SFCOPY" "$IN" "$WORK/out_copy_float.wav" ||
+run_case "copy float" "$OUTDIR/out_copy_float.wav" "$SFCOPY" "$IN" "$OUTDIR/out_copy_float.wav" ||
     die "bench_sfcopy failed: $(cat "$WORK/copy_float.err")"
-run_case "copy int" "$WORK/out_copy_int.wav" "$SFCOPY" --int "$IN" "$WORK/out_copy_int.wav" ||
+run_case "copy int" "$OUTDIR/out_copy_int.wav" "$SFCOPY" --int "$IN" "$OUTDIR/out_copy_int.wav" ||
     die "bench_sfcopy --int failed: $(cat "$WORK/copy_int.err")"
 
 GPUFILT_CASES=()
@@ -155,40 +165,40 @@ if [[ -z $GPUFILT ]]; then
     STATUS=1
 else
     echo "cli_bench: $("$GPUFILT" --version 2>&1 | head -n 1 || true)" >&2
-    if run_case "gpufilt" "$WORK/out_gpufilt.wav" \
-        "$GPUFILT" "$IN" "$WORK/out_gpufilt.wav" --taps 5 --quiet; then
+    if run_case "gpufilt" "$OUTDIR/out_gpufilt.wav" \
+        "$GPUFILT" "$IN" "$OUTDIR/out_gpufilt.wav" --taps 5 --quiet; then
         GPUFILT_CASES+=("gpufilt")
     else
         echo "cli_bench: gpufilt failed: $(head -n 3 "$WORK/gpufilt.err")" >&2
         STATUS=1
     fi
-    if run_case "gpufilt cpu" "$WORK/out_gpufilt_cpu.wav" \
-        "$GPUFILT" "$IN" "$WORK/out_gpufilt_cpu.wav" --taps 5 --device cpu --quiet; then
+    if run_case "gpufilt cpu" "$OUTDIR/out_gpufilt_cpu.wav" \
+        "$GPUFILT" "$IN" "$OUTDIR/out_gpufilt_cpu.wav" --taps 5 --device cpu --quiet; then
         GPUFILT_CASES+=("gpufilt cpu")
     else
         echo "cli_bench: gpufilt --device cpu failed: $(head -n 3 "$WORK/gpufilt_cpu.err")" >&2
         STATUS=1
     fi
-    if run_case "gpufilt cuda" "$WORK/out_gpufilt_cuda.wav" \
-        "$GPUFILT" "$IN" "$WORK/out_gpufilt_cuda.wav" --taps 5 --device cuda --quiet; then
+    if run_case "gpufilt cuda" "$OUTDIR/out_gpufilt_cuda.wav" \
+        "$GPUFILT" "$IN" "$OUTDIR/out_gpufilt_cuda.wav" --taps 5 --device cuda --quiet; then
         GPUFILT_CASES+=("gpufilt cuda")
     else
         echo "cli_bench: skipping gpufilt --device cuda (unavailable or failed): $(head -n 1 "$WORK/gpufilt_cuda.err")" >&2
     fi
     # What --sync (fsync before the rename) costs.
-    run_case "cpu --sync" "$WORK/out_gpufilt_sync.wav" \
-        "$GPUFILT" "$IN" "$WORK/out_gpufilt_sync.wav" --taps 5 --device cpu --sync --quiet ||
+    run_case "cpu --sync" "$OUTDIR/out_gpufilt_sync.wav" \
+        "$GPUFILT" "$IN" "$OUTDIR/out_gpufilt_sync.wav" --taps 5 --device cpu --sync --quiet ||
         echo "cli_bench: gpufilt --sync failed: $(head -n 1 "$WORK/cpu_--sync.err")" >&2
     # A long filter, where the GPU's arithmetic pays for its start-up.
     for dev in auto cpu cuda; do
-        run_case "4095 taps $dev" "$WORK/out_long_$dev.wav" \
-            "$GPUFILT" "$IN" "$WORK/out_long_$dev.wav" --taps 4095 --device $dev --quiet ||
+        run_case "4095 taps $dev" "$OUTDIR/out_long_$dev.wav" \
+            "$GPUFILT" "$IN" "$OUTDIR/out_long_$dev.wav" --taps 4095 --device $dev --quiet ||
             echo "cli_bench: 4095 taps on $dev skipped: $(head -n 1 "$WORK/4095_taps_$dev.err")" >&2
     done
 fi
 if [[ -n $SOX ]]; then
-    run_case "sox fir" "$WORK/out_sox.wav" \
-        "$SOX" "$IN" "$WORK/out_sox.wav" fir 0.2 0.2 0.2 0.2 0.2 ||
+    run_case "sox fir" "$OUTDIR/out_sox.wav" \
+        "$SOX" "$IN" "$OUTDIR/out_sox.wav" fir 0.2 0.2 0.2 0.2 0.2 ||
         echo "cli_bench: sox failed, skipped: $(head -n 1 "$WORK/sox_fir.err")" >&2
 else
     echo "cli_bench: sox not on PATH: skipping the sox case" >&2
@@ -236,8 +246,8 @@ CSV=$WORK/cli_bench.csv
 if [[ -n $GPUFILT ]]; then
     "$MAKEWAV" "$WORK/short.wav" --seconds 1 --rate "$RATE" --channels "$CHANNELS" --bits "$BITS" >/dev/null 2>&1 &&
         for dev in cpu cuda; do
-            if run_case "1 s file $dev" "$WORK/out_short_$dev.wav" \
-                "$GPUFILT" "$WORK/short.wav" "$WORK/out_short_$dev.wav" --taps 5 --device $dev --quiet; then
+            if run_case "1 s file $dev" "$OUTDIR/out_short_$dev.wav" \
+                "$GPUFILT" "$WORK/short.wav" "$OUTDIR/out_short_$dev.wav" --taps 5 --device $dev --quiet; then
                 echo "start-up: gpufilt --device $dev on a 1-second file: $(median_of "1 s file $dev") s (median)"
             fi
         done
@@ -257,6 +267,6 @@ done
 echo "(CSV: $CSV)"
 
 if [[ $KEEP -eq 0 ]]; then
-    rm -f "$WORK"/out_*.wav
+    rm -f "$OUTDIR"/out_*.wav
 fi
 exit "$STATUS"
