@@ -120,8 +120,10 @@ MINS=()
 MAXS=()
 STATUS=0
 
-# run_case NAME OUT CMD...: one warm-up run (its failure returns 1 with the
-# error in $WORK/NAME.err), then RUNS timed runs (a failure there is fatal).
+# run_case NAME OUT CMD...: one warm-up run now (its failure returns 1 with
+# the error in $WORK/NAME.err); the timed runs come later, in time_cases.
+CASE_CMDS=()
+CASE_OUTS=()
 run_case() {
     local name=$1 out=$2
     shift 2
@@ -135,25 +137,39 @@ run_case() {
         echo "cli_bench: $name: no output written to $out" >"$err"
         return 1
     }
-    local times=() r t0 t1
-    for ((r = 0; r < RUNS; r++)); do
-        rm -f "$out"
-        t0=$(now)
-        "$@" >/dev/null 2>>"$err" || die "$name failed on timed run $((r + 1)) (see $err): $(tail -n 3 "$err")"
-        t1=$(now)
-        times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')")
-    done
-    local sorted
-    sorted=$(printf '%s\n' "${times[@]}" | sort -g)
     NAMES+=("$name")
-    MEDS+=("$(echo "$sorted" | awk '{ a[NR] = $1 } END { if (NR % 2) printf "%.4f", a[(NR + 1) / 2]; else printf "%.4f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }')")
-    MINS+=("$(echo "$sorted" | head -n 1)")
-    MAXS+=("$(echo "$sorted" | tail -n 1)")
-    echo "cli_bench: $name: ${times[*]} s" >&2
+    CASE_OUTS+=("$out")
+    CASE_CMDS+=("$(printf '%q ' "$@")")
     return 0
 }
 
-echo "cli_bench: timing, $RUNS runs per case" >&2
+# Time every registered case RUNS times, round-robin (case 1, 2, ..., then
+# again), so a slow spell of a shared machine falls on all cases alike rather
+# than on whichever case ran during it.
+time_cases() {
+    local -A times
+    local r i t0 t1
+    for ((r = 0; r < RUNS; r++)); do
+        for i in "${!NAMES[@]}"; do
+            rm -f "${CASE_OUTS[$i]}"
+            t0=$(now)
+            eval "${CASE_CMDS[$i]}" >/dev/null 2>>"$WORK/${NAMES[$i]// /_}.err" ||
+                die "${NAMES[$i]} failed on timed run $((r + 1))"
+            t1=$(now)
+            times[$i]+="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }') "
+        done
+    done
+    local sorted
+    for i in "${!NAMES[@]}"; do
+        sorted=$(printf '%s\n' ${times[$i]} | sort -g)
+        MEDS[i]=$(echo "$sorted" | awk '{ a[NR] = $1 } END { if (NR % 2) printf "%.4f", a[(NR + 1) / 2]; else printf "%.4f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
+        MINS[i]=$(echo "$sorted" | head -n 1)
+        MAXS[i]=$(echo "$sorted" | tail -n 1)
+        echo "cli_bench: ${NAMES[$i]}: ${times[$i]}s" >&2
+    done
+}
+
+echo "cli_bench: warm-up run of each case" >&2
 run_case "copy float" "$OUTDIR/out_copy_float.wav" "$SFCOPY" "$IN" "$OUTDIR/out_copy_float.wav" ||
     die "bench_sfcopy failed: $(cat "$WORK/copy_float.err")"
 run_case "copy int" "$OUTDIR/out_copy_int.wav" "$SFCOPY" --int "$IN" "$OUTDIR/out_copy_int.wav" ||
@@ -204,6 +220,18 @@ else
     echo "cli_bench: sox not on PATH: skipping the sox case" >&2
 fi
 
+if [[ -n $GPUFILT ]] &&
+    "$MAKEWAV" "$WORK/short.wav" --seconds 1 --rate "$RATE" --channels "$CHANNELS" --bits "$BITS" >/dev/null 2>&1; then
+    for dev in cpu cuda; do
+        run_case "1 s file $dev" "$OUTDIR/out_short_$dev.wav" \
+            "$GPUFILT" "$WORK/short.wav" "$OUTDIR/out_short_$dev.wav" --taps 5 --device $dev --quiet ||
+            true
+    done
+fi
+
+echo "cli_bench: timing, $RUNS runs per case, interleaved" >&2
+time_cases
+
 # Median seconds of a case by name.
 median_of() {
     local i
@@ -221,7 +249,7 @@ BASE_I=$(median_of "copy int")
 echo
 echo "cli_bench: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n), $(nproc) CPUs"
 echo "input: $IN: ${SECONDS_LEN} s, $RATE Hz, $CHANNELS ch, $BITS-bit WAV, $(awk -v b="$IN_BYTES" 'BEGIN { printf "%.1f MB", b / 1e6 }')"
-echo "median of $RUNS runs (wall clock, after a warm-up run); ratios = median / median of the copy"
+echo "median of $RUNS runs per case (wall clock, after a warm-up run, cases interleaved); ratios = median / median of the copy"
 echo
 printf '%-14s %10s %10s %10s %12s %12s %10s\n' "case" "median s" "min s" "max s" "x copy float" "x copy int" "MB/s in"
 printf '%s\n' "------------------------------------------------------------------------------------"
@@ -243,15 +271,10 @@ CSV=$WORK/cli_bench.csv
 } >"$CSV"
 
 # CUDA's fixed start-up: the same run on a one-second file.
-if [[ -n $GPUFILT ]]; then
-    "$MAKEWAV" "$WORK/short.wav" --seconds 1 --rate "$RATE" --channels "$CHANNELS" --bits "$BITS" >/dev/null 2>&1 &&
-        for dev in cpu cuda; do
-            if run_case "1 s file $dev" "$OUTDIR/out_short_$dev.wav" \
-                "$GPUFILT" "$WORK/short.wav" "$OUTDIR/out_short_$dev.wav" --taps 5 --device $dev --quiet; then
-                echo "start-up: gpufilt --device $dev on a 1-second file: $(median_of "1 s file $dev") s (median)"
-            fi
-        done
-fi
+for dev in cpu cuda; do
+    m=$(median_of "1 s file $dev")
+    [[ -z $m ]] || echo "start-up: gpufilt --device $dev on a 1-second file: $m s (median)"
+done
 
 echo
 echo "target: gpufilt <= 1.3x the plain float copy (5 taps; 'gpufilt' is the default, --device auto)"
