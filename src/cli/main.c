@@ -155,15 +155,23 @@ static int make_engine(const gf_cli_options *o, int channels, const double *taps
  * needs no CUDA call, since asking CUDA whether a GPU exists is itself most
  * of that start-up.
  */
-static gf_device choose_device(int64_t frames, int channels, size_t taps, int threads)
+static gf_device choose_device(int64_t frames, int channels, size_t taps, int threads, char *why,
+                               size_t why_size)
 {
     const double gpu_startup_s = 0.3, cpu_macs_per_core = 2e9;
     long cores = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
     if (cores < 1)
         cores = 1;
     const double cpu_s = (double)frames * channels * (double)taps / (cores * cpu_macs_per_core);
-    if (cpu_s < 2 * gpu_startup_s || !gf_cuda_available())
+    if (cpu_s < 2 * gpu_startup_s) {
+        snprintf(why, why_size, "auto: about %.3g s of work, less than starting a GPU", cpu_s);
         return GF_DEVICE_CPU;
+    }
+    if (!gf_cuda_available()) {
+        snprintf(why, why_size, "auto: no usable GPU");
+        return GF_DEVICE_CPU;
+    }
+    snprintf(why, why_size, "auto: about %.3g s of work on the CPU", cpu_s);
     return GF_DEVICE_CUDA;
 }
 
@@ -226,8 +234,10 @@ int main(int argc, char **argv)
         rc = GF_EXIT_INPUT;
         goto done;
     }
-    const gf_device device =
-        o.device == GF_DEVICE_AUTO ? choose_device(src.info.frames, C, ntaps, o.threads) : o.device;
+    char why[96] = "";
+    const gf_device device = o.device == GF_DEVICE_AUTO ? choose_device(src.info.frames, C, ntaps,
+                                                                        o.threads, why, sizeof why)
+                                                        : o.device;
     if ((rc = make_engine(&o, C, taps, ntaps, device, &r.e)) != 0)
         goto done;
     if (o.verify && (rc = make_engine(&o, C, taps, ntaps, GF_DEVICE_REF, &r.ref)) != 0)
@@ -325,13 +335,13 @@ int main(int argc, char **argv)
         char fmt[128];
         gf_format_name(r.sink.info.format, fmt, sizeof fmt);
         fprintf(stderr,
-                "gpufilt: %s -> %s: %lld frames x %d ch at %d Hz, %zu tap%s%s, %s, %s, %s backend, "
-                "%.3f s\n",
+                "gpufilt: %s -> %s: %lld frames x %d ch at %d Hz, %zu tap%s%s, %s, %s, %s backend"
+                "%s%s%s, %.3f s\n",
                 o.in_path, o.out_path, (long long)src.frames_read, C, src.info.samplerate, ntaps,
                 ntaps == 1 ? "" : "s", o.coeffs ? "" : " (mean)",
                 o.mode == GF_MODE_SAME ? "same" : "causal",
                 o.precision == GF_PRECISION_F32 ? "f32" : "f64", gf_engine_backend(r.e),
-                gf_now() - t_start);
+                *why ? " (" : "", why, *why ? ")" : "", gf_now() - t_start);
         fprintf(stderr, "gpufilt: output format %s\n", fmt);
     }
     rc = GF_EXIT_OK;
