@@ -50,12 +50,11 @@ static const char *device_name(gf_device d)
                                 : "auto";
 }
 
-static int engine_failed(run *r, gf_engine *e, gf_status st)
+static int engine_failed(gf_engine *e, gf_status st)
 {
     const char *detail = gf_engine_error(e);
     gf_cli_error("%s backend failed: %s%s%s", gf_engine_backend(e), gf_strerror(st),
                  *detail ? ": " : "", detail);
-    (void)r;
     return st == GF_ERR_NO_MEMORY ? GF_EXIT_INTERNAL : GF_EXIT_DEVICE;
 }
 
@@ -78,7 +77,7 @@ static int drain(run *r, gf_engine *e, int side)
         gf_status st = gf_engine_pull(e, dst, cap, &got);
         *(side ? &r->t_ref : &r->t_engine) += gf_now() - t0;
         if (st != GF_OK)
-            return engine_failed(r, e, st);
+            return engine_failed(e, st);
         if (got == 0)
             return 0;
         if (r->ref && gf_verify_feed(&r->verify, side, dst, got) != 0) {
@@ -101,7 +100,7 @@ static int feed(run *r, gf_engine *e, int side, const unsigned char *in, size_t 
         gf_status st = gf_engine_push(e, in, n, &used);
         *(side ? &r->t_ref : &r->t_engine) += gf_now() - t0;
         if (st != GF_OK)
-            return engine_failed(r, e, st);
+            return engine_failed(e, st);
         in += used * fb;
         n -= used;
         int rc = drain(r, e, side);
@@ -117,7 +116,7 @@ static int finish(run *r, gf_engine *e, int side)
     gf_status st = gf_engine_flush(e);
     *(side ? &r->t_ref : &r->t_engine) += gf_now() - t0;
     if (st != GF_OK)
-        return engine_failed(r, e, st);
+        return engine_failed(e, st);
     return drain(r, e, side);
 }
 
