@@ -140,6 +140,22 @@ gf_status gf_engine_pull(gf_engine *e, void *out, size_t max_frames, size_t *got
  */
 gf_status gf_engine_flush(gf_engine *e);
 
+/**
+ * Submit the frames pushed so far as a chunk now, without waiting for a full
+ * chunk, so their output can be pulled soon: for input that arrives slowly
+ * (pipes, live audio). Output does not change (chunk seams are exact at any
+ * size); each call costs one backend round trip. A no-op when nothing is
+ * pending or after flush.
+ */
+gf_status gf_engine_submit(gf_engine *e);
+
+/**
+ * Block until every submitted chunk's output is ready, so that pull returns
+ * all of it without waiting. With gf_engine_submit: push, submit, wait, pull
+ * gives every output the input so far determines.
+ */
+gf_status gf_engine_wait(gf_engine *e);
+
 /** Forget all input and output; start a new stream with zero history. */
 gf_status gf_engine_reset(gf_engine *e);
 

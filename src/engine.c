@@ -507,6 +507,36 @@ gf_status gf_engine_pull(gf_engine *e, void *out, size_t max_frames, size_t *got
     return GF_OK;
 }
 
+gf_status gf_engine_submit(gf_engine *e)
+{
+    if (!e)
+        return GF_ERR_INVALID_ARGUMENT;
+    if (e->failed)
+        return e->failed;
+    /* The slot being filled was reserved when filling began. */
+    if (e->flushed || !e->filling || e->filled == 0)
+        return GF_OK;
+    return submit_fill(e);
+}
+
+gf_status gf_engine_wait(gf_engine *e)
+{
+    if (!e)
+        return GF_ERR_INVALID_ARGUMENT;
+    if (e->failed)
+        return e->failed;
+    for (int i = 0; i < e->nsub; i++) {
+        gf_slot *s = &e->slot[(e->head + i) % e->nslots];
+        if (!s->ready) {
+            gf_status st = e->ops->wait(e->bk, (e->head + i) % e->nslots);
+            if (st != GF_OK)
+                return fail_with(e, st);
+            s->ready = 1;
+        }
+    }
+    return GF_OK;
+}
+
 gf_status gf_engine_reset(gf_engine *e)
 {
     if (!e)

@@ -156,7 +156,34 @@ static int run_mixed(gf_engine *e, const void *in, size_t frames, void *out, siz
         size_t n = 1 + tu_rng_below(&r, 20000), got = 0;
         if (n > frames - off)
             n = frames - off;
-        if (tu_rng_below(&r, 3) == 0) {
+        const size_t op = tu_rng_below(&r, 4);
+        if (op == 3) {
+            /* Streaming: push, submit the short chunk, wait, pull all. Every
+             * output the input so far determines must come out. */
+            size_t left = n;
+            while (left > 0) {
+                size_t used = 0;
+                if ((st = gf_engine_push(e, src + off * fb, left, &used)) != GF_OK ||
+                    (st = gf_engine_submit(e)) != GF_OK || (st = gf_engine_wait(e)) != GF_OK)
+                    return TU_FAIL("mixed: push/submit/wait: %s", gf_strerror(st));
+                off += used;
+                left -= used;
+                for (;;) {
+                    if ((st = gf_engine_pull(e, dst + total * fb, cap - total, &got)) != GF_OK)
+                        return TU_FAIL("mixed: pull after wait: %s", gf_strerror(st));
+                    if (got == 0)
+                        break;
+                    total += got;
+                }
+            }
+            const size_t lat = gf_engine_latency(e);
+            const size_t want = off > lat ? off - lat : 0;
+            if (total != want)
+                return TU_FAIL("mixed: after submit+wait %zu frames out of %zu in, want %zu", total,
+                               off, want);
+            continue;
+        }
+        if (op == 0) {
             if (cap - total < n + pending)
                 return TU_FAIL("mixed: test bug, output buffer too small");
             if ((st = gf_engine_process(e, src + off * fb, n, dst + total * fb, &got)) != GF_OK)
