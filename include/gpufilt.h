@@ -74,6 +74,43 @@ typedef enum gf_device {
     GF_DEVICE_REF = 3   /* the serial reference: slow, plain, the oracle */
 } gf_device;
 
+/**
+ * Per-block histograms, computed while filtering (on the GPU with the cuda
+ * backend; only counts come back). Blocks are defined on the stream: block b
+ * holds frames [b * block_frames, (b + 1) * block_frames) of the output (or
+ * input) stream, whatever the chunk size or device, and the last block may
+ * be short. Results are identical on every backend.
+ *
+ * Bin rule, in double precision with each operation rounded separately:
+ *   step = (hi - lo) / bins,  edge(i) = lo + i * step for i < bins,  edge(bins) = hi
+ *   i = (size_t)((x - lo) * (bins / (hi - lo))), clamped to [0, bins - 1];
+ *   then i-- if x < edge(i), else i++ if i < bins - 1 and x >= edge(i + 1).
+ * So bin i holds edge(i) <= x < edge(i + 1), and x == hi lands in the last
+ * bin (the rule of numpy.histogram). x < lo counts as below, x > hi as above
+ * (infinities included), NaN only as nan.
+ */
+typedef struct gf_hist_config {
+    size_t bins;         /* 1 .. 65536 */
+    size_t block_frames; /* frames per block, 1 .. 2^28 */
+    double lo, hi;       /* finite, lo < hi */
+    int of_input;        /* 0: histograms of the output stream; 1: of the input */
+    int mix;             /* 0: one record per channel; 1: one record of all channels */
+} gf_hist_config;
+
+/** One block's histogram (of one channel, or of all channels with mix). */
+typedef struct gf_hist_record {
+    uint64_t block;       /* block index from 0 */
+    uint64_t first_frame; /* block * block_frames */
+    uint64_t frames;      /* frames in this block; the last block may be short */
+    int channel;          /* channel from 0, or -1 with mix */
+    uint64_t below;       /* samples < lo */
+    uint64_t above;       /* samples > hi (clipping) */
+    uint64_t nan;         /* NaN samples */
+    double min, max;      /* over the non-NaN samples; NaN when there are none */
+    double rms;           /* sqrt(mean of x*x over the non-NaN samples); see gpufilt docs */
+    const uint64_t *bins; /* `bins` counts, owned by the engine, valid until the next call */
+} gf_hist_record;
+
 typedef struct gf_config {
     /** Interleaved channels per frame, 1 .. GF_MAX_CHANNELS. */
     int channels;
@@ -97,6 +134,8 @@ typedef struct gf_config {
     int threads;
     /** CUDA device ordinal for GF_DEVICE_CUDA / AUTO. */
     int cuda_device;
+    /** Per-block histograms, or NULL for none. Copied at create. */
+    const gf_hist_config *hist;
 } gf_config;
 
 /** A config with defaults: 1 channel, 1 tap, same mode, f32, auto device. */
@@ -169,6 +208,15 @@ gf_status gf_engine_reset(gf_engine *e);
  */
 gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *out,
                             size_t *produced);
+
+/**
+ * The next completed histogram record, in stream order (by block, then by
+ * channel). Returns 1 with *rec filled, or 0 when no block is complete yet
+ * (or histograms are off). A block is complete once all its frames have been
+ * filtered; after flush, once the output is fully pulled, the last (short)
+ * block is complete too. Records wait in the engine until taken.
+ */
+int gf_engine_hist_next(gf_engine *e, gf_hist_record *rec);
 
 /** Most frames the engine can hold back between input and output. */
 size_t gf_engine_max_pending(const gf_engine *e);

@@ -20,13 +20,31 @@ enum {
     GF_EXIT_OUTPUT = 4,       /* output cannot be created or written */
     GF_EXIT_DEVICE = 5,       /* filter backend failed (no CUDA device, CUDA error) */
     GF_EXIT_VERIFY = 6,       /* --verify found a mismatch */
+    GF_EXIT_PARTIAL = 7,      /* input ended inside a frame: trailing bytes dropped */
+    GF_EXIT_PIPE = 141,       /* output pipe closed by the reader (EPIPE) */
     GF_EXIT_INTERRUPTED = 130 /* SIGINT or SIGTERM */
 };
 
+/* Headerless sample formats (FFmpeg's names), for --raw and --out-raw. */
+typedef enum gf_raw_format {
+    GF_RAW_NONE = 0,
+    GF_RAW_U8,
+    GF_RAW_S8,
+    GF_RAW_S16LE,
+    GF_RAW_S16BE,
+    GF_RAW_S24LE,
+    GF_RAW_S32LE,
+    GF_RAW_F32LE,
+    GF_RAW_F64LE
+} gf_raw_format;
+
+/* FFmpeg's name of a raw format ("s16le"). */
+const char *gf_raw_name(gf_raw_format f);
+
 typedef struct gf_cli_options {
-    const char *in_path, *out_path;
-    size_t taps;        /* --taps N, 0 if not given */
-    const char *coeffs; /* --coeffs FILE or NULL */
+    const char *in_path, *out_path; /* "-": standard input / output */
+    size_t taps;                    /* --taps N, 0 if not given */
+    const char *coeffs;             /* --coeffs FILE or NULL */
     gf_mode mode;
     gf_precision precision;
     gf_device device;
@@ -34,7 +52,29 @@ typedef struct gf_cli_options {
     int threads;
     const char *out_format; /* --out-format MAJOR[:SUBTYPE] or NULL */
     int verify, quiet, allow_truncated, sync;
+
+    /* Raw streams (pipes): --raw, --out-raw, --channels, --rate. channels
+     * and rate are 0 when not given; --raw requires --channels. */
+    gf_raw_format raw, out_raw;
+    int channels, rate;
+
+    /* Histograms: --hist FILE (CSV, or JSON lines for a .json name),
+     * --hist-png FILE, and their parameters (defaults filled in). */
+    const char *hist_path, *hist_png;
+    size_t hist_bins;  /* 1..GF_CLI_MAX_HIST_BINS, default 256 */
+    size_t hist_block; /* frames; 0 = one second at the rate (65536 if unknown) */
+    double hist_lo, hist_hi;
+    int hist_of_input; /* --hist-of input */
+    int hist_mix;      /* --hist-channels mix */
+
+    /* Live audio: --live / --list-devices and their options. */
+    int live, list_devices, stats;
+    const char *live_in, *live_out, *host_api; /* NULL = default device / API */
+    size_t live_frames;                        /* frames per callback, 0 = default */
+    double duration;                           /* seconds, 0 = until interrupted */
 } gf_cli_options;
+
+#define GF_CLI_MAX_HIST_BINS 65536
 
 /*
  * Parse argv. Returns -1 to go on, or an exit code (0 after --help or

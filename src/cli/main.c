@@ -8,6 +8,7 @@
  * streams are compared.
  */
 #include "cli.h"
+#include "live.h"
 #include "progress.h"
 #include "sndfile_io.h"
 #include "stages.h"
@@ -220,6 +221,17 @@ int main(int argc, char **argv)
     if (o.coeffs && gf_coeffs_load(o.coeffs, &taps, &ntaps, r.err, sizeof r.err) != 0) {
         gf_cli_error("%s", r.err);
         return GF_EXIT_USAGE;
+    }
+    if (o.live || o.list_devices) {
+#ifdef GPUFILT_HAVE_LIVE
+        rc = o.live ? gf_live_run(&o, taps, ntaps, &g_signal) : gf_live_list_devices();
+#else
+        gf_cli_error("this gpufilt was built without PortAudio: --live and --list-devices "
+                     "are not available");
+        rc = GF_EXIT_DEVICE;
+#endif
+        free(taps);
+        return rc;
     }
     if ((rc = gf_source_open(&src, o.in_path, BLOCK_FRAMES, r.err, sizeof r.err)) != 0) {
         gf_cli_error("%s", r.err);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,9 +111,79 @@ static int parse_size(const char *opt, const char *s, size_t lo, size_t hi, size
     return 0;
 }
 
+static const struct {
+    const char *name, *sox; /* FFmpeg's name, SoX's short type */
+    gf_raw_format f;
+} raw_formats[] = {
+    {"u8", "u8", GF_RAW_U8},        {"s8", "s8", GF_RAW_S8},        {"s16le", "s16", GF_RAW_S16LE},
+    {"s16be", NULL, GF_RAW_S16BE},  {"s24le", "s24", GF_RAW_S24LE}, {"s32le", "s32", GF_RAW_S32LE},
+    {"f32le", "f32", GF_RAW_F32LE}, {"f64le", "f64", GF_RAW_F64LE},
+};
+
+const char *gf_raw_name(gf_raw_format f)
+{
+    for (size_t i = 0; i < sizeof raw_formats / sizeof raw_formats[0]; i++)
+        if (raw_formats[i].f == f)
+            return raw_formats[i].name;
+    return "none";
+}
+
+/* FFmpeg's names, and SoX's short types (f32 = f32le, s16 = s16le, ...). */
+static int parse_raw(const char *opt, const char *s, gf_raw_format *out)
+{
+    for (size_t i = 0; i < sizeof raw_formats / sizeof raw_formats[0]; i++)
+        if (strcmp(s, raw_formats[i].name) == 0 ||
+            (raw_formats[i].sox && strcmp(s, raw_formats[i].sox) == 0)) {
+            *out = raw_formats[i].f;
+            return 0;
+        }
+    gf_cli_error("%s: '%s' is not one of u8 s8 s16le s16be s24le s32le f32le f64le", opt, s);
+    return -1;
+}
+
+/* LO:HI, two finite numbers. */
+static int parse_range(const char *s, double *lo, double *hi)
+{
+    char *end = NULL;
+    errno = 0;
+    *lo = strtod(s, &end);
+    if (end != s && *end == ':') {
+        const char *h = end + 1;
+        *hi = strtod(h, &end);
+        if (end != h && *end == '\0' && errno != ERANGE && isfinite(*lo) && isfinite(*hi))
+            return 0;
+    }
+    gf_cli_error("--hist-range: '%s' is not LO:HI with two finite numbers", s);
+    return -1;
+}
+
 int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
 {
-    enum { OPT_CHUNK = 256, OPT_THREADS, OPT_OUT_FORMAT, OPT_VERIFY, OPT_ALLOW_TRUNC, OPT_SYNC };
+    enum {
+        OPT_CHUNK = 256,
+        OPT_THREADS,
+        OPT_OUT_FORMAT,
+        OPT_VERIFY,
+        OPT_ALLOW_TRUNC,
+        OPT_SYNC,
+        OPT_RAW,
+        OPT_OUT_RAW,
+        OPT_HIST,
+        OPT_HIST_PNG,
+        OPT_HIST_BINS,
+        OPT_HIST_BLOCK,
+        OPT_HIST_RANGE,
+        OPT_HIST_OF,
+        OPT_HIST_CHANNELS,
+        OPT_LIVE,
+        OPT_LIST_DEVICES,
+        OPT_IN_DEV,
+        OPT_OUT_DEV,
+        OPT_HOST_API,
+        OPT_FRAMES,
+        OPT_DURATION,
+        OPT_STATS
+    };
     static const struct option longopts[] = {
         {"taps", required_argument, NULL, 't'},
         {"coeffs", required_argument, NULL, 'k'},
@@ -125,6 +196,25 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
         {"verify", no_argument, NULL, OPT_VERIFY},
         {"allow-truncated", no_argument, NULL, OPT_ALLOW_TRUNC},
         {"sync", no_argument, NULL, OPT_SYNC},
+        {"raw", required_argument, NULL, OPT_RAW},
+        {"out-raw", required_argument, NULL, OPT_OUT_RAW},
+        {"channels", required_argument, NULL, 'c'},
+        {"rate", required_argument, NULL, 'r'},
+        {"hist", required_argument, NULL, OPT_HIST},
+        {"hist-png", required_argument, NULL, OPT_HIST_PNG},
+        {"hist-bins", required_argument, NULL, OPT_HIST_BINS},
+        {"hist-block", required_argument, NULL, OPT_HIST_BLOCK},
+        {"hist-range", required_argument, NULL, OPT_HIST_RANGE},
+        {"hist-of", required_argument, NULL, OPT_HIST_OF},
+        {"hist-channels", required_argument, NULL, OPT_HIST_CHANNELS},
+        {"live", no_argument, NULL, OPT_LIVE},
+        {"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
+        {"in", required_argument, NULL, OPT_IN_DEV},
+        {"out", required_argument, NULL, OPT_OUT_DEV},
+        {"host-api", required_argument, NULL, OPT_HOST_API},
+        {"frames", required_argument, NULL, OPT_FRAMES},
+        {"duration", required_argument, NULL, OPT_DURATION},
+        {"stats", no_argument, NULL, OPT_STATS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -134,10 +224,13 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
     o->mode = GF_MODE_SAME;
     o->precision = GF_PRECISION_F32;
     o->device = GF_DEVICE_AUTO;
+    o->hist_bins = 256;
+    o->hist_lo = -1.0;
+    o->hist_hi = 1.0;
     opterr = 0; /* our own one-line messages */
     int c;
     size_t v;
-    while ((c = getopt_long(argc, argv, ":t:k:m:p:d:qhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":t:k:m:p:d:c:r:qhV", longopts, NULL)) != -1) {
         switch (c) {
         case 't':
             if (parse_size("--taps", optarg, 1, GF_MAX_TAPS, &o->taps) != 0)
@@ -201,6 +294,89 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
         case OPT_SYNC:
             o->sync = 1;
             break;
+        case OPT_RAW:
+        case OPT_OUT_RAW:
+            if (parse_raw(c == OPT_RAW ? "--raw" : "--out-raw", optarg,
+                          c == OPT_RAW ? &o->raw : &o->out_raw) != 0)
+                return GF_EXIT_USAGE;
+            break;
+        case 'c':
+            if (parse_size("--channels", optarg, 1, GF_MAX_CHANNELS, &v) != 0)
+                return GF_EXIT_USAGE;
+            o->channels = (int)v;
+            break;
+        case 'r':
+            if (parse_size("--rate", optarg, 1, 10000000, &v) != 0)
+                return GF_EXIT_USAGE;
+            o->rate = (int)v;
+            break;
+        case OPT_HIST:
+            o->hist_path = optarg;
+            break;
+        case OPT_HIST_PNG:
+            o->hist_png = optarg;
+            break;
+        case OPT_HIST_BINS:
+            if (parse_size("--hist-bins", optarg, 1, GF_CLI_MAX_HIST_BINS, &o->hist_bins) != 0)
+                return GF_EXIT_USAGE;
+            break;
+        case OPT_HIST_BLOCK:
+            if (parse_size("--hist-block", optarg, 1, (size_t)1 << 28, &o->hist_block) != 0)
+                return GF_EXIT_USAGE;
+            break;
+        case OPT_HIST_RANGE:
+            if (parse_range(optarg, &o->hist_lo, &o->hist_hi) != 0)
+                return GF_EXIT_USAGE;
+            break;
+        case OPT_HIST_OF:
+            if (strcmp(optarg, "output") == 0 || strcmp(optarg, "input") == 0)
+                o->hist_of_input = optarg[0] == 'i';
+            else {
+                gf_cli_error("--hist-of: '%s' is not one of output, input", optarg);
+                return GF_EXIT_USAGE;
+            }
+            break;
+        case OPT_HIST_CHANNELS:
+            if (strcmp(optarg, "each") == 0 || strcmp(optarg, "mix") == 0)
+                o->hist_mix = optarg[0] == 'm';
+            else {
+                gf_cli_error("--hist-channels: '%s' is not one of each, mix", optarg);
+                return GF_EXIT_USAGE;
+            }
+            break;
+        case OPT_LIVE:
+            o->live = 1;
+            break;
+        case OPT_LIST_DEVICES:
+            o->list_devices = 1;
+            break;
+        case OPT_IN_DEV:
+            o->live_in = optarg;
+            break;
+        case OPT_OUT_DEV:
+            o->live_out = optarg;
+            break;
+        case OPT_HOST_API:
+            o->host_api = optarg;
+            break;
+        case OPT_FRAMES:
+            if (parse_size("--frames", optarg, 1, 65536, &o->live_frames) != 0)
+                return GF_EXIT_USAGE;
+            break;
+        case OPT_DURATION: {
+            char *end = NULL;
+            errno = 0;
+            o->duration = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || errno == ERANGE || !(o->duration > 0) ||
+                o->duration > 1e7) {
+                gf_cli_error("--duration: '%s' is not a number of seconds in (0, 1e7]", optarg);
+                return GF_EXIT_USAGE;
+            }
+            break;
+        }
+        case OPT_STATS:
+            o->stats = 1;
+            break;
         case 'q':
             o->quiet = 1;
             break;
@@ -219,15 +395,29 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
         }
     }
     const int npos = argc - optind;
-    if (npos != 2) {
+    if (o->list_devices || o->live) {
+        if (o->list_devices && o->live) {
+            gf_cli_error("use either --live or --list-devices, not both");
+            return GF_EXIT_USAGE;
+        }
+        if (npos > 0) {
+            gf_cli_error("unexpected argument '%s' (--%s takes no IN or OUT)", argv[optind],
+                         o->live ? "live" : "list-devices");
+            return GF_EXIT_USAGE;
+        }
+        if (o->list_devices)
+            return -1;
+    } else if (npos != 2) {
         if (npos < 2)
-            gf_cli_error("expected IN and OUT files (see gpufilt --help)");
+            gf_cli_error("expected IN and OUT (files, or - for standard input/output; see "
+                         "gpufilt --help)");
         else
             gf_cli_error("unexpected argument '%s' (expected only IN and OUT)", argv[optind + 2]);
         return GF_EXIT_USAGE;
+    } else {
+        o->in_path = argv[optind];
+        o->out_path = argv[optind + 1];
     }
-    o->in_path = argv[optind];
-    o->out_path = argv[optind + 1];
     if (o->taps && o->coeffs) {
         gf_cli_error("use either --taps or --coeffs, not both");
         return GF_EXIT_USAGE;
@@ -236,8 +426,26 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
         gf_cli_error("one of --taps N or --coeffs FILE is required");
         return GF_EXIT_USAGE;
     }
-    if (strcmp(o->in_path, "-") == 0 || strcmp(o->out_path, "-") == 0) {
-        gf_cli_error("standard input/output ('-') is not supported yet: give file names");
+    if (o->live) {
+        if (o->raw || o->out_raw) {
+            gf_cli_error("--raw and --out-raw are for IN and OUT, not --live");
+            return GF_EXIT_USAGE;
+        }
+    } else if (o->live_in || o->live_out || o->host_api || o->live_frames || o->duration > 0 ||
+               o->stats) {
+        gf_cli_error("--in, --out, --host-api, --frames, --duration and --stats need --live");
+        return GF_EXIT_USAGE;
+    }
+    if (o->raw && !o->channels) {
+        gf_cli_error("--raw needs --channels (raw samples carry no channel count)");
+        return GF_EXIT_USAGE;
+    }
+    if (!o->raw && !o->live && o->channels) {
+        gf_cli_error("--channels is for --raw input or --live (a file's header says its own)");
+        return GF_EXIT_USAGE;
+    }
+    if (o->hist_lo >= o->hist_hi) {
+        gf_cli_error("--hist-range: LO must be below HI");
         return GF_EXIT_USAGE;
     }
     return -1;

@@ -34,7 +34,7 @@ expect 2 "${E}option '--taps' needs a value" in.wav out.wav --taps
 expect 2 "${E}unknown option '--frobnicate' (see gpufilt --help)" in.wav out.wav --taps 5 --frobnicate
 expect 2 "${E}one of --taps N or --coeffs FILE is required" in.wav out.wav
 expect 2 "${E}use either --taps or --coeffs, not both" in.wav out.wav --taps 5 --coeffs c.txt
-expect 2 "${E}expected IN and OUT files (see gpufilt --help)" in.wav --taps 5
+expect 2 "${E}expected IN and OUT (files, or - for standard input/output; see gpufilt --help)" in.wav --taps 5
 expect 2 "${E}unexpected argument 'extra.wav' (expected only IN and OUT)" in.wav out.wav extra.wav --taps 5
 expect 2 "${E}--mode: 'centred' is not one of same, causal" in.wav out.wav --taps 5 --mode centred
 expect 2 "${E}--precision: 'f16' is not one of f32, f64" in.wav out.wav --taps 5 --precision f16
