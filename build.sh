@@ -12,7 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(build-essential cmake pkg-config libsndfile1-dev clang-format)
+packages=(build-essential cmake pkg-config libsndfile1-dev libpng-dev portaudio19-dev
+    libjack-jackd2-dev jackd2 sox clang-format)
 
 install_missing() {
     local missing=()

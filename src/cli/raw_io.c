@@ -1,0 +1,2 @@
+/* Raw sample streams: see raw_io.h. */
+#include "cli.h"
