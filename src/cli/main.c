@@ -6,10 +6,15 @@
  * (stages.c), so reading, filtering and writing overlap. With --verify the
  * serial reference runs over the same blocks here and the two output
  * streams are compared.
+ *
+ * Streams (pipes, terminals) are filtered as they arrive: whenever no more
+ * input is waiting, the engine submits the short chunk it holds and
+ * everything the input so far determines is written out at once.
  */
 #include "cli.h"
 #include "live.h"
 #include "progress.h"
+#include "raw_io.h"
 #include "sndfile_io.h"
 #include "stages.h"
 #include "verify.h"
@@ -59,6 +64,16 @@ static int engine_failed(gf_engine *e, gf_status st)
     return st == GF_ERR_NO_MEMORY ? GF_EXIT_INTERNAL : GF_EXIT_DEVICE;
 }
 
+/* The writer failed: a closed pipe ends the run quietly (like SIGPIPE
+ * would, without the noise); anything else is an error. */
+static int output_failed(run *r)
+{
+    if (r->sink.broken_pipe)
+        return GF_EXIT_PIPE;
+    gf_cli_error("%s", r->stages.write_err);
+    return GF_EXIT_OUTPUT;
+}
+
 /* Pull everything the engine has ready (or, after flush, everything): the
  * backend's output goes straight into blocks for the writer. */
 static int drain(run *r, gf_engine *e, int side)
@@ -67,10 +82,8 @@ static int drain(run *r, gf_engine *e, int side)
         unsigned char *dst = r->out;
         size_t cap = BLOCK_FRAMES, got = 0;
         if (side == 0) {
-            if (!r->cur && !(r->cur = gf_stages_output(&r->stages))) {
-                gf_cli_error("%s", r->stages.write_err);
-                return GF_EXIT_OUTPUT;
-            }
+            if (!r->cur && !(r->cur = gf_stages_output(&r->stages)))
+                return output_failed(r);
             dst = (unsigned char *)r->cur->data + r->cur->frames * r->fb;
             cap = BLOCK_FRAMES - r->cur->frames;
         }
@@ -121,6 +134,32 @@ static int finish(run *r, gf_engine *e, int side)
     return drain(r, e, side);
 }
 
+/* The input is idle: submit the short chunk each engine holds, wait for
+ * it, and pass every frame out to the writer now. */
+static int catch_up(run *r)
+{
+    gf_engine *es[2] = {r->e, r->ref};
+    for (int side = 0; side < 2; side++) {
+        if (!es[side])
+            continue;
+        const double t0 = gf_now();
+        gf_status st = gf_engine_submit(es[side]);
+        if (st == GF_OK)
+            st = gf_engine_wait(es[side]);
+        *(side ? &r->t_ref : &r->t_engine) += gf_now() - t0;
+        if (st != GF_OK)
+            return engine_failed(es[side], st);
+        int rc = drain(r, es[side], side);
+        if (rc)
+            return rc;
+    }
+    if (r->cur && r->cur->frames > 0) {
+        gf_stages_write(&r->stages, r->cur);
+        r->cur = NULL;
+    }
+    return 0;
+}
+
 static int make_engine(const gf_cli_options *o, int channels, const double *taps, size_t ntaps,
                        gf_device device, gf_engine **e)
 {
@@ -159,19 +198,24 @@ static gf_device choose_device(int64_t frames, int channels, size_t taps, int th
                                size_t why_size)
 {
     const double gpu_startup_s = 0.3, cpu_macs_per_core = 2e9;
+    const int unknown = frames < 0;
+    if (unknown)
+        frames = (int64_t)1 << 24; /* a stream: judge it as about six minutes at 48 kHz */
     long cores = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
     if (cores < 1)
         cores = 1;
     const double cpu_s = (double)frames * channels * (double)taps / (cores * cpu_macs_per_core);
     if (cpu_s < 2 * gpu_startup_s) {
-        snprintf(why, why_size, "auto: about %.3g s of work, less than starting a GPU", cpu_s);
+        snprintf(why, why_size, "auto: about %.3g s of work%s, less than starting a GPU", cpu_s,
+                 unknown ? " per 2^24 frames" : "");
         return GF_DEVICE_CPU;
     }
     if (!gf_cuda_available()) {
         snprintf(why, why_size, "auto: no usable GPU");
         return GF_DEVICE_CPU;
     }
-    snprintf(why, why_size, "auto: about %.3g s of work on the CPU", cpu_s);
+    snprintf(why, why_size, "auto: about %.3g s of work on the CPU%s", cpu_s,
+             unknown ? " per 2^24 frames" : "");
     return GF_DEVICE_CUDA;
 }
 
@@ -205,8 +249,9 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     /* A file-size limit must surface as a write error, not kill us with a
-     * temporary file left behind. */
+     * temporary file left behind; a closed output pipe as EPIPE. */
     signal(SIGXFSZ, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
 
     run r;
     memset(&r, 0, sizeof r);
@@ -233,10 +278,27 @@ int main(int argc, char **argv)
         free(taps);
         return rc;
     }
-    if ((rc = gf_source_open(&src, o.in_path, BLOCK_FRAMES, r.err, sizeof r.err)) != 0) {
+    const int in_stdin = strcmp(o.in_path, "-") == 0, out_stdout = strcmp(o.out_path, "-") == 0;
+    if (in_stdin && isatty(STDIN_FILENO)) {
+        gf_cli_error("standard input is a terminal: pipe samples in, e.g. "
+                     "sox in.wav -t f32 - | gpufilt - out.wav --raw f32le -c 2 --taps 5");
+        rc = GF_EXIT_USAGE;
+        goto done;
+    }
+    if (out_stdout && isatty(STDOUT_FILENO)) {
+        gf_cli_error("standard output is a terminal: redirect it to a file or a pipe");
+        rc = GF_EXIT_USAGE;
+        goto done;
+    }
+    rc = o.raw ? gf_raw_source_open(&src, o.in_path, o.raw, o.channels, o.rate, BLOCK_FRAMES, r.err,
+                                    sizeof r.err)
+               : gf_sndfile_source_open(&src, o.in_path, BLOCK_FRAMES, r.err, sizeof r.err);
+    if (rc != 0) {
         gf_cli_error("%s", r.err);
         goto done;
     }
+    if (o.rate && !o.raw && o.rate != src.info.samplerate)
+        gf_cli_warn("--rate %d ignored: %s says %d Hz", o.rate, src.path, src.info.samplerate);
     const int C = src.info.channels;
     if (src.header_note[0] && !o.allow_truncated) {
         gf_cli_error("input '%s' is truncated: header and data disagree (%s); "
@@ -254,8 +316,17 @@ int main(int argc, char **argv)
     if (o.verify && (rc = make_engine(&o, C, taps, ntaps, GF_DEVICE_REF, &r.ref)) != 0)
         goto done;
     gf_verify_init(&r.verify, o.precision, (size_t)C);
-    if ((rc = gf_sink_open(&r.sink, o.out_path, &src, o.out_format, BLOCK_FRAMES, r.err,
-                           sizeof r.err)) != 0) {
+    /* Standard output without a container asked for: raw samples in the
+     * input's sample format (a WAV header cannot be finished on a pipe). */
+    gf_raw_format out_raw = o.out_raw;
+    if (out_stdout && !out_raw && !o.out_format)
+        out_raw = o.raw ? o.raw : gf_raw_for_format(src.info.format);
+    rc = out_raw
+             ? gf_raw_sink_open(&r.sink, o.out_path, out_raw, C, src.info.samplerate,
+                                src.is_stdin ? NULL : o.in_path, BLOCK_FRAMES, r.err, sizeof r.err)
+             : gf_sndfile_sink_open(&r.sink, o.out_path, &src, o.out_format, BLOCK_FRAMES, r.err,
+                                    sizeof r.err);
+    if (rc != 0) {
         gf_cli_error("%s", r.err);
         goto done;
     }
@@ -272,9 +343,9 @@ int main(int argc, char **argv)
     gf_progress_init(&bar, src.info.frames, o.quiet);
     int64_t frames_in = 0;
     for (;;) {
-        if (g_signal)
-            break;
-        gf_block *b = gf_stages_input(&r.stages);
+        gf_block *b = gf_stages_input(&r.stages, &g_signal);
+        if (!b)
+            break; /* a signal */
         if (b->frames == 0) {
             if (r.stages.read_failed) {
                 gf_progress_end(&bar);
@@ -292,35 +363,45 @@ int main(int argc, char **argv)
         frames_in += (int64_t)b->frames;
         gf_stages_done_input(&r.stages, b);
         gf_progress_update(&bar, frames_in);
+        if (src.streaming && !gf_stages_input_ready(&r.stages) && (rc = catch_up(&r)) != 0)
+            goto done;
     }
     gf_progress_end(&bar);
     if (g_signal) {
-        gf_cli_error("interrupted by signal %d; no output written", (int)g_signal);
-        rc = GF_EXIT_INTERRUPTED;
-        goto done;
-    }
-    if (gf_source_truncated(&src)) {
-        if (!o.allow_truncated) {
-            gf_cli_error("input '%s' is truncated: header promises %lld frames, data holds %lld",
-                         o.in_path, (long long)src.info.frames, (long long)src.frames_read);
-            rc = GF_EXIT_INPUT;
+        /* A file is all or nothing. A stream ends here: what was filtered
+         * so far is written (and the output file, if any, completed). */
+        if (!src.streaming) {
+            gf_cli_error("interrupted by signal %d; no output written", (int)g_signal);
+            rc = GF_EXIT_INTERRUPTED;
             goto done;
         }
-        gf_cli_warn("input '%s' is truncated (%s); filtered the %lld frames that exist", o.in_path,
-                    src.header_note[0] ? src.header_note : "short read",
-                    (long long)src.frames_read);
+        if ((rc = catch_up(&r)) != 0)
+            goto done;
+    } else {
+        if (gf_source_truncated(&src)) {
+            if (!o.allow_truncated) {
+                gf_cli_error(
+                    "input '%s' is truncated: header promises %lld frames, data holds %lld",
+                    o.in_path, (long long)src.info.frames, (long long)src.frames_read);
+                rc = GF_EXIT_INPUT;
+                goto done;
+            }
+            gf_cli_warn("input '%s' is truncated (%s); filtered the %lld frames that exist",
+                        o.in_path, src.header_note[0] ? src.header_note : "short read",
+                        (long long)src.frames_read);
+        }
+        if ((rc = finish(&r, r.e, 0)) != 0 || (r.ref && (rc = finish(&r, r.ref, 1)) != 0))
+            goto done;
     }
-    if ((rc = finish(&r, r.e, 0)) != 0 || (r.ref && (rc = finish(&r, r.ref, 1)) != 0))
-        goto done;
     if (r.cur && r.cur->frames > 0)
         gf_stages_write(&r.stages, r.cur);
     r.cur = NULL;
     if (gf_stages_finish(&r.stages) != 0) {
-        gf_cli_error("%s", r.stages.write_err);
-        rc = GF_EXIT_OUTPUT;
+        rc = output_failed(&r);
         goto done;
     }
-    if (r.sink.frames_written != src.frames_read) {
+    const int64_t expect_out = g_signal ? r.sink.frames_written : src.frames_read;
+    if (r.sink.frames_written != expect_out) {
         gf_cli_error("internal error: %lld frames in, %lld frames out", (long long)src.frames_read,
                      (long long)r.sink.frames_written);
         rc = GF_EXIT_INTERNAL;
@@ -328,7 +409,8 @@ int main(int argc, char **argv)
     }
     if (r.ref) {
         report_verify(&r);
-        if (r.verify.differ != 0 || r.verify.compared != (uint64_t)src.frames_read * (size_t)C) {
+        if (r.verify.differ != 0 ||
+            r.verify.compared != (uint64_t)r.sink.frames_written * (size_t)C) {
             rc = GF_EXIT_VERIFY;
             gf_cli_error("verification failed; no output written");
             goto done;
@@ -342,20 +424,39 @@ int main(int argc, char **argv)
     }
     if (clipped)
         gf_cli_warn("%llu samples clipped in '%s'", (unsigned long long)clipped, o.out_path);
+    rc = GF_EXIT_OK;
+    if (src.trailing) {
+        const size_t fbytes = (size_t)C * gf_raw_sample_bytes(src.raw);
+        gf_cli_warn("input ended inside a frame: dropped the last %llu byte%s (a frame is %zu "
+                    "bytes); filtered the %lld complete frames",
+                    (unsigned long long)src.trailing, src.trailing == 1 ? "" : "s", fbytes,
+                    (long long)src.frames_read);
+        rc = GF_EXIT_PARTIAL;
+    }
+    if (g_signal) {
+        gf_cli_error("interrupted by signal %d; wrote the %lld frames filtered so far",
+                     (int)g_signal, (long long)r.sink.frames_written);
+        rc = GF_EXIT_INTERRUPTED;
+    }
     if (!o.quiet) {
         char fmt[128];
-        gf_format_name(r.sink.info.format, fmt, sizeof fmt);
+        if (r.sink.raw)
+            snprintf(fmt, sizeof fmt, "raw %s", gf_raw_name(r.sink.raw));
+        else
+            gf_format_name(r.sink.info.format, fmt, sizeof fmt);
+        char rate[32] = "";
+        if (src.info.samplerate > 0)
+            snprintf(rate, sizeof rate, " at %d Hz", src.info.samplerate);
         fprintf(stderr,
-                "gpufilt: %s -> %s: %lld frames x %d ch at %d Hz, %zu tap%s%s, %s, %s, %s backend"
+                "gpufilt: %s -> %s: %lld frames x %d ch%s, %zu tap%s%s, %s, %s, %s backend"
                 "%s%s%s, %.3f s\n",
-                o.in_path, o.out_path, (long long)src.frames_read, C, src.info.samplerate, ntaps,
+                o.in_path, o.out_path, (long long)src.frames_read, C, rate, ntaps,
                 ntaps == 1 ? "" : "s", o.coeffs ? "" : " (mean)",
                 o.mode == GF_MODE_SAME ? "same" : "causal",
                 o.precision == GF_PRECISION_F32 ? "f32" : "f64", gf_engine_backend(r.e),
                 *why ? " (" : "", why, *why ? ")" : "", gf_now() - t_start);
         fprintf(stderr, "gpufilt: output format %s\n", fmt);
     }
-    rc = GF_EXIT_OK;
 
 done:
     gf_stages_abort(&r.stages); /* no-op once finished */

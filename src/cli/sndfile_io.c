@@ -4,6 +4,7 @@
 #include "sndfile_io.h"
 
 #include "cli.h"
+#include "sample_conv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,72 +52,8 @@ static int is_float_subtype(int format)
 
 /* --- source --- */
 
-int gf_source_open(gf_source *s, const char *path, size_t max_block, char *err, size_t n)
-{
-    memset(s, 0, sizeof *s);
-    s->path = path;
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        snprintf(err, n, "cannot open input '%s': %s", path, strerror(errno));
-        return GF_EXIT_INPUT;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        snprintf(err, n, "input '%s' is a directory", path);
-        return GF_EXIT_INPUT;
-    }
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        snprintf(err, n, "cannot open input '%s': %s", path, strerror(errno));
-        return GF_EXIT_INPUT;
-    }
-    close(fd);
-    if (S_ISREG(st.st_mode) && st.st_size == 0) {
-        snprintf(err, n, "input '%s' is empty", path);
-        return GF_EXIT_INPUT;
-    }
-    s->sf = sf_open(path, SFM_READ, &s->info);
-    if (!s->sf) {
-        snprintf(err, n, "input '%s' is not an audio file libsndfile can read (%s)", path,
-                 sf_strerror(NULL));
-        return GF_EXIT_INPUT;
-    }
-    if (s->info.frames <= 0) {
-        snprintf(err, n, "input '%s' holds no audio frames", path);
-        gf_source_close(s);
-        return GF_EXIT_INPUT;
-    }
-    if (s->info.channels < 1 || s->info.channels > GF_MAX_CHANNELS) {
-        snprintf(err, n, "input '%s' has %d channels (at most %d are supported)", path,
-                 s->info.channels, GF_MAX_CHANNELS);
-        gf_source_close(s);
-        return GF_EXIT_INPUT;
-    }
-    /* libsndfile opens a truncated file with the frames that exist and notes
-     * the mismatch in its log, e.g. "data : 192000 (should be 99956)". */
-    char log[8192];
-    sf_command(s->sf, SFC_GET_LOG_INFO, log, sizeof log);
-    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
-        line += strspn(line, " ");
-        if ((strncmp(line, "data", 4) == 0 || strncmp(line, "SSND", 4) == 0) &&
-            strstr(line, "should be")) {
-            snprintf(s->header_note, sizeof s->header_note, "%s", line);
-            break;
-        }
-    }
-    s->pcm = pcm_bits(s->info.format) > 0;
-    if (s->pcm) {
-        s->ibuf_frames = max_block;
-        s->ibuf = malloc(max_block * (size_t)s->info.channels * sizeof(int32_t));
-        if (!s->ibuf) {
-            snprintf(err, n, "out of memory");
-            gf_source_close(s);
-            return GF_EXIT_INTERNAL;
-        }
-    }
-    return 0;
-}
-
-int64_t gf_source_read(gf_source *s, gf_precision p, void *out, size_t frames, char *err, size_t n)
+static int64_t sndfile_read(gf_source *s, gf_precision p, void *out, size_t frames, char *err,
+                            size_t n)
 {
     sf_count_t got;
     const size_t C = (size_t)s->info.channels;
@@ -142,18 +79,157 @@ int64_t gf_source_read(gf_source *s, gf_precision p, void *out, size_t frames, c
     return got;
 }
 
-int gf_source_truncated(const gf_source *s)
-{
-    return s->header_note[0] != '\0' || s->frames_read < s->info.frames;
-}
-
-void gf_source_close(gf_source *s)
+static void sndfile_close(gf_source *s)
 {
     if (s->sf)
         sf_close(s->sf);
     s->sf = NULL;
     free(s->ibuf);
     s->ibuf = NULL;
+}
+
+int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, char *err, size_t n)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    s->path = path;
+    s->read = sndfile_read;
+    s->close = sndfile_close;
+    struct stat st;
+    const int is_stdin = strcmp(path, "-") == 0;
+    if (is_stdin) {
+        s->path = "standard input";
+        s->is_stdin = 1;
+        if (fstat(STDIN_FILENO, &st) != 0) {
+            snprintf(err, n, "cannot read standard input: %s", strerror(errno));
+            return GF_EXIT_INPUT;
+        }
+    } else {
+        if (stat(path, &st) != 0) {
+            snprintf(err, n, "cannot open input '%s': %s", path, strerror(errno));
+            return GF_EXIT_INPUT;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(err, n, "input '%s' is a directory", path);
+            return GF_EXIT_INPUT;
+        }
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) {
+            snprintf(err, n, "cannot open input '%s': %s", path, strerror(errno));
+            return GF_EXIT_INPUT;
+        }
+        close(fd);
+    }
+    if (S_ISREG(st.st_mode) && st.st_size == 0) {
+        snprintf(err, n, "input '%s' is empty", s->path);
+        return GF_EXIT_INPUT;
+    }
+    s->streaming = !S_ISREG(st.st_mode);
+    s->sf = is_stdin ? sf_open_fd(STDIN_FILENO, SFM_READ, &s->info, SF_FALSE)
+                     : sf_open(path, SFM_READ, &s->info);
+    if (!s->sf) {
+        if (is_stdin && strstr(sf_strerror(NULL), "flac"))
+            snprintf(err, n,
+                     "libsndfile cannot decode FLAC from a pipe (%s); decode it first, e.g. "
+                     "sox in.flac -t f32 - | gpufilt - OUT --raw f32le -c CHANNELS ...",
+                     sf_strerror(NULL));
+        else if (is_stdin)
+            snprintf(err, n,
+                     "standard input is not audio libsndfile can read from a pipe (%s); "
+                     "for headerless samples give --raw FMT --channels N",
+                     sf_strerror(NULL));
+        else
+            snprintf(err, n, "input '%s' is not an audio file libsndfile can read (%s)", path,
+                     sf_strerror(NULL));
+        return GF_EXIT_INPUT;
+    }
+    if (s->streaming)
+        s->info.frames = -1; /* a pipe's header cannot be trusted for the length */
+    if (s->info.frames == 0) {
+        snprintf(err, n, "input '%s' holds no audio frames", s->path);
+        gf_source_close(s);
+        return GF_EXIT_INPUT;
+    }
+    if (s->info.channels < 1 || s->info.channels > GF_MAX_CHANNELS) {
+        snprintf(err, n, "input '%s' has %d channels (at most %d are supported)", s->path,
+                 s->info.channels, GF_MAX_CHANNELS);
+        gf_source_close(s);
+        return GF_EXIT_INPUT;
+    }
+    /* libsndfile opens a truncated file with the frames that exist and notes
+     * the mismatch in its log, e.g. "data : 192000 (should be 99956)". */
+    char log[8192];
+    sf_command(s->sf, SFC_GET_LOG_INFO, log, sizeof log);
+    for (char *line = strtok(log, "\n"); line && !s->streaming; line = strtok(NULL, "\n")) {
+        line += strspn(line, " ");
+        if ((strncmp(line, "data", 4) == 0 || strncmp(line, "SSND", 4) == 0) &&
+            strstr(line, "should be")) {
+            snprintf(s->header_note, sizeof s->header_note, "%s", line);
+            break;
+        }
+    }
+    s->pcm = pcm_bits(s->info.format) > 0;
+    if (s->pcm) {
+        s->ibuf_frames = max_block;
+        s->ibuf = malloc(max_block * (size_t)s->info.channels * sizeof(int32_t));
+        if (!s->ibuf) {
+            snprintf(err, n, "out of memory");
+            gf_source_close(s);
+            return GF_EXIT_INTERNAL;
+        }
+    }
+    return 0;
+}
+
+int gf_source_truncated(const gf_source *s)
+{
+    return s->header_note[0] != '\0' || (s->info.frames >= 0 && s->frames_read < s->info.frames);
+}
+
+void gf_source_close(gf_source *s)
+{
+    if (s->close)
+        s->close(s);
+    s->close = NULL;
+}
+
+static const struct {
+    gf_raw_format raw;
+    int format;
+} raw_map[] = {
+    {GF_RAW_U8, SF_FORMAT_PCM_U8},
+    {GF_RAW_S8, SF_FORMAT_PCM_S8},
+    {GF_RAW_S16LE, SF_FORMAT_PCM_16 | SF_ENDIAN_LITTLE},
+    {GF_RAW_S16BE, SF_FORMAT_PCM_16 | SF_ENDIAN_BIG},
+    {GF_RAW_S24LE, SF_FORMAT_PCM_24 | SF_ENDIAN_LITTLE},
+    {GF_RAW_S32LE, SF_FORMAT_PCM_32 | SF_ENDIAN_LITTLE},
+    {GF_RAW_F32LE, SF_FORMAT_FLOAT | SF_ENDIAN_LITTLE},
+    {GF_RAW_F64LE, SF_FORMAT_DOUBLE | SF_ENDIAN_LITTLE},
+};
+
+gf_raw_format gf_raw_for_format(int sf_format)
+{
+    const int sub = sf_format & SF_FORMAT_SUBMASK;
+    const int big = (sf_format & SF_FORMAT_ENDMASK) == SF_ENDIAN_BIG;
+    if (sub == SF_FORMAT_PCM_16 && big)
+        return GF_RAW_S16BE;
+    for (size_t i = 0; i < sizeof raw_map / sizeof raw_map[0]; i++)
+        if ((raw_map[i].format & SF_FORMAT_SUBMASK) == sub)
+            return raw_map[i].raw;
+    const int bits = pcm_bits(sf_format);
+    return bits > 24   ? GF_RAW_S32LE
+           : bits > 16 ? GF_RAW_S24LE
+           : bits > 8  ? GF_RAW_S16LE
+           : bits > 0  ? GF_RAW_S8
+                       : GF_RAW_F32LE;
+}
+
+int gf_format_for_raw(gf_raw_format f)
+{
+    for (size_t i = 0; i < sizeof raw_map / sizeof raw_map[0]; i++)
+        if (raw_map[i].raw == f)
+            return raw_map[i].format;
+    return SF_FORMAT_FLOAT;
 }
 
 /* --- output format --- */
@@ -267,6 +343,18 @@ static int choose_format(const char *path, const gf_source *in, const char *out_
         }
     }
     info->format = major | subtype | endian;
+    if (info->samplerate <= 0) {
+        if (major != SF_FORMAT_RAW) {
+            char name[128];
+            gf_format_name(major | subtype, name, sizeof name);
+            snprintf(err, n,
+                     "writing %s to '%s' needs a sample rate: give --rate (raw input "
+                     "carries none)",
+                     name, path);
+            return GF_EXIT_USAGE;
+        }
+        info->samplerate = 48000; /* headerless: not stored anywhere */
+    }
     if (!subtype || !sf_format_check(info)) {
         char name[128];
         gf_format_name(major | subtype, name, sizeof name);
@@ -279,28 +367,20 @@ static int choose_format(const char *path, const gf_source *in, const char *out_
 
 /* --- sink --- */
 
-int gf_sink_open(gf_sink *k, const char *path, const gf_source *in, const char *out_format,
-                 size_t max_block, char *err, size_t n)
+int gf_sink_create_temp(gf_sink *k, const char *path, const char *in_path, char *err, size_t n)
 {
-    memset(k, 0, sizeof *k);
-    k->fd = -1;
-    int rc = choose_format(path, in, out_format, &k->info, err, n);
-    if (rc)
-        return rc;
-
     struct stat in_st, out_st;
     if (stat(path, &out_st) == 0) {
         if (S_ISDIR(out_st.st_mode)) {
             snprintf(err, n, "output '%s' is a directory", path);
             return GF_EXIT_OUTPUT;
         }
-        if (stat(in->path, &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
+        if (in_path && stat(in_path, &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
             in_st.st_ino == out_st.st_ino) {
             snprintf(err, n, "output '%s' is the input file", path);
             return GF_EXIT_OUTPUT;
         }
     }
-
     /* Temporary name in the same directory: ".NAME.gpufilt-XXXXXX". */
     const char *slash = strrchr(path, '/');
     const size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
@@ -329,54 +409,17 @@ int gf_sink_open(gf_sink *k, const char *path, const gf_source *in, const char *
     const mode_t mask = umask(0);
     umask(mask);
     fchmod(k->fd, 0666 & ~mask);
-
-    k->sf = sf_open_fd(k->fd, SFM_WRITE, &k->info, SF_FALSE);
-    if (!k->sf) {
-        snprintf(err, n, "cannot write output '%s': %s", path, sf_strerror(NULL));
-        gf_sink_abort(k);
-        return GF_EXIT_OUTPUT;
-    }
-    k->pcm_bits = pcm_bits(k->info.format);
-    if (!k->pcm_bits && !is_float_subtype(k->info.format)) {
-        /* Lossy and companded encodings are converted from float by
-         * libsndfile: make it clip rather than wrap, and count. */
-        k->float_clips = 1;
-        sf_command(k->sf, SFC_SET_CLIPPING, NULL, SF_TRUE);
-    }
-    if (k->pcm_bits) {
-        k->ibuf_frames = max_block;
-        k->ibuf = malloc(max_block * (size_t)k->info.channels * sizeof(int32_t));
-        if (!k->ibuf) {
-            snprintf(err, n, "out of memory");
-            gf_sink_abort(k);
-            return GF_EXIT_INTERNAL;
-        }
-    }
     return 0;
 }
 
-/* Round x*scale to the nearest integer (ties to even), clip to
- * [-scale, scale-1] and left-justify for sf_writef_int; NaN becomes 0 and
- * counts as clipped. Clipping is decided before rounding: round(v) > scale-1
- * exactly when v >= scale - 0.5 (scale - 0.5 itself rounds up to the even
- * scale), and round(v) < -scale exactly when v < -scale - 0.5. In range,
- * |v| < 2^32, adding and subtracting 1.5 * 2^52 rounds to an integer under
- * the default rounding mode (the build forbids contraction and fast-math):
- * no libm call on the per-sample path. */
+/* Round and clip to a left-justified 32-bit integer for sf_writef_int. */
 static int32_t quantise(double x, double scale, double shift, uint64_t *clipped)
 {
-    const double v = x * scale;
-    double q;
-    if (v >= -scale - 0.5 && v < scale - 0.5) {
-        q = (v + 0x1.8p52) - 0x1.8p52;
-    } else {
-        ++*clipped;
-        q = v >= scale - 0.5 ? scale - 1 : v < -scale - 0.5 ? -scale : 0;
-    }
-    return (int32_t)(q * shift);
+    return (int32_t)((double)gf_quantise(x, scale, clipped) * shift);
 }
 
-int gf_sink_write(gf_sink *k, gf_precision p, const void *frames, size_t count, char *err, size_t n)
+static int sndfile_write(gf_sink *k, gf_precision p, const void *frames, size_t count, char *err,
+                         size_t n)
 {
     const size_t C = (size_t)k->info.channels, ns = count * C;
     sf_count_t wrote;
@@ -401,6 +444,7 @@ int gf_sink_write(gf_sink *k, gf_precision p, const void *frames, size_t count, 
                                       : sf_writef_double(k->sf, frames, (sf_count_t)count);
     }
     if (wrote != (sf_count_t)count || sf_error(k->sf) != SF_ERR_NO_ERROR) {
+        k->broken_pipe = k->to_stdout && errno == EPIPE;
         snprintf(err, n, "writing output '%s': %s", k->path, sf_strerror(k->sf));
         return -1;
     }
@@ -410,7 +454,7 @@ int gf_sink_write(gf_sink *k, gf_precision p, const void *frames, size_t count, 
      * finds little left to do; it does not wait, and a failure here is only
      * a hint (the fsync reports). */
     k->unsynced += ns;
-    if (k->sync && k->unsynced >= ((size_t)8 << 20) / sizeof(float)) {
+    if (k->sync && k->tmp_path && k->unsynced >= ((size_t)8 << 20) / sizeof(float)) {
         sync_file_range(k->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
         k->unsynced = 0;
     }
@@ -418,15 +462,157 @@ int gf_sink_write(gf_sink *k, gf_precision p, const void *frames, size_t count, 
     return 0;
 }
 
+/*
+ * FLAC on a pipe through libsndfile's virtual I/O. At the end the FLAC
+ * encoder seeks back to rewrite its STREAMINFO block; on a plain pipe
+ * libsndfile then appends those bytes to the stream, which decoders reject.
+ * Here a backward seek is accepted and what is written until the position
+ * is back at the end is dropped: the stream stays valid, with STREAMINFO
+ * saying "length unknown", as a streamed FLAC must.
+ */
+typedef struct pipe_vio {
+    gf_sink *k;
+    sf_count_t pos, end; /* position as the encoder sees it; bytes really written */
+} pipe_vio;
+
+static sf_count_t vio_len(void *u)
+{
+    return ((pipe_vio *)u)->end;
+}
+
+static sf_count_t vio_seek(sf_count_t off, int whence, void *u)
+{
+    pipe_vio *v = u;
+    v->pos = whence == SEEK_SET ? off : whence == SEEK_CUR ? v->pos + off : v->end + off;
+    return v->pos;
+}
+
+static sf_count_t vio_read(void *ptr, sf_count_t count, void *u)
+{
+    (void)ptr;
+    (void)count;
+    (void)u;
+    return 0;
+}
+
+static sf_count_t vio_write(const void *ptr, sf_count_t count, void *u)
+{
+    pipe_vio *v = u;
+    if (v->pos == v->end) {
+        const unsigned char *b = ptr;
+        sf_count_t left = count;
+        while (left > 0) {
+            const ssize_t w = write(STDOUT_FILENO, b, (size_t)left);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0)
+                return count - left;
+            b += w;
+            left -= w;
+        }
+        v->end += count;
+    }
+    v->pos += count; /* a rewrite of earlier bytes: dropped */
+    if (v->pos > v->end)
+        v->end = v->pos;
+    return count;
+}
+
+static sf_count_t vio_tell(void *u)
+{
+    return ((pipe_vio *)u)->pos;
+}
+
+int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_source *in, const char *out_format,
+                         size_t max_block, char *err, size_t n)
+{
+    memset(k, 0, sizeof *k);
+    k->fd = -1;
+    k->write = sndfile_write;
+    int rc = choose_format(path, in, out_format, &k->info, err, n);
+    if (rc)
+        return rc;
+    if (strcmp(path, "-") == 0) {
+        /* Standard output: no temporary file. A format that must seek back
+         * to finish its header (WAV, AIFF, ...) works only on a regular
+         * file; libsndfile refuses it on a pipe before writing anything. */
+        k->to_stdout = 1;
+        k->path = strdup("standard output");
+        if (!k->path) {
+            snprintf(err, n, "out of memory");
+            return GF_EXIT_INTERNAL;
+        }
+        struct stat st;
+        const int is_pipe = fstat(STDOUT_FILENO, &st) == 0 && !S_ISREG(st.st_mode);
+        if (is_pipe && (k->info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_FLAC) {
+            static SF_VIRTUAL_IO vio = {vio_len, vio_seek, vio_read, vio_write, vio_tell};
+            k->vio = calloc(1, sizeof(pipe_vio));
+            if (!k->vio) {
+                snprintf(err, n, "out of memory");
+                gf_sink_abort(k);
+                return GF_EXIT_INTERNAL;
+            }
+            ((pipe_vio *)k->vio)->k = k;
+            k->sf = sf_open_virtual(&vio, SFM_WRITE, &k->info, k->vio);
+        } else {
+            k->sf = sf_open_fd(STDOUT_FILENO, SFM_WRITE, &k->info, SF_FALSE);
+        }
+        if (!k->sf) {
+            char name[128];
+            gf_format_name(k->info.format, name, sizeof name);
+            snprintf(err, n,
+                     "cannot write %s to standard output (%s); use --out-raw FMT, or "
+                     "--out-format au or flac",
+                     name, sf_strerror(NULL));
+            gf_sink_abort(k);
+            return GF_EXIT_USAGE;
+        }
+    } else {
+        if ((rc = gf_sink_create_temp(k, path, in->is_stdin ? NULL : in->path, err, n)) != 0) {
+            gf_sink_abort(k);
+            return rc;
+        }
+        k->sf = sf_open_fd(k->fd, SFM_WRITE, &k->info, SF_FALSE);
+        if (!k->sf) {
+            snprintf(err, n, "cannot write output '%s': %s", path, sf_strerror(NULL));
+            gf_sink_abort(k);
+            return GF_EXIT_OUTPUT;
+        }
+    }
+    k->pcm_bits = pcm_bits(k->info.format);
+    if (!k->pcm_bits && !is_float_subtype(k->info.format)) {
+        /* Lossy and companded encodings are converted from float by
+         * libsndfile: make it clip rather than wrap, and count. */
+        k->float_clips = 1;
+        sf_command(k->sf, SFC_SET_CLIPPING, NULL, SF_TRUE);
+    }
+    if (k->pcm_bits) {
+        k->ibuf_frames = max_block;
+        k->ibuf = malloc(max_block * (size_t)k->info.channels * sizeof(int32_t));
+        if (!k->ibuf) {
+            snprintf(err, n, "out of memory");
+            gf_sink_abort(k);
+            return GF_EXIT_INTERNAL;
+        }
+    }
+    return 0;
+}
+
 int gf_sink_commit(gf_sink *k, char *err, size_t n)
 {
     /* sf_close rewrites the header; an earlier ENOSPC is not reported by it,
      * so every write was checked, and fsync/close are checked too. */
-    int rc = sf_close(k->sf);
-    k->sf = NULL;
-    if (rc != 0) {
-        snprintf(err, n, "writing output '%s': %s", k->path, sf_error_number(rc));
-        goto fail;
+    if (k->sf) {
+        int rc = sf_close(k->sf);
+        k->sf = NULL;
+        if (rc != 0) {
+            snprintf(err, n, "writing output '%s': %s", k->path, sf_error_number(rc));
+            goto fail;
+        }
+    }
+    if (!k->tmp_path) { /* standard output stays open */
+        gf_sink_abort(k);
+        return 0;
     }
     if ((k->sync && fsync(k->fd) != 0) || close(k->fd) != 0) {
         k->fd = -1;
@@ -452,7 +638,7 @@ void gf_sink_abort(gf_sink *k)
     if (k->sf)
         sf_close(k->sf);
     k->sf = NULL;
-    if (k->fd >= 0)
+    if (k->fd >= 0 && !k->to_stdout)
         close(k->fd);
     k->fd = -1;
     if (k->tmp_path)
@@ -463,4 +649,13 @@ void gf_sink_abort(gf_sink *k)
     k->path = NULL;
     free(k->ibuf);
     k->ibuf = NULL;
+    free(k->rbuf);
+    k->rbuf = NULL;
+    free(k->vio);
+    k->vio = NULL;
+    if (k->wake_open) {
+        close(k->wake[0]);
+        close(k->wake[1]);
+        k->wake_open = 0;
+    }
 }

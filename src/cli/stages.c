@@ -1,7 +1,9 @@
 #include "stages.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void q_init(gf_blockq *q)
 {
@@ -42,6 +44,31 @@ static gf_block *q_pop(gf_blockq *q)
     return b;
 }
 
+/* q_pop that gives up (NULL) once *stop is set, looking every 50 ms: the
+ * signal handler cannot wake a condition variable. */
+static gf_block *q_pop_or_stop(gf_blockq *q, const volatile sig_atomic_t *stop)
+{
+    gf_block *b = NULL;
+    pthread_mutex_lock(&q->mu);
+    while (q->count == 0 && !q->closed && !*stop) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_nsec += 50 * 1000 * 1000;
+        if (t.tv_nsec >= 1000000000) {
+            t.tv_sec++;
+            t.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&q->cv, &q->mu, &t);
+    }
+    if (!q->closed && q->count > 0) {
+        b = q->items[q->head];
+        q->head = (q->head + 1) % (GF_STAGE_BLOCKS + 1);
+        q->count--;
+    }
+    pthread_mutex_unlock(&q->mu);
+    return b;
+}
+
 static void q_close(gf_blockq *q)
 {
     pthread_mutex_lock(&q->mu);
@@ -50,15 +77,20 @@ static void q_close(gf_blockq *q)
     pthread_mutex_unlock(&q->mu);
 }
 
+/* The reader may be cancelled only inside the source's read (a container
+ * on a pipe, read by libsndfile, cannot be woken otherwise). */
 static void *reader_main(void *arg)
 {
     gf_stages *st = arg;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
     for (;;) {
         gf_block *b = q_pop(&st->in_free);
         if (!b)
             return NULL; /* aborted */
-        int64_t n = gf_source_read(st->src, st->precision, b->data, st->capacity, st->read_err,
-                                   sizeof st->read_err);
+        pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+        int64_t n = st->src->read(st->src, st->precision, b->data, st->capacity, st->read_err,
+                                  sizeof st->read_err);
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
         if (n < 0) {
             st->read_failed = 1;
             n = 0;
@@ -77,8 +109,8 @@ static void *writer_main(void *arg)
         gf_block *b = q_pop(&st->out_full);
         if (!b || b->frames == 0)
             return NULL;
-        if (!st->write_failed && gf_sink_write(st->sink, st->precision, b->data, b->frames,
-                                               st->write_err, sizeof st->write_err) != 0) {
+        if (!st->write_failed && st->sink->write(st->sink, st->precision, b->data, b->frames,
+                                                 st->write_err, sizeof st->write_err) != 0) {
             st->write_failed = 1;
             /* Tell the engine side at once: it waits on out_free. */
             q_close(&st->out_free);
@@ -122,23 +154,41 @@ int gf_stages_start(gf_stages *st, gf_source *src, gf_sink *sink, gf_precision p
         q_push(&st->in_free, &st->in_blocks[i]);
         q_push(&st->out_free, &st->out_blocks[i]);
     }
+    /* Signals go to the main thread, which watches for them. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int rc = -1;
     if (pthread_create(&st->reader, NULL, reader_main, st) != 0) {
         free_blocks(st);
-        return -1;
+        goto out;
     }
     if (pthread_create(&st->writer, NULL, writer_main, st) != 0) {
         q_close(&st->in_free);
         pthread_join(st->reader, NULL);
         free_blocks(st);
-        return -1;
+        goto out;
     }
     st->started = 1;
-    return 0;
+    rc = 0;
+out:
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
-gf_block *gf_stages_input(gf_stages *st)
+gf_block *gf_stages_input(gf_stages *st, const volatile sig_atomic_t *stop)
 {
-    return q_pop(&st->in_full);
+    return q_pop_or_stop(&st->in_full, stop);
+}
+
+int gf_stages_input_ready(gf_stages *st)
+{
+    pthread_mutex_lock(&st->in_full.mu);
+    const int ready = st->in_full.count > 0;
+    pthread_mutex_unlock(&st->in_full.mu);
+    return ready;
 }
 
 void gf_stages_done_input(gf_stages *st, gf_block *b)
@@ -159,6 +209,15 @@ void gf_stages_write(gf_stages *st, gf_block *b)
     q_push(&st->out_full, b);
 }
 
+static void stop_reader(gf_stages *st)
+{
+    q_close(&st->in_free);
+    if (st->src->interrupt)
+        st->src->interrupt(st->src);
+    else if (st->src->streaming)
+        pthread_cancel(st->reader);
+}
+
 static void join_and_free(gf_stages *st)
 {
     pthread_join(st->reader, NULL);
@@ -172,7 +231,7 @@ int gf_stages_finish(gf_stages *st)
     static gf_block end = {NULL, 0};
     q_push(&st->out_full, &end);
     pthread_join(st->writer, NULL);
-    q_close(&st->in_free); /* the reader has stopped at EOF; in case not */
+    stop_reader(st); /* it has stopped at EOF, unless a signal ended the stream */
     pthread_join(st->reader, NULL);
     st->started = 0;
     const int failed = st->write_failed;
@@ -188,5 +247,6 @@ void gf_stages_abort(gf_stages *st)
     q_close(&st->in_full);
     q_close(&st->out_free);
     q_close(&st->out_full);
+    stop_reader(st);
     join_and_free(st);
 }

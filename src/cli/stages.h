@@ -8,7 +8,9 @@
 #define GF_STAGES_H
 
 #include "gpufilt.h"
-#include "sndfile_io.h"
+#include "io.h"
+
+#include <signal.h>
 
 #include <pthread.h>
 #include <stddef.h>
@@ -48,8 +50,11 @@ typedef struct gf_stages {
 int gf_stages_start(gf_stages *st, gf_source *src, gf_sink *sink, gf_precision p, size_t capacity);
 
 /* Next block of input; frames == 0 at the end (read_failed tells an error
- * from EOF). Give it back with gf_stages_done_input. */
-gf_block *gf_stages_input(gf_stages *st);
+ * from EOF). NULL when *stop became non-zero while waiting (checked every
+ * 50 ms). Give it back with gf_stages_done_input. */
+gf_block *gf_stages_input(gf_stages *st, const volatile sig_atomic_t *stop);
+/* Non-zero when a block of input is waiting (gf_stages_input would not wait). */
+int gf_stages_input_ready(gf_stages *st);
 void gf_stages_done_input(gf_stages *st, gf_block *b);
 
 /* An empty output block to fill, and handing it to the writer. NULL from
@@ -61,7 +66,8 @@ void gf_stages_write(gf_stages *st, gf_block *b);
  * Returns 0, or -1 when a write failed (write_err says why). */
 int gf_stages_finish(gf_stages *st);
 
-/* Stop both threads at once (after an error or a signal) and free. */
+/* Stop both threads at once (after an error or a signal) and free. A reader
+ * blocked on a pipe is interrupted. */
 void gf_stages_abort(gf_stages *st);
 
 #endif /* GF_STAGES_H */
