@@ -5,14 +5,27 @@
 # ./out). Libraries the machine lacks may be brought as Debian packages in
 # .deps/ (see README): they are unpacked into a private prefix, never into /.
 #
-#   tests/gpu/device-run.sh [--quick]     --quick: smaller benchmark sizes
+#   tests/gpu/device-run.sh [--quick] [--only STEP,...]
+#     --quick: smaller benchmark sizes
+#     --only:  run only these of: ctest contention demo bench clibench pipes live
+#              (the build always runs)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
-quick=${1:-}
+quick=
+only=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --quick) quick=--quick ;;
+    --only) only=,$2, && shift ;;
+    *) echo "device-run.sh: unknown argument '$1'" >&2 && exit 2 ;;
+    esac
+    shift
+done
 status=0
 step() { echo; echo "=== $*"; }
+want() { [ -z "$only" ] || [[ $only == *,$1,* ]]; }
 
 if compgen -G ".deps/*.deb" >/dev/null; then
     prefix=/tmp/gpufilt-deps
@@ -24,6 +37,14 @@ if compgen -G ".deps/*.deb" >/dev/null; then
     # sox loads format plugins from here; ALSA config for PortAudio, if present.
     export LTDL_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu/sox"
     [ -f "$prefix/usr/share/alsa/alsa.conf" ] && export ALSA_CONFIG_PATH="$prefix/usr/share/alsa/alsa.conf"
+    # pkg-config (for PortAudio and JACK) sees only the prefix, with paths rebased into it.
+    if [ -x "$prefix/usr/bin/pkgconf" ]; then
+        export PKG_CONFIG="$prefix/usr/bin/pkgconf"
+        export PKG_CONFIG_LIBDIR="$prefix/usr/lib/x86_64-linux-gnu/pkgconfig:$prefix/usr/share/pkgconfig"
+        export PKG_CONFIG_SYSROOT_DIR="$prefix"
+    fi
+    # jackd's drivers (the dummy one for the live test).
+    [ -d "$prefix/usr/lib/x86_64-linux-gnu/jack" ] && export JACK_DRIVER_DIR="$prefix/usr/lib/x86_64-linux-gnu/jack"
 fi
 command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
 
@@ -46,12 +67,15 @@ if [ $rc -ne 0 ]; then
     exit 1
 fi
 
+if want ctest; then
 step "ctest (whole suite, gpu label included)"
 (cd build-gpu && ctest --output-on-failure -j 4 2>&1) | tee "$OUT/ctest.log" | grep -vE "^\s*$" | tail -25
 grep -q "tests passed, 0 tests failed\|100% tests passed" "$OUT/ctest.log" || status=1
 (cd build-gpu && ctest -L gpu 2>&1) | grep -E "Test +#|tests passed" | tee "$OUT/ctest-gpu.log"
 grep -q "Not Run\|Skipped" "$OUT/ctest-gpu.log" && { echo "gpu tests were skipped on a GPU machine"; status=1; }
+fi
 
+if want contention; then
 step "gpu tests under contention: three test_cuda processes at once"
 pids=()
 for i in 1 2 3; do
@@ -63,20 +87,31 @@ for i in 0 1 2; do
         echo "test_cuda #$((i + 1)): FAILED"; tail -3 "$OUT/contention-$((i + 1)).log"; status=1
     fi
 done
+fi
 
+if want demo; then
 step "demo on the GPU with --verify"
 ./build-gpu/gpufilt audio/demo.wav "$OUT/demo-filtered.wav" --taps 63 --device cuda --verify 2>&1 | tee "$OUT/demo.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 rm -f "$OUT/demo-filtered.wav"
+fi
 
 step "benchmark"
-if [ -x build-gpu/bench/bench_gpu ]; then
+if want bench && [ -x build-gpu/bench/bench_gpu ]; then
     ./build-gpu/bench/bench_gpu $quick 2>&1 | tee "$OUT/bench.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
-if [ -x bench/cli_bench.sh ]; then
+if want clibench && [ -x bench/cli_bench.sh ]; then
     bench/cli_bench.sh build-gpu /tmp/gpufilt-clibench 2>&1 | tee "$OUT/cli_bench.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+
+if want pipes && [ -x bench/pipe_bench.sh ]; then
+    step "pipes: throughput against cat, cpu and cuda backends"
+    for d in cpu cuda; do
+        bench/pipe_bench.sh build-gpu /tmp/gpufilt-pipebench --device $d 2>&1 | tee "$OUT/pipe_bench-$d.log"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    done
 fi
 
 step "result: $([ $status -eq 0 ] && echo OK || echo FAILED)"
