@@ -6,12 +6,19 @@
  * download of chunk k-1 overlap. Host buffers come from the engine: pinned
  * staging (host_alloc) or page-locked caller memory (direct_ok).
  *
+ * Histograms: a slot also owns a device buffer of partial histograms.
+ * After its filter kernel, a chunk's histogram kernel (hist_kernels.cuh)
+ * reads the samples already on the device (the output, or the input past
+ * the halo), and the partials, never the samples, are copied back to the
+ * engine's pinned buffer on the same stream, before the slot's event.
+ *
  * Every CUDA call is checked; the failing call and its message are kept in
  * the state and returned as GF_ERR_CUDA, never printed or exited on.
  */
 #include "backend.h"
 #include "fir_kernels.cuh"
 #include "gf_cuda.h"
+#include "hist_kernels.cuh"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -22,6 +29,9 @@
 #define CONST_PAGE  1024
 #define CONST_PAGES (GF_CONST_TAP_BYTES / CONST_PAGE) /* 64: one bit each */
 #define MAX_DEVICES 64
+/* Most dynamic shared memory for a histogram block: leaves room for two
+ * blocks per SM on sm_80/sm_90 while 4096 bins x 5 channels still fit. */
+#define HIST_SMEM_CAP (96 * 1024)
 
 /* Constant-memory pages in use, per device, shared by all engines. */
 static pthread_mutex_t const_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -30,8 +40,9 @@ static unsigned long long const_used[MAX_DEVICES];
 typedef struct cuda_slot {
     cudaStream_t stream;
     cudaEvent_t done;
-    void *d_in;  /* hs + chunk samples + pad */
-    void *d_out; /* chunk samples */
+    void *d_in;   /* hs + chunk samples + pad */
+    void *d_out;  /* chunk samples */
+    void *d_hist; /* partial histograms: max_segs x nrec x part_bytes */
 } cuda_slot;
 
 typedef struct cuda_state {
@@ -42,6 +53,10 @@ typedef struct cuda_state {
     void *d_taps;
     int tiled; /* the halo fits the tiled kernel's shared memory */
     size_t smem;
+    gf_hist_plan hist;
+    int has_hist;
+    int sms;          /* multiprocessors: sizes the histogram grid */
+    size_t hist_smem; /* dynamic shared memory a histogram block may use */
     cuda_slot slot[CUDA_SLOTS];
     char err[256];
 } cuda_state;
@@ -135,6 +150,7 @@ static void cuda_destroy(void *state)
             cudaStreamDestroy(s->slot[i].stream);
         cudaFree(s->slot[i].d_in);
         cudaFree(s->slot[i].d_out);
+        cudaFree(s->slot[i].d_hist);
     }
     cudaFree(s->d_taps);
     cudaGetLastError();
@@ -198,6 +214,18 @@ static gf_status setup(cuda_state *s)
             return st;
     }
 
+    if (s->has_hist) {
+        int optin = 0;
+        CUDA_TRY(s, cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, s->dev));
+        CUDA_TRY(s,
+                 cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, s->dev));
+        s->hist_smem = (size_t)optin < HIST_SMEM_CAP ? (size_t)optin : HIST_SMEM_CAP;
+        if (p->precision == GF_PRECISION_F32)
+            CUDA_TRY(s, gf::hist_allow_smem<float>(s->hist_smem));
+        else
+            CUDA_TRY(s, gf::hist_allow_smem<double>(s->hist_smem));
+    }
+
     const size_t chunk = p->chunk_frames * (size_t)p->channels;
     for (int i = 0; i < CUDA_SLOTS; i++) {
         cuda_slot *sl = &s->slot[i];
@@ -207,6 +235,9 @@ static gf_status setup(cuda_state *s)
         CUDA_TRY(s, cudaMalloc(&sl->d_out, chunk * s->ss));
         /* The padding is read by vector loads; keep it defined. */
         CUDA_TRY(s, cudaMemset(sl->d_in, 0, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss));
+        if (s->has_hist)
+            CUDA_TRY(s, cudaMalloc(&sl->d_hist,
+                                   s->hist.max_segs * (size_t)s->hist.nrec * s->hist.part_bytes));
     }
     /* The memsets and the tap upload above ran on the legacy default stream,
      * which the non-blocking slot streams do not wait for: finish them here,
@@ -230,6 +261,11 @@ static gf_status cuda_create(const gf_backend_params *p, void **state, char *det
     s->ss = p->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     s->hs = (p->num_taps - 1) * (size_t)p->channels;
     s->const_page = -1;
+    if (p->hist) {
+        s->hist = *p->hist;
+        s->has_hist = 1;
+    }
+    s->p.hist = NULL;
     gf_status st = setup(s); /* uploads p->taps; no pointer to them is kept */
     s->p.taps = NULL;
     if (st != GF_OK) {
@@ -268,6 +304,25 @@ static void launch(const cuda_state *s, const cuda_slot *sl, const T *buf, T *y,
     }
 }
 
+/* Queue the chunk's histogram on the slot's stream: zero the partials, count
+ * the samples where they lie on the device, copy the partials back. */
+static gf_status hist_submit(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
+{
+    const gf::hist_geometry g =
+        gf::hist_geometry_for(&s->hist, c->hist_pos, c->hist_frames, s->sms, s->hist_smem);
+    const unsigned char *data = s->hist.of_input ? (const unsigned char *)sl->d_in + s->hs * s->ss
+                                                 : (const unsigned char *)sl->d_out;
+    CUDA_TRY(s, cudaMemsetAsync(sl->d_hist, 0, g.bytes, sl->stream));
+    cudaGetLastError(); /* the check below sees this launch only */
+    if (s->p.precision == GF_PRECISION_F32)
+        gf::hist_launch<float>(g, s->hist.mix != 0, (const float *)data, sl->d_hist, sl->stream);
+    else
+        gf::hist_launch<double>(g, s->hist.mix != 0, (const double *)data, sl->d_hist, sl->stream);
+    CUDA_TRY(s, cudaGetLastError());
+    CUDA_TRY(s, cudaMemcpyAsync(c->hist, sl->d_hist, g.bytes, cudaMemcpyDeviceToHost, sl->stream));
+    return GF_OK;
+}
+
 static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
 {
     cuda_state *s = (cuda_state *)state;
@@ -297,9 +352,16 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
         else
             launch<double>(s, sl, (const double *)sl->d_in, (double *)sl->d_out, n0, n1);
         CUDA_TRY(s, cudaGetLastError());
+    }
+    /* Right after the filter, while its output (or input) is still in L2. */
+    if (s->has_hist && c->hist_frames > 0) {
+        gf_status st = hist_submit(s, sl, c);
+        if (st != GF_OK)
+            return st;
+    }
+    if (n1 > n0)
         CUDA_TRY(s, cudaMemcpyAsync(c->out, sl->d_out, (size_t)(n1 - n0) * ss,
                                     cudaMemcpyDeviceToHost, sl->stream));
-    }
     CUDA_TRY(s, cudaEventRecord(sl->done, sl->stream));
     return GF_OK;
 }

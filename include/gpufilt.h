@@ -78,26 +78,50 @@ typedef enum gf_device {
  * Per-block histograms, computed while filtering (on the GPU with the cuda
  * backend; only counts come back). Blocks are defined on the stream: block b
  * holds frames [b * block_frames, (b + 1) * block_frames) of the output (or
- * input) stream, whatever the chunk size or device, and the last block may
- * be short. Results are identical on every backend.
+ * input) stream, whatever the chunk size, call pattern or device, and the
+ * last block may be short. Output frames are numbered after same mode's
+ * dropped look-ahead (frame 0 is the first output); input histograms count
+ * the real input only, never the look-ahead zeros fed at flush. Records are
+ * identical, every field, on every backend (docs/histograms.md).
  *
- * Bin rule, in double precision with each operation rounded separately:
+ * Samples are converted to double first. Bin rule, in double precision with
+ * each operation rounded separately:
  *   step = (hi - lo) / bins,  edge(i) = lo + i * step for i < bins,  edge(bins) = hi
  *   i = (size_t)((x - lo) * (bins / (hi - lo))), clamped to [0, bins - 1];
  *   then i-- if x < edge(i), else i++ if i < bins - 1 and x >= edge(i + 1).
- * So bin i holds edge(i) <= x < edge(i + 1), and x == hi lands in the last
- * bin (the rule of numpy.histogram). x < lo counts as below, x > hi as above
- * (infinities included), NaN only as nan.
+ * This is numpy.histogram's rule (numpy >= 1.13, float64 samples): bin i
+ * holds edge(i) <= x < edge(i + 1), and x == hi lands in the last bin
+ * (exactly so while the bins are wider than a few ulps of lo and hi).
+ * x < lo counts as below, x > hi as above (infinities included), NaN only
+ * as nan.
+ *
+ * Memory: the engine keeps one block's counts per record (bins x 8 bytes
+ * each) and the queued records; the backend keeps each chunk's partial
+ * counts, which the engine bounds to 64 MiB by shortening the chunk where
+ * blocks are short (gf_engine_chunk_frames tells; output does not change).
  */
 typedef struct gf_hist_config {
     size_t bins;         /* 1 .. 65536 */
     size_t block_frames; /* frames per block, 1 .. 2^28 */
-    double lo, hi;       /* finite, lo < hi */
+    double lo, hi;       /* finite, lo < hi, hi - lo and bins / (hi - lo) finite */
     int of_input;        /* 0: histograms of the output stream; 1: of the input */
     int mix;             /* 0: one record per channel; 1: one record of all channels */
 } gf_hist_config;
 
-/** One block's histogram (of one channel, or of all channels with mix). */
+/**
+ * One block's histogram (of one channel, or of all channels with mix).
+ * Samples counted: frames, or frames * channels with mix; each lands in
+ * exactly one of bins, below, above, nan.
+ *
+ * rms, the same on every backend whatever the chunking: with n the non-NaN
+ * samples, NaN when n == 0; +inf (it saturates) when one of them has
+ * |x| >= 4096 or is infinite; else sqrt(S * 2^-64 / n), where S is the
+ * exact sum over them of floor(x*x * 2^64) (x*x one rounded double
+ * product), rounded once to double; each of *, / and sqrt rounded once.
+ * That is the root mean square to within about an ulp, except that each
+ * square is first truncated to a multiple of 2^-64 (so signals below about
+ * 1e-10 read low, down to 0).
+ */
 typedef struct gf_hist_record {
     uint64_t block;       /* block index from 0 */
     uint64_t first_frame; /* block * block_frames */
@@ -106,9 +130,11 @@ typedef struct gf_hist_record {
     uint64_t below;       /* samples < lo */
     uint64_t above;       /* samples > hi (clipping) */
     uint64_t nan;         /* NaN samples */
-    double min, max;      /* over the non-NaN samples; NaN when there are none */
-    double rms;           /* sqrt(mean of x*x over the non-NaN samples); see gpufilt docs */
-    const uint64_t *bins; /* `bins` counts, owned by the engine, valid until the next call */
+    double min, max;      /* over the non-NaN samples, -0.0 below +0.0; NaN when there are none */
+    double rms;           /* see above */
+    /* `bins` counts, owned by the engine: valid until the next
+     * gf_engine_hist_next, gf_engine_reset or gf_engine_destroy. */
+    const uint64_t *bins;
 } gf_hist_record;
 
 typedef struct gf_config {
@@ -134,7 +160,10 @@ typedef struct gf_config {
     int threads;
     /** CUDA device ordinal for GF_DEVICE_CUDA / AUTO. */
     int cuda_device;
-    /** Per-block histograms, or NULL for none. Copied at create. */
+    /**
+     * Per-block histograms, or NULL for none. Copied at create. May shorten
+     * the chunk (see gf_hist_config).
+     */
     const gf_hist_config *hist;
 } gf_config;
 
@@ -212,9 +241,13 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
 /**
  * The next completed histogram record, in stream order (by block, then by
  * channel). Returns 1 with *rec filled, or 0 when no block is complete yet
- * (or histograms are off). A block is complete once all its frames have been
- * filtered; after flush, once the output is fully pulled, the last (short)
- * block is complete too. Records wait in the engine until taken.
+ * (or histograms are off, or e or rec is NULL). A block is complete once all
+ * its frames have been filtered and the engine has seen their chunks
+ * finished: pull, wait and process notice that, and so does this call,
+ * without waiting (submit + wait + hist_next gives every record the input so
+ * far completes). After flush, once every chunk is finished, the last
+ * (short) block is complete too. Records wait in the engine, in a queue that
+ * grows without bound, until taken; gf_engine_reset drops them.
  */
 int gf_engine_hist_next(gf_engine *e, gf_hist_record *rec);
 

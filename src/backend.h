@@ -12,8 +12,10 @@
 #define GF_BACKEND_H
 
 #include "gpufilt.h"
+#include "hist.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,6 +32,9 @@ typedef struct gf_backend_params {
     size_t chunk_frames; /* most frames in one chunk */
     int threads;         /* cpu: workers, 0 = auto */
     int cuda_device;
+    /* Histograms, or NULL for none: the backend copies the plan and fills
+     * gf_chunk.hist for every chunk (hist.h). */
+    const gf_hist_plan *hist;
 } gf_backend_params;
 
 /*
@@ -37,6 +42,13 @@ typedef struct gf_backend_params {
  * [0, frames), where x[-1..-(T-1)] are the halo frames and x[0..] the input.
  * Samples are interleaved; the halo is (T-1)*channels samples that end right
  * before in[0]. Outputs [skip, frames) are written to out[0..].
+ *
+ * With histograms on: frames [0, hist_frames) of in (plan.of_input) or of
+ * out are frames hist_pos .. of the histogrammed stream; the backend writes
+ * their partial histograms (every one of gf_hist_segments' segments times
+ * nrec, whole) to hist, host memory from host_alloc, by the time the slot
+ * is done. Input histograms count real input only: hist_frames may exceed
+ * frames - skip, and is 0 for a chunk of same mode's flush zeros.
  */
 typedef struct gf_chunk {
     const void *halo;
@@ -44,6 +56,9 @@ typedef struct gf_chunk {
     size_t frames;
     size_t skip;
     void *out;
+    void *hist;
+    uint64_t hist_pos;
+    size_t hist_frames;
 } gf_chunk;
 
 typedef struct gf_backend_ops {

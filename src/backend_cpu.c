@@ -6,6 +6,11 @@
  * time and sleep on a condition variable between chunks. Each output is
  * summed in the reference's order (fir_cpu_kernel.h), so results are
  * bit-identical to the reference whatever the thread count.
+ *
+ * Histograms run after the filter, as a second job: the chunk's partials
+ * (one per block segment and channel) are shared out among the threads,
+ * each computed whole by one of them (hist_host.c), so the counts do not
+ * depend on the thread count either.
  */
 #include "backend.h"
 
@@ -36,6 +41,9 @@
  * waking workers costs more than it saves. */
 #define CPU_PARALLEL_MIN_MACS (1u << 18)
 #define CPU_MAX_THREADS       64
+/* Likewise for histograms: samples per chunk below which one thread does
+ * them all. */
+#define CPU_PARALLEL_MIN_HIST (1u << 15)
 
 typedef struct cpu_state cpu_state;
 
@@ -56,7 +64,11 @@ struct cpu_state {
     int busy; /* workers still on the current job */
     int stop;
     const gf_chunk *job;
-    ptrdiff_t job_n0, job_n1; /* flat output range of the job */
+    int job_hist;             /* 0: filter outputs [n0, n1); 1: partials [n0, n1) */
+    ptrdiff_t job_n0, job_n1; /* flat output range, or partial range, of the job */
+    gf_hist_plan hist;
+    int has_hist;
+    size_t hist_first; /* the job's first segment length */
 };
 
 static void run_range(const cpu_state *s, const gf_chunk *c, ptrdiff_t n0, ptrdiff_t n1)
@@ -65,6 +77,21 @@ static void run_range(const cpu_state *s, const gf_chunk *c, ptrdiff_t n0, ptrdi
         run_range_f32(&s->p, c, n0, n1);
     else
         run_range_f64(&s->p, c, n0, n1);
+}
+
+static void run_parts(const cpu_state *s, const gf_chunk *c, ptrdiff_t i0, ptrdiff_t i1)
+{
+    const size_t ss = s->p.precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
+    gf_hist_host_parts(&s->hist, s->hist.of_input ? c->in : c->out, ss, c->hist_frames,
+                       s->hist_first, c->hist, (size_t)i0, (size_t)i1);
+}
+
+/* Part `index` of `parts` of the partials [n0, n1): contiguous, even shares. */
+static void split_parts(ptrdiff_t n0, ptrdiff_t n1, int index, int parts, ptrdiff_t *a,
+                        ptrdiff_t *b)
+{
+    *a = n0 + (n1 - n0) * index / parts;
+    *b = n0 + (n1 - n0) * (index + 1) / parts;
 }
 
 /* Part `index` of `parts` of [n0, n1), boundaries on 64-sample multiples so
@@ -95,11 +122,19 @@ static void *worker_main(void *arg)
             break;
         seen = s->generation;
         const gf_chunk *c = s->job;
+        const int hist = s->job_hist;
         ptrdiff_t a, b;
-        split(s->job_n0, s->job_n1, w->index, s->nthreads, &a, &b);
+        if (hist)
+            split_parts(s->job_n0, s->job_n1, w->index, s->nthreads, &a, &b);
+        else
+            split(s->job_n0, s->job_n1, w->index, s->nthreads, &a, &b);
         pthread_mutex_unlock(&s->mu);
-        if (a < b)
-            run_range(s, c, a, b);
+        if (a < b) {
+            if (hist)
+                run_parts(s, c, a, b);
+            else
+                run_range(s, c, a, b);
+        }
         pthread_mutex_lock(&s->mu);
         if (--s->busy == 0)
             pthread_cond_signal(&s->done);
@@ -132,6 +167,11 @@ static gf_status cpu_create(const gf_backend_params *p, void **state, char *deta
     if (!s)
         return GF_ERR_NO_MEMORY;
     s->p = *p;
+    if (p->hist) {
+        s->hist = *p->hist;
+        s->has_hist = 1;
+    }
+    s->p.hist = NULL;
     int n = p->threads;
     if (n <= 0) {
         long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -156,20 +196,12 @@ static gf_status cpu_create(const gf_backend_params *p, void **state, char *deta
     return GF_OK;
 }
 
-static gf_status cpu_submit(void *state, int slot, const gf_chunk *c)
+/* Run job kind `hist` over [n0, n1) on every thread; the caller takes the first share. */
+static void run_job(cpu_state *s, const gf_chunk *c, int hist, ptrdiff_t n0, ptrdiff_t n1)
 {
-    cpu_state *s = state;
-    (void)slot;
-    const ptrdiff_t C = s->p.channels;
-    const ptrdiff_t n0 = (ptrdiff_t)c->skip * C, n1 = (ptrdiff_t)c->frames * C;
-    if (n1 <= n0)
-        return GF_OK;
-    if (s->nworkers == 0 || (size_t)(n1 - n0) * s->p.num_taps < CPU_PARALLEL_MIN_MACS) {
-        run_range(s, c, n0, n1);
-        return GF_OK;
-    }
     pthread_mutex_lock(&s->mu);
     s->job = c;
+    s->job_hist = hist;
     s->job_n0 = n0;
     s->job_n1 = n1;
     s->busy = s->nworkers;
@@ -178,13 +210,46 @@ static gf_status cpu_submit(void *state, int slot, const gf_chunk *c)
     pthread_mutex_unlock(&s->mu);
 
     ptrdiff_t a, b;
-    split(n0, n1, 0, s->nthreads, &a, &b);
-    run_range(s, c, a, b);
+    if (hist) {
+        split_parts(n0, n1, 0, s->nthreads, &a, &b);
+        if (a < b)
+            run_parts(s, c, a, b);
+    } else {
+        split(n0, n1, 0, s->nthreads, &a, &b);
+        run_range(s, c, a, b);
+    }
 
     pthread_mutex_lock(&s->mu);
     while (s->busy > 0)
         pthread_cond_wait(&s->done, &s->mu);
     pthread_mutex_unlock(&s->mu);
+}
+
+static void cpu_hist(cpu_state *s, const gf_chunk *c)
+{
+    const size_t nseg = gf_hist_segments(&s->hist, c->hist_pos, c->hist_frames, &s->hist_first);
+    const ptrdiff_t nparts = (ptrdiff_t)(nseg * (size_t)s->hist.nrec);
+    if (s->nworkers == 0 || nparts < 2 ||
+        c->hist_frames * (size_t)s->p.channels < CPU_PARALLEL_MIN_HIST)
+        run_parts(s, c, 0, nparts);
+    else
+        run_job(s, c, 1, 0, nparts);
+}
+
+static gf_status cpu_submit(void *state, int slot, const gf_chunk *c)
+{
+    cpu_state *s = state;
+    (void)slot;
+    const ptrdiff_t C = s->p.channels;
+    const ptrdiff_t n0 = (ptrdiff_t)c->skip * C, n1 = (ptrdiff_t)c->frames * C;
+    if (n1 > n0) {
+        if (s->nworkers == 0 || (size_t)(n1 - n0) * s->p.num_taps < CPU_PARALLEL_MIN_MACS)
+            run_range(s, c, n0, n1);
+        else
+            run_job(s, c, 0, n0, n1);
+    }
+    if (s->has_hist)
+        cpu_hist(s, c);
     return GF_OK;
 }
 

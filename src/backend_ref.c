@@ -10,6 +10,8 @@
 
 typedef struct ref_state {
     gf_backend_params p;
+    gf_hist_plan hist;
+    int has_hist;
 } ref_state;
 
 static gf_status ref_create(const gf_backend_params *p, void **state, char *detail,
@@ -21,6 +23,11 @@ static gf_status ref_create(const gf_backend_params *p, void **state, char *deta
     if (!s)
         return GF_ERR_NO_MEMORY;
     s->p = *p;
+    if (p->hist) {
+        s->hist = *p->hist;
+        s->has_hist = 1;
+    }
+    s->p.hist = NULL;
     *state = s;
     return GF_OK;
 }
@@ -63,6 +70,32 @@ static void ref_run_f64(const ref_state *s, const gf_chunk *c)
         }
 }
 
+/*
+ * Histograms, the plainest way: every sample in stream order, its block
+ * found by division, straight into its partial.
+ */
+static void ref_hist(const ref_state *s, const gf_chunk *c)
+{
+    const gf_hist_plan *hp = &s->hist;
+    const size_t C = (size_t)s->p.channels, B = hp->block;
+    const void *data = hp->of_input ? c->in : c->out;
+    size_t first;
+    const size_t nseg = gf_hist_segments(hp, c->hist_pos, c->hist_frames, &first);
+    memset(c->hist, 0, nseg * (size_t)hp->nrec * hp->part_bytes);
+    for (size_t f = 0; f < c->hist_frames; f++) {
+        const size_t seg = (size_t)((c->hist_pos + f) / B - c->hist_pos / B);
+        for (size_t ch = 0; ch < C; ch++) {
+            const double x = s->p.precision == GF_PRECISION_F32
+                                 ? (double)((const float *)data)[f * C + ch]
+                                 : ((const double *)data)[f * C + ch];
+            gf_hist_part *part = gf_hist_part_at(c->hist, hp, seg, hp->mix ? 0 : ch);
+            const uint32_t b = gf_hist_sample(&hp->rule, part, x);
+            if (b != GF_HIST_NO_BIN)
+                gf_hist_part_bins(part)[b]++;
+        }
+    }
+}
+
 static gf_status ref_submit(void *state, int slot, const gf_chunk *c)
 {
     const ref_state *s = state;
@@ -71,6 +104,8 @@ static gf_status ref_submit(void *state, int slot, const gf_chunk *c)
         ref_run_f32(s, c);
     else
         ref_run_f64(s, c);
+    if (s->has_hist)
+        ref_hist(s, c);
     return GF_OK;
 }
 

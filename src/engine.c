@@ -14,6 +14,13 @@
  * input buffer is [halo | chunk frames]; the halo of the next chunk is the
  * tail of the previous slot's buffer, which stays intact until that slot
  * comes round again.
+ *
+ * Histograms (hist.h): every chunk is told which frames of the
+ * histogrammed stream it holds (hist_chunk) and its partials are merged
+ * when its slot is seen ready, which happens in stream order (pull and the
+ * staged process take the head slot; wait, gf_engine_hist_next and the
+ * direct path go from the oldest chunk on). The last short block is queued
+ * once the stream has been flushed and every chunk is ready.
  */
 #include "backend.h"
 
@@ -34,6 +41,9 @@ typedef struct gf_slot {
     size_t out_frames;  /* outputs it produces (frames - skip) */
     size_t out_pos;     /* outputs already pulled */
     int ready;          /* backend reported the output in host memory */
+    void *hparts;       /* partial histograms of its chunk (NULL: histograms off) */
+    uint64_t hpos;      /* first histogrammed stream frame of its chunk */
+    size_t hframes;     /* histogrammed frames in its chunk */
 } gf_slot;
 
 struct gf_engine {
@@ -58,6 +68,12 @@ struct gf_engine {
     int flushed;
     gf_status failed; /* sticky: a backend failure ends the stream */
     char err[256];
+    gf_hist_config hcfg; /* cfg.hist points here when histograms are on */
+    gf_hist_plan hplan;
+    gf_hist_state *hg; /* NULL: histograms off */
+    uint64_t in_real;  /* input frames taken (flush zeros not counted) */
+    uint64_t in_sub;   /* input frames submitted, flush zeros included */
+    uint64_t out_sub;  /* output frames submitted */
 };
 
 void gf_detail(char *detail, size_t size, const char *fmt, ...)
@@ -149,6 +165,42 @@ static gf_status validate(const gf_config *c, char *detail, size_t n)
         gf_detail(detail, n, "threads %d is negative", c->threads);
         return GF_ERR_INVALID_ARGUMENT;
     }
+    if (c->hist) {
+        const gf_hist_config *h = c->hist;
+        if (h->bins < 1 || h->bins > GF_HIST_MAX_BINS) {
+            gf_detail(detail, n, "hist.bins %zu out of range 1..%zu", h->bins, GF_HIST_MAX_BINS);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+        if (h->block_frames < 1 || h->block_frames > GF_HIST_MAX_BLOCK) {
+            gf_detail(detail, n, "hist.block_frames %zu out of range 1..%zu", h->block_frames,
+                      GF_HIST_MAX_BLOCK);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+        if (!isfinite(h->lo) || !isfinite(h->hi)) {
+            gf_detail(detail, n, "hist.lo (%g) and hist.hi (%g) must both be finite", h->lo, h->hi);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+        if (!(h->lo < h->hi)) {
+            gf_detail(detail, n, "hist.lo (%g) must be below hist.hi (%g)", h->lo, h->hi);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+        /* The bin rule needs hi - lo and bins / (hi - lo) as finite doubles. */
+        if (!isfinite(h->hi - h->lo) || !isfinite((double)h->bins / (h->hi - h->lo))) {
+            gf_detail(detail, n,
+                      "hist.lo..hist.hi (%g..%g) with %zu bins: hi - lo or bins / (hi - lo) "
+                      "is not a finite double",
+                      h->lo, h->hi, h->bins);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+        if (h->of_input != 0 && h->of_input != 1) {
+            gf_detail(detail, n, "hist.of_input %d is not 0 or 1", h->of_input);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+        if (h->mix != 0 && h->mix != 1) {
+            gf_detail(detail, n, "hist.mix %d is not 0 or 1", h->mix);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+    }
     if (c->taps) {
         for (size_t k = 0; k < c->num_taps; k++) {
             double h = c->taps[k];
@@ -229,10 +281,12 @@ void gf_engine_destroy(gf_engine *e)
         for (int s = 0; s < e->nslots; s++) {
             e->ops->host_free(e->bk, e->slot[s].in);
             e->ops->host_free(e->bk, e->slot[s].out);
+            e->ops->host_free(e->bk, e->slot[s].hparts);
         }
         e->ops->host_free(e->bk, e->histbuf);
         e->ops->destroy(e->bk);
     }
+    gf_hist_state_destroy(e->hg);
     free(e->taps_d);
     free(e->taps);
     free(e);
@@ -248,6 +302,9 @@ static void reset_state(gf_engine *e)
     e->skip_left = e->latency;
     e->zeros_left = 0;
     e->flushed = 0;
+    e->in_real = e->in_sub = e->out_sub = 0;
+    if (e->hg)
+        gf_hist_state_reset(e->hg);
     for (int s = 0; s < e->nslots; s++) {
         e->slot[s].frames = e->slot[s].out_frames = e->slot[s].out_pos = 0;
         e->slot[s].ready = 0;
@@ -274,6 +331,7 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
         return GF_ERR_NO_MEMORY;
     e->cfg = *config;
     e->cfg.taps = NULL;
+    e->cfg.hist = NULL;
     e->C = (size_t)config->channels;
     e->T = config->num_taps;
     e->hs = (e->T - 1) * e->C;
@@ -296,6 +354,19 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
         if (e->L == 0)
             e->L = 1;
     }
+    if (config->hist) {
+        /* May shorten the chunk to bound the partial histograms' memory. */
+        e->hcfg = *config->hist;
+        e->cfg.hist = &e->hcfg;
+        gf_hist_plan_make(&e->hcfg, config->channels, e->ops->slots, &e->L, &e->hplan);
+        e->hg = gf_hist_state_create(&e->hplan);
+        if (!e->hg) {
+            gf_detail(detail, detail_size, "cannot allocate histograms of %zu bins x %d records",
+                      e->hplan.bins, e->hplan.nrec);
+            st = GF_ERR_NO_MEMORY;
+            goto fail;
+        }
+    }
     e->cfg.chunk_frames = e->L;
     e->cfg.device = e->ops == &gf_backend_ref   ? GF_DEVICE_REF
                     : e->ops == &gf_backend_cpu ? GF_DEVICE_CPU
@@ -309,6 +380,7 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
         .chunk_frames = e->L,
         .threads = config->threads,
         .cuda_device = config->cuda_device,
+        .hist = e->hg ? &e->hplan : NULL,
     };
     st = e->ops->create(&p, &e->bk, detail, detail_size);
     if (st != GF_OK) {
@@ -323,6 +395,16 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
             gf_detail(detail, detail_size, "cannot allocate %zu-frame staging buffers", e->L);
             st = GF_ERR_NO_MEMORY;
             goto fail;
+        }
+        if (e->hg) {
+            const size_t bytes = e->hplan.max_segs * (size_t)e->hplan.nrec * e->hplan.part_bytes;
+            e->slot[s].hparts = e->ops->host_alloc(e->bk, bytes);
+            if (!e->slot[s].hparts) {
+                gf_detail(detail, detail_size, "cannot allocate %zu bytes of partial histograms",
+                          bytes);
+                st = GF_ERR_NO_MEMORY;
+                goto fail;
+            }
         }
     }
     e->histbuf = e->ops->host_alloc(e->bk, e->hs * e->ss);
@@ -346,6 +428,68 @@ static gf_status fail_with(gf_engine *e, gf_status st)
     return st;
 }
 
+/* ---- histograms ---- */
+
+/* Fill the histogram fields of chunk c, about to be submitted in slot sl
+ * with `frames` input frames (flush zeros included) and `out_frames`
+ * outputs, and count them as submitted. */
+static void hist_chunk(gf_engine *e, gf_slot *sl, gf_chunk *c, size_t frames, size_t out_frames)
+{
+    if (e->hg) {
+        uint64_t pos = e->out_sub;
+        size_t n = out_frames;
+        if (e->hplan.of_input) {
+            /* Flush zeros come after every real frame: only real ones count,
+             * and a chunk of zeros sits at the end of the input stream. */
+            const uint64_t real = e->in_real > e->in_sub ? e->in_real - e->in_sub : 0;
+            pos = e->in_sub < e->in_real ? e->in_sub : e->in_real;
+            n = real < frames ? (size_t)real : frames;
+        }
+        c->hist = sl->hparts;
+        c->hist_pos = sl->hpos = pos;
+        c->hist_frames = sl->hframes = n;
+    }
+    e->in_sub += frames;
+    e->out_sub += out_frames;
+}
+
+static gf_status hist_fail(gf_engine *e, gf_status st)
+{
+    e->failed = st;
+    snprintf(e->err, sizeof e->err, "%s",
+             st == GF_ERR_NO_MEMORY ? "histograms: cannot grow the queue of records"
+                                    : "histograms: chunk merged out of stream order");
+    return st;
+}
+
+/* Merge the partials of slot sl's chunk, which the backend has finished. */
+static gf_status hist_merge(gf_engine *e, gf_slot *sl)
+{
+    if (!e->hg)
+        return GF_OK;
+    gf_status st = gf_hist_merge(e->hg, sl->hparts, sl->hpos, sl->hframes);
+    return st == GF_OK ? GF_OK : hist_fail(e, st);
+}
+
+/* The backend is done with submitted slot s (callers go in stream order). */
+static gf_status set_ready(gf_engine *e, int s)
+{
+    e->slot[s].ready = 1;
+    return hist_merge(e, &e->slot[s]);
+}
+
+/* After flush, once every chunk is submitted and ready: the last block. */
+static gf_status hist_check_end(gf_engine *e)
+{
+    if (!e->hg || e->failed || !e->flushed || e->zeros_left > 0 || (e->filling && e->filled > 0))
+        return GF_OK;
+    for (int i = 0; i < e->nsub; i++)
+        if (!e->slot[(e->head + i) % e->nslots].ready)
+            return GF_OK;
+    gf_status st = gf_hist_finish(e->hg);
+    return st == GF_OK ? GF_OK : hist_fail(e, st);
+}
+
 /* Start filling the slot after the submitted ones: its halo is the history. */
 static void begin_fill(gf_engine *e)
 {
@@ -365,7 +509,7 @@ static gf_status submit_fill(gf_engine *e)
     const int s = (e->head + e->nsub) % e->nslots;
     gf_slot *f = &e->slot[s];
     const size_t skip = e->filled < e->skip_left ? e->filled : e->skip_left;
-    const gf_chunk c = {
+    gf_chunk c = {
         .halo = f->in,
         .in = f->in + e->hs * e->ss,
         .frames = e->filled,
@@ -377,6 +521,7 @@ static gf_status submit_fill(gf_engine *e)
     f->out_frames = e->filled - skip;
     f->out_pos = 0;
     f->ready = 0;
+    hist_chunk(e, f, &c, f->frames, f->out_frames);
     e->filling = 0;
     e->filled = 0;
     e->nsub++;
@@ -408,6 +553,7 @@ gf_status gf_engine_push(gf_engine *e, const void *in, size_t frames, size_t *co
             n = frames;
         memcpy(f->in + e->hs * e->ss + e->filled * fb, src, n * fb);
         e->filled += n;
+        e->in_real += n;
         src += n * fb;
         frames -= n;
         *consumed += n;
@@ -457,7 +603,8 @@ gf_status gf_engine_flush(gf_engine *e)
         e->flushed = 1;
         e->zeros_left = e->latency;
     }
-    return pump_flush(e);
+    gf_status st = pump_flush(e);
+    return st == GF_OK ? hist_check_end(e) : st;
 }
 
 gf_status gf_engine_pull(gf_engine *e, void *out, size_t max_frames, size_t *got)
@@ -488,7 +635,8 @@ gf_status gf_engine_pull(gf_engine *e, void *out, size_t max_frames, size_t *got
                 if ((st = e->ops->wait(e->bk, s)) != GF_OK)
                     return fail_with(e, st);
             }
-            h->ready = 1;
+            if ((st = set_ready(e, s)) != GF_OK)
+                return st;
         }
         size_t n = h->out_frames - h->out_pos;
         if (n > max_frames)
@@ -504,7 +652,7 @@ gf_status gf_engine_pull(gf_engine *e, void *out, size_t max_frames, size_t *got
             e->nsub--;
         }
     }
-    return GF_OK;
+    return hist_check_end(e);
 }
 
 gf_status gf_engine_submit(gf_engine *e)
@@ -531,10 +679,11 @@ gf_status gf_engine_wait(gf_engine *e)
             gf_status st = e->ops->wait(e->bk, (e->head + i) % e->nslots);
             if (st != GF_OK)
                 return fail_with(e, st);
-            s->ready = 1;
+            if ((st = set_ready(e, (e->head + i) % e->nslots)) != GF_OK)
+                return st;
         }
     }
-    return GF_OK;
+    return hist_check_end(e);
 }
 
 gf_status gf_engine_reset(gf_engine *e)
@@ -581,12 +730,15 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
     }
     int inflight[GF_MAX_SLOTS] = {0};
     size_t off = 0;
-    for (int i = 0; off < frames; i++) {
+    int i; /* chunk i goes to slot (head + i) % nslots */
+    for (i = 0; off < frames; i++) {
         const int s = (e->head + i) % e->nslots;
         if (inflight[s]) {
             if ((st = e->ops->wait(e->bk, s)) != GF_OK)
                 return fail_with(e, st);
             inflight[s] = 0;
+            if ((st = hist_merge(e, &e->slot[s])) != GF_OK)
+                return st;
         }
         const size_t n = frames - off < e->L ? frames - off : e->L;
         const size_t skip = n < e->skip_left ? n : e->skip_left;
@@ -597,7 +749,7 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
             tail_samples(e, e->slot[s].in, e->histbuf, in, off * C);
             halo = e->slot[s].in;
         }
-        const gf_chunk c = {
+        gf_chunk c = {
             .halo = halo,
             .in = in + off * C * ss,
             .frames = n,
@@ -605,15 +757,24 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
             .out = out + *produced * C * ss,
         };
         e->skip_left -= skip;
+        e->in_real += n;
+        hist_chunk(e, &e->slot[s], &c, n, n - skip);
         if ((st = e->ops->submit(e->bk, s, &c)) != GF_OK)
             return fail_with(e, st);
         inflight[s] = 1;
         *produced += n - skip;
         off += n;
     }
-    for (int s = 0; s < e->nslots; s++)
-        if (inflight[s] && (st = e->ops->wait(e->bk, s)) != GF_OK)
+    /* The chunks still in flight, oldest first (their histograms merge in order). */
+    for (int j = i > e->nslots ? i - e->nslots : 0; j < i; j++) {
+        const int s = (e->head + j) % e->nslots;
+        if (!inflight[s])
+            continue;
+        if ((st = e->ops->wait(e->bk, s)) != GF_OK)
             return fail_with(e, st);
+        if ((st = hist_merge(e, &e->slot[s])) != GF_OK)
+            return st;
+    }
     /* The new history goes to the slot that will be filled next, as the tail
      * of an empty chunk, where begin_fill looks for it. */
     gf_slot *f = &e->slot[e->head];
@@ -658,7 +819,8 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
         if (frames == 0 && e->nsub > 0 && !e->slot[e->head].ready) {
             if ((st = e->ops->wait(e->bk, e->head)) != GF_OK)
                 return fail_with(e, st);
-            e->slot[e->head].ready = 1;
+            if ((st = set_ready(e, e->head)) != GF_OK)
+                return st;
         }
         if ((st = gf_engine_pull(e, dst, SIZE_MAX / fb, &got)) != GF_OK)
             return st;
@@ -666,6 +828,34 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
         *produced += got;
     }
     return GF_OK;
+}
+
+/* Mark the slots the backend has finished, oldest first, without waiting. */
+static void hist_poll(gf_engine *e)
+{
+    for (int i = 0; i < e->nsub; i++) {
+        const int s = (e->head + i) % e->nslots;
+        if (e->slot[s].ready)
+            continue;
+        int done = 0;
+        gf_status st = e->ops->query(e->bk, s, &done);
+        if (st != GF_OK) {
+            fail_with(e, st);
+            return;
+        }
+        if (!done || set_ready(e, s) != GF_OK)
+            return;
+    }
+    hist_check_end(e);
+}
+
+int gf_engine_hist_next(gf_engine *e, gf_hist_record *rec)
+{
+    if (!e || !rec || !e->hg)
+        return 0;
+    if (!e->failed)
+        hist_poll(e);
+    return gf_hist_pop(e->hg, rec);
 }
 
 size_t gf_engine_max_pending(const gf_engine *e)

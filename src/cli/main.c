@@ -12,6 +12,7 @@
  * everything the input so far determines is written out at once.
  */
 #include "cli.h"
+#include "hist_out.h"
 #include "live.h"
 #include "progress.h"
 #include "raw_io.h"
@@ -45,6 +46,11 @@ typedef struct run {
     void *out;       /* BLOCK_FRAMES frames for the reference's output */
     double t_engine; /* seconds inside the backend engine's calls */
     double t_ref;    /* seconds inside the reference engine's calls */
+    gf_hist_config hc;
+    int hist;             /* histograms asked for */
+    gf_hist_out *hout;    /* their files */
+    gf_hist_verify hv;    /* --verify of the histograms */
+    uint64_t hist_blocks; /* records written (backend) */
     char err[512];
 } run;
 
@@ -74,6 +80,28 @@ static int output_failed(run *r)
     return GF_EXIT_OUTPUT;
 }
 
+/* Take every completed histogram record: the backend's to the files, and
+ * with --verify both sides' to the comparison. */
+static int collect_hist(run *r, gf_engine *e, int side)
+{
+    gf_hist_record rec;
+    while (r->hist && gf_engine_hist_next(e, &rec)) {
+        if (side == 0) {
+            r->hist_blocks++;
+            int rc = gf_hist_out_write(r->hout, &rec, r->err, sizeof r->err);
+            if (rc) {
+                gf_cli_error("%s", r->err);
+                return rc;
+            }
+        }
+        if (r->ref && gf_hist_verify_feed(&r->hv, side, &rec) != 0) {
+            gf_cli_error("out of memory");
+            return GF_EXIT_INTERNAL;
+        }
+    }
+    return 0;
+}
+
 /* Pull everything the engine has ready (or, after flush, everything): the
  * backend's output goes straight into blocks for the writer. */
 static int drain(run *r, gf_engine *e, int side)
@@ -93,7 +121,7 @@ static int drain(run *r, gf_engine *e, int side)
         if (st != GF_OK)
             return engine_failed(e, st);
         if (got == 0)
-            return 0;
+            return collect_hist(r, e, side);
         if (r->ref && gf_verify_feed(&r->verify, side, dst, got) != 0) {
             gf_cli_error("out of memory");
             return GF_EXIT_INTERNAL;
@@ -161,7 +189,7 @@ static int catch_up(run *r)
 }
 
 static int make_engine(const gf_cli_options *o, int channels, const double *taps, size_t ntaps,
-                       gf_device device, gf_engine **e)
+                       gf_device device, const gf_hist_config *hc, gf_engine **e)
 {
     gf_config c = gf_config_default();
     c.channels = channels;
@@ -172,6 +200,7 @@ static int make_engine(const gf_cli_options *o, int channels, const double *taps
     c.chunk_frames = o->chunk;
     c.device = device;
     c.threads = o->threads;
+    c.hist = hc;
     char detail[256];
     gf_status st = gf_engine_create(&c, e, detail, sizeof detail);
     if (st == GF_OK)
@@ -311,11 +340,43 @@ int main(int argc, char **argv)
     const gf_device device = o.device == GF_DEVICE_AUTO ? choose_device(src.info.frames, C, ntaps,
                                                                         o.threads, why, sizeof why)
                                                         : o.device;
-    if ((rc = make_engine(&o, C, taps, ntaps, device, &r.e)) != 0)
+    if (o.hist_path || o.hist_png) {
+        r.hist = 1;
+        r.hc = (gf_hist_config){
+            .bins = o.hist_bins,
+            .block_frames = o.hist_block              ? o.hist_block
+                            : src.info.samplerate > 0 ? (size_t)src.info.samplerate
+                                                      : 65536,
+            .lo = o.hist_lo,
+            .hi = o.hist_hi,
+            .of_input = o.hist_of_input,
+            .mix = o.hist_mix,
+        };
+    }
+    const gf_hist_config *hc = r.hist ? &r.hc : NULL;
+    if ((rc = make_engine(&o, C, taps, ntaps, device, hc, &r.e)) != 0)
         goto done;
-    if (o.verify && (rc = make_engine(&o, C, taps, ntaps, GF_DEVICE_REF, &r.ref)) != 0)
+    if (o.verify && (rc = make_engine(&o, C, taps, ntaps, GF_DEVICE_REF, hc, &r.ref)) != 0)
         goto done;
     gf_verify_init(&r.verify, o.precision, (size_t)C);
+    gf_hist_verify_init(&r.hv, r.hc.bins);
+    if (r.hist) {
+        const char *paths[] = {o.hist_path, o.hist_png};
+        for (int i = 0; i < 2; i++)
+            if (paths[i] &&
+                (strcmp(paths[i], o.out_path) == 0 || strcmp(paths[i], o.in_path) == 0)) {
+                gf_cli_error("%s '%s' is also the %s", i ? "--hist-png" : "--hist", paths[i],
+                             strcmp(paths[i], o.out_path) == 0 ? "output" : "input");
+                rc = GF_EXIT_USAGE;
+                goto done;
+            }
+        if ((rc = gf_hist_out_open(&r.hout, o.hist_path, o.hist_png, &r.hc, C,
+                                   src.info.samplerate > 0 ? src.info.samplerate : 0, r.err,
+                                   sizeof r.err)) != 0) {
+            gf_cli_error("%s", r.err);
+            goto done;
+        }
+    }
     /* Standard output without a container asked for: raw samples in the
      * input's sample format (a WAV header cannot be finished on a pipe). */
     gf_raw_format out_raw = o.out_raw;
@@ -407,14 +468,42 @@ int main(int argc, char **argv)
         rc = GF_EXIT_INTERNAL;
         goto done;
     }
+    if (r.hist && !g_signal) {
+        /* One record per block (per channel unless mixed): the last block
+         * may be short, none may be missing. */
+        const uint64_t blocks = ((uint64_t)r.sink.frames_written + r.hc.block_frames - 1) /
+                                r.hc.block_frames * (r.hc.mix ? 1 : (uint64_t)C);
+        if (r.hist_blocks != blocks) {
+            gf_cli_error("internal error: %llu histogram records, expected %llu",
+                         (unsigned long long)r.hist_blocks, (unsigned long long)blocks);
+            rc = GF_EXIT_INTERNAL;
+            goto done;
+        }
+    }
     if (r.ref) {
         report_verify(&r);
-        if (r.verify.differ != 0 ||
-            r.verify.compared != (uint64_t)r.sink.frames_written * (size_t)C) {
+        int bad = r.verify.differ != 0 ||
+                  r.verify.compared != (uint64_t)r.sink.frames_written * (size_t)C;
+        if (r.hist) {
+            if (r.hv.differ)
+                fprintf(
+                    stderr, "verify: histograms: MISMATCH in %llu of %llu records (first: %s)\n",
+                    (unsigned long long)r.hv.differ, (unsigned long long)r.hv.compared, r.hv.first);
+            else
+                fprintf(stderr, "verify: histograms: %llu records identical to the reference\n",
+                        (unsigned long long)r.hv.compared);
+            bad |= r.hv.differ != 0 || r.hv.compared != r.hist_blocks;
+        }
+        if (bad) {
             rc = GF_EXIT_VERIFY;
             gf_cli_error("verification failed; no output written");
             goto done;
         }
+    }
+    if (gf_hist_out_commit(&r.hout, r.err, sizeof r.err) != 0) {
+        gf_cli_error("%s", r.err);
+        rc = GF_EXIT_OUTPUT;
+        goto done;
     }
     const uint64_t clipped = r.sink.clipped;
     if (gf_sink_commit(&r.sink, r.err, sizeof r.err) != 0) {
@@ -465,6 +554,8 @@ done:
     gf_engine_destroy(r.e);
     gf_engine_destroy(r.ref);
     gf_verify_free(&r.verify);
+    gf_hist_verify_free(&r.hv);
+    gf_hist_out_abort(&r.hout); /* no-op after a commit */
     free(r.out);
     free(taps);
     return rc;

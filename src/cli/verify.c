@@ -1,6 +1,7 @@
 #include "verify.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,5 +98,73 @@ int gf_verify_feed(gf_verify *v, int side, const void *frames, size_t n)
     }
     memcpy(v->pending[side] + v->count[side] * fb, src, n * fb);
     v->count[side] += n;
+    return 0;
+}
+
+void gf_hist_verify_init(gf_hist_verify *v, size_t bins)
+{
+    memset(v, 0, sizeof *v);
+    v->bins = bins;
+}
+
+void gf_hist_verify_free(gf_hist_verify *v)
+{
+    for (int i = 0; i < 2; i++) {
+        free(v->rec[i]);
+        free(v->counts[i]);
+        v->rec[i] = NULL;
+        v->counts[i] = NULL;
+    }
+}
+
+static int same_record(const gf_hist_record *a, const gf_hist_record *b, size_t bins)
+{
+    return a->block == b->block && a->first_frame == b->first_frame && a->frames == b->frames &&
+           a->channel == b->channel && a->below == b->below && a->above == b->above &&
+           a->nan == b->nan && memcmp(&a->min, &b->min, sizeof a->min) == 0 &&
+           memcmp(&a->max, &b->max, sizeof a->max) == 0 &&
+           memcmp(&a->rms, &b->rms, sizeof a->rms) == 0 &&
+           memcmp(a->bins, b->bins, bins * sizeof *a->bins) == 0;
+}
+
+int gf_hist_verify_feed(gf_hist_verify *v, int side, const gf_hist_record *r)
+{
+    const int other = !side;
+    if (v->count[other] > 0) {
+        gf_hist_record *o = &v->rec[other][v->head[other]];
+        o->bins = v->counts[other] + v->head[other] * v->bins;
+        v->compared++;
+        if (!same_record(o, r, v->bins) && v->differ++ == 0) {
+            snprintf(v->first, sizeof v->first, "block %llu channel %d",
+                     (unsigned long long)r->block, r->channel);
+        }
+        v->head[other]++;
+        if (--v->count[other] == 0)
+            v->head[other] = 0;
+        return 0;
+    }
+    /* Append, compacting first: this side is ahead. */
+    if (v->head[side] > 0) {
+        memmove(v->rec[side], v->rec[side] + v->head[side],
+                v->count[side] * sizeof(gf_hist_record));
+        memmove(v->counts[side], v->counts[side] + v->head[side] * v->bins,
+                v->count[side] * v->bins * sizeof(uint64_t));
+        v->head[side] = 0;
+    }
+    if (v->count[side] == v->cap[side]) {
+        const size_t cap = v->cap[side] ? 2 * v->cap[side] : 16;
+        gf_hist_record *nr = realloc(v->rec[side], cap * sizeof *nr);
+        if (!nr)
+            return -1;
+        v->rec[side] = nr;
+        uint64_t *nc = realloc(v->counts[side], cap * v->bins * sizeof *nc);
+        if (!nc)
+            return -1;
+        v->counts[side] = nc;
+        v->cap[side] = cap;
+    }
+    v->rec[side][v->count[side]] = *r;
+    memcpy(v->counts[side] + v->count[side] * v->bins, r->bins, v->bins * sizeof(uint64_t));
+    v->count[side]++;
     return 0;
 }

@@ -25,4 +25,22 @@ void gf_verify_init(gf_verify *v, gf_precision p, size_t channels);
 int gf_verify_feed(gf_verify *v, int side, const void *frames, size_t n);
 void gf_verify_free(gf_verify *v);
 
+/*
+ * --verify for histograms: the records of both sides are compared as they
+ * arrive: exact equality of every count and the bits of min, max and rms.
+ */
+typedef struct gf_hist_verify {
+    size_t bins;
+    gf_hist_record *rec[2]; /* records one side has produced beyond the other */
+    uint64_t *counts[2];    /* their bins, `bins` each */
+    size_t head[2], count[2], cap[2];
+    uint64_t compared, differ;
+    char first[160]; /* the first difference, or "" */
+} gf_hist_verify;
+
+void gf_hist_verify_init(gf_hist_verify *v, size_t bins);
+/* 0, or -1 when out of memory. */
+int gf_hist_verify_feed(gf_hist_verify *v, int side, const gf_hist_record *r);
+void gf_hist_verify_free(gf_hist_verify *v);
+
 #endif /* GF_VERIFY_H */

@@ -5,6 +5,11 @@
  * (gf_host_alloc, zero-copy) buffers; long filters that need the
  * large-shared-memory and the global-memory kernels; several engines alive
  * at once with different taps (they share the constant-memory bank).
+ * Histograms: the cuda backend's records equal the cpu backend's (itself
+ * checked against ref and numpy by test_hist), every field bit for bit,
+ * with chunk sizes 1 to whole, staged and zero-copy, each and mix, input
+ * and output, f32 and f64, and the kernel's three ways of holding partials
+ * (shared memory, shared memory above 48 KiB, global memory).
  *
  * Exits 77 (skipped) where no CUDA device is usable.
  *
@@ -393,6 +398,144 @@ static int multi_engines(void)
     return bad;
 }
 
+/* ---- histograms ---- */
+
+typedef struct hist_case {
+    const char *name;
+    int channels;
+    size_t frames, taps;
+    gf_mode mode;
+    gf_precision precision;
+    size_t bins, block;
+    int of_input, mix;
+} hist_case;
+
+static int hist_run_case(const hist_case *hc)
+{
+    const double t0 = now();
+    const size_t ss = tu_sample_size(hc->precision), ns = hc->frames * (size_t)hc->channels;
+    void *in = malloc(ns * ss);
+    double *taps = malloc(hc->taps * sizeof(double));
+    if (!in || !taps) {
+        free(in);
+        free(taps);
+        return TU_FAIL("%s: out of memory", hc->name);
+    }
+    tu_fill_hist_signal(in, ns, ss, 0x4157u + hc->frames, -1.0, 1.0);
+    tu_fill_taps(taps, hc->taps, 0x7a9u + hc->taps);
+    gf_hist_config h = {hc->bins, hc->block, -1.0, 1.0, hc->of_input, hc->mix};
+    gf_config c = gf_config_default();
+    c.channels = hc->channels;
+    c.num_taps = hc->taps;
+    c.taps = taps;
+    c.mode = hc->mode;
+    c.precision = hc->precision;
+    c.hist = &h;
+
+    const tu_run_spec whole = {TU_RUN_PROCESS, WHOLE, 0, 0, 0, 0, 1, 0};
+    const tu_run_spec specs[] = {
+        {TU_RUN_PUSHPULL, 0, 100000, 70000, 1, 0, 1, 0}, /* the default chunk */
+        {TU_RUN_PROCESS, 0, 0, 0, 0, 0, 2, 1},           /* zero-copy, whole */
+        {TU_RUN_PUSHPULL, 1, 5, 3, 1, 0, 3, 0},
+        {TU_RUN_PUSHPULL, 7, 50, 40, 1, 0, 4, 0},
+        {TU_RUN_PROCESS, 4096, 30000, 0, 1, 0, 5, 1}, /* zero-copy, pieces */
+        {TU_RUN_SUBMIT, 4096, 9000, 0, 1, 0, 6, 0},
+        {TU_RUN_PROCESS, 1000000, 300000, 0, 1, 0, 7, 0},
+        {TU_RUN_PUSHPULL, WHOLE, 0, 0, 0, 0, 8, 0},
+    };
+    tu_recs oracle = {0}, oracle_pre = {0};
+    size_t pre_frames = 0, runs = 0;
+    char label[256];
+    c.device = GF_DEVICE_CPU;
+    snprintf(label, sizeof label, "%s: cpu, one chunk", hc->name);
+    int bad = tu_run_hist(label, &c, in, hc->frames, &whole, &oracle, NULL);
+    for (size_t k = 0; k < sizeof specs / sizeof specs[0] && !bad; k++) {
+        const tu_run_spec *rs = &specs[k];
+        const size_t frames = frames_for_chunk(rs->chunk, hc->frames);
+        /* Each chunk brings back nrec x bins counts: keep the small-chunk runs short. */
+        if (rs->chunk != 0 && rs->chunk != WHOLE &&
+            frames / rs->chunk * hc->bins * (hc->mix ? 1 : (size_t)hc->channels) >
+                ((size_t)1 << 28))
+            continue;
+        const tu_recs *want = &oracle;
+        if (frames != hc->frames) {
+            if (frames != pre_frames) {
+                tu_recs_free(&oracle_pre);
+                c.device = GF_DEVICE_CPU;
+                snprintf(label, sizeof label, "%s: cpu, one chunk, %zu frames", hc->name, frames);
+                bad = tu_run_hist(label, &c, in, frames, &whole, &oracle_pre, NULL);
+                pre_frames = frames;
+            }
+            want = &oracle_pre;
+        }
+        c.device = GF_DEVICE_CUDA;
+        snprintf(label, sizeof label, "%s: cuda chunk %zu, %s%s, %zu frames", hc->name, rs->chunk,
+                 tu_run_kind_name(rs->kind), rs->pinned ? " (pinned)" : "", frames);
+        tu_recs got = {0};
+        if (!bad)
+            bad = tu_run_hist(label, &c, in, frames, rs, &got, NULL);
+        if (!bad)
+            bad = tu_recs_compare(label, want, &got);
+        tu_recs_free(&got);
+        runs++;
+    }
+    /* ref too, over a prefix (it is serial). */
+    if (!bad) {
+        const size_t frames = hc->frames < 50000 ? hc->frames : 50000;
+        tu_recs r = {0}, g = {0};
+        c.device = GF_DEVICE_REF;
+        snprintf(label, sizeof label, "%s: ref, %zu frames", hc->name, frames);
+        bad = tu_run_hist(label, &c, in, frames, &whole, &r, NULL);
+        c.device = GF_DEVICE_CUDA;
+        snprintf(label, sizeof label, "%s: cuda vs ref, %zu frames", hc->name, frames);
+        const tu_run_spec rs = {TU_RUN_PUSHPULL, 4093, 6000, 5000, 1, 0, 9, 0};
+        if (!bad)
+            bad = tu_run_hist(label, &c, in, frames, &rs, &g, NULL);
+        if (!bad)
+            bad = tu_recs_compare(label, &r, &g);
+        tu_recs_free(&r);
+        tu_recs_free(&g);
+        runs++;
+    }
+    tu_recs_free(&oracle);
+    tu_recs_free(&oracle_pre);
+    free(in);
+    free(taps);
+    printf("%-44s %zu frames x %d ch: %zu cuda runs, records identical, %.2f s\n", hc->name,
+           hc->frames, hc->channels, runs, now() - t0);
+    return bad;
+}
+
+static int hist_cuda(void)
+{
+    const hist_case cases[] = {
+        {"hist f32 stereo T=5 256 bins each", 2, 1200000, 5, GF_MODE_SAME, GF_PRECISION_F32, 256,
+         48000, 0, 0},
+        {"hist f32 stereo T=5 4096 bins mix", 2, 1200000, 5, GF_MODE_SAME, GF_PRECISION_F32, 4096,
+         48000, 0, 1},
+        {"hist f64 stereo T=5 4096 bins each", 2, 600000, 5, GF_MODE_SAME, GF_PRECISION_F64, 4096,
+         65536, 0, 0},
+        {"hist f64 mono T=25 256 bins input", 1, 700000, 25, GF_MODE_SAME, GF_PRECISION_F64, 256,
+         10000, 1, 0},
+        {"hist f32 3ch T=63 causal 256 bins", 3, 300000, 63, GF_MODE_CAUSAL, GF_PRECISION_F32, 256,
+         4096, 0, 0},
+        {"hist f32 stereo T=63 256 bins input mix", 2, 300000, 63, GF_MODE_SAME, GF_PRECISION_F32,
+         256, 3000, 1, 1},
+        {"hist f32 8ch 64 bins, block 1", 8, 20000, 5, GF_MODE_SAME, GF_PRECISION_F32, 64, 1, 0, 0},
+        {"hist f32 37ch 4096 bins (channel groups)", 37, 30000, 3, GF_MODE_SAME, GF_PRECISION_F32,
+         4096, 1000, 0, 0},
+        {"hist f64 stereo 16384 bins (big shared)", 2, 200000, 4, GF_MODE_SAME, GF_PRECISION_F64,
+         16384, 100000, 0, 0},
+        {"hist f32 mono 65536 bins mix (global)", 1, 300000, 2, GF_MODE_SAME, GF_PRECISION_F32,
+         65536, 65536, 0, 1},
+        {"hist f32 5ch 1 bin, block 7", 5, 50000, 5, GF_MODE_CAUSAL, GF_PRECISION_F32, 1, 7, 0, 0},
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !bad; i++)
+        bad += hist_run_case(&cases[i]);
+    return bad;
+}
+
 /* A device that does not exist is refused with GF_ERR_NO_DEVICE, and leaves
  * nothing behind that breaks the next engine. */
 static int device_errors(void)
@@ -462,6 +605,8 @@ int main(int argc, char **argv)
         bad += long_taps();
     if (!bad)
         bad += multi_engines();
+    if (!bad)
+        bad += hist_cuda();
     if (!bad)
         bad += device_errors();
     if (bad) {

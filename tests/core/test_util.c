@@ -1,6 +1,7 @@
 /* Helpers shared by the core tests (see test_util.h). */
 #include "test_util.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -587,4 +588,221 @@ int tu_golden_check_all(const tu_golden *cases, size_t n, gf_device dev, size_t 
         }
     }
     return bad;
+}
+
+/* ---- histogram records ---- */
+
+void tu_recs_free(tu_recs *l)
+{
+    free(l->r);
+    free(l->bins);
+    memset(l, 0, sizeof *l);
+}
+
+int tu_recs_add(tu_recs *l, const gf_hist_record *rec, size_t nbins)
+{
+    if (l->n == 0)
+        l->nbins = nbins;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        gf_hist_record *r = realloc(l->r, cap * sizeof *r);
+        if (!r)
+            return TU_FAIL("out of memory");
+        l->r = r;
+        uint64_t *b = realloc(l->bins, cap * nbins * sizeof *b);
+        if (!b)
+            return TU_FAIL("out of memory");
+        l->bins = b;
+        l->cap = cap;
+    }
+    l->r[l->n] = *rec;
+    l->r[l->n].bins = NULL; /* the engine's; the copy is tu_recs_bins(l, n) */
+    if (rec->bins)
+        memcpy(l->bins + l->n * nbins, rec->bins, nbins * sizeof(uint64_t));
+    else
+        memset(l->bins + l->n * nbins, 0, nbins * sizeof(uint64_t));
+    l->n++;
+    return 0;
+}
+
+uint64_t *tu_recs_bins(const tu_recs *l, size_t i)
+{
+    return l->bins + i * l->nbins;
+}
+
+/* Take every record the engine has ready. */
+int tu_recs_drain(tu_recs *l, gf_engine *e, size_t nbins)
+{
+    gf_hist_record rec;
+    while (gf_engine_hist_next(e, &rec))
+        if (tu_recs_add(l, &rec, nbins))
+            return 1;
+    return 0;
+}
+
+int tu_same_double(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Every field of every record, doubles bitwise. */
+int tu_recs_compare(const char *label, const tu_recs *want, const tu_recs *got)
+{
+    if (want->n != got->n)
+        return TU_FAIL("%s: %zu records, expected %zu", label, got->n, want->n);
+    for (size_t i = 0; i < want->n; i++) {
+        const gf_hist_record *a = &want->r[i], *b = &got->r[i];
+        char where[64];
+        snprintf(where, sizeof where, "record %zu (block %llu, channel %d)", i,
+                 (unsigned long long)a->block, a->channel);
+        if (a->block != b->block || a->first_frame != b->first_frame || a->frames != b->frames ||
+            a->channel != b->channel)
+            return TU_FAIL(
+                "%s: %s: got block %llu first_frame %llu frames %llu channel %d, "
+                "expected %llu %llu %llu %d",
+                label, where, (unsigned long long)b->block, (unsigned long long)b->first_frame,
+                (unsigned long long)b->frames, b->channel, (unsigned long long)a->block,
+                (unsigned long long)a->first_frame, (unsigned long long)a->frames, a->channel);
+        if (a->below != b->below || a->above != b->above || a->nan != b->nan)
+            return TU_FAIL("%s: %s: below/above/nan %llu/%llu/%llu, expected %llu/%llu/%llu", label,
+                           where, (unsigned long long)b->below, (unsigned long long)b->above,
+                           (unsigned long long)b->nan, (unsigned long long)a->below,
+                           (unsigned long long)a->above, (unsigned long long)a->nan);
+        if (!tu_same_double(a->min, b->min) || !tu_same_double(a->max, b->max) ||
+            !tu_same_double(a->rms, b->rms))
+            return TU_FAIL("%s: %s: min/max/rms %a/%a/%a, expected %a/%a/%a", label, where, b->min,
+                           b->max, b->rms, a->min, a->max, a->rms);
+        const uint64_t *wa = tu_recs_bins(want, i), *wb = tu_recs_bins(got, i);
+        for (size_t k = 0; k < want->nbins; k++)
+            if (wa[k] != wb[k])
+                return TU_FAIL("%s: %s: bin %zu holds %llu, expected %llu", label, where, k,
+                               (unsigned long long)wb[k], (unsigned long long)wa[k]);
+    }
+    return 0;
+}
+
+/* ---- running a stream with histograms ---- */
+
+static size_t hist_pick(tu_rng *r, size_t fixed, int rnd, size_t left)
+{
+    size_t n = fixed;
+    if (rnd)
+        n = tu_rng_below(r, 8) == 0 ? 1 : 1 + tu_rng_below(r, fixed ? fixed : 1);
+    if (n == 0 || n > left)
+        n = left;
+    return n;
+}
+
+const char *tu_run_kind_name(tu_run_kind k)
+{
+    return k == TU_RUN_PUSHPULL ? "push/pull"
+           : k == TU_RUN_SUBMIT ? "push/submit/wait/pull"
+                                : "process";
+}
+
+int tu_run_hist(const char *label, const gf_config *cfg0, const void *in, size_t frames,
+                const tu_run_spec *rs, tu_recs *recs, void *out)
+{
+    gf_config cfg = *cfg0;
+    cfg.chunk_frames = rs->chunk == SIZE_MAX ? (frames ? frames : 1) : rs->chunk;
+    cfg.threads = rs->threads;
+    const size_t ss = tu_sample_size(cfg.precision), fb = (size_t)cfg.channels * ss;
+    const size_t nbins = cfg.hist->bins;
+    gf_engine *e = NULL;
+    char detail[256];
+    gf_status st = gf_engine_create(&cfg, &e, detail, sizeof detail);
+    if (st != GF_OK)
+        return TU_FAIL("%s: create: %s (%s)", label, gf_strerror(st), detail);
+    const size_t cap = frames + gf_engine_max_pending(e) + 64;
+    unsigned char *dst = rs->pinned ? gf_host_alloc(cap * fb) : malloc(cap * fb);
+    unsigned char *pin = rs->pinned ? gf_host_alloc(frames * fb + 1) : NULL;
+    const unsigned char *src = in;
+    if (pin) {
+        memcpy(pin, in, frames * fb);
+        src = pin;
+    }
+    tu_rng r = {rs->seed};
+    size_t off = 0, total = 0, got = 0;
+    int bad = 0;
+    if (!dst || (rs->pinned && !pin)) {
+        bad = TU_FAIL("%s: out of memory", label);
+        goto done;
+    }
+    while (off < frames && !bad) {
+        size_t n = hist_pick(&r, rs->a, rs->rnd, frames - off), used = 0;
+        if (rs->kind == TU_RUN_PROCESS) {
+            st = gf_engine_process(e, src + off * fb, n, dst + total * fb, &got);
+            used = n;
+            total += got;
+        } else {
+            st = gf_engine_push(e, src + off * fb, n, &used);
+            if (st == GF_OK && rs->kind == TU_RUN_SUBMIT) {
+                st = gf_engine_submit(e);
+                if (st == GF_OK)
+                    st = gf_engine_wait(e);
+            }
+            if (st == GF_OK) {
+                const size_t m = rs->kind == TU_RUN_SUBMIT
+                                     ? cap - total
+                                     : hist_pick(&r, rs->b, rs->rnd, cap - total);
+                st = gf_engine_pull(e, dst + total * fb, m, &got);
+                total += got;
+            }
+        }
+        if (st != GF_OK) {
+            bad = TU_FAIL("%s: %s at frame %zu: %s (%s)", label, tu_run_kind_name(rs->kind), off,
+                          gf_strerror(st), gf_engine_error(e));
+            break;
+        }
+        off += used;
+        if (tu_rng_below(&r, 3) == 0)
+            bad = tu_recs_drain(recs, e, nbins);
+    }
+    if (!bad && (st = gf_engine_flush(e)) != GF_OK)
+        bad = TU_FAIL("%s: flush: %s (%s)", label, gf_strerror(st), gf_engine_error(e));
+    if (!bad && tu_rng_below(&r, 2) == 0)
+        bad = tu_recs_drain(recs, e, nbins); /* before the output is pulled */
+    while (!bad) {
+        const size_t m = hist_pick(&r, rs->b, rs->rnd, cap - total);
+        if ((st = gf_engine_pull(e, dst + total * fb, m ? m : 1, &got)) != GF_OK) {
+            bad = TU_FAIL("%s: pull after flush: %s", label, gf_strerror(st));
+            break;
+        }
+        if (got == 0)
+            break;
+        total += got;
+    }
+    if (!bad)
+        bad = tu_recs_drain(recs, e, nbins);
+    if (!bad && total != frames)
+        bad = TU_FAIL("%s: %zu frames in, %zu out", label, frames, total);
+    if (!bad && out)
+        memcpy(out, dst, frames * fb);
+    /* Nothing more once drained. */
+    gf_hist_record extra;
+    if (!bad && gf_engine_hist_next(e, &extra))
+        bad = TU_FAIL("%s: a record after the stream was drained", label);
+done:
+    gf_engine_destroy(e);
+    if (rs->pinned) {
+        gf_host_free(dst);
+        gf_host_free(pin);
+    } else
+        free(dst);
+    return bad;
+}
+
+void tu_fill_hist_signal(void *x, size_t n, size_t ss, uint64_t seed, double lo, double hi)
+{
+    tu_fill_signal(x, n, ss, seed);
+    tu_rng r = {seed ^ 0xabcdefu};
+    const double sp[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 5000.0, lo, hi, -1e-300};
+    for (size_t k = 0; k < n / 50 + 1; k++) {
+        const size_t i = tu_rng_below(&r, n);
+        const double v = sp[tu_rng_below(&r, sizeof sp / sizeof sp[0])];
+        if (ss == 4)
+            ((float *)x)[i] = (float)v;
+        else
+            ((double *)x)[i] = v;
+    }
 }

@@ -2,7 +2,8 @@
  * Helpers shared by the core tests: failure reporting, a deterministic
  * random source, the golden-vector loader (format: tests/golden/gen_golden.py)
  * and drivers that run a whole stream through an engine with a given
- * pattern of push / pull / process sizes.
+ * pattern of push / pull / process sizes; histogram records: collecting,
+ * comparing bit for bit, and a driver that takes them as a stream runs.
  *
  * Every check prints one line naming what failed and returns a non-zero
  * count; tests add those up and exit 1 when any is non-zero.
@@ -41,6 +42,9 @@ double tu_rng_sym(tu_rng *r);
 /* n samples of a test signal in [-1, 1) with about 1% of values up to +-1000,
  * written as float (ss == 4) or double (ss == 8). */
 void tu_fill_signal(void *dst, size_t n, size_t ss, uint64_t seed);
+/* tu_fill_signal, then about 2% of the samples replaced by NaN, +-inf,
+ * +-0.0, 5000 (beyond the rms limit), lo, hi and a tiny value. */
+void tu_fill_hist_signal(void *dst, size_t n, size_t ss, uint64_t seed, double lo, double hi);
 /* n random taps, mixed signs, about unit gain in total. */
 void tu_fill_taps(double *taps, size_t n, uint64_t seed);
 
@@ -146,5 +150,51 @@ int tu_check_run(const char *label, const gf_config *cfg, const void *in, size_t
  * use. *runs counts the runs compared. Returns the number of failures.
  */
 int tu_golden_check_all(const tu_golden *cases, size_t n, gf_device dev, size_t *runs);
+
+/* ---- histogram records ---- */
+
+/* Records taken from an engine, their counts copied: r[i].bins is NULL,
+ * tu_recs_bins(l, i) has them. */
+typedef struct tu_recs {
+    gf_hist_record *r;
+    uint64_t *bins; /* n x nbins */
+    size_t n, cap, nbins;
+} tu_recs;
+
+void tu_recs_free(tu_recs *l);
+/* Append a copy of rec (nbins counts). Returns 0, or 1 after printing. */
+int tu_recs_add(tu_recs *l, const gf_hist_record *rec, size_t nbins);
+uint64_t *tu_recs_bins(const tu_recs *l, size_t i);
+/* Take every record e has ready. */
+int tu_recs_drain(tu_recs *l, gf_engine *e, size_t nbins);
+/* Bitwise equality of doubles (NaN equals the same NaN, -0.0 differs from +0.0). */
+int tu_same_double(double a, double b);
+/* Every field of every record, doubles bitwise; prints the first difference. */
+int tu_recs_compare(const char *label, const tu_recs *want, const tu_recs *got);
+
+typedef enum tu_run_kind { TU_RUN_PUSHPULL, TU_RUN_SUBMIT, TU_RUN_PROCESS } tu_run_kind;
+
+/* How tu_run_hist drives a stream. */
+typedef struct tu_run_spec {
+    tu_run_kind kind; /* push/pull; push, submit, wait, pull; or gf_engine_process */
+    size_t chunk;     /* config chunk_frames; SIZE_MAX: the stream's length */
+    size_t a, b;      /* push (or process) and pull sizes, 0 = all; with rnd, 1..a and 1..b */
+    int rnd;
+    int threads;
+    uint64_t seed;
+    int pinned; /* input and output in gf_host_alloc memory (cuda's zero-copy path) */
+} tu_run_spec;
+
+const char *tu_run_kind_name(tu_run_kind k);
+
+/*
+ * Run frames input frames through an engine for cfg (cfg->hist set) as rs
+ * says, taking records at irregular moments (also before the output is
+ * pulled) into recs; the output goes to out (frames frames), which may be
+ * NULL. Checks that the output length equals the input length and that no
+ * record comes after the stream is drained. Returns 0, or 1 after printing.
+ */
+int tu_run_hist(const char *label, const gf_config *cfg, const void *in, size_t frames,
+                const tu_run_spec *rs, tu_recs *recs, void *out);
 
 #endif /* GF_TEST_UTIL_H */

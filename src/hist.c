@@ -1,0 +1,278 @@
+/*
+ * Histograms, engine side: the plan, the block accumulators the chunks'
+ * partials are merged into, and the queue of finished records.
+ *
+ * Merging is exact: counts are added as integers, min/max are integer
+ * maxima of order keys, the sums of squares are 128-bit integer adds. So
+ * a block's record is the same however its frames were cut into chunks.
+ *
+ * The queue is a growable array (doubling) of records and, beside it, one
+ * array of their counts; records are taken from the front. It grows without
+ * bound when nobody takes the records (gpufilt.h says so).
+ */
+#include "hist.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One record's accumulator: 64-bit counts (a block may hold 2^38 samples). */
+typedef struct hist_acc {
+    uint64_t min_inv, max_key, sq_lo, sq_hi;
+    uint64_t below, above, nan, big;
+} hist_acc;
+
+struct gf_hist_state {
+    gf_hist_plan p;
+    hist_acc *acc;      /* nrec */
+    uint64_t *acc_bins; /* nrec x bins */
+    uint64_t acc_block; /* the block being accumulated */
+    size_t acc_frames;  /* its frames so far (0: none) */
+    uint64_t next_pos;  /* stream position the next chunk must start at */
+    int finished;       /* the last block was queued */
+    gf_hist_record *q;  /* queued records [qhead, qcount) */
+    uint64_t *qbins;    /* their counts, bins per record */
+    size_t qhead, qcount, qcap;
+    uint64_t *out_bins; /* the counts of the record handed out last */
+};
+
+void gf_hist_plan_make(const gf_hist_config *hc, int channels, int slots, size_t *chunk_frames,
+                       gf_hist_plan *plan)
+{
+    gf_hist_plan *p = plan;
+    memset(p, 0, sizeof *p);
+    p->rule.lo = hc->lo;
+    p->rule.hi = hc->hi;
+    p->rule.scale = (double)hc->bins / (hc->hi - hc->lo);
+    p->rule.step = (hc->hi - hc->lo) / (double)hc->bins;
+    p->rule.binsd = (double)hc->bins;
+    p->rule.bins = (uint32_t)hc->bins;
+    p->bins = hc->bins;
+    p->block = hc->block_frames;
+    p->of_input = hc->of_input;
+    p->mix = hc->mix;
+    p->channels = channels;
+    p->nrec = hc->mix ? 1 : channels;
+    p->part_bytes = (sizeof(gf_hist_part) + hc->bins * sizeof(uint32_t) + 7) & ~(size_t)7;
+
+    /* Segments that fit the budget, at least 2; then the longest chunk that
+     * touches no more: n frames touch at most (n + B - 2) / B + 1 blocks. */
+    const size_t per_seg = (size_t)slots * (size_t)p->nrec * p->part_bytes;
+    size_t segs = GF_HIST_PART_BUDGET / per_seg;
+    if (segs < 2)
+        segs = 2;
+    if (gf_hist_segs_for(*chunk_frames, p->block) > segs)
+        *chunk_frames = (segs - 1) * p->block + 1;
+    p->max_segs = gf_hist_segs_for(*chunk_frames, p->block);
+}
+
+/* S = hi * 2^64 + lo rounded to nearest double, ties to even: the top 64
+ * significant bits, with a sticky bit for any lower ones, then one
+ * correctly rounded uint64 -> double conversion and an exact scaling. */
+static double u128_to_double(uint64_t hi, uint64_t lo)
+{
+    if (hi == 0)
+        return (double)lo;
+    int s = 0; /* significant bits of hi */
+    for (uint64_t t = hi; t; t >>= 1)
+        s++;
+    uint64_t top, rest;
+    if (s == 64) {
+        top = hi;
+        rest = lo;
+    } else {
+        top = hi << (64 - s) | lo >> s;
+        rest = lo & (((uint64_t)1 << s) - 1);
+    }
+    return ldexp((double)(top | (rest != 0)), s);
+}
+
+double gf_hist_rms(uint64_t sq_hi, uint64_t sq_lo, uint64_t big, uint64_t n)
+{
+    if (n == 0)
+        return NAN;
+    if (big > 0)
+        return INFINITY;
+    return sqrt(u128_to_double(sq_hi, sq_lo) * 0x1p-64 / (double)n);
+}
+
+gf_hist_state *gf_hist_state_create(const gf_hist_plan *plan)
+{
+    gf_hist_state *h = calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    h->p = *plan;
+    h->acc = calloc((size_t)plan->nrec, sizeof *h->acc);
+    h->acc_bins = calloc((size_t)plan->nrec * plan->bins, sizeof *h->acc_bins);
+    h->out_bins = calloc(plan->bins, sizeof *h->out_bins);
+    if (!h->acc || !h->acc_bins || !h->out_bins) {
+        gf_hist_state_destroy(h);
+        return NULL;
+    }
+    return h;
+}
+
+void gf_hist_state_destroy(gf_hist_state *h)
+{
+    if (!h)
+        return;
+    free(h->acc);
+    free(h->acc_bins);
+    free(h->out_bins);
+    free(h->q);
+    free(h->qbins);
+    free(h);
+}
+
+static void clear_acc(gf_hist_state *h)
+{
+    memset(h->acc, 0, (size_t)h->p.nrec * sizeof *h->acc);
+    memset(h->acc_bins, 0, (size_t)h->p.nrec * h->p.bins * sizeof *h->acc_bins);
+    h->acc_frames = 0;
+}
+
+void gf_hist_state_reset(gf_hist_state *h)
+{
+    clear_acc(h);
+    h->acc_block = 0;
+    h->next_pos = 0;
+    h->finished = 0;
+    h->qhead = h->qcount = 0;
+}
+
+/* Room for n more records at the back of the queue. */
+static gf_status queue_room(gf_hist_state *h, size_t n)
+{
+    if (h->qhead == h->qcount)
+        h->qhead = h->qcount = 0;
+    if (h->qcount + n <= h->qcap)
+        return GF_OK;
+    if (h->qhead > 0) { /* slide the waiting records to the front first */
+        const size_t live = h->qcount - h->qhead;
+        memmove(h->q, h->q + h->qhead, live * sizeof *h->q);
+        memmove(h->qbins, h->qbins + h->qhead * h->p.bins, live * h->p.bins * sizeof *h->qbins);
+        h->qhead = 0;
+        h->qcount = live;
+        if (h->qcount + n <= h->qcap)
+            return GF_OK;
+    }
+    size_t cap = h->qcap ? 2 * h->qcap : 16;
+    while (cap < h->qcount + n)
+        cap *= 2;
+    if (cap > SIZE_MAX / sizeof(uint64_t) / h->p.bins)
+        return GF_ERR_NO_MEMORY;
+    gf_hist_record *q = realloc(h->q, cap * sizeof *q);
+    if (!q)
+        return GF_ERR_NO_MEMORY;
+    h->q = q;
+    uint64_t *qb = realloc(h->qbins, cap * h->p.bins * sizeof *qb);
+    if (!qb)
+        return GF_ERR_NO_MEMORY;
+    h->qbins = qb;
+    h->qcap = cap;
+    return GF_OK;
+}
+
+/* Queue the accumulated block (one record per channel, or one with mix)
+ * and clear the accumulators. */
+static gf_status emit(gf_hist_state *h)
+{
+    const gf_hist_plan *p = &h->p;
+    gf_status st = queue_room(h, (size_t)p->nrec);
+    if (st != GF_OK)
+        return st;
+    const uint64_t samples = (uint64_t)h->acc_frames * (p->mix ? (uint64_t)p->channels : 1);
+    for (int r = 0; r < p->nrec; r++) {
+        const hist_acc *a = &h->acc[r];
+        gf_hist_record *rec = &h->q[h->qcount];
+        memset(rec, 0, sizeof *rec);
+        rec->block = h->acc_block;
+        rec->first_frame = h->acc_block * p->block;
+        rec->frames = h->acc_frames;
+        rec->channel = p->mix ? -1 : r;
+        rec->below = a->below;
+        rec->above = a->above;
+        rec->nan = a->nan;
+        rec->min = a->max_key ? gf_hist_unkey(~a->min_inv) : NAN;
+        rec->max = a->max_key ? gf_hist_unkey(a->max_key) : NAN;
+        rec->rms = gf_hist_rms(a->sq_hi, a->sq_lo, a->big, samples - a->nan);
+        rec->bins = NULL;
+        memcpy(h->qbins + h->qcount * p->bins, h->acc_bins + (size_t)r * p->bins,
+               p->bins * sizeof(uint64_t));
+        h->qcount++;
+    }
+    clear_acc(h);
+    return GF_OK;
+}
+
+static void add_part(hist_acc *a, uint64_t *bins, gf_hist_part *part, size_t nbins)
+{
+    if (part->min_inv > a->min_inv)
+        a->min_inv = part->min_inv;
+    if (part->max_key > a->max_key)
+        a->max_key = part->max_key;
+    a->sq_lo += part->sq_lo;
+    a->sq_hi += part->sq_hi + (a->sq_lo < part->sq_lo);
+    a->below += part->below;
+    a->above += part->above;
+    a->nan += part->nan;
+    a->big += part->big;
+    const uint32_t *pb = gf_hist_part_bins(part);
+    for (size_t i = 0; i < nbins; i++)
+        bins[i] += pb[i];
+}
+
+gf_status gf_hist_merge(gf_hist_state *h, void *parts, uint64_t pos, size_t frames)
+{
+    const gf_hist_plan *p = &h->p;
+    if (pos != h->next_pos || h->finished)
+        return GF_ERR_STATE;
+    size_t first;
+    const size_t nseg = gf_hist_segments(p, pos, frames, &first);
+    size_t off = 0;
+    for (size_t k = 0; k < nseg; k++) {
+        size_t len = k == 0 ? first : p->block;
+        if (len > frames - off)
+            len = frames - off;
+        if (h->acc_frames == 0)
+            h->acc_block = (pos + off) / p->block;
+        for (int r = 0; r < p->nrec; r++)
+            add_part(&h->acc[r], h->acc_bins + (size_t)r * p->bins,
+                     gf_hist_part_at(parts, p, k, (size_t)r), p->bins);
+        h->acc_frames += len;
+        off += len;
+        if (h->acc_frames == p->block) {
+            gf_status st = emit(h);
+            if (st != GF_OK)
+                return st;
+        }
+    }
+    h->next_pos = pos + frames;
+    return GF_OK;
+}
+
+gf_status gf_hist_finish(gf_hist_state *h)
+{
+    if (h->finished)
+        return GF_OK;
+    if (h->acc_frames > 0) {
+        gf_status st = emit(h);
+        if (st != GF_OK)
+            return st;
+    }
+    h->finished = 1;
+    return GF_OK;
+}
+
+int gf_hist_pop(gf_hist_state *h, gf_hist_record *rec)
+{
+    if (h->qhead == h->qcount)
+        return 0;
+    *rec = h->q[h->qhead];
+    memcpy(h->out_bins, h->qbins + h->qhead * h->p.bins, h->p.bins * sizeof(uint64_t));
+    rec->bins = h->out_bins;
+    h->qhead++;
+    if (h->qhead == h->qcount)
+        h->qhead = h->qcount = 0;
+    return 1;
+}

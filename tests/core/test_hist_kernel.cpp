@@ -1,0 +1,243 @@
+/*
+ * The CUDA histogram kernel (cuda/hist_kernels.cuh) run on the host: its
+ * grid geometry, segment and channel-group mapping, shared-memory
+ * privatisation, warp reductions, 128-bit carries and the merge into the
+ * global partials, against the host partials of the cpu backend
+ * (hist_host.c), byte for byte, over random geometries.
+ *
+ * A shim stands in for the CUDA built-ins: each thread block runs as 256
+ * real threads (a pool, reused), __syncthreads and the warp shuffles meet
+ * on barriers, atomics are real atomics, shared memory is one buffer
+ * (blocks run one after another). What it cannot check (intrinsics,
+ * launches, streams, copies) test_cuda checks on a GPU.
+ *
+ * Usage: test_hist_kernel [CASES]
+ */
+#include <barrier>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <thread>
+#include <vector>
+
+/* ---- the shim ---- */
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(x)
+#define __shared__
+#define __align__(x)
+
+struct dim3 {
+    unsigned x, y, z;
+    dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+static thread_local dim3 threadIdx, blockIdx;
+static std::barrier<> *g_block_bar;
+static std::barrier<> *g_warp_bar[8];
+static unsigned long long g_xch[8][32];
+
+static inline void __syncthreads()
+{
+    g_block_bar->arrive_and_wait();
+}
+template <typename T> static inline T __ldg(const T *p)
+{
+    return *p;
+}
+static inline unsigned atomicAdd(unsigned *p, unsigned v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+static inline unsigned long long atomicMax(unsigned long long *p, unsigned long long v)
+{
+    unsigned long long old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    while (old < v &&
+           !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    }
+    return old;
+}
+template <typename T> static inline T __shfl_xor_sync(unsigned mask, T v, int off)
+{
+    (void)mask;
+    const int w = (int)threadIdx.x / 32, l = (int)threadIdx.x % 32;
+    unsigned long long u = 0;
+    std::memcpy(&u, &v, sizeof v);
+    g_xch[w][l] = u;
+    g_warp_bar[w]->arrive_and_wait();
+    u = g_xch[w][l ^ off];
+    g_warp_bar[w]->arrive_and_wait();
+    T r;
+    std::memcpy(&r, &u, sizeof r);
+    return r;
+}
+
+#include "hist_kernels.cuh"
+
+namespace gf
+{
+alignas(16) unsigned char gf_hist_smem[96 * 1024];
+}
+
+/* 256 threads that run one thread block at a time. */
+class block_pool
+{
+  public:
+    block_pool() : start_(gf::HIST_THREADS + 1), end_(gf::HIST_THREADS + 1)
+    {
+        g_block_bar = &block_;
+        for (int w = 0; w < 8; w++)
+            g_warp_bar[w] = &warp_[w];
+        for (unsigned t = 0; t < (unsigned)gf::HIST_THREADS; t++)
+            threads_.emplace_back([this, t] {
+                threadIdx = dim3(t);
+                for (;;) {
+                    start_.arrive_and_wait();
+                    if (stop_)
+                        return;
+                    blockIdx = block_idx_;
+                    body_();
+                    end_.arrive_and_wait();
+                }
+            });
+    }
+    ~block_pool()
+    {
+        stop_ = true;
+        start_.arrive_and_wait();
+        for (auto &t : threads_)
+            t.join();
+    }
+    void run(dim3 b, const std::function<void()> &body)
+    {
+        block_idx_ = b;
+        body_ = body;
+        start_.arrive_and_wait();
+        end_.arrive_and_wait();
+    }
+
+  private:
+    std::barrier<> start_, end_;
+    std::barrier<> block_{gf::HIST_THREADS};
+    std::barrier<> warp_[8] = {std::barrier<>(32), std::barrier<>(32), std::barrier<>(32),
+                               std::barrier<>(32), std::barrier<>(32), std::barrier<>(32),
+                               std::barrier<>(32), std::barrier<>(32)};
+    std::vector<std::thread> threads_;
+    std::function<void()> body_;
+    dim3 block_idx_;
+    bool stop_ = false;
+};
+
+template <typename T>
+static void run_grid(block_pool &pool, const gf::hist_geometry &g, bool mix, const T *x,
+                     unsigned char *parts)
+{
+    for (unsigned by = 0; by < g.grid.y; by++)
+        for (unsigned bx = 0; bx < g.grid.x; bx++)
+            pool.run(dim3(bx, by), [&] {
+                if (mix)
+                    gf::hist_chunk<T, true>(x, parts, g.a);
+                else
+                    gf::hist_chunk<T, false>(x, parts, g.a);
+            });
+}
+
+int main(int argc, char **argv)
+{
+    const int cases = argc > 1 ? atoi(argv[1]) : 40;
+    std::mt19937_64 rng(20261122);
+    block_pool pool;
+    const size_t binsv[] = {1, 3, 64, 256, 4096, 16384, 65536};
+    const size_t blockv[] = {1, 3, 100, 777, 4096, 100000};
+    int bad = 0, seen_priv = 0, seen_global = 0, seen_groups = 0, seen_big = 0;
+    for (int c = 0; c < cases && !bad; c++) {
+        gf_hist_config hc;
+        hc.bins = binsv[rng() % 7];
+        hc.block_frames = blockv[rng() % 6];
+        hc.lo = -1.0;
+        hc.hi = rng() % 2 ? 1.0 : 0.7;
+        hc.of_input = 0;
+        hc.mix = (int)(rng() % 2);
+        const int C = 1 + (int)(rng() % (rng() % 3 == 0 ? 40 : 4));
+        /* Every thread block costs barrier round trips: keep the grids small. */
+        size_t chunk = 1 + rng() % 8000;
+        if (hc.block_frames < 10 && chunk > 150)
+            chunk = 1 + rng() % 150;
+        gf_hist_plan p;
+        gf_hist_plan_make(&hc, C, 3, &chunk, &p);
+        const size_t frames = 1 + rng() % chunk, ns = frames * (size_t)C;
+        const uint64_t pos = rng() % 1000000;
+        const bool f32 = rng() % 2;
+        std::vector<float> xf(ns);
+        std::vector<double> xd(ns);
+        std::uniform_real_distribution<double> u(-1.3, 1.3);
+        for (size_t i = 0; i < ns; i++) {
+            double v = u(rng);
+            const int r = (int)(rng() % 100);
+            if (r == 0)
+                v = NAN;
+            else if (r == 1)
+                v = rng() % 2 ? INFINITY : -INFINITY;
+            else if (r == 2)
+                v = rng() % 2 ? 0.0 : -0.0;
+            else if (r == 3)
+                v = 5000.0;
+            else if (r == 4)
+                v = hc.lo;
+            else if (r == 5)
+                v = hc.hi;
+            else if (r < 30)
+                v = std::round(v * 4) / 4; /* repeats: contended atomics */
+            xf[i] = (float)v;
+            xd[i] = f32 ? (double)xf[i] : v;
+        }
+        const int sms = 1 + (int)(rng() % 3);
+        const gf::hist_geometry g = gf::hist_geometry_for(&p, pos, frames, sms, 96 * 1024);
+        std::vector<unsigned char> want(g.bytes), got(g.bytes, 0);
+        size_t first = 0;
+        gf_hist_segments(&p, pos, frames, &first);
+        gf_hist_host_parts(&p, f32 ? (const void *)xf.data() : (const void *)xd.data(), f32 ? 4 : 8,
+                           frames, first, want.data(), 0, g.nseg * (size_t)p.nrec);
+        if (f32)
+            run_grid(pool, g, p.mix != 0, xf.data(), got.data());
+        else
+            run_grid(pool, g, p.mix != 0, xd.data(), got.data());
+        seen_priv |= g.a.priv;
+        seen_global |= !g.a.priv;
+        seen_groups |= g.grid.y > 1;
+        seen_big |= g.smem > 48 * 1024;
+        if (want != got) {
+            size_t i = 0;
+            while (want[i] == got[i])
+                i++;
+            fprintf(stderr,
+                    "test_hist_kernel: case %d (%s, %d ch, %zu bins, block %zu, %s, %zu frames at "
+                    "%llu; grid %ux%u, F %lld, G %d, priv %d): partial %zu differs at byte %zu\n",
+                    c, f32 ? "f32" : "f64", C, hc.bins, hc.block_frames, hc.mix ? "mix" : "each",
+                    frames, (unsigned long long)pos, g.grid.x, g.grid.y, g.a.F, g.a.G, g.a.priv,
+                    i / p.part_bytes, i % p.part_bytes);
+            bad = 1;
+        }
+    }
+    if (!bad && cases >= 40 && !(seen_priv && seen_global && seen_groups && seen_big)) {
+        fprintf(stderr, "test_hist_kernel: the cases missed a kernel path (%d %d %d %d)\n",
+                seen_priv, seen_global, seen_groups, seen_big);
+        bad = 1;
+    }
+    if (bad) {
+        fprintf(stderr, "test_hist_kernel: FAILED\n");
+        return 1;
+    }
+    printf("test_hist_kernel: %d random geometries, the kernel's partials equal the host's\n",
+           cases);
+    return 0;
+}
