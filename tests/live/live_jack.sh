@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# gpufilt --live end to end, without a sound card: a private JACK server on
+# its dummy driver (48 kHz, 256-frame periods) paces the audio in real time;
+# jack_feed plays a known signal into gpufilt and records its output;
+# live_check compares the recording with the causal filter of the signal,
+# bit for bit, after finding the offset (which must equal the latency that
+# gpufilt reports).
+#
+#   live_jack.sh GPUFILT JACK_FEED LIVE_CHECK WORKDIR            the test
+#   live_jack.sh GPUFILT JACK_FEED LIVE_CHECK WORKDIR --soak S   S seconds of
+#       gpufilt --live --taps 255 against the dummy driver; prints the xrun
+#       counts (gpufilt's and jackd's); fails on any xrun
+#
+# Environment: GPUFILT_LIVE_DEVICE = cpu (default), cuda, ref or auto: the
+# backend under test. GPUFILT_LIVE_FRAMES (default 256) and
+# GPUFILT_LIVE_PERIOD (default 256): gpufilt's block and JACK's period.
+# Exit 77 (skipped) where jackd or the JACK client tools are missing.
+set -u
+
+gpufilt=$1 feed=$2 check=$3 work=$4
+shift 4
+soak=0
+if [ "${1:-}" = --soak ]; then
+    soak=${2:?--soak needs seconds}
+fi
+device=${GPUFILT_LIVE_DEVICE:-cpu}
+frames=${GPUFILT_LIVE_FRAMES:-256}
+period=${GPUFILT_LIVE_PERIOD:-256}
+
+for tool in jackd jack_wait timeout; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "live_jack: SKIP: $tool is not installed"
+        exit 77
+    fi
+done
+
+mkdir -p "$work"
+rm -f "$work"/*
+server="gf-live-$$-$RANDOM"
+export JACK_NO_START_SERVER=1 JACK_DEFAULT_SERVER=$server
+jackd_pid="" gpufilt_pid=""
+
+cleanup() {
+    if [ -n "$gpufilt_pid" ] && kill -0 "$gpufilt_pid" 2>/dev/null; then
+        kill -KILL "$gpufilt_pid" 2>/dev/null
+        wait "$gpufilt_pid" 2>/dev/null
+    fi
+    if [ -n "$jackd_pid" ] && kill -0 "$jackd_pid" 2>/dev/null; then
+        kill -TERM "$jackd_pid" 2>/dev/null
+        for _ in 1 2 3 4 5 6 7 8 9 10; do
+            kill -0 "$jackd_pid" 2>/dev/null || break
+            sleep 0.2
+        done
+        kill -KILL "$jackd_pid" 2>/dev/null
+        wait "$jackd_pid" 2>/dev/null
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Start the private server; real-time scheduling where allowed, else not.
+start_jackd() {
+    local rt
+    for rt in "" "--no-realtime"; do
+        # shellcheck disable=SC2086
+        jackd $rt -n "$server" -d dummy -r 48000 -p "$period" >"$work/jackd.log" 2>&1 &
+        jackd_pid=$!
+        for _ in $(seq 50); do
+            if [ "$(timeout 5 jack_wait -s "$server" -c 2>/dev/null)" = running ]; then
+                echo "live_jack: jackd -n $server ${rt:-(realtime)} -d dummy -r 48000 -p $period: running"
+                return 0
+            fi
+            kill -0 "$jackd_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$jackd_pid" 2>/dev/null
+        wait "$jackd_pid" 2>/dev/null
+        jackd_pid=""
+    done
+    echo "live_jack: SKIP: jackd does not start here:"
+    tail -5 "$work/jackd.log"
+    exit 77
+}
+start_jackd
+
+jack_xruns() { grep -ci xrun "$work/jackd.log"; }
+
+# Soak: gpufilt alone against the dummy driver for a long time.
+if [ "$soak" != 0 ]; then
+    echo "live_jack: soak: $soak s, --taps 255, --frames $frames, --device $device"
+    timeout $((soak + 60)) "$gpufilt" --live --host-api JACK --in system --out system \
+        --device "$device" --frames "$frames" --taps 255 --duration "$soak" --stats \
+        2>"$work/soak.err"
+    rc=$?
+    grep -v ' s: ' "$work/soak.err"
+    grep ' s: ' "$work/soak.err" | tail -1
+    x=$(sed -n 's/.*stopped after.*xruns \([0-9]*\).*/\1/p' "$work/soak.err")
+    jx=$(jack_xruns)
+    echo "live_jack: soak: gpufilt exit $rc, gpufilt xruns ${x:-?}, jackd xrun messages $jx"
+    [ "$rc" = 0 ] && [ "${x:-1}" = 0 ] && [ "$jx" = 0 ]
+    exit $?
+fi
+
+# One case: gpufilt runs with ARGS; jack_feed plays and records; live_check
+# compares. Returns live_check's code (0 pass, 1 wrong samples, 3 xruns
+# explain a mismatch: try again) or 1 for any other failure.
+run_case() {
+    local name=$1 check_args=$2
+    shift 2
+    local err="$work/$name.err"
+    "$gpufilt" --live --host-api JACK --in system --out system --device "$device" \
+        --duration 120 "$@" 2>"$err" &
+    gpufilt_pid=$!
+    timeout 60 "$feed" --channels 2 --seconds 2 --timeout 20 \
+        --signal "$work/$name.x.f32" --record "$work/$name.rec.f32" >"$work/$name.feed" 2>&1
+    local frc=$?
+    cat "$work/$name.feed"
+    kill -TERM "$gpufilt_pid" 2>/dev/null
+    local grc=0
+    # The timeout guards against a stop that hangs.
+    for _ in $(seq 100); do
+        kill -0 "$gpufilt_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$gpufilt_pid" 2>/dev/null; then
+        echo "live_jack: $name: FAIL: gpufilt did not stop within 10 s of SIGTERM"
+        return 1
+    fi
+    wait "$gpufilt_pid"
+    grc=$?
+    gpufilt_pid=""
+    sed 's/^/  /' "$err"
+    if [ "$frc" != 0 ]; then
+        echo "live_jack: $name: FAIL: jack_feed exited $frc"
+        return 1
+    fi
+    if [ "$grc" != 0 ]; then
+        echo "live_jack: $name: FAIL: gpufilt exited $grc after SIGTERM (want 0)"
+        return 1
+    fi
+    local lat xr jx
+    lat=$(sed -n 's/.*latency \([0-9]*\) frames.*/\1/p' "$err")
+    xr=$(sed -n 's/.*stopped after.*xruns \([0-9]*\).*/\1/p' "$err")
+    jx=$(sed -n 's/.*JACK xruns \([0-9]*\).*/\1/p' "$work/$name.feed")
+    if [ -z "$lat" ] || [ -z "$xr" ]; then
+        echo "live_jack: $name: FAIL: gpufilt did not report its latency and xrun counts"
+        return 1
+    fi
+    # Without xruns the signal must come back exactly `latency` + one block
+    # late: PortAudio's JACK buffer processor holds one block on the output
+    # side (it is part of the output latency PortAudio reports).
+    # shellcheck disable=SC2086
+    "$check" --signal "$work/$name.x.f32" --record "$work/$name.rec.f32" --channels 2 \
+        $check_args --latency $((lat + frames)) --exact-latency 1 --xruns $((xr + ${jx:-0}))
+    local crc=$?
+    echo "live_jack: $name: gpufilt xruns $xr, JACK xruns ${jx:-?}, live_check $crc"
+    return $crc
+}
+
+# A case runs again once when xruns (reported) explain a mismatch.
+case_with_retry() {
+    local name=$1
+    run_case "$@"
+    local rc=$?
+    if [ "$rc" = 3 ]; then
+        echo "live_jack: $name: xruns disturbed the recording; running it once more"
+        run_case "$@"
+        rc=$?
+    fi
+    [ "$rc" = 0 ] && echo "live_jack: $name: PASS" || echo "live_jack: $name: FAIL"
+    return $rc
+}
+
+"$check" --make-coeffs 5 1 >"$work/taps5.txt"
+"$check" --make-coeffs 31 2 >"$work/taps31.txt"
+
+fails=0
+case_with_retry taps5_f32 "--coeffs $work/taps5.txt" \
+    --coeffs "$work/taps5.txt" --frames "$frames" || fails=$((fails + 1))
+case_with_retry mean255_f32 "--taps 255" \
+    --taps 255 --frames "$frames" || fails=$((fails + 1))
+case_with_retry taps31_f64 "--coeffs $work/taps31.txt --precision f64" \
+    --coeffs "$work/taps31.txt" --precision f64 --frames "$frames" || fails=$((fails + 1))
+
+echo "live_jack: device $device: $((3 - fails)) passed, $fails failed"
+[ "$fails" = 0 ]
