@@ -114,5 +114,15 @@ if want pipes && [ -x bench/pipe_bench.sh ]; then
     done
 fi
 
+if want live; then
+    step "live audio on JACK's dummy driver with the cuda backend; worker timing"
+    (cd build-gpu && GPUFILT_LIVE_DEVICE=cuda ctest -L live --output-on-failure 2>&1) | tee "$OUT/live.log" | tail -15
+    grep -q "100% tests passed" "$OUT/live.log" || status=1
+    if [ -x build-gpu/bench/live_bench ]; then
+        ./build-gpu/bench/live_bench 2>&1 | tee "$OUT/live_bench.log"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    fi
+fi
+
 step "result: $([ $status -eq 0 ] && echo OK || echo FAILED)"
 exit $status
