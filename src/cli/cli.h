@@ -46,6 +46,7 @@ typedef struct gf_cli_options {
     size_t taps;                    /* --taps N, 0 if not given */
     const char *coeffs;             /* --coeffs FILE or NULL */
     gf_mode mode;
+    int mode_given; /* --mode was on the command line */
     gf_precision precision;
     gf_device device;
     size_t chunk; /* 0 = backend default */

@@ -280,6 +280,7 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
             o->coeffs = optarg;
             break;
         case 'm':
+            o->mode_given = 1;
             if (strcmp(optarg, "same") == 0)
                 o->mode = GF_MODE_SAME;
             else if (strcmp(optarg, "causal") == 0)
@@ -467,6 +468,10 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
         return GF_EXIT_USAGE;
     }
     if (o->live) {
+        if (o->mode_given && o->mode == GF_MODE_SAME) {
+            gf_cli_error("--live filters causally: --mode same needs input from the future");
+            return GF_EXIT_USAGE;
+        }
         if (o->raw || o->out_raw) {
             gf_cli_error("--raw and --out-raw are for IN and OUT, not --live");
             return GF_EXIT_USAGE;

@@ -44,6 +44,21 @@ expect 2 "${E}--out-format: unknown major format 'mp9'" in.wav out.wav --taps 5 
 expect 2 "${E}--out-format: unknown sample type 'pcm_12'" in.wav out.wav --taps 5 --out-format wav:pcm_12
 expect 2 "${E}cannot write FLAC (Free Lossless Audio Codec) / 32 bit float with 2 channels at 48000 Hz to 'out.flac'" in.wav out.flac --taps 5 --out-format flac:float
 
+# Options of streams, histograms and live audio: exit 2.
+expect 2 "${E}--hist-bins: '0' is out of range 1..65536" in.wav out.wav --taps 5 --hist h.csv --hist-bins 0
+expect 2 "${E}--hist-range: LO must be below HI" in.wav out.wav --taps 5 --hist h.csv --hist-range 1:-1
+expect 2 "${E}--hist-range: 'x:1' is not LO:HI with two finite numbers" in.wav out.wav --taps 5 --hist h.csv --hist-range x:1
+expect 2 "${E}--hist-of: 'both' is not one of output, input" in.wav out.wav --taps 5 --hist-of both
+expect 2 "${E}--hist-channels: 'all' is not one of each, mix" in.wav out.wav --taps 5 --hist-channels all
+expect 2 "${E}--hist 'out.wav' is also the output" in.wav out.wav --taps 5 --hist out.wav
+expect 2 "${E}--live filters causally: --mode same needs input from the future" --live --taps 5 --mode same
+expect 2 "${E}unexpected argument 'in.wav' (--live takes no IN or OUT)" --live in.wav --taps 5
+expect 2 "${E}--in, --out, --host-api, --frames, --duration and --stats need --live" in.wav out.wav --taps 5 --in 0
+expect 2 "${E}--frames: '0' is out of range 1..65536" --live --taps 5 --frames 0
+expect 2 "${E}--duration: '-1' is not a number of seconds in (0, 1e7]" --live --taps 5 --duration -1
+expect 2 "${E}use either --live or --list-devices, not both" --live --list-devices --taps 5
+expect_no_output out.wav h.csv
+
 # Coefficient files: exit 2, naming file and line.
 printf '0.5\n# a comment\n\n0.25 # trailing comment\nzero\n' >bad1.txt
 expect 2 "${E}bad1.txt:5: 'zero' is not a number" in.wav out.wav --coeffs bad1.txt
