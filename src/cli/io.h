@@ -12,6 +12,7 @@
 
 #include "cli.h"
 
+#include <signal.h>
 #include <sndfile.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -50,7 +51,9 @@ struct gf_source {
     unsigned char *rbuf; /* bytes read, not yet delivered */
     size_t rbuf_size, rbuf_have;
     int eof;
-    uint64_t trailing; /* bytes of an incomplete last frame, dropped */
+    uint64_t trailing;      /* bytes of an incomplete last frame, dropped */
+    unsigned char magic[4]; /* the stream's first bytes, to spot a container */
+    size_t magic_n;
 };
 
 /* Non-zero when the header promised more frames than the data holds. */
@@ -66,8 +69,9 @@ struct gf_sink {
     SF_INFO info; /* channels, samplerate, format (SF_FORMAT_RAW | subtype for raw) */
     uint64_t clipped;
     int64_t frames_written;
-    int sync;        /* fsync before the rename (set by the caller) */
-    int broken_pipe; /* the reader of a pipe went away (EPIPE) */
+    int sync;                          /* fsync before the rename (set by the caller) */
+    int broken_pipe;                   /* the reader of a pipe went away (EPIPE) */
+    volatile sig_atomic_t stop_writes; /* abort: give up a write interrupted by a signal */
 
     /* Returns 0, or -1 with err set (broken_pipe tells EPIPE). */
     int (*write)(gf_sink *k, gf_precision p, const void *frames, size_t count, char *err, size_t n);

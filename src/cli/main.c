@@ -110,8 +110,8 @@ static int drain(run *r, gf_engine *e, int side)
         unsigned char *dst = r->out;
         size_t cap = BLOCK_FRAMES, got = 0;
         if (side == 0) {
-            if (!r->cur && !(r->cur = gf_stages_output(&r->stages)))
-                return output_failed(r);
+            if (!r->cur && !(r->cur = gf_stages_output(&r->stages, &g_signal)))
+                return g_signal && !r->stages.write_failed ? GF_EXIT_INTERRUPTED : output_failed(r);
             dst = (unsigned char *)r->cur->data + r->cur->frames * r->fb;
             cap = BLOCK_FRAMES - r->cur->frames;
         }
@@ -419,25 +419,26 @@ int main(int argc, char **argv)
         if ((rc = feed(&r, r.e, 0, b->data, b->frames, r.fb)) != 0 ||
             (r.ref && (rc = feed(&r, r.ref, 1, b->data, b->frames, r.fb)) != 0)) {
             gf_progress_end(&bar);
-            goto done;
+            goto failed;
         }
         frames_in += (int64_t)b->frames;
         gf_stages_done_input(&r.stages, b);
         gf_progress_update(&bar, frames_in);
         if (src.streaming && !gf_stages_input_ready(&r.stages) && (rc = catch_up(&r)) != 0)
-            goto done;
+            goto failed;
     }
     gf_progress_end(&bar);
     if (g_signal) {
-        /* A file is all or nothing. A stream ends here: what was filtered
-         * so far is written (and the output file, if any, completed). */
-        if (!src.streaming) {
+        /* A file is all or nothing. A stream (or standard output, which
+         * cannot be taken back) ends here: what was filtered so far is
+         * written, and an output file completed. */
+        if (!src.streaming && !r.sink.to_stdout) {
             gf_cli_error("interrupted by signal %d; no output written", (int)g_signal);
             rc = GF_EXIT_INTERRUPTED;
             goto done;
         }
         if ((rc = catch_up(&r)) != 0)
-            goto done;
+            goto failed;
     } else {
         if (gf_source_truncated(&src)) {
             if (!o.allow_truncated) {
@@ -457,9 +458,10 @@ int main(int argc, char **argv)
     if (r.cur && r.cur->frames > 0)
         gf_stages_write(&r.stages, r.cur);
     r.cur = NULL;
-    if (gf_stages_finish(&r.stages) != 0) {
-        rc = output_failed(&r);
-        goto done;
+    const int fin = gf_stages_finish(&r.stages, &g_signal);
+    if (fin != 0) {
+        rc = fin == -2 ? GF_EXIT_INTERRUPTED : output_failed(&r);
+        goto failed;
     }
     const int64_t expect_out = g_signal ? r.sink.frames_written : src.frames_read;
     if (r.sink.frames_written != expect_out) {
@@ -512,7 +514,9 @@ int main(int argc, char **argv)
         goto done;
     }
     if (clipped)
-        gf_cli_warn("%llu samples clipped in '%s'", (unsigned long long)clipped, o.out_path);
+        gf_cli_warn("%llu samples clipped in %s%s%s", (unsigned long long)clipped,
+                    out_stdout ? "" : "'", out_stdout ? "standard output" : o.out_path,
+                    out_stdout ? "" : "'");
     rc = GF_EXIT_OK;
     if (src.trailing) {
         const size_t fbytes = (size_t)C * gf_raw_sample_bytes(src.raw);
@@ -547,6 +551,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpufilt: output format %s\n", fmt);
     }
 
+    goto done;
+
+failed:
+    if (rc == GF_EXIT_INTERRUPTED) {
+        /* A signal while the output's reader took nothing (a stalled pipe):
+         * stop now rather than wait for it. */
+        gf_stages_abort(&r.stages);
+        gf_cli_error("interrupted by signal %d; %s was not being read: wrote %lld frames",
+                     (int)g_signal, r.sink.path ? r.sink.path : "the output",
+                     (long long)r.sink.frames_written);
+    }
 done:
     gf_stages_abort(&r.stages); /* no-op once finished */
     gf_sink_abort(&r.sink);     /* no-op after a commit */

@@ -481,6 +481,10 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
         gf_cli_error("--in, --out, --host-api, --frames, --duration and --stats need --live");
         return GF_EXIT_USAGE;
     }
+    if (o->out_raw && o->out_format) {
+        gf_cli_error("use either --out-raw or --out-format, not both");
+        return GF_EXIT_USAGE;
+    }
     if (o->raw && !o->channels) {
         gf_cli_error("--raw needs --channels (raw samples carry no channel count)");
         return GF_EXIT_USAGE;

@@ -176,8 +176,10 @@ static int64_t raw_read(gf_source *s, gf_precision p, void *out, size_t frames, 
             s->eof = 1;
             continue;
         }
-        if (s->frames_read == 0 && s->rbuf_have < 4 && s->rbuf_have + (size_t)got >= 4) {
-            const char *c = container_magic(s->rbuf, s->rbuf_have + (size_t)got);
+        /* The first four bytes of the stream, however they arrive. */
+        for (size_t i = 0; s->magic_n < 4 && i < (size_t)got; i++) {
+            s->magic[s->magic_n++] = s->rbuf[s->rbuf_have + i];
+            const char *c = s->magic_n == 4 ? container_magic(s->magic, 4) : NULL;
             if (c)
                 gf_cli_warn("%s starts like a %s file, but --raw %s reads every byte as "
                             "samples, header included (leave out --raw to read the %s file)",
@@ -276,7 +278,7 @@ static int write_all(gf_sink *k, const unsigned char *b, size_t len, char *err, 
     while (len > 0) {
         const ssize_t w = write(k->fd, b, len);
         if (w < 0) {
-            if (errno == EINTR)
+            if (errno == EINTR && !k->stop_writes)
                 continue;
             k->broken_pipe = errno == EPIPE;
             snprintf(err, n, "writing %s: %s", k->path, strerror(errno));

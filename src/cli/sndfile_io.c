@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,11 +53,50 @@ static int is_float_subtype(int format)
 
 /* --- source --- */
 
+/* Bytes per sample of an uncompressed subtype, 0 for anything else. */
+static size_t plain_sample_bytes(int format)
+{
+    switch (format & SF_FORMAT_SUBMASK) {
+    case SF_FORMAT_PCM_S8:
+    case SF_FORMAT_PCM_U8:
+    case SF_FORMAT_ULAW:
+    case SF_FORMAT_ALAW:
+        return 1;
+    case SF_FORMAT_PCM_16:
+        return 2;
+    case SF_FORMAT_PCM_24:
+        return 3;
+    case SF_FORMAT_PCM_32:
+    case SF_FORMAT_FLOAT:
+        return 4;
+    case SF_FORMAT_DOUBLE:
+        return 8;
+    }
+    return 0;
+}
+
+/* On a pipe libsndfile waits until a read's request is filled: ask for the
+ * complete frames that have arrived (at least one) so a slow stream is not
+ * held back. */
+static size_t frames_waiting(const gf_source *s, size_t frames)
+{
+    const size_t fb = plain_sample_bytes(s->info.format) * (size_t)s->info.channels;
+    int avail = 0;
+    if (fb == 0)
+        return frames < 1024 ? frames : 1024;
+    if (ioctl(STDIN_FILENO, FIONREAD, &avail) != 0 || avail < 0)
+        return frames;
+    const size_t k = (size_t)avail / fb;
+    return k == 0 ? 1 : k < frames ? k : frames;
+}
+
 static int64_t sndfile_read(gf_source *s, gf_precision p, void *out, size_t frames, char *err,
                             size_t n)
 {
     sf_count_t got;
     const size_t C = (size_t)s->info.channels;
+    if (s->streaming && s->is_stdin)
+        frames = frames_waiting(s, frames);
     if (s->pcm) {
         got = sf_readf_int(s->sf, s->ibuf, (sf_count_t)frames);
         /* Exact: |v| <= 2^31 and a power-of-two scale. */

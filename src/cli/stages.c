@@ -1,6 +1,7 @@
 #include "stages.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -44,15 +45,23 @@ static gf_block *q_pop(gf_blockq *q)
     return b;
 }
 
-/* q_pop that gives up (NULL) once *stop is set, looking every 50 ms: the
- * signal handler cannot wake a condition variable. */
-static gf_block *q_pop_or_stop(gf_blockq *q, const volatile sig_atomic_t *stop)
+/* q_pop that gives up (NULL) once *stop has been set for `grace` seconds,
+ * looking every 50 ms: the signal handler cannot wake a condition variable. */
+static gf_block *q_pop_or_stop(gf_blockq *q, const volatile sig_atomic_t *stop, double grace)
 {
     gf_block *b = NULL;
+    struct timespec since = {0, 0};
     pthread_mutex_lock(&q->mu);
-    while (q->count == 0 && !q->closed && !*stop) {
+    while (q->count == 0 && !q->closed) {
         struct timespec t;
         clock_gettime(CLOCK_REALTIME, &t);
+        if (*stop) {
+            if (since.tv_sec == 0)
+                since = t;
+            if ((double)(t.tv_sec - since.tv_sec) + 1e-9 * (double)(t.tv_nsec - since.tv_nsec) >=
+                grace)
+                break;
+        }
         t.tv_nsec += 50 * 1000 * 1000;
         if (t.tv_nsec >= 1000000000) {
             t.tv_sec++;
@@ -102,13 +111,24 @@ static void *reader_main(void *arg)
     }
 }
 
+static void on_wake(int sig)
+{
+    (void)sig; /* only to interrupt a blocked write(2) */
+}
+
 static void *writer_main(void *arg)
 {
     gf_stages *st = arg;
+    sigset_t wake;
+    sigemptyset(&wake);
+    sigaddset(&wake, SIGUSR1);
+    pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
     for (;;) {
         gf_block *b = q_pop(&st->out_full);
-        if (!b || b->frames == 0)
+        if (!b || b->frames == 0) {
+            atomic_store(&st->writer_done, 1);
             return NULL;
+        }
         if (!st->write_failed && st->sink->write(st->sink, st->precision, b->data, b->frames,
                                                  st->write_err, sizeof st->write_err) != 0) {
             st->write_failed = 1;
@@ -154,11 +174,19 @@ int gf_stages_start(gf_stages *st, gf_source *src, gf_sink *sink, gf_precision p
         q_push(&st->in_free, &st->in_blocks[i]);
         q_push(&st->out_free, &st->out_blocks[i]);
     }
+    /* SIGUSR1 without SA_RESTART interrupts the writer's write(2) on abort
+     * (a pipe whose reader stopped reading). */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_wake;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
     /* Signals go to the main thread, which watches for them. */
     sigset_t block, old;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &block, &old);
     int rc = -1;
     if (pthread_create(&st->reader, NULL, reader_main, st) != 0) {
@@ -180,7 +208,7 @@ out:
 
 gf_block *gf_stages_input(gf_stages *st, const volatile sig_atomic_t *stop)
 {
-    return q_pop_or_stop(&st->in_full, stop);
+    return q_pop_or_stop(&st->in_full, stop, 0);
 }
 
 int gf_stages_input_ready(gf_stages *st)
@@ -196,9 +224,9 @@ void gf_stages_done_input(gf_stages *st, gf_block *b)
     q_push(&st->in_free, b);
 }
 
-gf_block *gf_stages_output(gf_stages *st)
+gf_block *gf_stages_output(gf_stages *st, const volatile sig_atomic_t *stop)
 {
-    gf_block *b = q_pop(&st->out_free);
+    gf_block *b = q_pop_or_stop(&st->out_free, stop, 2.0);
     if (b)
         b->frames = 0;
     return b;
@@ -226,10 +254,22 @@ static void join_and_free(gf_stages *st)
     free_blocks(st);
 }
 
-int gf_stages_finish(gf_stages *st)
+int gf_stages_finish(gf_stages *st, const volatile sig_atomic_t *stop)
 {
     static gf_block end = {NULL, 0};
     q_push(&st->out_full, &end);
+    /* Wait for the writer; after a signal, for 2 s at most. */
+    double waited = 0;
+    while (!atomic_load(&st->writer_done)) {
+        if (*stop && waited >= 2.0) {
+            gf_stages_abort(st);
+            return -2;
+        }
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        if (*stop)
+            waited += 0.01;
+    }
     pthread_join(st->writer, NULL);
     stop_reader(st); /* it has stopped at EOF, unless a signal ended the stream */
     pthread_join(st->reader, NULL);
@@ -248,5 +288,13 @@ void gf_stages_abort(gf_stages *st)
     q_close(&st->out_free);
     q_close(&st->out_full);
     stop_reader(st);
+    /* A writer blocked on a stalled pipe: interrupt its write until it
+     * notices (the sink gives up on EINTR once told to stop). */
+    st->sink->stop_writes = 1;
+    while (!atomic_load(&st->writer_done)) {
+        pthread_kill(st->writer, SIGUSR1);
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
     join_and_free(st);
 }

@@ -11,6 +11,7 @@
 #include "io.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 
 #include <pthread.h>
 #include <stddef.h>
@@ -40,6 +41,7 @@ typedef struct gf_stages {
     gf_blockq in_free, in_full, out_free, out_full;
     pthread_t reader, writer;
     int started;
+    atomic_int writer_done; /* the writer thread has returned */
     /* Set by the stage that failed, read after its queue says so. */
     int read_failed, write_failed;
     char read_err[512], write_err[512];
@@ -58,13 +60,16 @@ int gf_stages_input_ready(gf_stages *st);
 void gf_stages_done_input(gf_stages *st, gf_block *b);
 
 /* An empty output block to fill, and handing it to the writer. NULL from
- * gf_stages_output when the writer has failed. */
-gf_block *gf_stages_output(gf_stages *st);
+ * gf_stages_output when the writer has failed, or when *stop has been set
+ * for 2 s and the writer still holds every block (a stalled pipe). */
+gf_block *gf_stages_output(gf_stages *st, const volatile sig_atomic_t *stop);
 void gf_stages_write(gf_stages *st, gf_block *b);
 
 /* End the stream: the writer writes what it was given and stops.
- * Returns 0, or -1 when a write failed (write_err says why). */
-int gf_stages_finish(gf_stages *st);
+ * Returns 0, -1 when a write failed (write_err says why), or -2 when *stop
+ * was set and the writer could not finish within 2 s (a stalled pipe: the
+ * stages are aborted). */
+int gf_stages_finish(gf_stages *st, const volatile sig_atomic_t *stop);
 
 /* Stop both threads at once (after an error or a signal) and free. A reader
  * blocked on a pipe is interrupted. */

@@ -57,6 +57,7 @@ expect 2 "${E}--in, --out, --host-api, --frames, --duration and --stats need --l
 expect 2 "${E}--frames: '0' is out of range 1..65536" --live --taps 5 --frames 0
 expect 2 "${E}--duration: '-1' is not a number of seconds in (0, 1e7]" --live --taps 5 --duration -1
 expect 2 "${E}use either --live or --list-devices, not both" --live --list-devices --taps 5
+expect 2 "${E}use either --out-raw or --out-format, not both" in.wav out.raw --taps 5 --out-raw s16le --out-format wav
 expect_no_output out.wav h.csv
 
 # Coefficient files: exit 2, naming file and line.

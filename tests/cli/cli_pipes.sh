@@ -104,7 +104,7 @@ for fmt in u8 s16le s24le; do
     same_bytes "gain 3, $fmt: clipped output" "clip_pipe_$fmt.raw" "clip_want_$fmt.raw"
     n=$(clipped file_err.txt)
     [ "$n" -gt 10000 ] || fail "gain 3, $fmt: only $n samples clipped in file mode"
-    assert_eq "gain 3, $fmt: warning on a pipe" "$(cat pipe_err.txt)" "${WARN}$n samples clipped in '-'"
+    assert_eq "gain 3, $fmt: warning on a pipe" "$(cat pipe_err.txt)" "${WARN}$n samples clipped in standard output"
 done
 
 # The arithmetic itself, by hand: mono samples times 0.5 (ties to even) and
@@ -125,7 +125,7 @@ for fmt in s16le s16be; do
     same_bytes "$fmt x 0.5, ties to even" exact_half.raw exact_half_want.raw
     cat "exact_$fmt.raw" | "$GPUFILT" - - --raw $fmt -c 1 --coeffs two.txt --quiet >exact_twice.raw 2>stderr.txt
     same_bytes "$fmt x 2, clipped" exact_twice.raw exact_twice_want.raw
-    assert_eq "$fmt x 2: clip count" "$(cat stderr.txt)" "${WARN}2 samples clipped in '-'"
+    assert_eq "$fmt x 2: clip count" "$(cat stderr.txt)" "${WARN}2 samples clipped in standard output"
 done
 # u8: 128 is zero. 129 x 0.5 = 0.5 -> 0; 131 -> 1.5 -> 2; 127 -> -0.5 -> 0; 125 -> -1.5 -> -2.
 pk 'C*' 129 131 127 125 255 0 | "$GPUFILT" - - --raw u8 -c 1 --coeffs half.txt --quiet >exact_u8.raw
@@ -435,9 +435,10 @@ if command -v script >/dev/null; then
 fi
 expect_no_output tty_out.raw
 
-# --- 10. Bugs found with these tests, not fixed yet: opt-in until they are ----
-# (GPUFILT_PIPE_KNOWN_BUGS=1). Each fails today.
-if [ "${GPUFILT_PIPE_KNOWN_BUGS:-0}" = 1 ]; then
+# --- 10. Bugs these tests found (fixed): SIGINT with stdout a pipe, a WAV
+# container on stdin held back, a signal while the output pipe is stalled,
+# and the container warning for a stream arriving in small pieces.
+{
     # a. stdin a regular file, stdout a pipe, SIGINT part-way: the bytes already
     #    on stdout are output, so "no output written" is wrong.
     "$PIPETOOL" noise 64M 9 >int.raw
@@ -454,9 +455,9 @@ if [ "${GPUFILT_PIPE_KNOWN_BUGS:-0}" = 1 ]; then
     wait "$gp" || rc=$?
     BG=()
     exec 4<&-
-    assert_eq "known bug a: SIGINT with stdin a file, stdout a pipe: exit status" "$rc" 130
+    assert_eq "a: SIGINT with stdin a file, stdout a pipe: exit status" "$rc" 130
     case "$(cat int_err.txt)" in
-    *"no output written"*) fail "known bug a: '$(cat int_err.txt)' after writing to stdout" ;;
+    *"no output written"*) fail "a: '$(cat int_err.txt)' after writing to stdout" ;;
     *) pass ;;
     esac
     # b. A WAV container on stdin is held back: libsndfile waits for 65536 whole
@@ -475,13 +476,13 @@ if [ "${GPUFILT_PIPE_KNOWN_BUGS:-0}" = 1 ]; then
         [ "$(stat -c %s wsig_out.raw)" -lt 40000 ] || break
         sleep 0.05
     done
-    assert_eq "known bug b: WAV on stdin: bytes out for 10000 frames in" "$(stat -c %s wsig_out.raw)" 40000
+    assert_eq "b: WAV on stdin: bytes out for 10000 frames in" "$(stat -c %s wsig_out.raw)" 40000
     kill -INT "$gp"
     rc=0
     wait "$gp" || rc=$?
     BG=()
     exec 3>&-
-    assert_eq "known bug b: WAV on stdin, SIGINT: message" "$(cat sig_err.txt)" \
+    assert_eq "b: WAV on stdin, SIGINT: message" "$(cat sig_err.txt)" \
         "${E}interrupted by signal 2; wrote the 10000 frames filtered so far"
     # c. SIGTERM while the reader of stdout has stopped reading: gpufilt waits
     #    for the pipe for ever (until the reader exits: then 141, no message).
@@ -498,7 +499,7 @@ if [ "${GPUFILT_PIPE_KNOWN_BUGS:-0}" = 1 ]; then
         sleep 0.05
     done
     if kill -0 "$gp" 2>/dev/null; then
-        fail "known bug c: SIGTERM with a stalled reader: still running after 3 s"
+        fail "c: SIGTERM with a stalled reader: still running after 3 s"
         kill -KILL "$gp"
     else
         pass
@@ -507,12 +508,12 @@ if [ "${GPUFILT_PIPE_KNOWN_BUGS:-0}" = 1 ]; then
     wait "$gp" || rc=$?
     BG=()
     exec 4<&-
-    assert_eq "known bug c: SIGTERM with a stalled reader: exit status" "$rc" 130
+    assert_eq "c: SIGTERM with a stalled reader: exit status" "$rc" 130
     # d. The container warning is skipped when the first bytes arrive in pieces
     #    that already make whole frames (u8 or s16le mono).
     "$PIPETOOL" feed 1 1 2000 <in_wav16.wav | "$GPUFILT" - - --raw u8 -c 1 --taps 5 --quiet >/dev/null 2>stderr.txt
-    assert_eq "known bug d: WAV on stdin a byte at a time, --raw u8 -c 1: warning" "$(cat stderr.txt)" \
+    assert_eq "d: WAV on stdin a byte at a time, --raw u8 -c 1: warning" "$(cat stderr.txt)" \
         "${WARN}standard input starts like a WAV file, but --raw u8 reads every byte as samples, header included (leave out --raw to read the WAV file)"
-fi
+}
 
 finish
