@@ -24,7 +24,10 @@
  * All of it is exact and order-independent, so the result equals the
  * host's bit for bit.
  *
- * The per-sample rules are hist.h's (__host__ __device__, _rn intrinsics).
+ * Per sample the kernel runs hist_fast below: hist.h's rule, reformulated
+ * without branches and proved (and tested, test_hist_kernel) equal to
+ * gf_hist_sample. The first version, which called gf_hist_sample itself,
+ * is kept behind hist_args.legacy for the benchmark's comparison.
  *
  * Without __CUDACC__ (tests/core/test_hist_kernel.cpp) only the kernel and
  * its geometry are compiled, as host C++ over a shim of the CUDA built-ins,
@@ -63,7 +66,12 @@ struct hist_args {
     int G;             /* channels per group (each, <= HIST_THREADS); C with mix */
     int nrec;          /* partials per segment: C (each) or 1 (mix) */
     size_t part_bytes;
-    int priv; /* partials of the thread block in shared memory */
+    int priv;   /* partials of the thread block in shared memory */
+    int legacy; /* 1: the first version's per-sample code (bench comparison only) */
+    /* For float samples: the smallest float >= lo and the largest <= hi,
+     * so that float v < lo, v > hi are the float compares v < lo_f,
+     * v > hi_f (no float lies between lo and lo_f, or hi_f and hi). */
+    float lo_f, hi_f;
 };
 
 struct hist_geometry {
@@ -82,6 +90,18 @@ struct hist_geometry {
  * a block, so the final merge (one global atomic per non-zero bin) stays
  * small against the counting.
  */
+/* The smallest float >= d, the largest float <= d (d finite). */
+static inline float hist_float_up(double d)
+{
+    float f = (float)d;
+    return (double)f < d ? nextafterf(f, INFINITY) : f;
+}
+static inline float hist_float_down(double d)
+{
+    float f = (float)d;
+    return (double)f > d ? nextafterf(f, -INFINITY) : f;
+}
+
 static inline hist_geometry hist_geometry_for(const gf_hist_plan *p, uint64_t pos, size_t frames,
                                               int sms, size_t smem_cap)
 {
@@ -91,6 +111,8 @@ static inline hist_geometry hist_geometry_for(const gf_hist_plan *p, uint64_t po
     g.nseg = gf_hist_segments(p, pos, frames, &first);
     g.bytes = g.nseg * (size_t)p->nrec * p->part_bytes;
     a.rule = p->rule;
+    a.lo_f = hist_float_up(p->rule.lo);
+    a.hi_f = hist_float_down(p->rule.hi);
     a.frames = (long long)frames;
     a.first = (long long)first;
     a.block = (long long)p->block;
@@ -209,6 +231,216 @@ __device__ __forceinline__ void hist_run(const T *__restrict__ x, long long i0, 
         hist_one(r, h, bins, __ldg(x + i));
 }
 
+/* ---- the fast per-sample path (the default) ----
+ *
+ * Branch-free: every lane does the same work for every sample and only the
+ * shared atomic is predicated, so a warp never runs the NaN / below / above
+ * / big cases one after another (the first version's branches did, and
+ * spent about three times the instructions). Each result equals hist.h's
+ * rule for the sample, exactly:
+ *   - counts: nan, big (non-NaN, |x| >= 4096 or inf), below (x < lo),
+ *     above (x > hi) from comparisons, which are false for NaN;
+ *   - min/max: float samples keep 32-bit order keys of the float, widened
+ *     to the double's 64-bit key once at the end (float -> double is exact
+ *     and keeps the total order, -0.0 below +0.0 included); double samples
+ *     keep hist.h's 64-bit keys. NaN lanes offer key 0, which never wins;
+ *   - squares: q = x*x (0 for NaN / big lanes); floor(q * 2^64) is added as
+ *     hi = floor(q), from 2^52 + q rounded toward zero, and
+ *     lo = trunc(frac * 2^64), frac = q - floor(q): both steps exact (frac
+ *     is on q's grid; scaling by 2^64 is exact), so hi * 2^64 + lo is
+ *     exactly hist.h's shifted significand, including the truncation below
+ *     2^-64 and 0 for subnormal q;
+ *   - bin: i = floor(min(t, bins - 1)), t = (x - lo) * scale, again from
+ *     2^52 + t rounded toward zero, then the same single correction by
+ *     edge(i) = lo + i * step and edge(i + 1), each rounded as in hist.h
+ *     (edge(i) <= edge(i + 1), so at most one of the two tests holds). On
+ *     Hopper FP64 runs at half the FP32 rate: recomputing the two edges
+ *     (5 FP64 operations) is cheaper than two bank-conflicting 8-byte
+ *     shared loads from an edge table next to the shared atomics.
+ */
+
+static inline __device__ uint32_t hist_fbits(float f)
+{
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(f);
+#else
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+#endif
+}
+
+static inline __device__ float hist_ffrom(uint32_t u)
+{
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(u);
+#else
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+#endif
+}
+
+/* The bin rule's constants, in registers. */
+struct hist_consts {
+    double lo, hi, scale, step, tmax; /* tmax = bins - 1 */
+    uint32_t bins;
+    float lo_f, hi_f; /* hist_args' */
+};
+
+static __device__ __forceinline__ hist_consts hist_consts_of(const hist_args &a)
+{
+    const gf_hist_rule &r = a.rule;
+    hist_consts c;
+    c.lo_f = a.lo_f;
+    c.hi_f = a.hi_f;
+    c.lo = r.lo;
+    c.hi = r.hi;
+    c.scale = r.scale;
+    c.step = r.step;
+    c.tmax = gf_hist_dsub(r.binsd, 1.0);
+    c.bins = r.bins;
+    return c;
+}
+
+/* Order keys as the thread keeps them: 32-bit for float samples. */
+template <typename T> struct hist_keys;
+template <> struct hist_keys<float> {
+    typedef uint32_t key;
+    static __device__ __forceinline__ key of(float v)
+    {
+        const uint32_t u = hist_fbits(v);
+        return u ^ ((0u - (u >> 31)) | 0x80000000u);
+    }
+    /* v < lo, v > hi, |v| < 4096, as float compares (see lo_f). */
+    static __device__ __forceinline__ bool below(float v, const hist_consts &c)
+    {
+        return v < c.lo_f;
+    }
+    static __device__ __forceinline__ bool above(float v, const hist_consts &c)
+    {
+        return v > c.hi_f;
+    }
+    static __device__ __forceinline__ bool small(float v)
+    {
+        return fabsf(v) < (float)GF_HIST_SQ_LIMIT;
+    }
+    /* The 64-bit key of the double of the float with key k (k != 0). */
+    static __device__ __forceinline__ uint64_t widen(key k)
+    {
+        return gf_hist_key((double)hist_ffrom((k >> 31) ? (k & 0x7fffffffu) : ~k));
+    }
+};
+template <> struct hist_keys<double> {
+    typedef uint64_t key;
+    static __device__ __forceinline__ key of(double v) { return gf_hist_key(v); }
+    static __device__ __forceinline__ bool below(double v, const hist_consts &c)
+    {
+        return v < c.lo;
+    }
+    static __device__ __forceinline__ bool above(double v, const hist_consts &c)
+    {
+        return v > c.hi;
+    }
+    static __device__ __forceinline__ bool small(double v) { return fabs(v) < GF_HIST_SQ_LIMIT; }
+    static __device__ __forceinline__ uint64_t widen(key k) { return k; }
+};
+
+/* A thread's running header. */
+template <typename T> struct hist_thread {
+    typename hist_keys<T>::key kmax, kmin_inv; /* 0: no non-NaN sample yet */
+    uint64_t sq_lo, sq_hi;
+    uint32_t below, above, nan, big;
+};
+
+/* sq_hi:sq_lo += hi:lo (128-bit). */
+static __device__ __forceinline__ void hist_add128(uint64_t &sq_lo, uint64_t &sq_hi, uint64_t lo,
+                                                   uint64_t hi)
+{
+#ifdef __CUDA_ARCH__
+    asm("add.cc.u64 %0, %0, %2;\n\taddc.u64 %1, %1, %3;"
+        : "+l"(sq_lo), "+l"(sq_hi)
+        : "l"(lo), "l"(hi));
+#else
+    sq_lo += lo;
+    sq_hi += hi + (sq_lo < lo);
+#endif
+}
+
+template <typename T>
+__device__ __forceinline__ void hist_fast(const hist_consts &c, hist_thread<T> &h, unsigned *bins,
+                                          T v)
+{
+    typedef hist_keys<T> K;
+    const double x = (double)v;
+    const bool isnan_ = x != x;
+    const typename K::key k = K::of(v);
+    const typename K::key kx = isnan_ ? 0 : k, kn = isnan_ ? 0 : ~k;
+    h.kmax = kx > h.kmax ? kx : h.kmax;
+    h.kmin_inv = kn > h.kmin_inv ? kn : h.kmin_inv;
+    const bool small = K::small(v); /* false for NaN */
+    const bool below = K::below(v, c), above = K::above(v, c);
+    h.nan += isnan_;
+    h.big += !isnan_ && !small;
+    h.below += below;
+    h.above += above;
+
+    const double q = small ? gf_hist_dmul(x, x) : 0.0;
+    const double qm = __dadd_rz(q, 0x1p52); /* 2^52 + floor(q), q < 2^24 */
+    const double fr = gf_hist_dsub(q, gf_hist_dsub(qm, 0x1p52));
+    hist_add128(h.sq_lo, h.sq_hi, (uint64_t)__double2ull_rz(gf_hist_dmul(fr, 0x1p64)),
+                (uint32_t)gf_hist_bits(qm));
+
+    /* Lanes outside [lo, hi] or NaN compute a clamped, unused bin. */
+    const double t0 = gf_hist_dmul(gf_hist_dsub(x, c.lo), c.scale);
+    const double t = t0 < c.tmax ? t0 : c.tmax; /* NaN -> tmax */
+    const double tm = __dadd_rz(t, 0x1p52);     /* 2^52 + floor(t) when t >= 0 */
+    uint32_t i = (uint32_t)gf_hist_bits(tm);
+    i = i < c.bins - 1 ? i : c.bins - 1;
+    const double id = gf_hist_dsub(tm, 0x1p52);
+    const double e0 = gf_hist_dadd(c.lo, gf_hist_dmul(id, c.step));
+    const double e1 = gf_hist_dadd(c.lo, gf_hist_dmul(gf_hist_dadd(id, 1.0), c.step));
+    const uint32_t b = i - (uint32_t)(x < e0) + (uint32_t)(i + 1 < c.bins && x >= e1);
+    if (!(below | above | isnan_))
+        atomicAdd(bins + b, 1u);
+}
+
+/* A thread's header in hist.h's form. */
+template <typename T>
+__device__ __forceinline__ void hist_thread_out(const hist_thread<T> &h, gf_hist_part &out)
+{
+    out.below = h.below;
+    out.above = h.above;
+    out.nan = h.nan;
+    out.big = h.big;
+    out.sq_lo = h.sq_lo;
+    out.sq_hi = h.sq_hi;
+    out.max_key = h.kmax ? hist_keys<T>::widen(h.kmax) : 0;
+    out.min_inv = h.kmin_inv ? ~hist_keys<T>::widen(~h.kmin_inv) : 0;
+}
+
+/* hist_run with hist_fast: the header comes back in hist.h's form. */
+template <typename T>
+__device__ __forceinline__ void hist_run_fast(const T *__restrict__ x, long long i0, long long st,
+                                              long long i1, const hist_args &a, gf_hist_part &out,
+                                              unsigned *bins)
+{
+    const hist_consts c = hist_consts_of(a);
+    hist_thread<T> h = {};
+    long long i = i0;
+    for (; i + 3 * st < i1; i += 4 * st) {
+        const T v0 = __ldg(x + i), v1 = __ldg(x + i + st), v2 = __ldg(x + i + 2 * st),
+                v3 = __ldg(x + i + 3 * st);
+        hist_fast(c, h, bins, v0);
+        hist_fast(c, h, bins, v1);
+        hist_fast(c, h, bins, v2);
+        hist_fast(c, h, bins, v3);
+    }
+    for (; i < i1; i += st)
+        hist_fast(c, h, bins, __ldg(x + i));
+    hist_thread_out(h, out);
+}
+
 /*
  * One thread block's work: frames [f0, f1) of segment seg, channels
  * [c0, c0 + G) (each) or all (mix, G = 1 partial). PRIV: its partials in
@@ -236,7 +468,10 @@ __device__ __forceinline__ void hist_block(const T *__restrict__ x, unsigned cha
     int lowest; /* lanes this far apart and more share a partial; 64: none do */
     if (MIX) {
         p = reinterpret_cast<gf_hist_part *>(mine);
-        hist_run(x, f0 * a.C + tid, HIST_THREADS, f1 * a.C, a.rule, h, gf_hist_part_bins(p));
+        if (a.legacy)
+            hist_run(x, f0 * a.C + tid, HIST_THREADS, f1 * a.C, a.rule, h, gf_hist_part_bins(p));
+        else
+            hist_run_fast(x, f0 * a.C + tid, HIST_THREADS, f1 * a.C, a, h, gf_hist_part_bins(p));
         lowest = 1;
     } else {
         /* Thread tid < S reads channel c0 + tid % G of frames f0 + tid / G,
@@ -245,9 +480,11 @@ __device__ __forceinline__ void hist_block(const T *__restrict__ x, unsigned cha
         const int S = (HIST_THREADS / G) * G;
         const int g = tid % G;
         p = reinterpret_cast<gf_hist_part *>(mine + (size_t)g * a.part_bytes);
-        if (tid < S)
-            hist_run(x, (f0 + tid / G) * a.C + c0 + g, (long long)(S / G) * a.C, f1 * a.C, a.rule,
-                     h, gf_hist_part_bins(p));
+        const long long i0 = (f0 + tid / G) * a.C + c0 + g, st = (long long)(S / G) * a.C;
+        if (tid < S && a.legacy)
+            hist_run(x, i0, st, f1 * a.C, a.rule, h, gf_hist_part_bins(p));
+        else if (tid < S)
+            hist_run_fast(x, i0, st, f1 * a.C, a, h, gf_hist_part_bins(p));
         lowest = G <= 32 && (G & (G - 1)) == 0 ? G : 64;
     }
     hist_warp_reduce(h, lowest);

@@ -22,20 +22,32 @@ typedef struct hist_acc {
     uint64_t below, above, nan, big;
 } hist_acc;
 
+/*
+ * Counts live in buffers of `bins` uint64_t, one per record, that move
+ * instead of being copied: a block's accumulator buffer becomes its queued
+ * record's when the block is emitted (a recycled one takes its place), and
+ * the record handed out by gf_hist_pop keeps its buffer until the next pop
+ * or reset, which recycle it. Nothing bins-sized is copied or cleared per
+ * record: a block's first partial is stored, not added (add_part's
+ * `fresh`), so a recycled buffer needs no zeroing. With 4096 bins the old
+ * memcpy into the queue, memset of the accumulators and memcpy out at pop
+ * were ~100 KB per record on the host's critical path.
+ */
 struct gf_hist_state {
     gf_hist_plan p;
     hist_acc *acc;      /* nrec */
-    uint64_t *acc_bins; /* nrec x bins */
+    uint64_t **acc_buf; /* nrec count buffers of the block being accumulated */
     uint64_t acc_block; /* the block being accumulated */
-    size_t acc_frames;  /* its frames so far (0: none) */
+    size_t acc_frames;  /* its frames so far (0: none; its buffers hold garbage) */
     uint64_t next_pos;  /* stream position the next chunk must start at */
     int finished;       /* the last block was queued */
-    gf_hist_record *q;  /* queued records [qhead, qcount) */
-    uint64_t *qbins;    /* their counts, bins per record */
+    gf_hist_record *q;  /* queued records [qhead, qcount), bins pointing at their buffer */
+    uint64_t **qbuf;    /* the same buffers, writable */
     size_t qhead, qcount, qcap;
-    uint64_t *out_bins; /* the counts of the record handed out last */
+    uint64_t *out_buf; /* the buffer of the record handed out last (NULL: none) */
+    uint64_t **spare;  /* recycled buffers [0, nspare) */
+    size_t nspare, spare_cap;
 };
-
 void gf_hist_plan_make(const gf_hist_config *hc, int channels, int slots, size_t *chunk_frames,
                        gf_hist_plan *plan)
 {
@@ -103,12 +115,16 @@ gf_hist_state *gf_hist_state_create(const gf_hist_plan *plan)
         return NULL;
     h->p = *plan;
     h->acc = calloc((size_t)plan->nrec, sizeof *h->acc);
-    h->acc_bins = calloc((size_t)plan->nrec * plan->bins, sizeof *h->acc_bins);
-    h->out_bins = calloc(plan->bins, sizeof *h->out_bins);
-    if (!h->acc || !h->acc_bins || !h->out_bins) {
+    h->acc_buf = calloc((size_t)plan->nrec, sizeof *h->acc_buf);
+    if (!h->acc || !h->acc_buf) {
         gf_hist_state_destroy(h);
         return NULL;
     }
+    for (int r = 0; r < plan->nrec; r++)
+        if (!(h->acc_buf[r] = malloc(plan->bins * sizeof(uint64_t)))) {
+            gf_hist_state_destroy(h);
+            return NULL;
+        }
     return h;
 }
 
@@ -116,18 +132,51 @@ void gf_hist_state_destroy(gf_hist_state *h)
 {
     if (!h)
         return;
+    if (h->acc_buf)
+        for (int r = 0; r < h->p.nrec; r++)
+            free(h->acc_buf[r]);
+    for (size_t i = h->qhead; i < h->qcount; i++)
+        free(h->qbuf[i]);
+    for (size_t i = 0; i < h->nspare; i++)
+        free(h->spare[i]);
+    free(h->out_buf);
     free(h->acc);
-    free(h->acc_bins);
-    free(h->out_bins);
+    free(h->acc_buf);
     free(h->q);
-    free(h->qbins);
+    free(h->qbuf);
+    free(h->spare);
     free(h);
+}
+
+/* Keep buffer b for reuse. The spare stack has room for every buffer ever
+ * allocated (ensured when one is allocated), so this cannot fail. */
+static void recycle(gf_hist_state *h, uint64_t *b)
+{
+    if (b)
+        h->spare[h->nspare++] = b;
+}
+
+/* A count buffer (contents undefined): a recycled one, else a new one. */
+static uint64_t *take_buf(gf_hist_state *h)
+{
+    if (h->nspare > 0)
+        return h->spare[--h->nspare];
+    /* Buffers in existence: nrec accumulators, the queue, the one handed
+     * out, the spares; the stack must hold all but the accumulators. */
+    const size_t need = h->qcap + 2;
+    if (h->spare_cap < need) {
+        uint64_t **s = realloc(h->spare, need * sizeof *s);
+        if (!s)
+            return NULL;
+        h->spare = s;
+        h->spare_cap = need;
+    }
+    return malloc(h->p.bins * sizeof(uint64_t));
 }
 
 static void clear_acc(gf_hist_state *h)
 {
     memset(h->acc, 0, (size_t)h->p.nrec * sizeof *h->acc);
-    memset(h->acc_bins, 0, (size_t)h->p.nrec * h->p.bins * sizeof *h->acc_bins);
     h->acc_frames = 0;
 }
 
@@ -137,6 +186,10 @@ void gf_hist_state_reset(gf_hist_state *h)
     h->acc_block = 0;
     h->next_pos = 0;
     h->finished = 0;
+    for (size_t i = h->qhead; i < h->qcount; i++)
+        recycle(h, h->qbuf[i]);
+    recycle(h, h->out_buf);
+    h->out_buf = NULL;
     h->qhead = h->qcount = 0;
 }
 
@@ -150,7 +203,7 @@ static gf_status queue_room(gf_hist_state *h, size_t n)
     if (h->qhead > 0) { /* slide the waiting records to the front first */
         const size_t live = h->qcount - h->qhead;
         memmove(h->q, h->q + h->qhead, live * sizeof *h->q);
-        memmove(h->qbins, h->qbins + h->qhead * h->p.bins, live * h->p.bins * sizeof *h->qbins);
+        memmove(h->qbuf, h->qbuf + h->qhead, live * sizeof *h->qbuf);
         h->qhead = 0;
         h->qcount = live;
         if (h->qcount + n <= h->qcap)
@@ -159,28 +212,38 @@ static gf_status queue_room(gf_hist_state *h, size_t n)
     size_t cap = h->qcap ? 2 * h->qcap : 16;
     while (cap < h->qcount + n)
         cap *= 2;
-    if (cap > SIZE_MAX / sizeof(uint64_t) / h->p.bins)
+    if (cap > SIZE_MAX / sizeof(gf_hist_record))
         return GF_ERR_NO_MEMORY;
     gf_hist_record *q = realloc(h->q, cap * sizeof *q);
     if (!q)
         return GF_ERR_NO_MEMORY;
     h->q = q;
-    uint64_t *qb = realloc(h->qbins, cap * h->p.bins * sizeof *qb);
+    uint64_t **qb = realloc(h->qbuf, cap * sizeof *qb);
     if (!qb)
         return GF_ERR_NO_MEMORY;
-    h->qbins = qb;
+    h->qbuf = qb;
     h->qcap = cap;
     return GF_OK;
 }
 
-/* Queue the accumulated block (one record per channel, or one with mix)
- * and clear the accumulators. */
+/* Queue the accumulated block (one record per channel, or one with mix):
+ * its count buffers go to the queue, recycled ones take their place. */
 static gf_status emit(gf_hist_state *h)
 {
     const gf_hist_plan *p = &h->p;
     gf_status st = queue_room(h, (size_t)p->nrec);
     if (st != GF_OK)
         return st;
+    /* The replacements first, so that a failure leaves the state as it was. */
+    for (int r = 0; r < p->nrec; r++) {
+        uint64_t *b = take_buf(h);
+        if (!b) {
+            while (r-- > 0)
+                recycle(h, h->qbuf[h->qcount + (size_t)r]);
+            return GF_ERR_NO_MEMORY;
+        }
+        h->qbuf[h->qcount + (size_t)r] = b; /* parked in the new slots meanwhile */
+    }
     const uint64_t samples = (uint64_t)h->acc_frames * (p->mix ? (uint64_t)p->channels : 1);
     for (int r = 0; r < p->nrec; r++) {
         const hist_acc *a = &h->acc[r];
@@ -196,16 +259,20 @@ static gf_status emit(gf_hist_state *h)
         rec->min = a->max_key ? gf_hist_unkey(~a->min_inv) : NAN;
         rec->max = a->max_key ? gf_hist_unkey(a->max_key) : NAN;
         rec->rms = gf_hist_rms(a->sq_hi, a->sq_lo, a->big, samples - a->nan);
-        rec->bins = NULL;
-        memcpy(h->qbins + h->qcount * p->bins, h->acc_bins + (size_t)r * p->bins,
-               p->bins * sizeof(uint64_t));
+        uint64_t *b = h->acc_buf[r];
+        h->acc_buf[r] = h->qbuf[h->qcount];
+        h->qbuf[h->qcount] = b;
+        rec->bins = b;
         h->qcount++;
     }
     clear_acc(h);
     return GF_OK;
 }
 
-static void add_part(hist_acc *a, uint64_t *bins, gf_hist_part *part, size_t nbins)
+/* Add a partial to a record's accumulator; fresh: the block's first
+ * partial, whose counts are stored (the buffer holds garbage). */
+static void add_part(hist_acc *a, uint64_t *restrict bins, const gf_hist_part *part, size_t nbins,
+                     int fresh)
 {
     if (part->min_inv > a->min_inv)
         a->min_inv = part->min_inv;
@@ -217,9 +284,13 @@ static void add_part(hist_acc *a, uint64_t *bins, gf_hist_part *part, size_t nbi
     a->above += part->above;
     a->nan += part->nan;
     a->big += part->big;
-    const uint32_t *pb = gf_hist_part_bins(part);
-    for (size_t i = 0; i < nbins; i++)
-        bins[i] += pb[i];
+    const uint32_t *restrict pb = (const uint32_t *)(part + 1);
+    if (fresh)
+        for (size_t i = 0; i < nbins; i++)
+            bins[i] = pb[i];
+    else
+        for (size_t i = 0; i < nbins; i++)
+            bins[i] += pb[i];
 }
 
 gf_status gf_hist_merge(gf_hist_state *h, void *parts, uint64_t pos, size_t frames)
@@ -234,11 +305,12 @@ gf_status gf_hist_merge(gf_hist_state *h, void *parts, uint64_t pos, size_t fram
         size_t len = k == 0 ? first : p->block;
         if (len > frames - off)
             len = frames - off;
-        if (h->acc_frames == 0)
+        const int fresh = h->acc_frames == 0;
+        if (fresh)
             h->acc_block = (pos + off) / p->block;
         for (int r = 0; r < p->nrec; r++)
-            add_part(&h->acc[r], h->acc_bins + (size_t)r * p->bins,
-                     gf_hist_part_at(parts, p, k, (size_t)r), p->bins);
+            add_part(&h->acc[r], h->acc_buf[r], gf_hist_part_at(parts, p, k, (size_t)r), p->bins,
+                     fresh);
         h->acc_frames += len;
         off += len;
         if (h->acc_frames == p->block) {
@@ -268,9 +340,9 @@ int gf_hist_pop(gf_hist_state *h, gf_hist_record *rec)
 {
     if (h->qhead == h->qcount)
         return 0;
+    recycle(h, h->out_buf);
     *rec = h->q[h->qhead];
-    memcpy(h->out_bins, h->qbins + h->qhead * h->p.bins, h->p.bins * sizeof(uint64_t));
-    rec->bins = h->out_bins;
+    h->out_buf = h->qbuf[h->qhead];
     h->qhead++;
     if (h->qhead == h->qcount)
         h->qhead = h->qcount = 0;

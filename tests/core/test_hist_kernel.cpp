@@ -13,6 +13,7 @@
  *
  * Usage: test_hist_kernel [CASES]
  */
+#include <algorithm>
 #include <barrier>
 #include <cmath>
 #include <cstdint>
@@ -65,6 +66,26 @@ static inline unsigned long long atomicMax(unsigned long long *p, unsigned long 
            !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
     }
     return old;
+}
+/* Rounding toward zero, from the round-to-nearest sum and its exact error
+ * (TwoSum): step back one ulp where nearest rounded away from zero. */
+static inline double __dadd_rz(double a, double b)
+{
+    const double s = a + b;
+    if (!std::isfinite(s))
+        return s;
+    const double bb = s - a, err = (a - (s - bb)) + (b - bb);
+    if (err != 0 && (err < 0) != (s < 0))
+        return std::nextafter(s, 0.0);
+    return s;
+}
+static inline unsigned long long __double2ull_rz(double d)
+{
+    if (!(d >= 0))
+        return 0;
+    if (d >= 0x1p64)
+        return ~0ull;
+    return (unsigned long long)d;
 }
 template <typename T> static inline T __shfl_xor_sync(unsigned mask, T v, int off)
 {
@@ -151,20 +172,125 @@ static void run_grid(block_pool &pool, const gf::hist_geometry &g, bool mix, con
             });
 }
 
+/*
+ * hist_fast (the kernel's branch-free per-sample path) against hist.h's
+ * gf_hist_sample, one sample at a time, on values chosen to break it:
+ * every edge and its neighbours (as doubles and as the floats around
+ * them), lo and hi and their neighbours, zeros, subnormals, squares just
+ * below and above 2^-64 and 1, |x| around 4096, infinities, NaN, huge
+ * values. Headers are compared after every sample, bins per sample.
+ */
+template <typename T>
+static int check_samples(const gf_hist_rule &r, const std::vector<double> &vals)
+{
+    gf_hist_plan p;
+    memset(&p, 0, sizeof p);
+    p.rule = r;
+    p.bins = r.bins;
+    p.block = 1;
+    p.channels = 1;
+    p.nrec = 1;
+    p.part_bytes = (sizeof(gf_hist_part) + r.bins * 4 + 7) & ~(size_t)7;
+    p.max_segs = 1;
+    const gf::hist_geometry g = gf::hist_geometry_for(&p, 0, 1, 1, 96 * 1024);
+    const gf::hist_consts c = gf::hist_consts_of(g.a);
+    gf::hist_thread<T> h = {};
+    gf_hist_part want = {};
+    std::vector<unsigned> bins(r.bins, 0u);
+    for (double dv : vals) {
+        const T v = (T)dv;
+        const uint32_t wb = gf_hist_sample(&r, &want, (double)v);
+        std::fill(bins.begin(), bins.end(), 0u);
+        gf::hist_fast(c, h, bins.data(), v);
+        gf_hist_part got;
+        gf::hist_thread_out(h, got);
+        uint32_t gb = GF_HIST_NO_BIN;
+        for (uint32_t i = 0; i < r.bins; i++)
+            if (bins[i]) {
+                if (gb != GF_HIST_NO_BIN || bins[i] != 1)
+                    gb = GF_HIST_NO_BIN - 1;
+                else
+                    gb = i;
+            }
+        if (gb != wb || memcmp(&got, &want, sizeof got) != 0) {
+            fprintf(stderr,
+                    "test_hist_kernel: hist_fast<%s> differs from gf_hist_sample on %a (%.17g) "
+                    "with %u bins over [%.17g, %.17g]: bin %u, want %u; header %s\n",
+                    sizeof(T) == 4 ? "float" : "double", (double)v, (double)v, r.bins, r.lo, r.hi,
+                    gb, wb, memcmp(&got, &want, sizeof got) ? "differs" : "same");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int per_sample_tests(std::mt19937_64 &rng)
+{
+    const size_t binsv[] = {1, 2, 3, 7, 10, 100, 256, 1000, 4096, 65536};
+    const double lohi[][2] = {{-1, 1},          {-1, 0.7},      {-0.1, 0.3},   {0, 1},
+                              {1e-3, 2e-3},     {-5000, 5000},  {-1e30, 1e30}, {-3, -1},
+                              {0.1, 0.1000001}, {-1e-40, 1e-40}};
+    int n = 0;
+    for (size_t bins : binsv)
+        for (const auto &lh : lohi) {
+            gf_hist_config hc;
+            memset(&hc, 0, sizeof hc);
+            hc.bins = bins;
+            hc.block_frames = 1;
+            hc.lo = lh[0];
+            hc.hi = lh[1];
+            size_t chunk = 1;
+            gf_hist_plan p;
+            gf_hist_plan_make(&hc, 1, 3, &chunk, &p);
+            const gf_hist_rule &r = p.rule;
+            std::vector<double> v = {0.0,      -0.0,    INFINITY,  -INFINITY, NAN,     -NAN,
+                                     4096.0,   -4096.0, 4095.999,  0x1p-32,   0x1p-33, 0x1p-31,
+                                     1.0,      -1.0,    0x1p-149,  0x1p-1074, 1e300,   -1e300,
+                                     0x1p-126, 5e-324,  1.0000001, 0.9999999, 3e38,    -3e38};
+            auto around = [&](double e) {
+                v.push_back(e);
+                v.push_back(std::nextafter(e, INFINITY));
+                v.push_back(std::nextafter(e, -INFINITY));
+                const float f = (float)e;
+                v.push_back(f);
+                v.push_back(std::nextafterf(f, INFINITY));
+                v.push_back(std::nextafterf(f, -INFINITY));
+            };
+            around(r.lo);
+            around(r.hi);
+            const uint32_t stride = r.bins > 300 ? r.bins / 300 : 1;
+            for (uint32_t i = 1; i < r.bins; i += stride)
+                around(gf_hist_edge(&r, i));
+            std::uniform_real_distribution<double> u(r.lo - (r.hi - r.lo) * 0.1,
+                                                     r.hi + (r.hi - r.lo) * 0.1);
+            for (int k = 0; k < 200; k++)
+                v.push_back(u(rng));
+            std::shuffle(v.begin(), v.end(), rng);
+            if (check_samples<float>(r, v) || check_samples<double>(r, v))
+                return 1;
+            n += 2 * (int)v.size();
+        }
+    printf("test_hist_kernel: hist_fast = gf_hist_sample on %d adversarial samples\n", n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const int cases = argc > 1 ? atoi(argv[1]) : 40;
     std::mt19937_64 rng(20261122);
+    if (per_sample_tests(rng))
+        return 1;
     block_pool pool;
     const size_t binsv[] = {1, 3, 64, 256, 4096, 16384, 65536};
     const size_t blockv[] = {1, 3, 100, 777, 4096, 100000};
-    int bad = 0, seen_priv = 0, seen_global = 0, seen_groups = 0, seen_big = 0;
+    int bad = 0, seen_legacy = 0, seen_priv = 0, seen_global = 0, seen_groups = 0, seen_big = 0;
     for (int c = 0; c < cases && !bad; c++) {
         gf_hist_config hc;
         hc.bins = binsv[rng() % 7];
         hc.block_frames = blockv[rng() % 6];
-        hc.lo = -1.0;
-        hc.hi = rng() % 2 ? 1.0 : 0.7;
+        const int lh = (int)(rng() % 4);
+        hc.lo = lh == 3 ? -0.1 : -1.0;
+        hc.hi = lh == 3 ? 0.3 : lh % 2 ? 1.0 : 0.7;
         hc.of_input = 0;
         hc.mix = (int)(rng() % 2);
         const int C = 1 + (int)(rng() % (rng() % 3 == 0 ? 40 : 4));
@@ -195,13 +321,21 @@ int main(int argc, char **argv)
                 v = hc.lo;
             else if (r == 5)
                 v = hc.hi;
+            else if (r < 9) /* on or next to an edge */
+                v = std::nextafter(gf_hist_edge(&p.rule, (uint32_t)(rng() % p.rule.bins)),
+                                   r == 6   ? 0.0
+                                   : r == 7 ? INFINITY
+                                            : -INFINITY);
             else if (r < 30)
                 v = std::round(v * 4) / 4; /* repeats: contended atomics */
             xf[i] = (float)v;
             xd[i] = f32 ? (double)xf[i] : v;
         }
         const int sms = 1 + (int)(rng() % 3);
-        const gf::hist_geometry g = gf::hist_geometry_for(&p, pos, frames, sms, 96 * 1024);
+        gf::hist_geometry g = gf::hist_geometry_for(&p, pos, frames, sms, 96 * 1024);
+        /* Mostly the fast path (the default); the first version now and then. */
+        g.a.legacy = rng() % 4 == 0;
+        seen_legacy |= g.a.legacy;
         std::vector<unsigned char> want(g.bytes), got(g.bytes, 0);
         size_t first = 0;
         gf_hist_segments(&p, pos, frames, &first);
@@ -221,16 +355,18 @@ int main(int argc, char **argv)
                 i++;
             fprintf(stderr,
                     "test_hist_kernel: case %d (%s, %d ch, %zu bins, block %zu, %s, %zu frames at "
-                    "%llu; grid %ux%u, F %lld, G %d, priv %d): partial %zu differs at byte %zu\n",
+                    "%llu; grid %ux%u, F %lld, G %d, priv %d, legacy %d): partial %zu differs at "
+                    "byte %zu\n",
                     c, f32 ? "f32" : "f64", C, hc.bins, hc.block_frames, hc.mix ? "mix" : "each",
                     frames, (unsigned long long)pos, g.grid.x, g.grid.y, g.a.F, g.a.G, g.a.priv,
-                    i / p.part_bytes, i % p.part_bytes);
+                    g.a.legacy, i / p.part_bytes, i % p.part_bytes);
             bad = 1;
         }
     }
-    if (!bad && cases >= 40 && !(seen_priv && seen_global && seen_groups && seen_big)) {
-        fprintf(stderr, "test_hist_kernel: the cases missed a kernel path (%d %d %d %d)\n",
-                seen_priv, seen_global, seen_groups, seen_big);
+    if (!bad && cases >= 40 &&
+        !(seen_priv && seen_global && seen_groups && seen_big && seen_legacy)) {
+        fprintf(stderr, "test_hist_kernel: the cases missed a kernel path (%d %d %d %d %d)\n",
+                seen_priv, seen_global, seen_groups, seen_big, seen_legacy);
         bad = 1;
     }
     if (bad) {
