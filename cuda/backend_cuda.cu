@@ -51,11 +51,12 @@ typedef struct cuda_state {
     size_t ss, hs;
     int const_page, const_npages; /* -1: taps in global memory */
     void *d_taps;
-    int tiled; /* the halo fits the tiled kernel's shared memory */
-    size_t smem;
+    int tiled;   /* the halo fits the tiled kernel's shared memory */
+    size_t smem; /* its shared memory, and that of its one-output-per-thread form */
+    size_t smem1;
     gf_hist_plan hist;
     int has_hist;
-    int sms;          /* multiprocessors: sizes the histogram grid */
+    int sms;          /* multiprocessors: sizes the histogram grid, picks the tile */
     size_t hist_smem; /* dynamic shared memory a histogram block may use */
     cuda_slot slot[CUDA_SLOTS];
     char err[256];
@@ -178,6 +179,9 @@ template <typename T> static gf_status pick_kernel(cuda_state *s)
     if (s->tiled) {
         const bool ct = s->const_page >= 0;
         CUDA_TRY(s, allow_smem(ct ? gf::fir_tiled<T, true> : gf::fir_tiled<T, false>, s->smem));
+        s->smem1 = gf::tiled_smem_bytes<T, 1>((long long)s->hs);
+        CUDA_TRY(s,
+                 allow_smem(ct ? gf::fir_tiled<T, true, 1> : gf::fir_tiled<T, false, 1>, s->smem1));
     }
     return GF_OK;
 }
@@ -204,6 +208,7 @@ static gf_status setup(cuda_state *s)
         CUDA_TRY(s, cudaMemcpy(s->d_taps, p->taps, tap_bytes, cudaMemcpyHostToDevice));
     }
 
+    CUDA_TRY(s, cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, s->dev));
     if (p->precision == GF_PRECISION_F32) {
         gf_status st = pick_kernel<float>(s);
         if (st != GF_OK)
@@ -216,7 +221,6 @@ static gf_status setup(cuda_state *s)
 
     if (s->has_hist) {
         int optin = 0;
-        CUDA_TRY(s, cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, s->dev));
         CUDA_TRY(s,
                  cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, s->dev));
         s->hist_smem = (size_t)optin < HIST_SMEM_CAP ? (size_t)optin : HIST_SMEM_CAP;
@@ -286,7 +290,17 @@ static void launch(const cuda_state *s, const cuda_slot *sl, const T *buf, T *y,
     const int coff = s->const_page < 0 ? 0 : (int)(s->const_page * CONST_PAGE / sizeof(T));
     const bool ct = s->const_page >= 0;
     cudaStream_t st = sl->stream;
-    if (s->tiled) {
+    if (s->tiled && n1 - n0 < (long long)gf::tile<T>::out * s->sms) {
+        /* Too few outputs to give every SM a full tile: one per thread, so
+         * no thread sums taps for outputs past the chunk's end. */
+        const unsigned grid = (unsigned)((n1 - n0 + gf::TILE_THREADS - 1) / gf::TILE_THREADS);
+        if (ct)
+            gf::fir_tiled<T, true, 1>
+                <<<grid, gf::TILE_THREADS, s->smem1, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
+        else
+            gf::fir_tiled<T, false, 1>
+                <<<grid, gf::TILE_THREADS, s->smem1, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
+    } else if (s->tiled) {
         const unsigned grid = (unsigned)((n1 - n0 + gf::tile<T>::out - 1) / gf::tile<T>::out);
         if (ct)
             gf::fir_tiled<T, true>

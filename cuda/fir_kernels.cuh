@@ -78,10 +78,12 @@ template <typename T> struct tile {
     enum { per_thread = 64 / sizeof(T), out = TILE_THREADS * per_thread };
 };
 
-/* Shared memory the tiled kernel needs for halo hs (samples). */
-template <typename T> __host__ __device__ inline size_t tiled_smem_bytes(long long hs)
+/* Shared memory the tiled kernel needs for halo hs (samples), with P
+ * outputs per thread. */
+template <typename T, int P = tile<T>::per_thread>
+__host__ __device__ inline size_t tiled_smem_bytes(long long hs)
 {
-    return (size_t)(hs + tile<T>::out + 2 * vec16<T>::n) * sizeof(T);
+    return (size_t)(hs + (long long)TILE_THREADS * P + 2 * vec16<T>::n) * sizeof(T);
 }
 
 /* One tile's outputs [t0, t1) from its inputs staged in shared memory
@@ -93,12 +95,11 @@ template <typename T> __host__ __device__ inline size_t tiled_smem_bytes(long lo
  * Output n reads x[n - k*C] = s[n + hs - b0 - k*C]; the indices fit an int
  * since the tile fits shared memory. In a partial last tile the lanes past
  * t1 read stage memory that was not loaded and store nothing. */
-template <typename T, bool CONST_TAPS>
+template <typename T, bool CONST_TAPS, int P>
 __device__ __forceinline__ void tile_compute(const T *s, T *__restrict__ y, long long n0,
                                              long long t0, long long t1, long long b0, int C,
                                              int ntaps, long long hs, const T *h)
 {
-    enum { P = tile<T>::per_thread };
     const T *x = s + (int)(t0 + hs - b0) + threadIdx.x;
     T acc[P];
     const T h0 = h[0];
@@ -127,19 +128,23 @@ __device__ __forceinline__ void tile_compute(const T *s, T *__restrict__ y, long
  * tid, tid + 256, ... from shared memory: consecutive threads read
  * consecutive words (no bank conflicts) and store coalesced.
  * Requires buf to be 16-byte aligned and padded by GF_DEVICE_PAD_SAMPLES.
+ * P outputs per thread: tile<T>::per_thread for throughput; 1 for chunks too
+ * small to fill the GPU (a live block with a long filter), where the big
+ * tile would make one block compute thousands of outputs nobody stores.
  */
-template <typename T, bool CONST_TAPS>
+template <typename T, bool CONST_TAPS, int P = tile<T>::per_thread>
 __global__ void __launch_bounds__(TILE_THREADS)
     fir_tiled(const T *__restrict__ buf, T *__restrict__ y, long long n0, long long n1, int C,
               int ntaps, const T *__restrict__ gtaps, int coff)
 {
+    enum { OUT = TILE_THREADS * P };
     extern __shared__ __align__(16) unsigned char gf_smem_raw[];
     T *s = reinterpret_cast<T *>(gf_smem_raw);
     typedef typename vec16<T>::type V;
     const int VN = vec16<T>::n;
     const long long hs = (long long)(ntaps - 1) * C;
-    const long long t0 = n0 + (long long)blockIdx.x * tile<T>::out; /* first output */
-    const long long t1 = t0 + tile<T>::out < n1 ? t0 + tile<T>::out : n1;
+    const long long t0 = n0 + (long long)blockIdx.x * OUT; /* first output */
+    const long long t1 = t0 + OUT < n1 ? t0 + OUT : n1;
     /* Inputs buf[t0 .. t1 + hs), from an aligned start. */
     const long long b0 = t0 & ~(long long)(VN - 1);
     const long long nvec = (t1 + hs - b0 + VN - 1) / VN;
@@ -149,8 +154,8 @@ __global__ void __launch_bounds__(TILE_THREADS)
         dst[i] = __ldg(src + i);
     __syncthreads();
 
-    tile_compute<T, CONST_TAPS>(s, y, n0, t0, t1, b0, C, ntaps, hs,
-                                taps_ptr<T, CONST_TAPS>(gtaps, coff));
+    tile_compute<T, CONST_TAPS, P>(s, y, n0, t0, t1, b0, C, ntaps, hs,
+                                   taps_ptr<T, CONST_TAPS>(gtaps, coff));
 }
 
 /* For halos too large for shared memory: every thread reads global memory
