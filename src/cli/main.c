@@ -403,8 +403,19 @@ int main(int argc, char **argv)
     gf_progress bar;
     gf_progress_init(&bar, src.info.frames, o.quiet);
     int64_t frames_in = 0;
+    /* A stream: when input pauses for CATCH_UP_S, everything it determines
+     * goes out. Waiting that long first, rather than at the first empty
+     * queue, keeps chunks large while data flows. */
+    const double CATCH_UP_S = 0.002;
+    int owed = 0; /* input fed since the last catch-up */
     for (;;) {
-        gf_block *b = gf_stages_input(&r.stages, &g_signal);
+        gf_block *b = gf_stages_input(&r.stages, &g_signal, owed ? CATCH_UP_S : -1);
+        if (!b && owed && !g_signal) {
+            if ((rc = catch_up(&r)) != 0)
+                goto failed;
+            owed = 0;
+            continue;
+        }
         if (!b)
             break; /* a signal */
         if (b->frames == 0) {
@@ -424,8 +435,7 @@ int main(int argc, char **argv)
         frames_in += (int64_t)b->frames;
         gf_stages_done_input(&r.stages, b);
         gf_progress_update(&bar, frames_in);
-        if (src.streaming && !gf_stages_input_ready(&r.stages) && (rc = catch_up(&r)) != 0)
-            goto failed;
+        owed = src.streaming;
     }
     gf_progress_end(&bar);
     if (g_signal) {

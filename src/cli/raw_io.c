@@ -1,3 +1,6 @@
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* F_SETPIPE_SZ */
+#endif
 #include "raw_io.h"
 
 #include "sample_conv.h"
@@ -189,6 +192,19 @@ static int64_t raw_read(gf_source *s, gf_precision p, void *out, size_t frames, 
     }
 }
 
+/* A larger pipe buffer means fewer, larger reads and writes and fewer
+ * context switches; failing is harmless (another size, not a pipe). */
+static void widen_pipe(int fd)
+{
+#ifdef F_SETPIPE_SZ
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+        (void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+#else
+    (void)fd;
+#endif
+}
+
 static void raw_interrupt(gf_source *s)
 {
     if (s->wake_open) {
@@ -231,6 +247,7 @@ int gf_raw_source_open(gf_source *s, const char *path, gf_raw_format f, int chan
         s->path = "standard input";
         s->is_stdin = 1;
         s->fd = STDIN_FILENO;
+        widen_pipe(s->fd);
     } else {
         s->path = path;
         s->fd = open(path, O_RDONLY);
@@ -294,12 +311,7 @@ static void encode_block(gf_sink *k, gf_precision p, const void *in, size_t ns)
 {
     const gf_raw_format f = k->raw;
     const size_t sb = gf_raw_sample_bytes(f);
-    unsigned char *o = k->rbuf;
-    if ((p == GF_PRECISION_F32 && f == GF_RAW_F32LE) ||
-        (p == GF_PRECISION_F64 && f == GF_RAW_F64LE)) {
-        memcpy(o, in, ns * sb);
-        return;
-    }
+    unsigned char *o = k->rbuf; /* same-format output never gets here: see raw_write */
     for (size_t i = 0; i < ns; i++, o += sb) {
         const double x = p == GF_PRECISION_F32 ? ((const float *)in)[i] : ((const double *)in)[i];
         if (f == GF_RAW_F32LE) {
@@ -333,6 +345,13 @@ static int raw_write(gf_sink *k, gf_precision p, const void *frames, size_t coun
                      size_t n)
 {
     const size_t C = (size_t)k->info.channels, sb = gf_raw_sample_bytes(k->raw);
+    if ((p == GF_PRECISION_F32 && k->raw == GF_RAW_F32LE) ||
+        (p == GF_PRECISION_F64 && k->raw == GF_RAW_F64LE)) { /* no conversion */
+        if (write_all(k, frames, count * C * sb, err, n) != 0)
+            return -1;
+        k->frames_written += (int64_t)count;
+        return 0;
+    }
     const size_t per = k->rbuf_size / (C * sb); /* frames per conversion */
     const unsigned char *src = frames;
     const size_t ss = p == GF_PRECISION_F32 ? 4 : 8;
@@ -361,6 +380,7 @@ int gf_raw_sink_open(gf_sink *k, const char *path, gf_raw_format f, int channels
     if (strcmp(path, "-") == 0) {
         k->to_stdout = 1;
         k->fd = STDOUT_FILENO;
+        widen_pipe(k->fd);
         k->path = strdup("standard output");
         if (!k->path) {
             snprintf(err, n, "out of memory");

@@ -45,24 +45,38 @@ static gf_block *q_pop(gf_blockq *q)
     return b;
 }
 
+static double seconds(const struct timespec *t)
+{
+    return (double)t->tv_sec + 1e-9 * (double)t->tv_nsec;
+}
+
 /* q_pop that gives up (NULL) once *stop has been set for `grace` seconds,
- * looking every 50 ms: the signal handler cannot wake a condition variable. */
-static gf_block *q_pop_or_stop(gf_blockq *q, const volatile sig_atomic_t *stop, double grace)
+ * looking every 50 ms (the signal handler cannot wake a condition
+ * variable), or after `timeout` seconds when timeout >= 0. */
+static gf_block *q_pop_or_stop(gf_blockq *q, const volatile sig_atomic_t *stop, double grace,
+                               double timeout)
 {
     gf_block *b = NULL;
-    struct timespec since = {0, 0};
+    double since = -1, start = -1;
     pthread_mutex_lock(&q->mu);
     while (q->count == 0 && !q->closed) {
         struct timespec t;
         clock_gettime(CLOCK_REALTIME, &t);
+        const double now = seconds(&t);
+        if (start < 0)
+            start = now;
+        if (timeout >= 0 && now - start >= timeout)
+            break;
         if (*stop) {
-            if (since.tv_sec == 0)
-                since = t;
-            if ((double)(t.tv_sec - since.tv_sec) + 1e-9 * (double)(t.tv_nsec - since.tv_nsec) >=
-                grace)
+            if (since < 0)
+                since = now;
+            if (now - since >= grace)
                 break;
         }
-        t.tv_nsec += 50 * 1000 * 1000;
+        long step = 50 * 1000 * 1000;
+        if (timeout >= 0 && timeout - (now - start) < 0.05)
+            step = (long)((timeout - (now - start)) * 1e9) + 1;
+        t.tv_nsec += step;
         if (t.tv_nsec >= 1000000000) {
             t.tv_sec++;
             t.tv_nsec -= 1000000000;
@@ -206,17 +220,9 @@ out:
     return rc;
 }
 
-gf_block *gf_stages_input(gf_stages *st, const volatile sig_atomic_t *stop)
+gf_block *gf_stages_input(gf_stages *st, const volatile sig_atomic_t *stop, double timeout)
 {
-    return q_pop_or_stop(&st->in_full, stop, 0);
-}
-
-int gf_stages_input_ready(gf_stages *st)
-{
-    pthread_mutex_lock(&st->in_full.mu);
-    const int ready = st->in_full.count > 0;
-    pthread_mutex_unlock(&st->in_full.mu);
-    return ready;
+    return q_pop_or_stop(&st->in_full, stop, 0, timeout);
 }
 
 void gf_stages_done_input(gf_stages *st, gf_block *b)
@@ -226,7 +232,7 @@ void gf_stages_done_input(gf_stages *st, gf_block *b)
 
 gf_block *gf_stages_output(gf_stages *st, const volatile sig_atomic_t *stop)
 {
-    gf_block *b = q_pop_or_stop(&st->out_free, stop, 2.0);
+    gf_block *b = q_pop_or_stop(&st->out_free, stop, 2.0, -1);
     if (b)
         b->frames = 0;
     return b;

@@ -53,10 +53,9 @@ int gf_stages_start(gf_stages *st, gf_source *src, gf_sink *sink, gf_precision p
 
 /* Next block of input; frames == 0 at the end (read_failed tells an error
  * from EOF). NULL when *stop became non-zero while waiting (checked every
- * 50 ms). Give it back with gf_stages_done_input. */
-gf_block *gf_stages_input(gf_stages *st, const volatile sig_atomic_t *stop);
-/* Non-zero when a block of input is waiting (gf_stages_input would not wait). */
-int gf_stages_input_ready(gf_stages *st);
+ * 50 ms), or after `timeout` seconds when timeout >= 0. Give it back with
+ * gf_stages_done_input. */
+gf_block *gf_stages_input(gf_stages *st, const volatile sig_atomic_t *stop, double timeout);
 void gf_stages_done_input(gf_stages *st, gf_block *b);
 
 /* An empty output block to fill, and handing it to the writer. NULL from
