@@ -32,7 +32,8 @@ if compgen -G ".deps/*.deb" >/dev/null; then
     mkdir -p "$prefix"
     for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
     export CMAKE_PREFIX_PATH="$prefix/usr"
-    export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    # (some packages, e.g. libdbus for jackd, install under /lib)
+    export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:$prefix/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     export PATH="$prefix/usr/bin:$PATH"
     # sox loads format plugins from here; ALSA config for PortAudio, if present.
     export LTDL_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu/sox"
