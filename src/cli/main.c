@@ -7,9 +7,9 @@
  * serial reference runs over the same blocks here and the two output
  * streams are compared.
  *
- * Streams (pipes, terminals) are filtered as they arrive: whenever no more
- * input is waiting, the engine submits the short chunk it holds and
- * everything the input so far determines is written out at once.
+ * Streams (pipes, terminals) are filtered as they arrive: whenever input
+ * pauses (2 ms), the engine submits the short chunk it holds and everything
+ * the input so far determines is written out at once.
  */
 #include "cli.h"
 #include "hist_out.h"
