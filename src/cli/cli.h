@@ -103,6 +103,21 @@ void gf_cli_warn(const char *fmt, ...)
  */
 int gf_coeffs_load(const char *path, double **taps, size_t *n, char *err, size_t err_size);
 
+/* The engine the options describe (setup.c): channels, taps (NULL: the
+ * mean filter of ntaps), mode, precision, chunk, device, threads; no
+ * histograms. */
+gf_config gf_cli_engine_config(const gf_cli_options *o, int channels, const double *taps,
+                               size_t ntaps);
+/* Create it; on failure print one line naming the device and return an
+ * exit code (else 0). */
+int gf_cli_engine_create(const gf_config *c, gf_engine **e);
+/* A running engine failed with st: print one line (backend, status,
+ * detail) and return the exit code. */
+int gf_cli_engine_failed(gf_engine *e, gf_status st);
+/* The histograms --hist* describe; the default block is one second at
+ * `rate`, or 65536 frames where the rate is unknown (0). */
+gf_hist_config gf_cli_hist_config(const gf_cli_options *o, int rate);
+
 /* Seconds on a monotonic clock. */
 double gf_now(void);
 

@@ -870,54 +870,24 @@ int gf_live_list_devices(void)
 /* ---------------------------------------------------------------------- */
 /* gf_live_run */
 
-static const char *device_name(gf_device d)
-{
-    return d == GF_DEVICE_CUDA  ? "cuda"
-           : d == GF_DEVICE_CPU ? "cpu"
-           : d == GF_DEVICE_REF ? "ref"
-                                : "auto";
-}
-
 /* The engine, as main.c's make_engine, but causal with one block per chunk,
  * and run once over a block of silence so that lazy start-up work (CUDA
  * module loading, first launches) is done before the stream starts. */
 static int live_engine(const gf_cli_options *o, live *L, const double *taps, size_t ntaps)
 {
-    gf_config c = gf_config_default();
-    c.channels = L->C;
-    c.num_taps = ntaps;
-    c.taps = taps;
+    gf_config c = gf_cli_engine_config(o, L->C, taps, ntaps);
     c.mode = GF_MODE_CAUSAL;
-    c.precision = o->precision;
     c.chunk_frames = L->F;
     /* auto: no cost model here; the GPU whenever one is usable. */
-    c.device = o->device != GF_DEVICE_AUTO ? o->device
-               : gf_cuda_available()       ? GF_DEVICE_CUDA
-                                           : GF_DEVICE_CPU;
-    c.threads = o->threads;
+    if (c.device == GF_DEVICE_AUTO)
+        c.device = gf_cuda_available() ? GF_DEVICE_CUDA : GF_DEVICE_CPU;
     if (o->hist_path || o->hist_png) {
-        L->hc = (gf_hist_config){
-            .bins = o->hist_bins,
-            .block_frames = o->hist_block ? o->hist_block : (size_t)L->rate,
-            .lo = o->hist_lo,
-            .hi = o->hist_hi,
-            .of_input = o->hist_of_input,
-            .mix = o->hist_mix,
-        };
+        L->hc = gf_cli_hist_config(o, (int)L->rate);
         c.hist = &L->hc;
     }
-    char detail[256];
-    gf_status st = gf_engine_create(&c, &L->e, detail, sizeof detail);
-    if (st != GF_OK) {
-        if (st == GF_ERR_NO_DEVICE)
-            gf_cli_error("--device %s: %s", device_name(c.device), detail);
-        else
-            gf_cli_error("cannot set up the %s filter: %s%s%s", device_name(c.device),
-                         gf_strerror(st), *detail ? ": " : "", detail);
-        return st == GF_ERR_INVALID_ARGUMENT ? GF_EXIT_USAGE
-               : st == GF_ERR_NO_MEMORY      ? GF_EXIT_INTERNAL
-                                             : GF_EXIT_DEVICE;
-    }
+    int rc = gf_cli_engine_create(&c, &L->e);
+    if (rc)
+        return rc;
     const size_t ss = o->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     void *zeros = calloc(L->F * (size_t)L->C, ss);
     if (!zeros) {
@@ -925,7 +895,7 @@ static int live_engine(const gf_cli_options *o, live *L, const double *taps, siz
         return GF_EXIT_INTERNAL;
     }
     size_t used = 0, got = 0;
-    st = gf_engine_push(L->e, zeros, L->F, &used);
+    gf_status st = gf_engine_push(L->e, zeros, L->F, &used);
     if (st == GF_OK)
         st = gf_engine_submit(L->e);
     if (st == GF_OK)
@@ -935,13 +905,7 @@ static int live_engine(const gf_cli_options *o, live *L, const double *taps, siz
     if (st == GF_OK)
         st = gf_engine_reset(L->e);
     free(zeros);
-    if (st != GF_OK) {
-        const char *d = gf_engine_error(L->e);
-        gf_cli_error("%s backend failed: %s%s%s", gf_engine_backend(L->e), gf_strerror(st),
-                     *d ? ": " : "", d);
-        return st == GF_ERR_NO_MEMORY ? GF_EXIT_INTERNAL : GF_EXIT_DEVICE;
-    }
-    return 0;
+    return st == GF_OK ? 0 : gf_cli_engine_failed(L->e, st);
 }
 
 static int live_buffers(live *L)

@@ -54,22 +54,6 @@ typedef struct run {
     char err[512];
 } run;
 
-static const char *device_name(gf_device d)
-{
-    return d == GF_DEVICE_CUDA  ? "cuda"
-           : d == GF_DEVICE_CPU ? "cpu"
-           : d == GF_DEVICE_REF ? "ref"
-                                : "auto";
-}
-
-static int engine_failed(gf_engine *e, gf_status st)
-{
-    const char *detail = gf_engine_error(e);
-    gf_cli_error("%s backend failed: %s%s%s", gf_engine_backend(e), gf_strerror(st),
-                 *detail ? ": " : "", detail);
-    return st == GF_ERR_NO_MEMORY ? GF_EXIT_INTERNAL : GF_EXIT_DEVICE;
-}
-
 /* The writer failed: a closed pipe ends the run quietly (like SIGPIPE
  * would, without the noise); anything else is an error. */
 static int output_failed(run *r)
@@ -119,7 +103,7 @@ static int drain(run *r, gf_engine *e, int side)
         gf_status st = gf_engine_pull(e, dst, cap, &got);
         *(side ? &r->t_ref : &r->t_engine) += gf_now() - t0;
         if (st != GF_OK)
-            return engine_failed(e, st);
+            return gf_cli_engine_failed(e, st);
         if (got == 0)
             return collect_hist(r, e, side);
         if (r->ref && gf_verify_feed(&r->verify, side, dst, got) != 0) {
@@ -142,7 +126,7 @@ static int feed(run *r, gf_engine *e, int side, const unsigned char *in, size_t 
         gf_status st = gf_engine_push(e, in, n, &used);
         *(side ? &r->t_ref : &r->t_engine) += gf_now() - t0;
         if (st != GF_OK)
-            return engine_failed(e, st);
+            return gf_cli_engine_failed(e, st);
         in += used * fb;
         n -= used;
         int rc = drain(r, e, side);
@@ -158,7 +142,7 @@ static int finish(run *r, gf_engine *e, int side)
     gf_status st = gf_engine_flush(e);
     *(side ? &r->t_ref : &r->t_engine) += gf_now() - t0;
     if (st != GF_OK)
-        return engine_failed(e, st);
+        return gf_cli_engine_failed(e, st);
     return drain(r, e, side);
 }
 
@@ -176,7 +160,7 @@ static int catch_up(run *r)
             st = gf_engine_wait(es[side]);
         *(side ? &r->t_ref : &r->t_engine) += gf_now() - t0;
         if (st != GF_OK)
-            return engine_failed(es[side], st);
+            return gf_cli_engine_failed(es[side], st);
         int rc = drain(r, es[side], side);
         if (rc)
             return rc;
@@ -191,29 +175,10 @@ static int catch_up(run *r)
 static int make_engine(const gf_cli_options *o, int channels, const double *taps, size_t ntaps,
                        gf_device device, const gf_hist_config *hc, gf_engine **e)
 {
-    gf_config c = gf_config_default();
-    c.channels = channels;
-    c.num_taps = ntaps;
-    c.taps = taps;
-    c.mode = o->mode;
-    c.precision = o->precision;
-    c.chunk_frames = o->chunk;
+    gf_config c = gf_cli_engine_config(o, channels, taps, ntaps);
     c.device = device;
-    c.threads = o->threads;
     c.hist = hc;
-    char detail[256];
-    gf_status st = gf_engine_create(&c, e, detail, sizeof detail);
-    if (st == GF_OK)
-        return 0;
-    if (st == GF_ERR_NO_DEVICE) {
-        gf_cli_error("--device %s: %s", device_name(device), detail);
-        return GF_EXIT_DEVICE;
-    }
-    gf_cli_error("cannot set up the %s filter: %s%s%s", device_name(device), gf_strerror(st),
-                 *detail ? ": " : "", detail);
-    return st == GF_ERR_INVALID_ARGUMENT ? GF_EXIT_USAGE
-           : st == GF_ERR_NO_MEMORY      ? GF_EXIT_INTERNAL
-                                         : GF_EXIT_DEVICE;
+    return gf_cli_engine_create(&c, e);
 }
 
 /*
@@ -342,16 +307,7 @@ int main(int argc, char **argv)
                                                         : o.device;
     if (o.hist_path || o.hist_png) {
         r.hist = 1;
-        r.hc = (gf_hist_config){
-            .bins = o.hist_bins,
-            .block_frames = o.hist_block              ? o.hist_block
-                            : src.info.samplerate > 0 ? (size_t)src.info.samplerate
-                                                      : 65536,
-            .lo = o.hist_lo,
-            .hi = o.hist_hi,
-            .of_input = o.hist_of_input,
-            .mix = o.hist_mix,
-        };
+        r.hc = gf_cli_hist_config(&o, src.info.samplerate);
     }
     const gf_hist_config *hc = r.hist ? &r.hc : NULL;
     if ((rc = make_engine(&o, C, taps, ntaps, device, hc, &r.e)) != 0)
