@@ -20,9 +20,7 @@
  *      CUDA graph so launch gaps do not count) and through the engine
  *      (pinned host to host); the histogram kernel alone in GB/s against a
  *      textbook 256-bin shared-atomic histogram and a same-size D2D copy;
- *      PASS/FAIL for "the histogram adds <= 10% at 256 bins". The kernel
- *      rows come twice: ", first version" is the original per-sample code
- *      (hist_args.legacy), the other the current one the engine runs.
+ *      PASS/FAIL for "the histogram adds <= 10% at 256 bins".
  *
  * Every CUDA call is checked (CK); kernel times are medians of event-timed
  * batches over rotating buffer sets several times the size of L2, on
@@ -1397,78 +1395,67 @@ static void bench_hist(const options &o, const device_info &d, cudaStream_t st, 
         const size_t per_chunk = p.max_segs * (size_t)p.nrec * p.part_bytes;
         unsigned char *d_parts = NULL;
         CK(cudaMalloc(&d_parts, per_chunk * (size_t)nchunks));
-        /* legacy 1: the first version's per-sample code, for comparison;
-         * legacy 0: the current kernel (the one the engine runs). */
-        for (int legacy = 1; legacy >= 0; legacy--) {
-            std::vector<gf::hist_geometry> geo((size_t)nchunks);
-            for (long long k = 0; k < nchunks; k++) {
-                geo[(size_t)k] = gf::hist_geometry_for(
-                    &p, (uint64_t)(k * Lf), (size_t)std::min(Lf, frames - k * Lf), d.sms, smem_cap);
-                geo[(size_t)k].a.legacy = legacy;
-            }
-            const char *ver = legacy ? ", first version" : "";
-            cudaGraphExec_t g_both =
-                capture_pass(st, side, nchunks, [&](long long k, cudaStream_t s) {
-                    filter_chunk(k, s);
-                    const gf::hist_geometry &g = geo[(size_t)k];
-                    unsigned char *pk = d_parts + (size_t)k * per_chunk;
-                    CK(cudaMemsetAsync(pk, 0, g.bytes, s));
-                    gf::hist_launch<float>(g, false, y + k * Lf * C, pk, s);
-                    CK(cudaGetLastError());
-                });
-            char name[128];
-            snprintf(name, sizeof name, "filter + hist %zu bins (each), same chunks%s", bins, ver);
-            row r = make_row("h", name);
-            r.mb = 2.0 * mb_in;
-            fill_stats(&r,
-                       time_op(st, o.reps, 2, [&](long long) { CK(cudaGraphLaunch(g_both, st)); }));
-            r.pct = 100.0 * rf.ms / r.ms;
-            r.ceiling = "filter alone (time ratio)";
-            if (!legacy)
-                res->kernel_ratio[bi] = r.ms / rf.ms;
-            /* The last chunk's partials against the host's, from its filtered output. */
-            CK(cudaStreamSynchronize(st));
-            {
-                const long long k = nchunks - 1, f0 = k * Lf, nf = frames - f0;
-                const gf::hist_geometry &g = geo[(size_t)k];
-                std::vector<float> yk((size_t)(nf * C));
-                std::vector<unsigned char> want(g.bytes), got(g.bytes);
-                CK(cudaMemcpy(yk.data(), y + f0 * C, yk.size() * sizeof(float),
-                              cudaMemcpyDeviceToHost));
-                CK(cudaMemcpy(got.data(), d_parts + (size_t)k * per_chunk, g.bytes,
-                              cudaMemcpyDeviceToHost));
-                size_t first;
-                gf_hist_segments(&p, (uint64_t)f0, (size_t)nf, &first);
-                gf_hist_host_parts(&p, yk.data(), sizeof(float), (size_t)nf, first, want.data(), 0,
-                                   g.nseg * (size_t)p.nrec);
-                r.check = want == got ? "exact" : "DIFF vs host";
-                if (want != got) {
-                    g_wrong = 1;
-                    fprintf(stderr,
-                            "bench_gpu: %s: partials of the last chunk differ from the host's\n",
-                            name);
-                }
-            }
-            g_rows.push_back(r);
-            CK(cudaGraphExecDestroy(g_both));
-
-            /* 3. The histogram kernel alone, one launch over the whole stream
-             *    (its input comes from DRAM, not from L2 after the filter). */
-            gf::hist_geometry gw = gf::hist_geometry_for(&p, 0, (size_t)frames, d.sms, smem_cap);
-            gw.a.legacy = legacy;
-            unsigned char *d_whole = NULL;
-            CK(cudaMalloc(&d_whole, gw.bytes));
-            snprintf(name, sizeof name, "hist %zu bins alone, one launch%s (read GB/s)", bins, ver);
-            row rh = make_row("h", name);
-            rh.mb = mb_in;
-            fill_stats(&rh, time_op(st, o.reps, 2, [&](long long) {
-                CK(cudaMemsetAsync(d_whole, 0, gw.bytes, st));
-                gf::hist_launch<float>(gw, false, y, d_whole, st);
-                CK(cudaGetLastError());
-            }));
-            g_rows.push_back(rh);
-            CK(cudaFree(d_whole));
+        std::vector<gf::hist_geometry> geo((size_t)nchunks);
+        for (long long k = 0; k < nchunks; k++) {
+            geo[(size_t)k] = gf::hist_geometry_for(
+                &p, (uint64_t)(k * Lf), (size_t)std::min(Lf, frames - k * Lf), d.sms, smem_cap);
         }
+        cudaGraphExec_t g_both = capture_pass(st, side, nchunks, [&](long long k, cudaStream_t s) {
+            filter_chunk(k, s);
+            const gf::hist_geometry &g = geo[(size_t)k];
+            unsigned char *pk = d_parts + (size_t)k * per_chunk;
+            CK(cudaMemsetAsync(pk, 0, g.bytes, s));
+            gf::hist_launch<float>(g, false, y + k * Lf * C, pk, s);
+            CK(cudaGetLastError());
+        });
+        char name[128];
+        snprintf(name, sizeof name, "filter + hist %zu bins (each), same chunks", bins);
+        row r = make_row("h", name);
+        r.mb = 2.0 * mb_in;
+        fill_stats(&r, time_op(st, o.reps, 2, [&](long long) { CK(cudaGraphLaunch(g_both, st)); }));
+        r.pct = 100.0 * rf.ms / r.ms;
+        r.ceiling = "filter alone (time ratio)";
+        res->kernel_ratio[bi] = r.ms / rf.ms;
+        /* The last chunk's partials against the host's, from its filtered output. */
+        CK(cudaStreamSynchronize(st));
+        {
+            const long long k = nchunks - 1, f0 = k * Lf, nf = frames - f0;
+            const gf::hist_geometry &g = geo[(size_t)k];
+            std::vector<float> yk((size_t)(nf * C));
+            std::vector<unsigned char> want(g.bytes), got(g.bytes);
+            CK(cudaMemcpy(yk.data(), y + f0 * C, yk.size() * sizeof(float),
+                          cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(got.data(), d_parts + (size_t)k * per_chunk, g.bytes,
+                          cudaMemcpyDeviceToHost));
+            size_t first;
+            gf_hist_segments(&p, (uint64_t)f0, (size_t)nf, &first);
+            gf_hist_host_parts(&p, yk.data(), sizeof(float), (size_t)nf, first, want.data(), 0,
+                               g.nseg * (size_t)p.nrec);
+            r.check = want == got ? "exact" : "DIFF vs host";
+            if (want != got) {
+                g_wrong = 1;
+                fprintf(stderr,
+                        "bench_gpu: %s: partials of the last chunk differ from the host's\n", name);
+            }
+        }
+        g_rows.push_back(r);
+        CK(cudaGraphExecDestroy(g_both));
+
+        /* 3. The histogram kernel alone, one launch over the whole stream
+         *    (its input comes from DRAM, not from L2 after the filter). */
+        const gf::hist_geometry gw = gf::hist_geometry_for(&p, 0, (size_t)frames, d.sms, smem_cap);
+        unsigned char *d_whole = NULL;
+        CK(cudaMalloc(&d_whole, gw.bytes));
+        snprintf(name, sizeof name, "hist %zu bins alone, one launch (read GB/s)", bins);
+        row rh = make_row("h", name);
+        rh.mb = mb_in;
+        fill_stats(&rh, time_op(st, o.reps, 2, [&](long long) {
+            CK(cudaMemsetAsync(d_whole, 0, gw.bytes, st));
+            gf::hist_launch<float>(gw, false, y, d_whole, st);
+            CK(cudaGetLastError());
+        }));
+        g_rows.push_back(rh);
+        CK(cudaFree(d_whole));
         CK(cudaFree(d_parts));
     }
     CK(cudaGraphExecDestroy(g_filter));

@@ -26,8 +26,8 @@
  *
  * Per sample the kernel runs hist_fast below: hist.h's rule, reformulated
  * without branches and proved (and tested, test_hist_kernel) equal to
- * gf_hist_sample. The first version, which called gf_hist_sample itself,
- * is kept behind hist_args.legacy for the benchmark's comparison.
+ * gf_hist_sample (bench/NOTES.md has the first version's figures, which
+ * called gf_hist_sample per sample).
  *
  * Without __CUDACC__ (tests/core/test_hist_kernel.cpp) only the kernel and
  * its geometry are compiled, as host C++ over a shim of the CUDA built-ins,
@@ -66,8 +66,7 @@ struct hist_args {
     int G;             /* channels per group (each, <= HIST_THREADS); C with mix */
     int nrec;          /* partials per segment: C (each) or 1 (mix) */
     size_t part_bytes;
-    int priv;   /* partials of the thread block in shared memory */
-    int legacy; /* 1: the first version's per-sample code (bench comparison only) */
+    int priv; /* partials of the thread block in shared memory */
     /* For float samples: the smallest float >= lo and the largest <= hi,
      * so that float v < lo, v > hi are the float compares v < lo_f,
      * v > hi_f (no float lies between lo and lo_f, or hi_f and hi). */
@@ -200,35 +199,6 @@ __device__ __forceinline__ void hist_warp_reduce(gf_hist_part &h, int lowest)
         h.sq_lo += lo;
         h.sq_hi += hi + (h.sq_lo < lo);
     }
-}
-
-template <typename T>
-__device__ __forceinline__ void hist_one(const gf_hist_rule &r, gf_hist_part &h, unsigned *bins,
-                                         T v)
-{
-    const uint32_t b = gf_hist_sample(&r, &h, (double)v);
-    if (b != GF_HIST_NO_BIN)
-        atomicAdd(bins + b, 1u);
-}
-
-/* Samples x[i], i = i0, i0 + st, ... < i1, into header h and bins. Four
- * loads are issued before they are counted. */
-template <typename T>
-__device__ __forceinline__ void hist_run(const T *__restrict__ x, long long i0, long long st,
-                                         long long i1, const gf_hist_rule &r, gf_hist_part &h,
-                                         unsigned *bins)
-{
-    long long i = i0;
-    for (; i + 3 * st < i1; i += 4 * st) {
-        const T v0 = __ldg(x + i), v1 = __ldg(x + i + st), v2 = __ldg(x + i + 2 * st),
-                v3 = __ldg(x + i + 3 * st);
-        hist_one(r, h, bins, v0);
-        hist_one(r, h, bins, v1);
-        hist_one(r, h, bins, v2);
-        hist_one(r, h, bins, v3);
-    }
-    for (; i < i1; i += st)
-        hist_one(r, h, bins, __ldg(x + i));
 }
 
 /* ---- the fast per-sample path (the default) ----
@@ -419,7 +389,9 @@ __device__ __forceinline__ void hist_thread_out(const hist_thread<T> &h, gf_hist
     out.min_inv = h.kmin_inv ? ~hist_keys<T>::widen(~h.kmin_inv) : 0;
 }
 
-/* hist_run with hist_fast: the header comes back in hist.h's form. */
+/* Samples x[i], i = i0, i0 + st, ... < i1, into header out and bins, with
+ * four loads issued before they are counted; the header comes back in
+ * hist.h's form. */
 template <typename T>
 __device__ __forceinline__ void hist_run_fast(const T *__restrict__ x, long long i0, long long st,
                                               long long i1, const hist_args &a, gf_hist_part &out,
@@ -468,10 +440,7 @@ __device__ __forceinline__ void hist_block(const T *__restrict__ x, unsigned cha
     int lowest; /* lanes this far apart and more share a partial; 64: none do */
     if (MIX) {
         p = reinterpret_cast<gf_hist_part *>(mine);
-        if (a.legacy)
-            hist_run(x, f0 * a.C + tid, HIST_THREADS, f1 * a.C, a.rule, h, gf_hist_part_bins(p));
-        else
-            hist_run_fast(x, f0 * a.C + tid, HIST_THREADS, f1 * a.C, a, h, gf_hist_part_bins(p));
+        hist_run_fast(x, f0 * a.C + tid, HIST_THREADS, f1 * a.C, a, h, gf_hist_part_bins(p));
         lowest = 1;
     } else {
         /* Thread tid < S reads channel c0 + tid % G of frames f0 + tid / G,
@@ -481,9 +450,7 @@ __device__ __forceinline__ void hist_block(const T *__restrict__ x, unsigned cha
         const int g = tid % G;
         p = reinterpret_cast<gf_hist_part *>(mine + (size_t)g * a.part_bytes);
         const long long i0 = (f0 + tid / G) * a.C + c0 + g, st = (long long)(S / G) * a.C;
-        if (tid < S && a.legacy)
-            hist_run(x, i0, st, f1 * a.C, a.rule, h, gf_hist_part_bins(p));
-        else if (tid < S)
+        if (tid < S)
             hist_run_fast(x, i0, st, f1 * a.C, a, h, gf_hist_part_bins(p));
         lowest = G <= 32 && (G & (G - 1)) == 0 ? G : 64;
     }

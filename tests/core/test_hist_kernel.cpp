@@ -283,7 +283,7 @@ int main(int argc, char **argv)
     block_pool pool;
     const size_t binsv[] = {1, 3, 64, 256, 4096, 16384, 65536};
     const size_t blockv[] = {1, 3, 100, 777, 4096, 100000};
-    int bad = 0, seen_legacy = 0, seen_priv = 0, seen_global = 0, seen_groups = 0, seen_big = 0;
+    int bad = 0, seen_priv = 0, seen_global = 0, seen_groups = 0, seen_big = 0;
     for (int c = 0; c < cases && !bad; c++) {
         gf_hist_config hc;
         hc.bins = binsv[rng() % 7];
@@ -333,9 +333,6 @@ int main(int argc, char **argv)
         }
         const int sms = 1 + (int)(rng() % 3);
         gf::hist_geometry g = gf::hist_geometry_for(&p, pos, frames, sms, 96 * 1024);
-        /* Mostly the fast path (the default); the first version now and then. */
-        g.a.legacy = rng() % 4 == 0;
-        seen_legacy |= g.a.legacy;
         std::vector<unsigned char> want(g.bytes), got(g.bytes, 0);
         size_t first = 0;
         gf_hist_segments(&p, pos, frames, &first);
@@ -355,18 +352,17 @@ int main(int argc, char **argv)
                 i++;
             fprintf(stderr,
                     "test_hist_kernel: case %d (%s, %d ch, %zu bins, block %zu, %s, %zu frames at "
-                    "%llu; grid %ux%u, F %lld, G %d, priv %d, legacy %d): partial %zu differs at "
+                    "%llu; grid %ux%u, F %lld, G %d, priv %d): partial %zu differs at "
                     "byte %zu\n",
                     c, f32 ? "f32" : "f64", C, hc.bins, hc.block_frames, hc.mix ? "mix" : "each",
                     frames, (unsigned long long)pos, g.grid.x, g.grid.y, g.a.F, g.a.G, g.a.priv,
-                    g.a.legacy, i / p.part_bytes, i % p.part_bytes);
+                    i / p.part_bytes, i % p.part_bytes);
             bad = 1;
         }
     }
-    if (!bad && cases >= 40 &&
-        !(seen_priv && seen_global && seen_groups && seen_big && seen_legacy)) {
-        fprintf(stderr, "test_hist_kernel: the cases missed a kernel path (%d %d %d %d %d)\n",
-                seen_priv, seen_global, seen_groups, seen_big, seen_legacy);
+    if (!bad && cases >= 40 && !(seen_priv && seen_global && seen_groups && seen_big)) {
+        fprintf(stderr, "test_hist_kernel: the cases missed a kernel path (%d %d %d %d)\n",
+                seen_priv, seen_global, seen_groups, seen_big);
         bad = 1;
     }
     if (bad) {
