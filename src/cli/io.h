@@ -80,7 +80,8 @@ struct gf_sink {
     /* libsndfile */
     SNDFILE *sf;
     int pcm_bits;    /* > 0: integer PCM of that many bits, written with sf_writef_int */
-    int float_clips; /* encodings libsndfile converts from float with clipping */
+    int float_clips; /* encodings libsndfile converts from float: clipped first */
+    void *fbuf;      /* max_block frames of clipped samples for them */
     int32_t *ibuf;
     size_t ibuf_frames;
     size_t unsynced; /* samples written since writeback was last started */

@@ -458,6 +458,15 @@ static int32_t quantise(double x, double scale, double shift, uint64_t *clipped)
     return (int32_t)((double)gf_quantise(x, scale, clipped) * shift);
 }
 
+/* x clipped to [-1, 1], NaN as 0; counts what it changes. */
+static double clip_unit(double x, uint64_t *clipped)
+{
+    if (fabs(x) <= 1.0)
+        return x;
+    ++*clipped;
+    return x > 1.0 ? 1.0 : x < -1.0 ? -1.0 : 0.0;
+}
+
 static int sndfile_write(gf_sink *k, gf_precision p, const void *frames, size_t count, char *err,
                          size_t n)
 {
@@ -472,14 +481,20 @@ static int sndfile_write(gf_sink *k, gf_precision p, const void *frames, size_t 
             for (size_t i = 0; i < ns; i++)
                 k->ibuf[i] = quantise(((const double *)frames)[i], scale, shift, &k->clipped);
         wrote = sf_writef_int(k->sf, k->ibuf, (sf_count_t)count);
+    } else if (k->float_clips) {
+        /* libsndfile indexes its mu-law and A-law tables with the scaled
+         * sample unchecked (SFC_SET_CLIPPING does not cover them): a sample
+         * beyond +-1 or NaN would read far outside them. Clip here, for
+         * every encoding converted from float: +-1 at most, NaN as 0. */
+        if (p == GF_PRECISION_F32)
+            for (size_t i = 0; i < ns; i++)
+                ((float *)k->fbuf)[i] = (float)clip_unit(((const float *)frames)[i], &k->clipped);
+        else
+            for (size_t i = 0; i < ns; i++)
+                ((double *)k->fbuf)[i] = clip_unit(((const double *)frames)[i], &k->clipped);
+        wrote = p == GF_PRECISION_F32 ? sf_writef_float(k->sf, k->fbuf, (sf_count_t)count)
+                                      : sf_writef_double(k->sf, k->fbuf, (sf_count_t)count);
     } else {
-        if (k->float_clips) {
-            for (size_t i = 0; i < ns; i++) {
-                const double x = p == GF_PRECISION_F32 ? ((const float *)frames)[i]
-                                                       : ((const double *)frames)[i];
-                k->clipped += !(fabs(x) <= 1.0);
-            }
-        }
         wrote = p == GF_PRECISION_F32 ? sf_writef_float(k->sf, frames, (sf_count_t)count)
                                       : sf_writef_double(k->sf, frames, (sf_count_t)count);
     }
@@ -622,9 +637,14 @@ int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_source *in, cons
     k->pcm_bits = pcm_bits(k->info.format);
     if (!k->pcm_bits && !is_float_subtype(k->info.format)) {
         /* Lossy and companded encodings are converted from float by
-         * libsndfile: make it clip rather than wrap, and count. */
+         * libsndfile: clip first (sndfile_write) and count. */
         k->float_clips = 1;
-        sf_command(k->sf, SFC_SET_CLIPPING, NULL, SF_TRUE);
+        k->fbuf = malloc(max_block * (size_t)k->info.channels * sizeof(double));
+        if (!k->fbuf) {
+            snprintf(err, n, "out of memory");
+            gf_sink_abort(k);
+            return GF_EXIT_INTERNAL;
+        }
     }
     if (k->pcm_bits) {
         k->ibuf_frames = max_block;
@@ -689,6 +709,8 @@ void gf_sink_abort(gf_sink *k)
     k->path = NULL;
     free(k->ibuf);
     k->ibuf = NULL;
+    free(k->fbuf);
+    k->fbuf = NULL;
     free(k->rbuf);
     k->rbuf = NULL;
     free(k->vio);

@@ -29,6 +29,30 @@ bad=$(paste -d' ' ramp.txt ramp2.txt | awk '{
         if (x != $(c + 2)) n++ } } END { print n + 0 }')
 assert_eq "samples that differ from 2x with clipping" "$bad" 0
 
+# mu-law and A-law: libsndfile indexes its tables with the scaled sample
+# unchecked, so a sample beyond +-1 must be clipped before it gets there
+# (it used to crash). The ramp times 500 clips where |k| >= 66 (k/32768 the
+# input): 32702 + 32703 per channel. Every clipped sample decodes to the
+# encoding's largest magnitude with the input's sign.
+echo 500 >gain500.txt
+for enc in ulaw:0.9803466796875 alaw:0.984375; do
+    e=${enc%%:*} max=${enc#*:}
+    expect 0 "gpufilt: warning: 130810 samples clipped in 'ramp_$e.wav'" ramp.wav "ramp_$e.wav" --coeffs gain500.txt --out-format "wav:$e" --quiet
+    "$SFTOOL" dump "ramp_$e.wav" >"ramp_$e.txt"
+    bad=$(paste -d' ' ramp.txt "ramp_$e.txt" | awk -v m="$max" '{
+        for (c = 1; c <= 2; c++) { k = $c * 32768; y = $(c + 2)
+            if (k >= 66 && y != m) n++; if (k <= -66 && y != -m) n++ } } END { print n + 0 }')
+    assert_eq "clipped $e samples that are not +-$max" "$bad" 0
+done
+# NaN is written as 0, infinities as +-1; all three count as clipped. Raw
+# f32le: NaN, +inf, -inf, 0.5 (whose nearest codes decode to 0.5116 in
+# mu-law and 0.5156 in A-law, byte a5); to a file and (AU) to a pipe.
+printf '\x00\x00\xc0\x7f\x00\x00\x80\x7f\x00\x00\x80\xff\x00\x00\x00\x3f' >special.f32
+expect 0 "gpufilt: warning: 3 samples clipped in 'special.wav'" special.f32 special.wav --raw f32le -c 1 -r 8000 --taps 1 --out-format wav:ulaw --quiet
+assert_eq "NaN, +inf, -inf, 0.5 as mu-law" "$("$SFTOOL" dump special.wav | tr '\n' ' ')" "0 0.9803466796875 -0.9803466796875 0.5115966796875 "
+expect 0 "gpufilt: warning: 3 samples clipped in standard output" special.f32 - --raw f32le -c 1 -r 8000 --taps 1 --out-format au:alaw --quiet
+assert_eq "NaN, +inf, -inf, 0.5 as A-law on a pipe: bytes" "$(od -A n -t x1 -j 24 stdout.txt | tr -d ' \n')" "d5aa2aa5"
+
 # Format from the output's extension, or --out-format.
 "$SFTOOL" gen in.wav wav24 2 48000 9000 noise
 "$GPUFILT" in.wav out.flac --taps 1 --quiet
