@@ -11,6 +11,7 @@
 #define GF_IO_H
 
 #include "cli.h"
+#include "outfile.h"
 
 #include <signal.h>
 #include <sndfile.h>
@@ -62,11 +63,8 @@ int gf_source_truncated(const gf_source *s);
 void gf_source_close(gf_source *s);
 
 struct gf_sink {
-    char *path;     /* for messages: the file name, or "standard output" */
-    char *tmp_path; /* temporary file renamed to path on commit; NULL on stdout */
-    int fd;
-    int to_stdout;
-    SF_INFO info; /* channels, samplerate, format (SF_FORMAT_RAW | subtype for raw) */
+    gf_outfile out; /* where it goes: a temporary file renamed on commit, or a stream */
+    SF_INFO info;   /* channels, samplerate, format (SF_FORMAT_RAW | subtype for raw) */
     uint64_t clipped;
     int64_t frames_written;
     int sync;                          /* fsync before the rename (set by the caller) */
@@ -97,12 +95,8 @@ struct gf_sink {
 /* Close (with k->sync, fsync) and rename into place; returns 0 or -1 with
  * err set (the temporary file is removed then). */
 int gf_sink_commit(gf_sink *k, char *err, size_t n);
-/* Close and remove the temporary file (safe after commit or failed open). */
+/* Close and remove the temporary file (safe after commit, after a failed
+ * open and on a zeroed sink). */
 void gf_sink_abort(gf_sink *k);
-
-/* Create "DIR/.NAME.gpufilt-XXXXXX" next to path with the mode a plain
- * create would give; sets k->path, k->tmp_path, k->fd. Returns 0 or an exit
- * code with err set. */
-int gf_sink_create_temp(gf_sink *k, const char *path, const char *in_path, char *err, size_t n);
 
 #endif /* GF_IO_H */

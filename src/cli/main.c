@@ -250,7 +250,7 @@ int main(int argc, char **argv)
     run r;
     memset(&r, 0, sizeof r);
     r.o = &o;
-    r.sink.fd = -1;
+    r.sink.out.fd = -1;
     gf_source src;
     memset(&src, 0, sizeof src);
     double *taps = NULL;
@@ -398,7 +398,7 @@ int main(int argc, char **argv)
         /* A file is all or nothing. A stream (or standard output, which
          * cannot be taken back) ends here: what was filtered so far is
          * written, and an output file completed. */
-        if (!src.streaming && !r.sink.to_stdout) {
+        if (!src.streaming && !r.sink.out.stream) {
             gf_cli_error("interrupted by signal %d; no output written", (int)g_signal);
             rc = GF_EXIT_INTERRUPTED;
             goto done;
@@ -525,7 +525,7 @@ failed:
          * stop now rather than wait for it. */
         gf_stages_abort(&r.stages);
         gf_cli_error("interrupted by signal %d; %s was not being read: wrote %lld frames",
-                     (int)g_signal, r.sink.path ? r.sink.path : "the output",
+                     (int)g_signal, r.sink.out.name ? r.sink.out.name : "the output",
                      (long long)r.sink.frames_written);
     }
 done:

@@ -293,12 +293,12 @@ int gf_raw_source_open(gf_source *s, const char *path, gf_raw_format f, int chan
 static int write_all(gf_sink *k, const unsigned char *b, size_t len, char *err, size_t n)
 {
     while (len > 0) {
-        const ssize_t w = write(k->fd, b, len);
+        const ssize_t w = write(k->out.fd, b, len);
         if (w < 0) {
             if (errno == EINTR && !k->stop_writes)
                 continue;
             k->broken_pipe = errno == EPIPE;
-            snprintf(err, n, "writing %s: %s", k->path, strerror(errno));
+            snprintf(err, n, "writing %s: %s", k->out.name, strerror(errno));
             return -1;
         }
         b += w;
@@ -371,28 +371,17 @@ int gf_raw_sink_open(gf_sink *k, const char *path, gf_raw_format f, int channels
                      const char *in_path, size_t max_block, char *err, size_t n)
 {
     memset(k, 0, sizeof *k);
-    k->fd = -1;
+    k->out.fd = -1;
     k->raw = f;
     k->write = raw_write;
     k->info.channels = channels;
     k->info.samplerate = rate;
     k->info.format = SF_FORMAT_RAW | gf_format_for_raw(f);
-    if (strcmp(path, "-") == 0) {
-        k->to_stdout = 1;
-        k->fd = STDOUT_FILENO;
-        widen_pipe(k->fd);
-        k->path = strdup("standard output");
-        if (!k->path) {
-            snprintf(err, n, "out of memory");
-            return GF_EXIT_INTERNAL;
-        }
-    } else {
-        int rc = gf_sink_create_temp(k, path, in_path, err, n);
-        if (rc) {
-            gf_sink_abort(k);
-            return rc;
-        }
-    }
+    const int rc = gf_outfile_open(&k->out, "output", path, in_path, err, n);
+    if (rc)
+        return rc;
+    if (k->out.stream)
+        widen_pipe(k->out.fd);
     k->rbuf_size = max_block * (size_t)channels * gf_raw_sample_bytes(f);
     k->rbuf = malloc(k->rbuf_size);
     if (!k->rbuf) {

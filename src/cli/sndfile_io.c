@@ -407,51 +407,6 @@ static int choose_format(const char *path, const gf_source *in, const char *out_
 
 /* --- sink --- */
 
-int gf_sink_create_temp(gf_sink *k, const char *path, const char *in_path, char *err, size_t n)
-{
-    struct stat in_st, out_st;
-    if (stat(path, &out_st) == 0) {
-        if (S_ISDIR(out_st.st_mode)) {
-            snprintf(err, n, "output '%s' is a directory", path);
-            return GF_EXIT_OUTPUT;
-        }
-        if (in_path && stat(in_path, &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
-            in_st.st_ino == out_st.st_ino) {
-            snprintf(err, n, "output '%s' is the input file", path);
-            return GF_EXIT_OUTPUT;
-        }
-    }
-    /* Temporary name in the same directory: ".NAME.gpufilt-XXXXXX". */
-    const char *slash = strrchr(path, '/');
-    const size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-    const char *base = path + dirlen;
-    k->path = strdup(path);
-    k->tmp_path = malloc(dirlen + strlen(base) + 32);
-    if (!k->path || !k->tmp_path) {
-        snprintf(err, n, "out of memory");
-        return GF_EXIT_INTERNAL;
-    }
-    snprintf(k->tmp_path, dirlen + strlen(base) + 32, "%.*s.%s.gpufilt-XXXXXX", (int)dirlen, path,
-             base);
-    k->fd = mkstemp(k->tmp_path);
-    if (k->fd < 0) {
-        const int e = errno;
-        if (e == ENOENT)
-            snprintf(err, n, "cannot create output '%s': directory '%.*s' does not exist", path,
-                     dirlen ? (int)dirlen - 1 : 1, dirlen ? path : ".");
-        else
-            snprintf(err, n, "cannot create output '%s': %s", path, strerror(e));
-        free(k->tmp_path);
-        k->tmp_path = NULL;
-        return GF_EXIT_OUTPUT;
-    }
-    /* mkstemp makes 0600; give the file the mode a plain create would. */
-    const mode_t mask = umask(0);
-    umask(mask);
-    fchmod(k->fd, 0666 & ~mask);
-    return 0;
-}
-
 /* Round and clip to a left-justified 32-bit integer for sf_writef_int. */
 static int32_t quantise(double x, double scale, double shift, uint64_t *clipped)
 {
@@ -499,8 +454,8 @@ static int sndfile_write(gf_sink *k, gf_precision p, const void *frames, size_t 
                                       : sf_writef_double(k->sf, frames, (sf_count_t)count);
     }
     if (wrote != (sf_count_t)count || sf_error(k->sf) != SF_ERR_NO_ERROR) {
-        k->broken_pipe = k->to_stdout && errno == EPIPE;
-        snprintf(err, n, "writing output '%s': %s", k->path, sf_strerror(k->sf));
+        k->broken_pipe = k->out.stream && errno == EPIPE;
+        snprintf(err, n, "writing output '%s': %s", k->out.name, sf_strerror(k->sf));
         return -1;
     }
     k->frames_written += (int64_t)count;
@@ -509,8 +464,8 @@ static int sndfile_write(gf_sink *k, gf_precision p, const void *frames, size_t 
      * finds little left to do; it does not wait, and a failure here is only
      * a hint (the fsync reports). */
     k->unsynced += ns;
-    if (k->sync && k->tmp_path && k->unsynced >= ((size_t)8 << 20) / sizeof(float)) {
-        sync_file_range(k->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    if (k->sync && k->out.tmp && k->unsynced >= ((size_t)8 << 20) / sizeof(float)) {
+        sync_file_range(k->out.fd, 0, 0, SYNC_FILE_RANGE_WRITE);
         k->unsynced = 0;
     }
 #endif
@@ -557,7 +512,7 @@ static sf_count_t vio_write(const void *ptr, sf_count_t count, void *u)
         const unsigned char *b = ptr;
         sf_count_t left = count;
         while (left > 0) {
-            const ssize_t w = write(STDOUT_FILENO, b, (size_t)left);
+            const ssize_t w = write(v->k->out.fd, b, (size_t)left);
             if (w < 0 && errno == EINTR)
                 continue;
             if (w < 0)
@@ -582,57 +537,50 @@ int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_source *in, cons
                          size_t max_block, char *err, size_t n)
 {
     memset(k, 0, sizeof *k);
-    k->fd = -1;
+    k->out.fd = -1;
     k->write = sndfile_write;
     int rc = choose_format(path, in, out_format, &k->info, err, n);
     if (rc)
         return rc;
-    if (strcmp(path, "-") == 0) {
-        /* Standard output: no temporary file. A format that must seek back
-         * to finish its header (WAV, AIFF, ...) works only on a regular
-         * file; libsndfile refuses it on a pipe before writing anything. */
-        k->to_stdout = 1;
-        k->path = strdup("standard output");
-        if (!k->path) {
+    if ((rc = gf_outfile_open(&k->out, "output", path, in->is_stdin ? NULL : in->path, err, n)) !=
+        0)
+        return rc;
+    if (!k->out.seekable && (k->info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_FLAC) {
+        static SF_VIRTUAL_IO vio = {vio_len, vio_seek, vio_read, vio_write, vio_tell};
+        k->vio = calloc(1, sizeof(pipe_vio));
+        if (!k->vio) {
             snprintf(err, n, "out of memory");
+            gf_sink_abort(k);
             return GF_EXIT_INTERNAL;
         }
-        struct stat st;
-        const int is_pipe = fstat(STDOUT_FILENO, &st) == 0 && !S_ISREG(st.st_mode);
-        if (is_pipe && (k->info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_FLAC) {
-            static SF_VIRTUAL_IO vio = {vio_len, vio_seek, vio_read, vio_write, vio_tell};
-            k->vio = calloc(1, sizeof(pipe_vio));
-            if (!k->vio) {
-                snprintf(err, n, "out of memory");
-                gf_sink_abort(k);
-                return GF_EXIT_INTERNAL;
-            }
-            ((pipe_vio *)k->vio)->k = k;
-            k->sf = sf_open_virtual(&vio, SFM_WRITE, &k->info, k->vio);
-        } else {
-            k->sf = sf_open_fd(STDOUT_FILENO, SFM_WRITE, &k->info, SF_FALSE);
-        }
-        if (!k->sf) {
-            char name[128];
-            gf_format_name(k->info.format, name, sizeof name);
+        ((pipe_vio *)k->vio)->k = k;
+        k->sf = sf_open_virtual(&vio, SFM_WRITE, &k->info, k->vio);
+    } else {
+        k->sf = sf_open_fd(k->out.fd, SFM_WRITE, &k->info, SF_FALSE);
+    }
+    if (!k->sf && k->out.stream) {
+        /* A format that must seek back to finish its header (WAV, AIFF,
+         * ...) works only on a regular file; libsndfile refuses it on a
+         * pipe before writing anything. */
+        char name[128];
+        gf_format_name(k->info.format, name, sizeof name);
+        if (strcmp(path, "-") == 0)
             snprintf(err, n,
                      "cannot write %s to standard output (%s); use --out-raw FMT, or "
                      "--out-format au or flac",
                      name, sf_strerror(NULL));
-            gf_sink_abort(k);
-            return GF_EXIT_USAGE;
-        }
-    } else {
-        if ((rc = gf_sink_create_temp(k, path, in->is_stdin ? NULL : in->path, err, n)) != 0) {
-            gf_sink_abort(k);
-            return rc;
-        }
-        k->sf = sf_open_fd(k->fd, SFM_WRITE, &k->info, SF_FALSE);
-        if (!k->sf) {
-            snprintf(err, n, "cannot write output '%s': %s", path, sf_strerror(NULL));
-            gf_sink_abort(k);
-            return GF_EXIT_OUTPUT;
-        }
+        else
+            snprintf(err, n,
+                     "cannot write %s to '%s' (%s); use --out-raw FMT, or --out-format au or "
+                     "flac",
+                     name, path, sf_strerror(NULL));
+        gf_sink_abort(k);
+        return GF_EXIT_USAGE;
+    }
+    if (!k->sf) {
+        snprintf(err, n, "cannot write output '%s': %s", path, sf_strerror(NULL));
+        gf_sink_abort(k);
+        return GF_EXIT_OUTPUT;
     }
     k->pcm_bits = pcm_bits(k->info.format);
     if (!k->pcm_bits && !is_float_subtype(k->info.format)) {
@@ -666,31 +614,14 @@ int gf_sink_commit(gf_sink *k, char *err, size_t n)
         int rc = sf_close(k->sf);
         k->sf = NULL;
         if (rc != 0) {
-            snprintf(err, n, "writing output '%s': %s", k->path, sf_error_number(rc));
-            goto fail;
+            snprintf(err, n, "writing output '%s': %s", k->out.name, sf_error_number(rc));
+            gf_sink_abort(k);
+            return -1;
         }
     }
-    if (!k->tmp_path) { /* standard output stays open */
-        gf_sink_abort(k);
-        return 0;
-    }
-    if ((k->sync && fsync(k->fd) != 0) || close(k->fd) != 0) {
-        k->fd = -1;
-        snprintf(err, n, "writing output '%s': %s", k->path, strerror(errno));
-        goto fail;
-    }
-    k->fd = -1;
-    if (rename(k->tmp_path, k->path) != 0) {
-        snprintf(err, n, "cannot rename output into '%s': %s", k->path, strerror(errno));
-        goto fail;
-    }
-    free(k->tmp_path);
-    k->tmp_path = NULL;
+    const int rc = gf_outfile_commit(&k->out, k->sync, err, n);
     gf_sink_abort(k);
-    return 0;
-fail:
-    gf_sink_abort(k);
-    return -1;
+    return rc;
 }
 
 void gf_sink_abort(gf_sink *k)
@@ -698,15 +629,7 @@ void gf_sink_abort(gf_sink *k)
     if (k->sf)
         sf_close(k->sf);
     k->sf = NULL;
-    if (k->fd >= 0 && !k->to_stdout)
-        close(k->fd);
-    k->fd = -1;
-    if (k->tmp_path)
-        unlink(k->tmp_path);
-    free(k->tmp_path);
-    k->tmp_path = NULL;
-    free(k->path);
-    k->path = NULL;
+    gf_outfile_abort(&k->out);
     free(k->ibuf);
     k->ibuf = NULL;
     free(k->fbuf);
