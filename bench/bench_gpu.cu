@@ -27,9 +27,8 @@
  * random data. Exit status: 0 (targets missed included), 1 wrong results,
  * 2 CUDA or library error or bad usage, 77 no CUDA device.
  */
-#include "fir_kernels.cuh"
 #include "gpufilt.h"
-#include "hist_kernels.cuh"
+#include "launch.h"
 
 #include <cuda_runtime.h>
 
@@ -491,11 +490,9 @@ template <typename T> static size_t compare(const T *got, const T *want, size_t 
 #define MAX_TEACH_TAPS 64
 #define TEACH_BLOCK    256
 
-/* Kernels 2-4 read their taps from constant memory too. fir_kernels.cuh's
- * gf_c_taps takes the whole 64 KiB bank of this translation unit, so they
- * share it: the f64 taps sit at its start, where fir_tiled<double> reads
- * them with coff = 0. */
-#define c_mask gf_c_taps
+/* Kernels 2-4 read their taps from this translation unit's own constant
+ * bank; gpufilt's kernel from the library's (gf::fir_const_upload). */
+__constant__ double c_mask[MAX_TEACH_TAPS];
 
 /* x[j], or 0 outside [0, n) (the ghost elements). */
 __device__ __forceinline__ double ghost(const double *x, long long j, long long n)
@@ -585,16 +582,23 @@ __global__ void k_cached(const double *x, double *y, int ntaps, long long n)
     y[i] = acc;
 }
 
-/* (5) gpufilt: the production kernel, launched as backend_cuda.cu does for
- * a chunk whose buffer is [halo | samples] and outputs n in [n0, n1). */
-template <typename T>
-static void launch_gpufilt(cudaStream_t st, const T *buf, T *y, long long n0, long long n1, int C,
-                           int ntaps)
+/* (5) gpufilt: the production launch site (fir_launch.cu) with taps at
+ * the start of the library's constant bank, for a chunk whose buffer is
+ * [halo | samples] and outputs n in [n0, n1). */
+template <typename T> static gf::fir_plan gpufilt_plan(const T *h, int ntaps, int C)
 {
-    const size_t smem = gf::tiled_smem_bytes<T>((long long)(ntaps - 1) * C);
-    const unsigned grid = (unsigned)((n1 - n0 + gf::tile<T>::out - 1) / gf::tile<T>::out);
-    gf::fir_tiled<T, true>
-        <<<grid, gf::TILE_THREADS, smem, st>>>(buf, y, n0, n1, C, ntaps, (const T *)NULL, 0);
+    gf::fir_plan p;
+    CK(gf::fir_const_upload(h, (size_t)ntaps * sizeof(T), 0));
+    CK(gf::fir_plan_make<T>(ntaps, C, 0, &p));
+    CK(cudaDeviceSynchronize());
+    return p;
+}
+
+template <typename T>
+static void launch_gpufilt(const gf::fir_plan &p, cudaStream_t st, const T *buf, T *y, long long n0,
+                           long long n1)
+{
+    gf::fir_launch<T>(p, st, buf, y, n0, n1, NULL);
     CK(cudaGetLastError());
 }
 
@@ -924,8 +928,8 @@ static void bench_seeds(const options &o, const device_info &d, cudaStream_t st,
     double *d_h = NULL;
     CK(cudaMalloc(&d_h, T * sizeof(double)));
     CK(cudaMemcpy(d_h, h, T * sizeof(double), cudaMemcpyHostToDevice));
-    CK(cudaMemcpyToSymbol(gf_c_taps, h, T * sizeof(double), 0)); /* all constant-tap kernels */
-    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpyToSymbol(c_mask, h, T * sizeof(double), 0)); /* the teaching kernels' taps */
+    const gf::fir_plan plan64 = gpufilt_plan(h, T, 1);
 
     const long long hs = s.hs;
     const unsigned grid = (unsigned)((n + TEACH_BLOCK - 1) / TEACH_BLOCK);
@@ -963,9 +967,10 @@ static void bench_seeds(const options &o, const device_info &d, cudaStream_t st,
                               });
     res[4].name = "gpufilt fir_tiled f64";
     const long long c = s.c;
-    res[4].pct = bench_kernel(
-        o, s, st, res[4].name, want, host, serial_ms, G, G_name,
-        [&](const double *buf, double *y) { launch_gpufilt<double>(st, buf, y, c, n + c, 1, T); });
+    res[4].pct = bench_kernel(o, s, st, res[4].name, want, host, serial_ms, G, G_name,
+                              [&](const double *buf, double *y) {
+                                  launch_gpufilt<double>(plan64, st, buf, y, c, n + c);
+                              });
     for (int i = 0; i < 5; i++)
         if (res[i].pct > best_kernel->pct) {
             best_kernel->pct = res[i].pct;
@@ -990,13 +995,12 @@ static void bench_seeds(const options &o, const device_info &d, cudaStream_t st,
     const double serial32_ms =
         bench_serial(o, fx, n, hf, T, fwant, "serial CPU f32", ce->d2d_f32_gbs, ce->d2d_f32_name);
     CK(cudaDeviceSynchronize());
-    CK(cudaMemcpyToSymbol(gf_c_taps, hf, T * sizeof(float), 0));
-    CK(cudaDeviceSynchronize());
+    const gf::fir_plan plan32 = gpufilt_plan(hf, T, 1);
     const long long cf = sf.c;
     const double pct32 =
         bench_kernel(o, sf, st, "gpufilt fir_tiled f32", fwant, fhost, serial32_ms, ce->d2d_f32_gbs,
                      ce->d2d_f32_name, [&](const float *buf, float *y) {
-                         launch_gpufilt<float>(st, buf, y, cf, n + cf, 1, T);
+                         launch_gpufilt<float>(plan32, st, buf, y, cf, n + cf);
                      });
     /* The target is defined on the f64 experiment: f32 rows inform only. */
     (void)pct32;
@@ -1362,7 +1366,7 @@ static void bench_hist(const options &o, const device_info &d, cudaStream_t st, 
     for (int k = 0; k < T; k++)
         hf[k] = 1.0f / (float)T;
     CK(cudaDeviceSynchronize());
-    CK(cudaMemcpyToSymbol(gf_c_taps, hf, sizeof hf, 0));
+    const gf::fir_plan plan = gpufilt_plan(hf, T, C);
     /* The backend's shared-memory cap for histogram blocks (backend_cuda.cu). */
     int optin = 0;
     CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, o.device));
@@ -1376,7 +1380,7 @@ static void bench_hist(const options &o, const device_info &d, cudaStream_t st, 
     /* Chunk k: outputs [k*Lf*C, ...) from buf + k*Lf*C (its halo right before). */
     auto filter_chunk = [&](long long k, cudaStream_t s) {
         const long long f0 = k * Lf, nf = std::min(Lf, frames - f0);
-        launch_gpufilt<float>(s, buf + f0 * C, y + f0 * C, 0, nf * C, C, T);
+        launch_gpufilt<float>(plan, s, buf + f0 * C, y + f0 * C, 0, nf * C);
     };
 
     /* 1. The filter alone, chunk by chunk. */
@@ -1429,8 +1433,8 @@ static void bench_hist(const options &o, const device_info &d, cudaStream_t st, 
                           cudaMemcpyDeviceToHost));
             size_t first;
             gf_hist_segments(&p, (uint64_t)f0, (size_t)nf, &first);
-            gf_hist_host_parts(&p, yk.data(), sizeof(float), (size_t)nf, first, want.data(), 0,
-                               g.nseg * (size_t)p.nrec);
+            gf_hist_count_parts(&p, yk.data(), sizeof(float), (size_t)nf, first, want.data(), 0,
+                                g.nseg * (size_t)p.nrec);
             r.check = want == got ? "exact" : "DIFF vs host";
             if (want != got) {
                 g_wrong = 1;

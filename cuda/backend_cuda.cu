@@ -6,6 +6,9 @@
  * download of chunk k-1 overlap. Host buffers come from the engine: pinned
  * staging (host_alloc) or page-locked caller memory (direct_ok).
  *
+ * Kernels are chosen and launched in fir_launch.cu and hist_launch.cu
+ * (launch.h); this file moves data and keeps the streams.
+ *
  * Histograms: a slot also owns a device buffer of partial histograms.
  * After its filter kernel, a chunk's histogram kernel (hist_kernels.cuh)
  * reads the samples already on the device (the output, or the input past
@@ -16,9 +19,8 @@
  * the state and returned as GF_ERR_CUDA, never printed or exited on.
  */
 #include "backend.h"
-#include "fir_kernels.cuh"
 #include "gf_cuda.h"
-#include "hist_kernels.cuh"
+#include "launch.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -51,12 +53,9 @@ typedef struct cuda_state {
     size_t ss, hs;
     int const_page, const_npages; /* -1: taps in global memory */
     void *d_taps;
-    int tiled;   /* the halo fits the tiled kernel's shared memory */
-    size_t smem; /* its shared memory, and that of its one-output-per-thread form */
-    size_t smem1;
+    gf::fir_plan fir; /* which kernel, how launched */
     gf_hist_plan hist;
     int has_hist;
-    int sms;          /* multiprocessors: sizes the histogram grid, picks the tile */
     size_t hist_smem; /* dynamic shared memory a histogram block may use */
     cuda_slot slot[CUDA_SLOTS];
     char err[256];
@@ -160,32 +159,6 @@ static void cuda_destroy(void *state)
     free(s);
 }
 
-/* Raise a kernel's dynamic shared-memory limit when it needs more than 48 KiB. */
-template <typename K> static cudaError_t allow_smem(K kernel, size_t bytes)
-{
-    if (bytes <= 48 * 1024)
-        return cudaSuccess;
-    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-}
-
-/* The tiled kernel where a tile and its halo fit shared memory, else the
- * global-memory kernel. */
-template <typename T> static gf_status pick_kernel(cuda_state *s)
-{
-    int optin = 0;
-    CUDA_TRY(s, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, s->dev));
-    s->smem = gf::tiled_smem_bytes<T>((long long)s->hs);
-    s->tiled = s->smem <= (size_t)optin;
-    if (s->tiled) {
-        const bool ct = s->const_page >= 0;
-        CUDA_TRY(s, allow_smem(ct ? gf::fir_tiled<T, true> : gf::fir_tiled<T, false>, s->smem));
-        s->smem1 = gf::tiled_smem_bytes<T, 1>((long long)s->hs);
-        CUDA_TRY(s,
-                 allow_smem(ct ? gf::fir_tiled<T, true, 1> : gf::fir_tiled<T, false, 1>, s->smem1));
-    }
-    return GF_OK;
-}
-
 static gf_status setup(cuda_state *s)
 {
     const gf_backend_params *p = &s->p;
@@ -201,23 +174,16 @@ static gf_status setup(cuda_state *s)
     s->const_npages = (int)((tap_bytes + CONST_PAGE - 1) / CONST_PAGE);
     s->const_page = const_alloc(s->dev, s->const_npages);
     if (s->const_page >= 0) {
-        CUDA_TRY(s, cudaMemcpyToSymbol(gf_c_taps, p->taps, tap_bytes,
-                                       (size_t)s->const_page * CONST_PAGE));
+        CUDA_TRY(s, gf::fir_const_upload(p->taps, tap_bytes, (size_t)s->const_page * CONST_PAGE));
     } else {
         CUDA_TRY(s, cudaMalloc(&s->d_taps, tap_bytes));
         CUDA_TRY(s, cudaMemcpy(s->d_taps, p->taps, tap_bytes, cudaMemcpyHostToDevice));
     }
-
-    CUDA_TRY(s, cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, s->dev));
-    if (p->precision == GF_PRECISION_F32) {
-        gf_status st = pick_kernel<float>(s);
-        if (st != GF_OK)
-            return st;
-    } else {
-        gf_status st = pick_kernel<double>(s);
-        if (st != GF_OK)
-            return st;
-    }
+    const int const_off = s->const_page < 0 ? -1 : (int)(s->const_page * CONST_PAGE / s->ss);
+    if (p->precision == GF_PRECISION_F32)
+        CUDA_TRY(s, gf::fir_plan_make<float>((int)p->num_taps, p->channels, const_off, &s->fir));
+    else
+        CUDA_TRY(s, gf::fir_plan_make<double>((int)p->num_taps, p->channels, const_off, &s->fir));
 
     if (s->has_hist) {
         int optin = 0;
@@ -281,49 +247,12 @@ static gf_status cuda_create(const gf_backend_params *p, void **state, char *det
     return GF_OK;
 }
 
-template <typename T>
-static void launch(const cuda_state *s, const cuda_slot *sl, const T *buf, T *y, long long n0,
-                   long long n1)
-{
-    const int C = s->p.channels, ntaps = (int)s->p.num_taps;
-    const T *gt = (const T *)s->d_taps;
-    const int coff = s->const_page < 0 ? 0 : (int)(s->const_page * CONST_PAGE / sizeof(T));
-    const bool ct = s->const_page >= 0;
-    cudaStream_t st = sl->stream;
-    if (s->tiled && n1 - n0 < (long long)gf::tile<T>::out * s->sms) {
-        /* Too few outputs to give every SM a full tile: one per thread, so
-         * no thread sums taps for outputs past the chunk's end. */
-        const unsigned grid = (unsigned)((n1 - n0 + gf::TILE_THREADS - 1) / gf::TILE_THREADS);
-        if (ct)
-            gf::fir_tiled<T, true, 1>
-                <<<grid, gf::TILE_THREADS, s->smem1, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
-        else
-            gf::fir_tiled<T, false, 1>
-                <<<grid, gf::TILE_THREADS, s->smem1, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
-    } else if (s->tiled) {
-        const unsigned grid = (unsigned)((n1 - n0 + gf::tile<T>::out - 1) / gf::tile<T>::out);
-        if (ct)
-            gf::fir_tiled<T, true>
-                <<<grid, gf::TILE_THREADS, s->smem, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
-        else
-            gf::fir_tiled<T, false>
-                <<<grid, gf::TILE_THREADS, s->smem, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
-    } else {
-        const long long blocks = (n1 - n0 + 255) / 256;
-        const unsigned grid = (unsigned)(blocks < 65535 ? blocks : 65535);
-        if (ct)
-            gf::fir_global<T, true><<<grid, 256, 0, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
-        else
-            gf::fir_global<T, false><<<grid, 256, 0, st>>>(buf, y, n0, n1, C, ntaps, gt, coff);
-    }
-}
-
 /* Queue the chunk's histogram on the slot's stream: zero the partials, count
  * the samples where they lie on the device, copy the partials back. */
 static gf_status hist_submit(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
 {
     const gf::hist_geometry g =
-        gf::hist_geometry_for(&s->hist, c->hist_pos, c->hist_frames, s->sms, s->hist_smem);
+        gf::hist_geometry_for(&s->hist, c->hist_pos, c->hist_frames, s->fir.sms, s->hist_smem);
     const unsigned char *data = s->hist.of_input ? (const unsigned char *)sl->d_in + s->hs * s->ss
                                                  : (const unsigned char *)sl->d_out;
     CUDA_TRY(s, cudaMemsetAsync(sl->d_hist, 0, g.bytes, sl->stream));
@@ -362,9 +291,11 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
          * one an earlier call on this thread left behind and reported. */
         cudaGetLastError();
         if (s->p.precision == GF_PRECISION_F32)
-            launch<float>(s, sl, (const float *)sl->d_in, (float *)sl->d_out, n0, n1);
+            gf::fir_launch<float>(s->fir, sl->stream, (const float *)sl->d_in, (float *)sl->d_out,
+                                  n0, n1, (const float *)s->d_taps);
         else
-            launch<double>(s, sl, (const double *)sl->d_in, (double *)sl->d_out, n0, n1);
+            gf::fir_launch<double>(s->fir, sl->stream, (const double *)sl->d_in,
+                                   (double *)sl->d_out, n0, n1, (const double *)s->d_taps);
         CUDA_TRY(s, cudaGetLastError());
     }
     /* Right after the filter, while its output (or input) is still in L2. */
@@ -434,6 +365,17 @@ static const char *cuda_error(void *state)
 }
 
 extern "C" const gf_backend_ops gf_backend_cuda = {
-    "cuda",         CUDA_SLOTS,  cuda_create, cuda_destroy, cuda_host_alloc, cuda_host_free,
-    cuda_direct_ok, cuda_submit, cuda_query,  cuda_wait,    cuda_error,
+    .name = "cuda",
+    .device = GF_DEVICE_CUDA,
+    .slots = CUDA_SLOTS,
+    .chunk_samples = (size_t)1 << 21, /* a few MB per transfer amortises its fixed cost */
+    .create = cuda_create,
+    .destroy = cuda_destroy,
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
+    .direct_ok = cuda_direct_ok,
+    .submit = cuda_submit,
+    .query = cuda_query,
+    .wait = cuda_wait,
+    .error = cuda_error,
 };

@@ -1,5 +1,6 @@
 /*
- * CUDA FIR kernels (CUDA C++; included by backend_cuda.cu and the benchmark).
+ * CUDA FIR kernels (CUDA C++; included by fir_launch.cu, their one launch
+ * site, and by the host test of their index logic).
  *
  * Buffer layout: buf[0 .. hs) is the halo ((T-1)*C samples), buf[hs ..) the
  * chunk, interleaved; the kernels compute flat outputs n in [n0, n1):
@@ -11,10 +12,11 @@
  * with __fmul_rn / __fadd_rn so that the compiler can never fuse or reorder
  * them: the same operations as the CPU reference, bit for bit.
  *
- * Taps live in __constant__ memory (gf_c_taps, 64 KiB shared by all engines
- * of the process, handed out by backend_cuda.cu) so every warp reads each tap
- * as one broadcast; when the bank is full an engine falls back to taps in
- * global memory (CONST_TAPS = false).
+ * Where the taps come from is a policy type TAPS with
+ *   static __device__ const T *get(const T *gtaps, int coff)
+ * global_taps below reads them from global memory; fir_launch.cu adds one
+ * for its __constant__ bank, so every warp reads each tap as one broadcast.
+ * This header defines no device variables.
  */
 #ifndef GF_FIR_KERNELS_CUH
 #define GF_FIR_KERNELS_CUH
@@ -22,15 +24,6 @@
 #include <cuda_runtime.h>
 
 #include <stdint.h>
-
-#define GF_CONST_TAP_BYTES 65536
-/* Extra samples allocated past the end of every device input buffer so tiled
- * vector loads may run over the end (values never used). */
-#define GF_DEVICE_PAD_SAMPLES 8
-
-/* One copy per translation unit that includes this header (whole-program
- * compilation): the backend's, and the benchmark's own. */
-static __constant__ double gf_c_taps[GF_CONST_TAP_BYTES / sizeof(double)];
 
 namespace gf
 {
@@ -63,13 +56,14 @@ template <> struct vec16<double> {
     enum { n = 2 };
 };
 
-template <typename T, bool CONST_TAPS>
-__device__ __forceinline__ const T *taps_ptr(const T *gtaps, int coff)
-{
-    if (CONST_TAPS)
-        return reinterpret_cast<const T *>(gf_c_taps) + coff;
-    return gtaps;
-}
+/* Taps in global memory, read through the read-only cache. */
+struct global_taps {
+    template <typename T> static __device__ __forceinline__ const T *get(const T *gtaps, int coff)
+    {
+        (void)coff;
+        return gtaps;
+    }
+};
 
 /* Threads per block of the tiled kernels; outputs per thread chosen so a
  * tile is 16 KiB of input whatever the type (8 doubles or 16 floats). */
@@ -95,7 +89,7 @@ __host__ __device__ inline size_t tiled_smem_bytes(long long hs)
  * Output n reads x[n - k*C] = s[n + hs - b0 - k*C]; the indices fit an int
  * since the tile fits shared memory. In a partial last tile the lanes past
  * t1 read stage memory that was not loaded and store nothing. */
-template <typename T, bool CONST_TAPS, int P>
+template <typename T, int P>
 __device__ __forceinline__ void tile_compute(const T *s, T *__restrict__ y, long long n0,
                                              long long t0, long long t1, long long b0, int C,
                                              int ntaps, long long hs, const T *h)
@@ -127,12 +121,13 @@ __device__ __forceinline__ void tile_compute(const T *s, T *__restrict__ y, long
  * memory with aligned 16-byte loads, then each thread computes outputs
  * tid, tid + 256, ... from shared memory: consecutive threads read
  * consecutive words (no bank conflicts) and store coalesced.
- * Requires buf to be 16-byte aligned and padded by GF_DEVICE_PAD_SAMPLES.
+ * Requires buf to be 16-byte aligned and padded by GF_DEVICE_PAD_SAMPLES
+ * (launch.h).
  * P outputs per thread: tile<T>::per_thread for throughput; 1 for chunks too
  * small to fill the GPU (a live block with a long filter), where the big
  * tile would make one block compute thousands of outputs nobody stores.
  */
-template <typename T, bool CONST_TAPS, int P = tile<T>::per_thread>
+template <typename T, typename TAPS, int P = tile<T>::per_thread>
 __global__ void __launch_bounds__(TILE_THREADS)
     fir_tiled(const T *__restrict__ buf, T *__restrict__ y, long long n0, long long n1, int C,
               int ntaps, const T *__restrict__ gtaps, int coff)
@@ -154,18 +149,17 @@ __global__ void __launch_bounds__(TILE_THREADS)
         dst[i] = __ldg(src + i);
     __syncthreads();
 
-    tile_compute<T, CONST_TAPS, P>(s, y, n0, t0, t1, b0, C, ntaps, hs,
-                                   taps_ptr<T, CONST_TAPS>(gtaps, coff));
+    tile_compute<T, P>(s, y, n0, t0, t1, b0, C, ntaps, hs, TAPS::get(gtaps, coff));
 }
 
 /* For halos too large for shared memory: every thread reads global memory
  * through the read-only cache, grid-stride over outputs. */
-template <typename T, bool CONST_TAPS>
+template <typename T, typename TAPS>
 __global__ void fir_global(const T *__restrict__ buf, T *__restrict__ y, long long n0, long long n1,
                            int C, int ntaps, const T *__restrict__ gtaps, int coff)
 {
     const long long hs = (long long)(ntaps - 1) * C;
-    const T *h = taps_ptr<T, CONST_TAPS>(gtaps, coff);
+    const T *h = TAPS::get(gtaps, coff);
     const T *x = buf + hs;
     for (long long n = n0 + blockIdx.x * (long long)blockDim.x + threadIdx.x; n < n1;
          n += (long long)gridDim.x * blockDim.x) {

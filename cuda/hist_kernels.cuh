@@ -1,8 +1,9 @@
 /*
- * CUDA histogram kernel (CUDA C++; included by backend_cuda.cu and the
- * benchmark). It reads a chunk's samples where they already are on the
+ * CUDA histogram kernel (CUDA C++; included by hist_launch.cu, its launch
+ * site, and by tests/core/test_hist_kernel.cpp). The launch geometry is
+ * planned on the host (hist_geometry.h). It reads a chunk's samples where they already are on the
  * device (the output buffer, or the input buffer past the halo) and writes
- * the chunk's partial histograms (src/hist.h: one per block segment and
+ * the chunk's partial histograms (src/core/hist.h: one per block segment and
  * record) into a zeroed device buffer; only those come back to the host.
  *
  * Work split: every thread block covers frames [f0, f1) inside ONE segment
@@ -29,9 +30,9 @@
  * gf_hist_sample (bench/NOTES.md has the first version's figures, which
  * called gf_hist_sample per sample).
  *
- * Without __CUDACC__ (tests/core/test_hist_kernel.cpp) only the kernel and
- * its geometry are compiled, as host C++ over a shim of the CUDA built-ins,
- * so that CI machines without a GPU run the kernel's logic too.
+ * Without __CUDACC__ (tests/core/test_hist_kernel.cpp) the kernel is
+ * compiled as host C++ over a shim of the CUDA built-ins, so that CI
+ * machines without a GPU run the kernel's logic too.
  */
 #ifndef GF_HIST_KERNELS_CUH
 #define GF_HIST_KERNELS_CUH
@@ -40,119 +41,15 @@
 #include <cuda_runtime.h>
 #endif
 
-#include <stdint.h>
+#include "hist_geometry.h"
 
-/* Relative to this file, so the benchmark (which has only cuda/ on its
- * include path) finds it too. */
-#include "../src/hist.h"
+#include <stdint.h>
 
 static_assert(sizeof(uint64_t) == sizeof(unsigned long long), "64-bit atomics on uint64_t");
 static_assert(sizeof(gf_hist_part) % 8 == 0, "partial header keeps the bins aligned");
 
 namespace gf
 {
-
-enum { HIST_THREADS = 256 };
-
-/* One launch over one chunk (hist_geometry computes it). */
-struct hist_args {
-    gf_hist_rule rule;
-    long long frames;  /* frames histogrammed */
-    long long first;   /* frames in segment 0 (may exceed frames) */
-    long long block;   /* frames per block */
-    long long F;       /* frames per thread block, within a segment */
-    unsigned nb0, nbB; /* thread blocks for segment 0, for every later segment */
-    int C;             /* channels */
-    int G;             /* channels per group (each, <= HIST_THREADS); C with mix */
-    int nrec;          /* partials per segment: C (each) or 1 (mix) */
-    size_t part_bytes;
-    int priv; /* partials of the thread block in shared memory */
-    /* For float samples: the smallest float >= lo and the largest <= hi,
-     * so that float v < lo, v > hi are the float compares v < lo_f,
-     * v > hi_f (no float lies between lo and lo_f, or hi_f and hi). */
-    float lo_f, hi_f;
-};
-
-struct hist_geometry {
-    hist_args a;
-    dim3 grid;
-    size_t smem;  /* dynamic shared memory of the launch */
-    size_t nseg;  /* segments */
-    size_t bytes; /* bytes of partials: to zero before, to copy back after */
-};
-
-/*
- * Plan the launch for frames [pos, pos + frames) of the histogrammed
- * stream: sms = multiprocessors, smem_cap = the most dynamic shared memory
- * the kernel may use (its attribute raised to that where above 48 KiB).
- * Aim: about 4 blocks per SM, yet at least 2 * bins samples per partial in
- * a block, so the final merge (one global atomic per non-zero bin) stays
- * small against the counting.
- */
-/* The smallest float >= d, the largest float <= d (d finite). */
-static inline float hist_float_up(double d)
-{
-    float f = (float)d;
-    return (double)f < d ? nextafterf(f, INFINITY) : f;
-}
-static inline float hist_float_down(double d)
-{
-    float f = (float)d;
-    return (double)f > d ? nextafterf(f, -INFINITY) : f;
-}
-
-static inline hist_geometry hist_geometry_for(const gf_hist_plan *p, uint64_t pos, size_t frames,
-                                              int sms, size_t smem_cap)
-{
-    hist_geometry g = hist_geometry(); /* zeroed; grid (1, 1, 1) */
-    hist_args &a = g.a;
-    size_t first = 0;
-    g.nseg = gf_hist_segments(p, pos, frames, &first);
-    g.bytes = g.nseg * (size_t)p->nrec * p->part_bytes;
-    a.rule = p->rule;
-    a.lo_f = hist_float_up(p->rule.lo);
-    a.hi_f = hist_float_down(p->rule.hi);
-    a.frames = (long long)frames;
-    a.first = (long long)first;
-    a.block = (long long)p->block;
-    a.C = p->channels;
-    a.nrec = p->nrec;
-    a.part_bytes = p->part_bytes;
-    int groups = 1;
-    if (p->mix) {
-        a.G = p->channels;
-        a.priv = p->part_bytes <= smem_cap;
-        g.smem = a.priv ? p->part_bytes : 0;
-    } else {
-        size_t fit = smem_cap / p->part_bytes;
-        a.priv = fit >= 1;
-        size_t G = a.priv ? fit : (size_t)HIST_THREADS;
-        if (G > (size_t)HIST_THREADS)
-            G = HIST_THREADS;
-        if (G > (size_t)p->channels)
-            G = (size_t)p->channels;
-        a.G = (int)G;
-        groups = (p->channels + a.G - 1) / a.G;
-        g.smem = a.priv ? G * p->part_bytes : 0;
-    }
-    if (g.nseg == 0)
-        return g;
-    const long long spf = p->mix ? p->channels : 1; /* samples per frame in one partial */
-    long long want = 4LL * (sms > 0 ? sms : 1) / groups;
-    if (want < 1)
-        want = 1;
-    long long F = (a.frames + want - 1) / want;
-    long long minF = ((long long)(2 * p->bins > 1024 ? 2 * p->bins : 1024) + spf - 1) / spf;
-    if (F < minF)
-        F = minF;
-    a.F = F;
-    const long long len0 = a.first < a.frames ? a.first : a.frames;
-    const long long lenB = a.block < a.frames ? a.block : a.frames;
-    a.nb0 = (unsigned)((len0 + F - 1) / F);
-    a.nbB = (unsigned)((lenB + F - 1) / F);
-    g.grid = dim3((unsigned)(a.nb0 + (g.nseg - 1) * (size_t)a.nbB), (unsigned)groups, 1);
-    return g;
-}
 
 /* Add a thread's header h to partial p (shared or global) with atomics. */
 __device__ __forceinline__ void hist_flush(gf_hist_part *p, const gf_hist_part &h)
@@ -511,36 +408,6 @@ __global__ void __launch_bounds__(HIST_THREADS)
     else
         hist_block<T, MIX, false>(x, global0, a, f0, f1, c0, G);
 }
-
-#ifdef __CUDACC__
-/* Launch hist_chunk<T, mix> for geometry g on stream st (no error check:
- * the caller checks cudaGetLastError, as for every launch). */
-template <typename T>
-static inline void hist_launch(const hist_geometry &g, bool mix, const T *x, void *parts,
-                               cudaStream_t st)
-{
-    if (g.nseg == 0)
-        return;
-    unsigned char *pp = static_cast<unsigned char *>(parts);
-    if (mix)
-        hist_chunk<T, true><<<g.grid, HIST_THREADS, g.smem, st>>>(x, pp, g.a);
-    else
-        hist_chunk<T, false><<<g.grid, HIST_THREADS, g.smem, st>>>(x, pp, g.a);
-}
-
-/* Allow the kernels for T up to smem_cap bytes of dynamic shared memory. */
-template <typename T> static inline cudaError_t hist_allow_smem(size_t smem_cap)
-{
-    if (smem_cap <= 48 * 1024)
-        return cudaSuccess;
-    cudaError_t e = cudaFuncSetAttribute(
-        hist_chunk<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_cap);
-    if (e != cudaSuccess)
-        return e;
-    return cudaFuncSetAttribute(hist_chunk<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)smem_cap);
-}
-#endif /* __CUDACC__ */
 
 } // namespace gf
 

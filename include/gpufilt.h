@@ -43,6 +43,14 @@ extern "C" {
 #define GF_MAX_TAPS 8192
 /** Largest number of interleaved channels. */
 #define GF_MAX_CHANNELS 1024
+/** Largest chunk (gf_config.chunk_frames): frames, and frames x channels. */
+#define GF_MAX_CHUNK_FRAMES  ((size_t)1 << 28)
+#define GF_MAX_CHUNK_SAMPLES ((size_t)1 << 30)
+/** Most CPU backend threads used (gf_config.threads above it is capped). */
+#define GF_MAX_THREADS 64
+/** Histogram limits (gf_hist_config.bins and .block_frames). */
+#define GF_HIST_MAX_BINS  ((size_t)65536)
+#define GF_HIST_MAX_BLOCK ((size_t)1 << 28)
 
 typedef enum gf_status {
     GF_OK = 0,
@@ -101,8 +109,8 @@ typedef enum gf_device {
  * blocks are short (gf_engine_chunk_frames tells; output does not change).
  */
 typedef struct gf_hist_config {
-    size_t bins;         /* 1 .. 65536 */
-    size_t block_frames; /* frames per block, 1 .. 2^28 */
+    size_t bins;         /* 1 .. GF_HIST_MAX_BINS */
+    size_t block_frames; /* frames per block, 1 .. GF_HIST_MAX_BLOCK */
     double lo, hi;       /* finite, lo < hi, hi - lo and bins / (hi - lo) finite */
     int of_input;        /* 0: histograms of the output stream; 1: of the input */
     int mix;             /* 0: one record per channel; 1: one record of all channels */
@@ -152,11 +160,12 @@ typedef struct gf_config {
     /**
      * Frames per processing chunk, 0 for the backend's default. Output does
      * not depend on it; it trades latency and memory against throughput.
-     * At most 2^28 frames and 2^30 samples (frames * channels).
+     * At most GF_MAX_CHUNK_FRAMES frames and GF_MAX_CHUNK_SAMPLES samples
+     * (frames * channels).
      */
     size_t chunk_frames;
     gf_device device;
-    /** CPU backend worker threads; 0 = one per online CPU. */
+    /** CPU backend worker threads; 0 = one per online CPU; at most GF_MAX_THREADS are used. */
     int threads;
     /** CUDA device ordinal for GF_DEVICE_CUDA / AUTO. */
     int cuda_device;

@@ -3,7 +3,7 @@
  * grid geometry, segment and channel-group mapping, shared-memory
  * privatisation, warp reductions, 128-bit carries and the merge into the
  * global partials, against the host partials of the cpu backend
- * (hist_host.c), byte for byte, over random geometries.
+ * (hist_count.c), byte for byte, over random geometries.
  *
  * A shim stands in for the CUDA built-ins: each thread block runs as 256
  * real threads (a pool, reused), __syncthreads and the warp shuffles meet
@@ -336,7 +336,7 @@ int main(int argc, char **argv)
         std::vector<unsigned char> want(g.bytes), got(g.bytes, 0);
         size_t first = 0;
         gf_hist_segments(&p, pos, frames, &first);
-        gf_hist_host_parts(&p, f32 ? (const void *)xf.data() : (const void *)xd.data(), f32 ? 4 : 8,
+        gf_hist_count_parts(&p, f32 ? (const void *)xf.data() : (const void *)xd.data(), f32 ? 4 : 8,
                            frames, first, want.data(), 0, g.nseg * (size_t)p.nrec);
         if (f32)
             run_grid(pool, g, p.mix != 0, xf.data(), got.data());

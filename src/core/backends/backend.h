@@ -61,10 +61,13 @@ typedef struct gf_chunk {
     size_t hist_frames;
 } gf_chunk;
 
+/* A backend is a table of facts and functions; the engine asks it, and
+ * never compares tables to decide anything. */
 typedef struct gf_backend_ops {
-    const char *name;
-    /* Chunks that may be in flight at once, 1 .. GF_MAX_SLOTS. */
-    int slots;
+    const char *name;     /* what gf_engine_backend reports */
+    gf_device device;     /* GF_DEVICE_REF, _CPU or _CUDA: what the engine's config records */
+    int slots;            /* chunks that may be in flight at once, 1 .. GF_MAX_SLOTS */
+    size_t chunk_samples; /* default chunk (frames x channels) when the config gives none */
     gf_status (*create)(const gf_backend_params *p, void **state, char *detail, size_t detail_size);
     void (*destroy)(void *state);
     /* Host buffers for staging: pinned where the backend benefits. */
@@ -91,7 +94,7 @@ extern const gf_backend_ops gf_backend_cuda;
 #endif
 
 /* Callbacks for backends that finish every chunk inside submit
- * (backend_sync.c): aligned malloc, direct access always allowed, every slot
+ * (sync.c): aligned malloc, direct access always allowed, every slot
  * always done, no error detail. */
 void *gf_sync_host_alloc(void *state, size_t bytes);
 void gf_sync_host_free(void *state, void *p);
@@ -100,7 +103,11 @@ gf_status gf_sync_query(void *state, int slot, int *done);
 gf_status gf_sync_wait(void *state, int slot);
 const char *gf_sync_error(void *state);
 
-/* Write a one-line failure reason into detail (NULL-safe) (engine.c). */
+/* Check every rule of gf_config that the library relies on (config.c):
+ * GF_OK, or GF_ERR_INVALID_ARGUMENT with the parameter named in detail. */
+gf_status gf_config_check(const gf_config *c, char *detail, size_t n);
+
+/* Write a one-line failure reason into detail (NULL-safe) (status.c). */
 void gf_detail(char *detail, size_t size, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

@@ -22,7 +22,7 @@
  * direct path go from the oldest chunk on). The last short block is queued
  * once the stream has been flushed and every chunk is ready.
  */
-#include "backend.h"
+#include "backends/backend.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -30,9 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define GF_CHUNK_MAX_FRAMES  ((size_t)1 << 28)
-#define GF_CHUNK_MAX_SAMPLES ((size_t)1 << 30)
 
 typedef struct gf_slot {
     unsigned char *in;  /* halo_samples + chunk samples */
@@ -50,7 +47,8 @@ struct gf_engine {
     gf_config cfg; /* cfg.taps is not kept: see taps_d */
     const gf_backend_ops *ops;
     void *bk;
-    size_t C, T, L; /* channels, taps, chunk frames */
+    size_t C, T;    /* channels, taps */
+    size_t chunk;   /* frames per chunk */
     size_t hs;      /* halo samples: (T-1)*C */
     size_t ss;      /* bytes per sample */
     size_t latency; /* (T-1)/2 in same mode, else 0 */
@@ -58,11 +56,11 @@ struct gf_engine {
     void *taps;     /* taps in the precision, handed to the backend */
     int nslots;
     gf_slot slot[GF_MAX_SLOTS];
-    unsigned char *histbuf; /* history copy for the direct path */
+    unsigned char *history; /* the last hs input samples, for the direct path */
     int head, nsub;
     int filling;       /* slot (head + nsub) % nslots is being filled */
     size_t filled;     /* frames in it */
-    int hist;          /* slot whose buffer tail holds the last hs samples; -1: zeros */
+    int history_slot;  /* slot whose buffer tail holds the last hs samples; -1: zeros */
     size_t skip_left;  /* same-mode outputs still to drop */
     size_t zeros_left; /* look-ahead zero frames still to feed after flush */
     int flushed;
@@ -75,144 +73,6 @@ struct gf_engine {
     uint64_t in_sub;   /* input frames submitted, flush zeros included */
     uint64_t out_sub;  /* output frames submitted */
 };
-
-void gf_detail(char *detail, size_t size, const char *fmt, ...)
-{
-    if (!detail || size == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, size, fmt, ap);
-    va_end(ap);
-}
-
-const char *gf_strerror(gf_status status)
-{
-    switch (status) {
-    case GF_OK:
-        return "success";
-    case GF_ERR_INVALID_ARGUMENT:
-        return "invalid argument";
-    case GF_ERR_NO_MEMORY:
-        return "out of memory";
-    case GF_ERR_NO_DEVICE:
-        return "no usable CUDA device";
-    case GF_ERR_CUDA:
-        return "CUDA error";
-    case GF_ERR_STATE:
-        return "call not allowed in the engine's current state";
-    case GF_ERR_THREAD:
-        return "cannot start worker thread";
-    }
-    return "unknown status";
-}
-
-#define GF_STR2(x) #x
-#define GF_STR(x)  GF_STR2(x)
-const char *gf_version(void)
-{
-    return GF_STR(GPUFILT_VERSION_MAJOR) "." GF_STR(GPUFILT_VERSION_MINOR) "." GF_STR(
-        GPUFILT_VERSION_PATCH)
-#ifdef GPUFILT_HAVE_CUDA
-        " (ref, cpu, cuda)";
-#else
-        " (ref, cpu)";
-#endif
-}
-
-gf_config gf_config_default(void)
-{
-    gf_config c;
-    memset(&c, 0, sizeof c);
-    c.channels = 1;
-    c.num_taps = 1;
-    c.mode = GF_MODE_SAME;
-    c.precision = GF_PRECISION_F32;
-    c.device = GF_DEVICE_AUTO;
-    return c;
-}
-
-/* Every rule the rest of the library relies on is checked here, once. */
-static gf_status validate(const gf_config *c, char *detail, size_t n)
-{
-    if (c->channels < 1 || c->channels > GF_MAX_CHANNELS) {
-        gf_detail(detail, n, "channels %d out of range 1..%d", c->channels, GF_MAX_CHANNELS);
-        return GF_ERR_INVALID_ARGUMENT;
-    }
-    if (c->num_taps < 1 || c->num_taps > GF_MAX_TAPS) {
-        gf_detail(detail, n, "taps %zu out of range 1..%d", c->num_taps, GF_MAX_TAPS);
-        return GF_ERR_INVALID_ARGUMENT;
-    }
-    if (c->mode != GF_MODE_SAME && c->mode != GF_MODE_CAUSAL) {
-        gf_detail(detail, n, "unknown mode %d", (int)c->mode);
-        return GF_ERR_INVALID_ARGUMENT;
-    }
-    if (c->precision != GF_PRECISION_F32 && c->precision != GF_PRECISION_F64) {
-        gf_detail(detail, n, "unknown precision %d", (int)c->precision);
-        return GF_ERR_INVALID_ARGUMENT;
-    }
-    if (c->device < GF_DEVICE_AUTO || c->device > GF_DEVICE_REF) {
-        gf_detail(detail, n, "unknown device %d", (int)c->device);
-        return GF_ERR_INVALID_ARGUMENT;
-    }
-    if (c->chunk_frames > GF_CHUNK_MAX_FRAMES ||
-        c->chunk_frames * (size_t)c->channels > GF_CHUNK_MAX_SAMPLES) {
-        gf_detail(detail, n, "chunk of %zu frames too large (at most %zu frames, %zu samples)",
-                  c->chunk_frames, GF_CHUNK_MAX_FRAMES, GF_CHUNK_MAX_SAMPLES);
-        return GF_ERR_INVALID_ARGUMENT;
-    }
-    if (c->threads < 0) {
-        gf_detail(detail, n, "threads %d is negative", c->threads);
-        return GF_ERR_INVALID_ARGUMENT;
-    }
-    if (c->hist) {
-        const gf_hist_config *h = c->hist;
-        if (h->bins < 1 || h->bins > GF_HIST_MAX_BINS) {
-            gf_detail(detail, n, "hist.bins %zu out of range 1..%zu", h->bins, GF_HIST_MAX_BINS);
-            return GF_ERR_INVALID_ARGUMENT;
-        }
-        if (h->block_frames < 1 || h->block_frames > GF_HIST_MAX_BLOCK) {
-            gf_detail(detail, n, "hist.block_frames %zu out of range 1..%zu", h->block_frames,
-                      GF_HIST_MAX_BLOCK);
-            return GF_ERR_INVALID_ARGUMENT;
-        }
-        if (!isfinite(h->lo) || !isfinite(h->hi)) {
-            gf_detail(detail, n, "hist.lo (%g) and hist.hi (%g) must both be finite", h->lo, h->hi);
-            return GF_ERR_INVALID_ARGUMENT;
-        }
-        if (!(h->lo < h->hi)) {
-            gf_detail(detail, n, "hist.lo (%g) must be below hist.hi (%g)", h->lo, h->hi);
-            return GF_ERR_INVALID_ARGUMENT;
-        }
-        /* The bin rule needs hi - lo and bins / (hi - lo) as finite doubles. */
-        if (!isfinite(h->hi - h->lo) || !isfinite((double)h->bins / (h->hi - h->lo))) {
-            gf_detail(detail, n,
-                      "hist.lo..hist.hi (%g..%g) with %zu bins: hi - lo or bins / (hi - lo) "
-                      "is not a finite double",
-                      h->lo, h->hi, h->bins);
-            return GF_ERR_INVALID_ARGUMENT;
-        }
-        if (h->of_input != 0 && h->of_input != 1) {
-            gf_detail(detail, n, "hist.of_input %d is not 0 or 1", h->of_input);
-            return GF_ERR_INVALID_ARGUMENT;
-        }
-        if (h->mix != 0 && h->mix != 1) {
-            gf_detail(detail, n, "hist.mix %d is not 0 or 1", h->mix);
-            return GF_ERR_INVALID_ARGUMENT;
-        }
-    }
-    if (c->taps) {
-        for (size_t k = 0; k < c->num_taps; k++) {
-            double h = c->taps[k];
-            if (!isfinite(h) || (c->precision == GF_PRECISION_F32 && !isfinite((float)h))) {
-                gf_detail(detail, n, "coefficient %zu (%g) is not finite in the precision", k + 1,
-                          h);
-                return GF_ERR_INVALID_ARGUMENT;
-            }
-        }
-    }
-    return GF_OK;
-}
 
 /* Taps rounded to the precision; the mean filter's 1/T is a correctly
  * rounded division in that precision. */
@@ -229,15 +89,6 @@ static void make_taps(gf_engine *e, const gf_config *c)
             e->taps_d[k] = h;
         }
     }
-}
-
-static size_t default_chunk_samples(const gf_backend_ops *ops)
-{
-    if (ops == &gf_backend_ref)
-        return (size_t)1 << 16;
-    if (ops == &gf_backend_cpu)
-        return (size_t)1 << 18;
-    return (size_t)1 << 21; /* cuda: a few MB per transfer amortises its fixed cost */
 }
 
 static gf_status pick_backend(const gf_config *c, const gf_backend_ops **ops, char *detail,
@@ -283,7 +134,7 @@ void gf_engine_destroy(gf_engine *e)
             e->ops->host_free(e->bk, e->slot[s].out);
             e->ops->host_free(e->bk, e->slot[s].hparts);
         }
-        e->ops->host_free(e->bk, e->histbuf);
+        e->ops->host_free(e->bk, e->history);
         e->ops->destroy(e->bk);
     }
     gf_hist_state_destroy(e->hg);
@@ -298,7 +149,7 @@ static void reset_state(gf_engine *e)
     e->nsub = 0;
     e->filling = 0;
     e->filled = 0;
-    e->hist = -1;
+    e->history_slot = -1;
     e->skip_left = e->latency;
     e->zeros_left = 0;
     e->flushed = 0;
@@ -322,7 +173,7 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
         gf_detail(detail, detail_size, "config is NULL");
         return GF_ERR_INVALID_ARGUMENT;
     }
-    gf_status st = validate(config, detail, detail_size);
+    gf_status st = gf_config_check(config, detail, detail_size);
     if (st != GF_OK)
         return st;
 
@@ -348,17 +199,17 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
     st = pick_backend(config, &e->ops, detail, detail_size);
     if (st != GF_OK)
         goto fail;
-    e->L = config->chunk_frames;
-    if (e->L == 0) {
-        e->L = default_chunk_samples(e->ops) / e->C;
-        if (e->L == 0)
-            e->L = 1;
+    e->chunk = config->chunk_frames;
+    if (e->chunk == 0) {
+        e->chunk = e->ops->chunk_samples / e->C;
+        if (e->chunk == 0)
+            e->chunk = 1;
     }
     if (config->hist) {
         /* May shorten the chunk to bound the partial histograms' memory. */
         e->hcfg = *config->hist;
         e->cfg.hist = &e->hcfg;
-        gf_hist_plan_make(&e->hcfg, config->channels, e->ops->slots, &e->L, &e->hplan);
+        gf_hist_plan_make(&e->hcfg, config->channels, e->ops->slots, &e->chunk, &e->hplan);
         e->hg = gf_hist_state_create(&e->hplan);
         if (!e->hg) {
             gf_detail(detail, detail_size, "cannot allocate histograms of %zu bins x %d records",
@@ -367,17 +218,15 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
             goto fail;
         }
     }
-    e->cfg.chunk_frames = e->L;
-    e->cfg.device = e->ops == &gf_backend_ref   ? GF_DEVICE_REF
-                    : e->ops == &gf_backend_cpu ? GF_DEVICE_CPU
-                                                : GF_DEVICE_CUDA;
+    e->cfg.chunk_frames = e->chunk;
+    e->cfg.device = e->ops->device;
 
     gf_backend_params p = {
         .channels = config->channels,
         .num_taps = e->T,
         .taps = e->taps,
         .precision = config->precision,
-        .chunk_frames = e->L,
+        .chunk_frames = e->chunk,
         .threads = config->threads,
         .cuda_device = config->cuda_device,
         .hist = e->hg ? &e->hplan : NULL,
@@ -389,10 +238,10 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
     }
     e->nslots = e->ops->slots;
     for (int s = 0; s < e->nslots; s++) {
-        e->slot[s].in = e->ops->host_alloc(e->bk, (e->hs + e->L * e->C) * e->ss);
-        e->slot[s].out = e->ops->host_alloc(e->bk, e->L * e->C * e->ss);
+        e->slot[s].in = e->ops->host_alloc(e->bk, (e->hs + e->chunk * e->C) * e->ss);
+        e->slot[s].out = e->ops->host_alloc(e->bk, e->chunk * e->C * e->ss);
         if (!e->slot[s].in || !e->slot[s].out) {
-            gf_detail(detail, detail_size, "cannot allocate %zu-frame staging buffers", e->L);
+            gf_detail(detail, detail_size, "cannot allocate %zu-frame staging buffers", e->chunk);
             st = GF_ERR_NO_MEMORY;
             goto fail;
         }
@@ -407,8 +256,8 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
             }
         }
     }
-    e->histbuf = e->ops->host_alloc(e->bk, e->hs * e->ss);
-    if (!e->histbuf) {
+    e->history = e->ops->host_alloc(e->bk, e->hs * e->ss);
+    if (!e->history) {
         st = GF_ERR_NO_MEMORY;
         goto fail;
     }
@@ -494,10 +343,10 @@ static gf_status hist_check_end(gf_engine *e)
 static void begin_fill(gf_engine *e)
 {
     gf_slot *f = &e->slot[(e->head + e->nsub) % e->nslots];
-    if (e->hist < 0)
+    if (e->history_slot < 0)
         memset(f->in, 0, e->hs * e->ss);
     else {
-        const gf_slot *h = &e->slot[e->hist];
+        const gf_slot *h = &e->slot[e->history_slot];
         memmove(f->in, h->in + h->frames * e->C * e->ss, e->hs * e->ss);
     }
     e->filling = 1;
@@ -525,7 +374,7 @@ static gf_status submit_fill(gf_engine *e)
     e->filling = 0;
     e->filled = 0;
     e->nsub++;
-    e->hist = s;
+    e->history_slot = s;
     gf_status st = e->ops->submit(e->bk, s, &c);
     return st == GF_OK ? GF_OK : fail_with(e, st);
 }
@@ -548,7 +397,7 @@ gf_status gf_engine_push(gf_engine *e, const void *in, size_t frames, size_t *co
             begin_fill(e);
         }
         gf_slot *f = &e->slot[(e->head + e->nsub) % e->nslots];
-        size_t n = e->L - e->filled;
+        size_t n = e->chunk - e->filled;
         if (n > frames)
             n = frames;
         memcpy(f->in + e->hs * e->ss + e->filled * fb, src, n * fb);
@@ -557,7 +406,7 @@ gf_status gf_engine_push(gf_engine *e, const void *in, size_t frames, size_t *co
         src += n * fb;
         frames -= n;
         *consumed += n;
-        if (e->filled == e->L) {
+        if (e->filled == e->chunk) {
             gf_status st = submit_fill(e);
             if (st != GF_OK)
                 return st;
@@ -579,13 +428,13 @@ static gf_status pump_flush(gf_engine *e)
             begin_fill(e);
         }
         gf_slot *f = &e->slot[(e->head + e->nsub) % e->nslots];
-        size_t n = e->L - e->filled;
+        size_t n = e->chunk - e->filled;
         if (n > e->zeros_left)
             n = e->zeros_left;
         memset(f->in + (e->hs + e->filled * e->C) * e->ss, 0, n * e->C * e->ss);
         e->filled += n;
         e->zeros_left -= n;
-        if (e->filled == e->L || e->zeros_left == 0) {
+        if (e->filled == e->chunk || e->zeros_left == 0) {
             gf_status st = submit_fill(e);
             if (st != GF_OK)
                 return st;
@@ -699,14 +548,14 @@ gf_status gf_engine_reset(gf_engine *e)
 }
 
 /* Copy the hs samples that end at in[n_samples] (history, then input) to dst. */
-static void tail_samples(const gf_engine *e, unsigned char *dst, const unsigned char *hist,
+static void tail_samples(const gf_engine *e, unsigned char *dst, const unsigned char *history,
                          const unsigned char *in, size_t n_samples)
 {
     const size_t ss = e->ss, hs = e->hs;
     if (n_samples >= hs) {
         memcpy(dst, in + (n_samples - hs) * ss, hs * ss);
     } else {
-        memcpy(dst, hist + n_samples * ss, (hs - n_samples) * ss);
+        memcpy(dst, history + n_samples * ss, (hs - n_samples) * ss);
         memcpy(dst + (hs - n_samples) * ss, in, n_samples * ss);
     }
 }
@@ -722,11 +571,11 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
     const size_t C = e->C, ss = e->ss, hs = e->hs;
     gf_status st;
     /* The history at the start of this call. */
-    if (e->hist < 0)
-        memset(e->histbuf, 0, hs * ss);
+    if (e->history_slot < 0)
+        memset(e->history, 0, hs * ss);
     else {
-        const gf_slot *h = &e->slot[e->hist];
-        memmove(e->histbuf, h->in + h->frames * C * ss, hs * ss);
+        const gf_slot *h = &e->slot[e->history_slot];
+        memmove(e->history, h->in + h->frames * C * ss, hs * ss);
     }
     int inflight[GF_MAX_SLOTS] = {0};
     size_t off = 0;
@@ -740,13 +589,13 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
             if ((st = hist_merge(e, &e->slot[s])) != GF_OK)
                 return st;
         }
-        const size_t n = frames - off < e->L ? frames - off : e->L;
+        const size_t n = frames - off < e->chunk ? frames - off : e->chunk;
         const size_t skip = n < e->skip_left ? n : e->skip_left;
         const unsigned char *halo;
         if (off * C >= hs)
             halo = in + (off * C - hs) * ss;
         else {
-            tail_samples(e, e->slot[s].in, e->histbuf, in, off * C);
+            tail_samples(e, e->slot[s].in, e->history, in, off * C);
             halo = e->slot[s].in;
         }
         gf_chunk c = {
@@ -778,9 +627,9 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
     /* The new history goes to the slot that will be filled next, as the tail
      * of an empty chunk, where begin_fill looks for it. */
     gf_slot *f = &e->slot[e->head];
-    tail_samples(e, f->in, e->histbuf, in, frames * C);
+    tail_samples(e, f->in, e->history, in, frames * C);
     f->frames = 0;
-    e->hist = e->head;
+    e->history_slot = e->head;
     e->filling = 0;
     return GF_OK;
 }
@@ -860,7 +709,7 @@ int gf_engine_hist_next(gf_engine *e, gf_hist_record *rec)
 
 size_t gf_engine_max_pending(const gf_engine *e)
 {
-    return e ? ((size_t)e->nslots + 1) * e->L : 0;
+    return e ? ((size_t)e->nslots + 1) * e->chunk : 0;
 }
 
 size_t gf_engine_latency(const gf_engine *e)
@@ -875,7 +724,7 @@ const char *gf_engine_backend(const gf_engine *e)
 
 size_t gf_engine_chunk_frames(const gf_engine *e)
 {
-    return e ? e->L : 0;
+    return e ? e->chunk : 0;
 }
 
 const char *gf_engine_error(const gf_engine *e)

@@ -111,7 +111,9 @@ static gf_status ref_submit(void *state, int slot, const gf_chunk *c)
 
 const gf_backend_ops gf_backend_ref = {
     .name = "ref",
+    .device = GF_DEVICE_REF,
     .slots = 1,
+    .chunk_samples = (size_t)1 << 16,
     .create = ref_create,
     .destroy = ref_destroy,
     .host_alloc = gf_sync_host_alloc,

@@ -40,8 +40,6 @@ extern "C" {
 #define GF_HD
 #endif
 
-#define GF_HIST_MAX_BINS  ((size_t)65536)
-#define GF_HIST_MAX_BLOCK ((size_t)1 << 28)
 /* |x| >= this (or infinite) saturates the block's rms to +inf: below it
  * x*x < 2^24 and a block's 128-bit sum of squares cannot overflow. */
 #define GF_HIST_SQ_LIMIT 4096.0
@@ -302,7 +300,7 @@ GF_HD static inline uint32_t gf_hist_sample(const gf_hist_rule *r, gf_hist_part 
     return gf_hist_bin(r, x);
 }
 
-/* ---- host side (hist.c, hist_host.c) ---- */
+/* ---- host side (hist.c, hist_count.c) ---- */
 
 /*
  * The plan for config hc (validated) with `channels` channels and `slots`
@@ -320,8 +318,8 @@ double gf_hist_rms(uint64_t sq_hi, uint64_t sq_lo, uint64_t big, uint64_t n);
 /* Partials [i0, i1) of a chunk computed on the host from its samples
  * (frames x channels, float or double by ss), segments as
  * gf_hist_segments gives them. Each partial is written whole. */
-void gf_hist_host_parts(const gf_hist_plan *p, const void *data, size_t ss, size_t frames,
-                        size_t first, void *parts, size_t i0, size_t i1);
+void gf_hist_count_parts(const gf_hist_plan *p, const void *data, size_t ss, size_t frames,
+                         size_t first, void *parts, size_t i0, size_t i1);
 
 /* The engine's block accumulators and record queue. */
 typedef struct gf_hist_state gf_hist_state;

@@ -40,8 +40,8 @@ static void one_part(const gf_hist_plan *p, const void *data, size_t ss, size_t 
     *part = a;
 }
 
-void gf_hist_host_parts(const gf_hist_plan *p, const void *data, size_t ss, size_t frames,
-                        size_t first, void *parts, size_t i0, size_t i1)
+void gf_hist_count_parts(const gf_hist_plan *p, const void *data, size_t ss, size_t frames,
+                         size_t first, void *parts, size_t i0, size_t i1)
 {
     for (size_t i = i0; i < i1; i++) {
         const size_t seg = i / (size_t)p->nrec, rec = i % (size_t)p->nrec;

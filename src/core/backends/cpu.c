@@ -4,12 +4,12 @@
  * A chunk's outputs are split into contiguous ranges, one per worker; the
  * calling thread takes the first range itself. Workers are started at create
  * time and sleep on a condition variable between chunks. Each output is
- * summed in the reference's order (fir_cpu_kernel.h), so results are
+ * summed in the reference's order (cpu_fir.h), so results are
  * bit-identical to the reference whatever the thread count.
  *
  * Histograms run after the filter, as a second job: the chunk's partials
  * (one per block segment and channel) are shared out among the threads,
- * each computed whole by one of them (hist_host.c), so the counts do not
+ * each computed whole by one of them (hist_count.c), so the counts do not
  * depend on the thread count either.
  */
 #include "backend.h"
@@ -31,16 +31,15 @@
 
 #define GF_T     float
 #define GF_FN(x) x##_f32
-#include "fir_cpu_kernel.h"
+#include "cpu_fir.h"
 
 #define GF_T     double
 #define GF_FN(x) x##_f64
-#include "fir_cpu_kernel.h"
+#include "cpu_fir.h"
 
 /* Below this many multiply-adds a chunk is filtered on the calling thread:
  * waking workers costs more than it saves. */
 #define CPU_PARALLEL_MIN_MACS (1u << 18)
-#define CPU_MAX_THREADS       64
 /* Likewise for histograms: samples per chunk below which one thread does
  * them all. */
 #define CPU_PARALLEL_MIN_HIST (1u << 15)
@@ -57,7 +56,7 @@ struct cpu_state {
     gf_backend_params p;
     int nthreads; /* including the calling thread */
     int nworkers; /* started threads: nthreads - 1 */
-    cpu_worker workers[CPU_MAX_THREADS];
+    cpu_worker workers[GF_MAX_THREADS];
     pthread_mutex_t mu;
     pthread_cond_t wake, done;
     unsigned long generation;
@@ -82,8 +81,8 @@ static void run_range(const cpu_state *s, const gf_chunk *c, ptrdiff_t n0, ptrdi
 static void run_parts(const cpu_state *s, const gf_chunk *c, ptrdiff_t i0, ptrdiff_t i1)
 {
     const size_t ss = s->p.precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
-    gf_hist_host_parts(&s->hist, s->hist.of_input ? c->in : c->out, ss, c->hist_frames,
-                       s->hist_first, c->hist, (size_t)i0, (size_t)i1);
+    gf_hist_count_parts(&s->hist, s->hist.of_input ? c->in : c->out, ss, c->hist_frames,
+                        s->hist_first, c->hist, (size_t)i0, (size_t)i1);
 }
 
 /* Part `index` of `parts` of the partials [n0, n1): contiguous, even shares. */
@@ -177,7 +176,7 @@ static gf_status cpu_create(const gf_backend_params *p, void **state, char *deta
         long online = sysconf(_SC_NPROCESSORS_ONLN);
         n = online > 0 ? (int)online : 1;
     }
-    s->nthreads = n > CPU_MAX_THREADS ? CPU_MAX_THREADS : n;
+    s->nthreads = n > GF_MAX_THREADS ? GF_MAX_THREADS : n;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->wake, NULL);
     pthread_cond_init(&s->done, NULL);
@@ -255,7 +254,9 @@ static gf_status cpu_submit(void *state, int slot, const gf_chunk *c)
 
 const gf_backend_ops gf_backend_cpu = {
     .name = "cpu",
+    .device = GF_DEVICE_CPU,
     .slots = 1,
+    .chunk_samples = (size_t)1 << 18,
     .create = cpu_create,
     .destroy = cpu_destroy,
     .host_alloc = gf_sync_host_alloc,

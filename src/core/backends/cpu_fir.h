@@ -1,9 +1,9 @@
 /*
- * CPU FIR kernel, instantiated once per sample type by backend_cpu.c:
+ * CPU FIR kernel, instantiated once per sample type by cpu.c:
  *
  *   #define GF_T      float          sample and arithmetic type
  *   #define GF_FN(x)  x##_f32        name suffix
- *   #include "fir_cpu_kernel.h"
+ *   #include "cpu_fir.h"
  *
  * Output n (flat, interleaved index within the chunk) is
  *   acc = h[0] * x[n]; for k in 1..T-1: acc = acc + h[k] * x[n - k*C]

@@ -1,0 +1,102 @@
+/*
+ * Configurations: the defaults, and gf_config_check, where every rule the
+ * rest of the library relies on is checked once (backend.h restates what
+ * backends may then assume).
+ */
+#include "backends/backend.h"
+
+#include <math.h>
+#include <string.h>
+
+gf_config gf_config_default(void)
+{
+    gf_config c;
+    memset(&c, 0, sizeof c);
+    c.channels = 1;
+    c.num_taps = 1;
+    c.mode = GF_MODE_SAME;
+    c.precision = GF_PRECISION_F32;
+    c.device = GF_DEVICE_AUTO;
+    return c;
+}
+
+gf_status gf_config_check(const gf_config *c, char *detail, size_t n)
+{
+    if (c->channels < 1 || c->channels > GF_MAX_CHANNELS) {
+        gf_detail(detail, n, "channels %d out of range 1..%d", c->channels, GF_MAX_CHANNELS);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->num_taps < 1 || c->num_taps > GF_MAX_TAPS) {
+        gf_detail(detail, n, "taps %zu out of range 1..%d", c->num_taps, GF_MAX_TAPS);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->mode != GF_MODE_SAME && c->mode != GF_MODE_CAUSAL) {
+        gf_detail(detail, n, "unknown mode %d", (int)c->mode);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->precision != GF_PRECISION_F32 && c->precision != GF_PRECISION_F64) {
+        gf_detail(detail, n, "unknown precision %d", (int)c->precision);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->device < GF_DEVICE_AUTO || c->device > GF_DEVICE_REF) {
+        gf_detail(detail, n, "unknown device %d", (int)c->device);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->chunk_frames > GF_MAX_CHUNK_FRAMES ||
+        c->chunk_frames * (size_t)c->channels > GF_MAX_CHUNK_SAMPLES) {
+        gf_detail(detail, n, "chunk of %zu frames too large (at most %zu frames, %zu samples)",
+                  c->chunk_frames, GF_MAX_CHUNK_FRAMES, GF_MAX_CHUNK_SAMPLES);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->threads < 0) {
+        gf_detail(detail, n, "threads %d is negative", c->threads);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->hist) {
+        const gf_hist_config *h = c->hist;
+        if (h->bins < 1 || h->bins > GF_HIST_MAX_BINS) {
+            gf_detail(detail, n, "hist.bins %zu out of range 1..%zu", h->bins, GF_HIST_MAX_BINS);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+        if (h->block_frames < 1 || h->block_frames > GF_HIST_MAX_BLOCK) {
+            gf_detail(detail, n, "hist.block_frames %zu out of range 1..%zu", h->block_frames,
+                      GF_HIST_MAX_BLOCK);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+        if (!isfinite(h->lo) || !isfinite(h->hi)) {
+            gf_detail(detail, n, "hist.lo (%g) and hist.hi (%g) must both be finite", h->lo, h->hi);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+        if (!(h->lo < h->hi)) {
+            gf_detail(detail, n, "hist.lo (%g) must be below hist.hi (%g)", h->lo, h->hi);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+        /* The bin rule needs hi - lo and bins / (hi - lo) as finite doubles. */
+        if (!isfinite(h->hi - h->lo) || !isfinite((double)h->bins / (h->hi - h->lo))) {
+            gf_detail(detail, n,
+                      "hist.lo..hist.hi (%g..%g) with %zu bins: hi - lo or bins / (hi - lo) "
+                      "is not a finite double",
+                      h->lo, h->hi, h->bins);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+        if (h->of_input != 0 && h->of_input != 1) {
+            gf_detail(detail, n, "hist.of_input %d is not 0 or 1", h->of_input);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+        if (h->mix != 0 && h->mix != 1) {
+            gf_detail(detail, n, "hist.mix %d is not 0 or 1", h->mix);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+    }
+    if (c->taps) {
+        for (size_t k = 0; k < c->num_taps; k++) {
+            double h = c->taps[k];
+            if (!isfinite(h) || (c->precision == GF_PRECISION_F32 && !isfinite((float)h))) {
+                gf_detail(detail, n, "coefficient %zu (%g) is not finite in the precision", k + 1,
+                          h);
+                return GF_ERR_INVALID_ARGUMENT;
+            }
+        }
+    }
+    return GF_OK;
+}
