@@ -27,8 +27,7 @@
  *
  * Per sample the kernel runs hist_fast below: hist.h's rule, reformulated
  * without branches and proved (and tested, test_hist_kernel) equal to
- * gf_hist_sample (bench/NOTES.md has the first version's figures, which
- * called gf_hist_sample per sample).
+ * gf_hist_sample.
  *
  * Without __CUDACC__ (tests/core/test_hist_kernel.cpp) the kernel is
  * compiled as host C++ over a shim of the CUDA built-ins, so that CI
@@ -98,12 +97,12 @@ __device__ __forceinline__ void hist_warp_reduce(gf_hist_part &h, int lowest)
     }
 }
 
-/* ---- the fast per-sample path (the default) ----
+/* ---- the per-sample path ----
  *
  * Branch-free: every lane does the same work for every sample and only the
  * shared atomic is predicated, so a warp never runs the NaN / below / above
- * / big cases one after another (the first version's branches did, and
- * spent about three times the instructions). Each result equals hist.h's
+ * / big cases one after another (branching per case costs about three
+ * times the instructions). Each result equals hist.h's
  * rule for the sample, exactly:
  *   - counts: nan, big (non-NaN, |x| >= 4096 or inf), below (x < lo),
  *     above (x > hi) from comparisons, which are false for NaN;

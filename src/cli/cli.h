@@ -1,15 +1,21 @@
 /*
- * The gpufilt command line: options, exit codes and the pieces main.c
- * wires together (coefficient files, libsndfile source/sink, verification,
- * progress).
+ * The gpufilt command line: exit codes, options, and the pieces main.c
+ * wires together.
+ *
+ * One return convention: a function that can fail returns an exit code
+ * (GF_EXIT_OK, 0, on success) and has printed or written (into an err
+ * buffer) a one-line message by then; functions that deliver data (a
+ * source's read) return a count, or -1 with err set.
  */
 #ifndef GF_CLI_H
 #define GF_CLI_H
 
 #include "gpufilt.h"
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Exit codes (documented in --help and README). */
 enum {
@@ -38,10 +44,21 @@ typedef enum gf_raw_format {
     GF_RAW_F64LE
 } gf_raw_format;
 
-/* FFmpeg's name of a raw format ("s16le"). */
+/* FFmpeg's name of a raw format ("s16le"); "none" for GF_RAW_NONE. */
 const char *gf_raw_name(gf_raw_format f);
+/* A raw format by FFmpeg's or SoX's name ("s16le", "s16"), or GF_RAW_NONE. */
+gf_raw_format gf_raw_parse(const char *name);
+
+/* What the command line asks for. */
+typedef enum gf_cli_action {
+    GF_ACTION_FILTER,       /* IN -> OUT (files, pipes) */
+    GF_ACTION_LIVE,         /* --live */
+    GF_ACTION_LIST_DEVICES, /* --list-devices */
+    GF_ACTION_DONE          /* --help or --version: printed, nothing more to do */
+} gf_cli_action;
 
 typedef struct gf_cli_options {
+    gf_cli_action action;
     const char *in_path, *out_path; /* "-": standard input / output */
     size_t taps;                    /* --taps N, 0 if not given */
     const char *coeffs;             /* --coeffs FILE or NULL */
@@ -62,29 +79,33 @@ typedef struct gf_cli_options {
     /* Histograms: --hist FILE (CSV, or JSON lines for a .json name),
      * --hist-png FILE, and their parameters (defaults filled in). */
     const char *hist_path, *hist_png;
-    size_t hist_bins;  /* 1..GF_CLI_MAX_HIST_BINS, default 256 */
+    size_t hist_bins;  /* 1..GF_HIST_MAX_BINS, default 256 */
     size_t hist_block; /* frames; 0 = one second at the rate (65536 if unknown) */
     double hist_lo, hist_hi;
     int hist_of_input; /* --hist-of input */
     int hist_mix;      /* --hist-channels mix */
 
     /* Live audio: --live / --list-devices and their options. */
-    int live, list_devices, stats;
+    int stats;
     const char *live_in, *live_out, *host_api; /* NULL = default device / API */
     size_t live_frames;                        /* frames per callback, 0 = default */
     double duration;                           /* seconds, 0 = until interrupted */
 } gf_cli_options;
 
-#define GF_CLI_MAX_HIST_BINS 65536
-
 /*
- * Parse argv. Returns -1 to go on, or an exit code (0 after --help or
- * --version, GF_EXIT_USAGE after printing a one-line error).
- * Afterwards: paths set, exactly one of taps/coeffs, values in range.
+ * Parse argv (options.c). Returns GF_EXIT_OK with o->action set (after
+ * --help or --version: GF_ACTION_DONE, the text printed), or GF_EXIT_USAGE
+ * after printing a one-line error. Afterwards: paths set for
+ * GF_ACTION_FILTER, exactly one of taps/coeffs, every value in range, the
+ * options consistent with each other.
  */
 int gf_cli_parse(int argc, char **argv, gf_cli_options *o);
 
-/* Print "gpufilt: " + message + newline to stderr. */
+/* The --help text (help.c). */
+void gf_cli_help(FILE *f);
+
+/* "gpufilt: error: " / "gpufilt: warning: " + message + newline on stderr
+ * (messages.c). */
 void gf_cli_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
@@ -96,18 +117,54 @@ void gf_cli_warn(const char *fmt, ...)
 #endif
     ;
 
-/*
- * Read coefficients from path: one number per line, '#' starts a comment,
- * blank lines ignored. On success *taps (malloc'd) and *n are set and 0 is
- * returned; otherwise a one-line reason is written to err and -1 returned.
- */
-int gf_coeffs_load(const char *path, double **taps, size_t *n, char *err, size_t err_size);
+/* Seconds on a monotonic clock (clock.c). */
+double gf_now(void);
 
-/* The engine the options describe (setup.c): channels, taps (NULL: the
- * mean filter of ntaps), mode, precision, chunk, device, threads; no
+/*
+ * The filter's taps (taps.c): from --coeffs FILE (one number per line, '#'
+ * starts a comment, blank lines ignored), or NULL for the mean filter of
+ * --taps N. Returns an exit code after a one-line error naming the file and
+ * line.
+ */
+typedef struct gf_taps {
+    double *h; /* malloc'd coefficients, or NULL: the mean filter */
+    size_t n;  /* taps */
+} gf_taps;
+int gf_taps_load(const gf_cli_options *o, gf_taps *t);
+void gf_taps_free(gf_taps *t);
+
+/* ---- engines (engine_setup.c) ---- */
+
+/* A job, as the device policy sees it. */
+typedef struct gf_job {
+    int64_t frames; /* frames to filter; < 0 for a stream of unknown length */
+    int channels;
+    size_t taps;
+    size_t block; /* live audio: frames per block; 0 for files and pipes */
+    double rate;  /* live audio: Hz */
+} gf_job;
+
+/*
+ * The one device policy, for files, pipes and live audio: the device the
+ * options name, or for --device auto the CPU unless the job is too much for
+ * it (README, "Choosing the device"):
+ *   files and pipes: the GPU when the CPU would need more than twice the
+ *     GPU's start-up time (~0.3 s) for the whole job (a stream is judged per
+ *     2^24 frames);
+ *   live audio: the GPU when one CPU core would need more than a tenth of
+ *     each block's period (the worker runs blocks one at a time).
+ * The CPU estimate is frames x channels x taps multiply-adds at 2e9 a
+ * second per core. No CUDA call is made unless the GPU is chosen (asking
+ * whether one exists is itself most of its start-up); without a usable GPU
+ * the answer is cpu. `why` (may be NULL) receives the reason for auto.
+ */
+gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, char *why, size_t n);
+
+/* The engine the options describe: channels, taps (t->h NULL: the mean
+ * filter of t->n), mode, precision, chunk, threads and `device`; no
  * histograms. */
-gf_config gf_cli_engine_config(const gf_cli_options *o, int channels, const double *taps,
-                               size_t ntaps);
+gf_config gf_cli_engine_config(const gf_cli_options *o, int channels, const gf_taps *t,
+                               gf_device device);
 /* Create it; on failure print one line naming the device and return an
  * exit code (else 0). */
 int gf_cli_engine_create(const gf_config *c, gf_engine **e);
@@ -118,7 +175,9 @@ int gf_cli_engine_failed(gf_engine *e, gf_status st);
  * `rate`, or 65536 frames where the rate is unknown (0). */
 gf_hist_config gf_cli_hist_config(const gf_cli_options *o, int rate);
 
-/* Seconds on a monotonic clock. */
-double gf_now(void);
+/* ---- the actions ---- */
+
+/* IN -> OUT (filter.c); *stop is set by SIGINT/SIGTERM. */
+int gf_filter_run(const gf_cli_options *o, const gf_taps *t, volatile sig_atomic_t *stop);
 
 #endif /* GF_CLI_H */

@@ -1,128 +1,103 @@
-/* Command-line parsing: every option is validated here, once. */
+/*
+ * Command-line parsing: every option is validated here, once. Options are
+ * a table (name, kind, field, range or choices); parse_value turns one
+ * value into its field, check_options checks the options against each
+ * other.
+ */
 #include "cli.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void gf_cli_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("gpufilt: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
+typedef enum arg_kind {
+    ARG_FLAG,    /* int field set to 1 */
+    ARG_SIZE,    /* size_t in [lo, hi] */
+    ARG_INT,     /* int in [lo, hi] */
+    ARG_STRING,  /* const char * (a path, a name) */
+    ARG_CHOICE,  /* an enum field, by name */
+    ARG_RAW,     /* gf_raw_format */
+    ARG_RANGE,   /* --hist-range LO:HI */
+    ARG_SECONDS, /* --duration */
+    ARG_ACTION,  /* --live, --list-devices: the action lo */
+    ARG_HELP,
+    ARG_VERSION
+} arg_kind;
 
-void gf_cli_warn(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("gpufilt: warning: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
+typedef struct choice {
+    const char *name;
+    int value;
+} choice;
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: gpufilt IN OUT (--taps N | --coeffs FILE) [options]\n"
-            "       gpufilt --live (--taps N | --coeffs FILE) [live options]\n"
-            "       gpufilt --list-devices\n"
-            "\n"
-            "Filter audio with an FIR filter on the GPU (or CPU), bit-exact.\n"
-            "IN is any file libsndfile reads (WAV, AIFF, FLAC, Ogg, ...). OUT gets the same\n"
-            "format and sample type unless its extension or --out-format says otherwise.\n"
-            "Integer output is rounded and clipped; clipped samples are counted.\n"
-            "IN or OUT '-' is standard input/output: raw samples with --raw/--out-raw, or a\n"
-            "container (WAV/AU in; AU/FLAC out with --out-format). Writing '-' without\n"
-            "either gives raw samples in the input's sample format. Streams are filtered\n"
-            "as they arrive.\n"
-            "\n"
-            "filter:\n"
-            "  -t, --taps N          mean filter of N taps (h[k] = 1/N), 1..%d\n"
-            "  -k, --coeffs FILE     taps from FILE: one number per line, '#' comments\n"
-            "  -m, --mode MODE       same (default): centred, output as long as input\n"
-            "                        causal: y[i] = sum h[k] x[i-k], no look-ahead\n"
-            "  -p, --precision P     f32 (default) or f64 arithmetic\n"
-            "\n"
-            "execution:\n"
-            "  -d, --device D        auto (default): cuda if a GPU is usable and the job is\n"
-            "                        big enough to repay starting it (~0.3 s), else cpu;\n"
-            "                        or cuda, cpu, ref (the serial reference)\n"
-            "      --chunk FRAMES    frames per processing chunk (output never depends on it)\n"
-            "      --threads N       cpu backend worker threads (default: all CPUs)\n"
-            "\n",
-            GF_MAX_TAPS);
-    fprintf(f,
-            "streams:\n"
-            "      --raw FMT         IN is headerless samples: u8 s8 s16le s16be s24le s32le\n"
-            "                        f32le f64le (also SoX's f32, s16, ...); needs --channels\n"
-            "      --out-raw FMT     write OUT as headerless samples of FMT\n"
-            "  -c, --channels N      channels of --raw input (or of --live)\n"
-            "  -r, --rate HZ         sample rate of --raw input (needed to write a container)\n"
-            "\n"
-            "histograms (per block of the stream, computed while filtering):\n"
-            "      --hist FILE       CSV, or JSON lines when FILE ends in .json\n"
-            "      --hist-png FILE   heat map over time (log counts, clipping marked)\n"
-            "      --hist-bins B     bins (default 256, up to %d)\n"
-            "      --hist-block N    frames per block (default: one second at the rate,\n"
-            "                        65536 when the rate is unknown)\n"
-            "      --hist-range LO:HI  amplitude range (default -1:1)\n"
-            "      --hist-of output|input   (default output)\n"
-            "      --hist-channels each|mix (default each)\n"
-            "\n"
-            "live audio (PortAudio; causal mode):\n"
-            "      --live            capture -> filter -> playback until Ctrl-C\n"
-            "      --list-devices    host APIs and devices, with indexes\n"
-            "      --in DEV, --out DEV  device by index or name substring\n"
-            "      --host-api NAME   e.g. ALSA, JACK\n"
-            "      --frames F        frames per audio buffer (default 256)\n"
-            "      --duration S      stop after S seconds\n"
-            "      --stats           print xrun counts every second\n"
-            "\n",
-            GF_CLI_MAX_HIST_BINS);
-    fprintf(
-        f,
-        "output:\n"
-        "      --out-format F    MAJOR[:SUBTYPE], e.g. wav, flac:pcm_24, wav:float;\n"
-        "                        subtypes: pcm_s8 pcm_u8 pcm_16 pcm_24 pcm_32 float double\n"
-        "                        ulaw alaw vorbis opus\n"
-        "      --verify          also run the serial reference over the same stream,\n"
-        "                        report max |error|, max ulp, both times and the speedup,\n"
-        "                        and fail on any difference\n"
-        "      --allow-truncated filter the frames a truncated input holds (a warning)\n"
-        "                        instead of refusing it\n"
-        "      --sync            flush the output to disk (fsync) before renaming it\n"
-        "                        into place, so it survives a power loss\n"
-        "  -q, --quiet           no progress bar or summary (errors still shown)\n"
-        "  -h, --help            this text\n"
-        "  -V, --version         version and compiled-in backends\n"
-        "\n"
-        "examples:\n"
-        "  gpufilt in.wav out.wav --taps 5\n"
-        "  gpufilt in.flac out.wav --coeffs lowpass.txt --precision f64 --verify\n"
-        "  gpufilt in.wav out.flac --taps 31 --mode causal --device cpu\n"
-        "  sox in.flac -t f32 - | gpufilt - - --raw f32le -c 2 --taps 5 | aplay -f FLOAT_LE -c 2\n"
-        "  gpufilt in.wav out.wav --taps 63 --hist levels.csv --hist-png levels.png\n"
-        "  gpufilt --live --taps 63 --host-api JACK\n"
-        "\n"
-        "exit codes:\n"
-        "  0 success            1 internal error       2 usage error\n"
-        "  3 input error        4 output error         5 device/backend error\n"
-        "  6 verify mismatch    7 input ended inside a frame (trailing bytes dropped)\n"
-        "  130 interrupted (SIGINT/SIGTERM)   141 output pipe closed by its reader\n"
-        "On any failure no output file is left behind: output is written to a\n"
-        "temporary file in the same directory and renamed only on success.\n");
-}
+typedef struct opt_spec {
+    const char *name;
+    char short_name; /* 0: none */
+    arg_kind kind;
+    size_t field;          /* offsetof(gf_cli_options, ...) */
+    size_t lo, hi;         /* ARG_SIZE, ARG_INT */
+    const choice *choices; /* ARG_CHOICE: ends with a NULL name */
+} opt_spec;
 
-/* A whole number in [lo, hi]; -1 with a message otherwise. */
+/* The enum fields ARG_CHOICE and ARG_RAW write are int-sized. */
+_Static_assert(sizeof(gf_mode) == sizeof(int) && sizeof(gf_precision) == sizeof(int) &&
+                   sizeof(gf_device) == sizeof(int) && sizeof(gf_raw_format) == sizeof(int),
+               "enum options are written as int");
+
+static const choice modes[] = {{"same", GF_MODE_SAME}, {"causal", GF_MODE_CAUSAL}, {NULL, 0}};
+static const choice precisions[] = {
+    {"f32", GF_PRECISION_F32}, {"f64", GF_PRECISION_F64}, {NULL, 0}};
+static const choice devices[] = {{"auto", GF_DEVICE_AUTO},
+                                 {"cpu", GF_DEVICE_CPU},
+                                 {"cuda", GF_DEVICE_CUDA},
+                                 {"ref", GF_DEVICE_REF},
+                                 {NULL, 0}};
+static const choice hist_of[] = {{"output", 0}, {"input", 1}, {NULL, 0}};
+static const choice hist_channels[] = {{"each", 0}, {"mix", 1}, {NULL, 0}};
+
+#define F(x) offsetof(gf_cli_options, x)
+static const opt_spec specs[] = {
+    {"taps", 't', ARG_SIZE, F(taps), 1, GF_MAX_TAPS, NULL},
+    {"coeffs", 'k', ARG_STRING, F(coeffs), 0, 0, NULL},
+    {"mode", 'm', ARG_CHOICE, F(mode), 0, 0, modes},
+    {"precision", 'p', ARG_CHOICE, F(precision), 0, 0, precisions},
+    {"device", 'd', ARG_CHOICE, F(device), 0, 0, devices},
+    {"chunk", 0, ARG_SIZE, F(chunk), 1, GF_MAX_CHUNK_FRAMES, NULL},
+    {"threads", 0, ARG_INT, F(threads), 1, GF_MAX_THREADS, NULL},
+    {"out-format", 0, ARG_STRING, F(out_format), 0, 0, NULL},
+    {"verify", 0, ARG_FLAG, F(verify), 0, 0, NULL},
+    {"allow-truncated", 0, ARG_FLAG, F(allow_truncated), 0, 0, NULL},
+    {"sync", 0, ARG_FLAG, F(sync), 0, 0, NULL},
+    {"raw", 0, ARG_RAW, F(raw), 0, 0, NULL},
+    {"out-raw", 0, ARG_RAW, F(out_raw), 0, 0, NULL},
+    {"channels", 'c', ARG_INT, F(channels), 1, GF_MAX_CHANNELS, NULL},
+    {"rate", 'r', ARG_INT, F(rate), 1, 10000000, NULL},
+    {"hist", 0, ARG_STRING, F(hist_path), 0, 0, NULL},
+    {"hist-png", 0, ARG_STRING, F(hist_png), 0, 0, NULL},
+    {"hist-bins", 0, ARG_SIZE, F(hist_bins), 1, GF_HIST_MAX_BINS, NULL},
+    {"hist-block", 0, ARG_SIZE, F(hist_block), 1, GF_HIST_MAX_BLOCK, NULL},
+    {"hist-range", 0, ARG_RANGE, 0, 0, 0, NULL},
+    {"hist-of", 0, ARG_CHOICE, F(hist_of_input), 0, 0, hist_of},
+    {"hist-channels", 0, ARG_CHOICE, F(hist_mix), 0, 0, hist_channels},
+    {"live", 0, ARG_ACTION, 0, GF_ACTION_LIVE, 0, NULL},
+    {"list-devices", 0, ARG_ACTION, 0, GF_ACTION_LIST_DEVICES, 0, NULL},
+    {"in", 0, ARG_STRING, F(live_in), 0, 0, NULL},
+    {"out", 0, ARG_STRING, F(live_out), 0, 0, NULL},
+    {"host-api", 0, ARG_STRING, F(host_api), 0, 0, NULL},
+    {"frames", 0, ARG_SIZE, F(live_frames), 1, 65536, NULL},
+    {"duration", 0, ARG_SECONDS, F(duration), 0, 0, NULL},
+    {"stats", 0, ARG_FLAG, F(stats), 0, 0, NULL},
+    {"quiet", 'q', ARG_FLAG, F(quiet), 0, 0, NULL},
+    {"help", 'h', ARG_HELP, 0, 0, 0, NULL},
+    {"version", 'V', ARG_VERSION, 0, 0, 0, NULL},
+};
+#undef F
+enum { NSPECS = sizeof specs / sizeof specs[0] };
+
+/* A whole number in [lo, hi]; GF_EXIT_USAGE with a message otherwise. */
 static int parse_size(const char *opt, const char *s, size_t lo, size_t hi, size_t *out)
 {
     char *end = NULL;
@@ -132,53 +107,23 @@ static int parse_size(const char *opt, const char *s, size_t lo, size_t hi, size
             strtoll(s, &end, 10);
             if (end != s && *end == '\0') {
                 gf_cli_error("%s: '%s' is out of range %zu..%zu", opt, s, lo, hi);
-                return -1;
+                return GF_EXIT_USAGE;
             }
         }
         gf_cli_error("%s: '%s' is not a whole number", opt, s);
-        return -1;
+        return GF_EXIT_USAGE;
     }
     unsigned long long v = strtoull(s, &end, 10);
     if (end == s || *end != '\0') {
         gf_cli_error("%s: '%s' is not a whole number", opt, s);
-        return -1;
+        return GF_EXIT_USAGE;
     }
     if (errno == ERANGE || v < lo || v > hi) {
         gf_cli_error("%s: '%s' is out of range %zu..%zu", opt, s, lo, hi);
-        return -1;
+        return GF_EXIT_USAGE;
     }
     *out = (size_t)v;
-    return 0;
-}
-
-static const struct {
-    const char *name, *sox; /* FFmpeg's name, SoX's short type */
-    gf_raw_format f;
-} raw_formats[] = {
-    {"u8", "u8", GF_RAW_U8},        {"s8", "s8", GF_RAW_S8},        {"s16le", "s16", GF_RAW_S16LE},
-    {"s16be", NULL, GF_RAW_S16BE},  {"s24le", "s24", GF_RAW_S24LE}, {"s32le", "s32", GF_RAW_S32LE},
-    {"f32le", "f32", GF_RAW_F32LE}, {"f64le", "f64", GF_RAW_F64LE},
-};
-
-const char *gf_raw_name(gf_raw_format f)
-{
-    for (size_t i = 0; i < sizeof raw_formats / sizeof raw_formats[0]; i++)
-        if (raw_formats[i].f == f)
-            return raw_formats[i].name;
-    return "none";
-}
-
-/* FFmpeg's names, and SoX's short types (f32 = f32le, s16 = s16le, ...). */
-static int parse_raw(const char *opt, const char *s, gf_raw_format *out)
-{
-    for (size_t i = 0; i < sizeof raw_formats / sizeof raw_formats[0]; i++)
-        if (strcmp(s, raw_formats[i].name) == 0 ||
-            (raw_formats[i].sox && strcmp(s, raw_formats[i].sox) == 0)) {
-            *out = raw_formats[i].f;
-            return 0;
-        }
-    gf_cli_error("%s: '%s' is not one of u8 s8 s16le s16be s24le s32le f32le f64le", opt, s);
-    return -1;
+    return GF_EXIT_OK;
 }
 
 /* LO:HI, two finite numbers. */
@@ -191,311 +136,206 @@ static int parse_range(const char *s, double *lo, double *hi)
         const char *h = end + 1;
         *hi = strtod(h, &end);
         if (end != h && *end == '\0' && errno != ERANGE && isfinite(*lo) && isfinite(*hi))
-            return 0;
+            return GF_EXIT_OK;
     }
     gf_cli_error("--hist-range: '%s' is not LO:HI with two finite numbers", s);
-    return -1;
+    return GF_EXIT_USAGE;
 }
 
-int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
+static int parse_choice(const char *opt, const choice *c, const char *s, int *out)
 {
-    enum {
-        OPT_CHUNK = 256,
-        OPT_THREADS,
-        OPT_OUT_FORMAT,
-        OPT_VERIFY,
-        OPT_ALLOW_TRUNC,
-        OPT_SYNC,
-        OPT_RAW,
-        OPT_OUT_RAW,
-        OPT_HIST,
-        OPT_HIST_PNG,
-        OPT_HIST_BINS,
-        OPT_HIST_BLOCK,
-        OPT_HIST_RANGE,
-        OPT_HIST_OF,
-        OPT_HIST_CHANNELS,
-        OPT_LIVE,
-        OPT_LIST_DEVICES,
-        OPT_IN_DEV,
-        OPT_OUT_DEV,
-        OPT_HOST_API,
-        OPT_FRAMES,
-        OPT_DURATION,
-        OPT_STATS
-    };
-    static const struct option longopts[] = {
-        {"taps", required_argument, NULL, 't'},
-        {"coeffs", required_argument, NULL, 'k'},
-        {"mode", required_argument, NULL, 'm'},
-        {"precision", required_argument, NULL, 'p'},
-        {"device", required_argument, NULL, 'd'},
-        {"chunk", required_argument, NULL, OPT_CHUNK},
-        {"threads", required_argument, NULL, OPT_THREADS},
-        {"out-format", required_argument, NULL, OPT_OUT_FORMAT},
-        {"verify", no_argument, NULL, OPT_VERIFY},
-        {"allow-truncated", no_argument, NULL, OPT_ALLOW_TRUNC},
-        {"sync", no_argument, NULL, OPT_SYNC},
-        {"raw", required_argument, NULL, OPT_RAW},
-        {"out-raw", required_argument, NULL, OPT_OUT_RAW},
-        {"channels", required_argument, NULL, 'c'},
-        {"rate", required_argument, NULL, 'r'},
-        {"hist", required_argument, NULL, OPT_HIST},
-        {"hist-png", required_argument, NULL, OPT_HIST_PNG},
-        {"hist-bins", required_argument, NULL, OPT_HIST_BINS},
-        {"hist-block", required_argument, NULL, OPT_HIST_BLOCK},
-        {"hist-range", required_argument, NULL, OPT_HIST_RANGE},
-        {"hist-of", required_argument, NULL, OPT_HIST_OF},
-        {"hist-channels", required_argument, NULL, OPT_HIST_CHANNELS},
-        {"live", no_argument, NULL, OPT_LIVE},
-        {"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
-        {"in", required_argument, NULL, OPT_IN_DEV},
-        {"out", required_argument, NULL, OPT_OUT_DEV},
-        {"host-api", required_argument, NULL, OPT_HOST_API},
-        {"frames", required_argument, NULL, OPT_FRAMES},
-        {"duration", required_argument, NULL, OPT_DURATION},
-        {"stats", no_argument, NULL, OPT_STATS},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
+    char names[128] = "";
+    for (const choice *i = c; i->name; i++) {
+        if (strcmp(s, i->name) == 0) {
+            *out = i->value;
+            return GF_EXIT_OK;
+        }
+        const size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", i->name);
+    }
+    gf_cli_error("%s: '%s' is not one of %s", opt, s, names);
+    return GF_EXIT_USAGE;
+}
+
+/* One option's value into its field of o. */
+static int parse_value(const opt_spec *sp, const char *arg, gf_cli_options *o)
+{
+    char opt[40];
+    snprintf(opt, sizeof opt, "--%s", sp->name);
+    void *field = (char *)o + sp->field;
+    size_t v = 0;
+    int rc = GF_EXIT_OK;
+    switch (sp->kind) {
+    case ARG_FLAG:
+        *(int *)field = 1;
+        break;
+    case ARG_SIZE:
+        rc = parse_size(opt, arg, sp->lo, sp->hi, (size_t *)field);
+        break;
+    case ARG_INT:
+        if ((rc = parse_size(opt, arg, sp->lo, sp->hi, &v)) == GF_EXIT_OK)
+            *(int *)field = (int)v;
+        break;
+    case ARG_STRING:
+        *(const char **)field = arg;
+        break;
+    case ARG_CHOICE:
+        rc = parse_choice(opt, sp->choices, arg, (int *)field);
+        break;
+    case ARG_RAW:
+        if ((*(gf_raw_format *)field = gf_raw_parse(arg)) == GF_RAW_NONE) {
+            gf_cli_error("%s: '%s' is not one of u8 s8 s16le s16be s24le s32le f32le f64le", opt,
+                         arg);
+            rc = GF_EXIT_USAGE;
+        }
+        break;
+    case ARG_RANGE:
+        rc = parse_range(arg, &o->hist_lo, &o->hist_hi);
+        break;
+    case ARG_SECONDS: {
+        char *end = NULL;
+        errno = 0;
+        const double d = strtod(arg, &end);
+        if (end == arg || *end != '\0' || errno == ERANGE || !(d > 0) || d > 1e7) {
+            gf_cli_error("%s: '%s' is not a number of seconds in (0, 1e7]", opt, arg);
+            rc = GF_EXIT_USAGE;
+        }
+        *(double *)field = d;
+        break;
+    }
+    case ARG_ACTION:
+    case ARG_HELP:
+    case ARG_VERSION:
+        break;
+    }
+    return rc;
+}
+
+/* The positional arguments, for the action. */
+static int check_positionals(int npos, char **pos, gf_cli_options *o)
+{
+    if (o->action != GF_ACTION_FILTER) {
+        if (npos > 0) {
+            gf_cli_error("unexpected argument '%s' (--%s takes no IN or OUT)", pos[0],
+                         o->action == GF_ACTION_LIVE ? "live" : "list-devices");
+            return GF_EXIT_USAGE;
+        }
+        return GF_EXIT_OK;
+    }
+    if (npos < 2) {
+        gf_cli_error("expected IN and OUT (files, or - for standard input/output; see "
+                     "gpufilt --help)");
+        return GF_EXIT_USAGE;
+    }
+    if (npos > 2) {
+        gf_cli_error("unexpected argument '%s' (expected only IN and OUT)", pos[2]);
+        return GF_EXIT_USAGE;
+    }
+    o->in_path = pos[0];
+    o->out_path = pos[1];
+    return GF_EXIT_OK;
+}
+
+/* The options against each other (values are in range by now). */
+static int check_options(const gf_cli_options *o)
+{
+    const int live = o->action == GF_ACTION_LIVE;
+    const char *bad = NULL;
+    if (o->taps && o->coeffs)
+        bad = "use either --taps or --coeffs, not both";
+    else if (!o->taps && !o->coeffs)
+        bad = "one of --taps N or --coeffs FILE is required";
+    else if (live && o->mode_given && o->mode == GF_MODE_SAME)
+        bad = "--live filters causally: --mode same needs input from the future";
+    else if (live && (o->raw || o->out_raw))
+        bad = "--raw and --out-raw are for IN and OUT, not --live";
+    else if (!live && (o->live_in || o->live_out || o->host_api || o->live_frames ||
+                       o->duration > 0 || o->stats))
+        bad = "--in, --out, --host-api, --frames, --duration and --stats need --live";
+    else if (o->out_raw && o->out_format)
+        bad = "use either --out-raw or --out-format, not both";
+    else if (o->raw && !o->channels)
+        bad = "--raw needs --channels (raw samples carry no channel count)";
+    else if (!o->raw && !live && o->channels)
+        bad = "--channels is for --raw input or --live (a file's header says its own)";
+    else if (o->hist_lo >= o->hist_hi)
+        bad = "--hist-range: LO must be below HI";
+    if (bad) {
+        gf_cli_error("%s", bad);
+        return GF_EXIT_USAGE;
+    }
+    return GF_EXIT_OK;
+}
+
+static void set_defaults(gf_cli_options *o)
+{
     memset(o, 0, sizeof *o);
+    o->action = GF_ACTION_FILTER;
     o->mode = GF_MODE_SAME;
     o->precision = GF_PRECISION_F32;
     o->device = GF_DEVICE_AUTO;
     o->hist_bins = 256;
     o->hist_lo = -1.0;
     o->hist_hi = 1.0;
-    opterr = 0; /* our own one-line messages */
-    int c;
-    size_t v;
-    while ((c = getopt_long(argc, argv, ":t:k:m:p:d:c:r:qhV", longopts, NULL)) != -1) {
-        switch (c) {
-        case 't':
-            if (parse_size("--taps", optarg, 1, GF_MAX_TAPS, &o->taps) != 0)
-                return GF_EXIT_USAGE;
-            break;
-        case 'k':
-            o->coeffs = optarg;
-            break;
-        case 'm':
-            o->mode_given = 1;
-            if (strcmp(optarg, "same") == 0)
-                o->mode = GF_MODE_SAME;
-            else if (strcmp(optarg, "causal") == 0)
-                o->mode = GF_MODE_CAUSAL;
-            else {
-                gf_cli_error("--mode: '%s' is not one of same, causal", optarg);
-                return GF_EXIT_USAGE;
-            }
-            break;
-        case 'p':
-            if (strcmp(optarg, "f32") == 0)
-                o->precision = GF_PRECISION_F32;
-            else if (strcmp(optarg, "f64") == 0)
-                o->precision = GF_PRECISION_F64;
-            else {
-                gf_cli_error("--precision: '%s' is not one of f32, f64", optarg);
-                return GF_EXIT_USAGE;
-            }
-            break;
-        case 'd':
-            if (strcmp(optarg, "auto") == 0)
-                o->device = GF_DEVICE_AUTO;
-            else if (strcmp(optarg, "cpu") == 0)
-                o->device = GF_DEVICE_CPU;
-            else if (strcmp(optarg, "cuda") == 0)
-                o->device = GF_DEVICE_CUDA;
-            else if (strcmp(optarg, "ref") == 0)
-                o->device = GF_DEVICE_REF;
-            else {
-                gf_cli_error("--device: '%s' is not one of auto, cpu, cuda, ref", optarg);
-                return GF_EXIT_USAGE;
-            }
-            break;
-        case OPT_CHUNK:
-            if (parse_size("--chunk", optarg, 1, (size_t)1 << 28, &o->chunk) != 0)
-                return GF_EXIT_USAGE;
-            break;
-        case OPT_THREADS:
-            if (parse_size("--threads", optarg, 1, 64, &v) != 0)
-                return GF_EXIT_USAGE;
-            o->threads = (int)v;
-            break;
-        case OPT_OUT_FORMAT:
-            o->out_format = optarg;
-            break;
-        case OPT_VERIFY:
-            o->verify = 1;
-            break;
-        case OPT_ALLOW_TRUNC:
-            o->allow_truncated = 1;
-            break;
-        case OPT_SYNC:
-            o->sync = 1;
-            break;
-        case OPT_RAW:
-        case OPT_OUT_RAW:
-            if (parse_raw(c == OPT_RAW ? "--raw" : "--out-raw", optarg,
-                          c == OPT_RAW ? &o->raw : &o->out_raw) != 0)
-                return GF_EXIT_USAGE;
-            break;
-        case 'c':
-            if (parse_size("--channels", optarg, 1, GF_MAX_CHANNELS, &v) != 0)
-                return GF_EXIT_USAGE;
-            o->channels = (int)v;
-            break;
-        case 'r':
-            if (parse_size("--rate", optarg, 1, 10000000, &v) != 0)
-                return GF_EXIT_USAGE;
-            o->rate = (int)v;
-            break;
-        case OPT_HIST:
-            o->hist_path = optarg;
-            break;
-        case OPT_HIST_PNG:
-            o->hist_png = optarg;
-            break;
-        case OPT_HIST_BINS:
-            if (parse_size("--hist-bins", optarg, 1, GF_CLI_MAX_HIST_BINS, &o->hist_bins) != 0)
-                return GF_EXIT_USAGE;
-            break;
-        case OPT_HIST_BLOCK:
-            if (parse_size("--hist-block", optarg, 1, (size_t)1 << 28, &o->hist_block) != 0)
-                return GF_EXIT_USAGE;
-            break;
-        case OPT_HIST_RANGE:
-            if (parse_range(optarg, &o->hist_lo, &o->hist_hi) != 0)
-                return GF_EXIT_USAGE;
-            break;
-        case OPT_HIST_OF:
-            if (strcmp(optarg, "output") == 0 || strcmp(optarg, "input") == 0)
-                o->hist_of_input = optarg[0] == 'i';
-            else {
-                gf_cli_error("--hist-of: '%s' is not one of output, input", optarg);
-                return GF_EXIT_USAGE;
-            }
-            break;
-        case OPT_HIST_CHANNELS:
-            if (strcmp(optarg, "each") == 0 || strcmp(optarg, "mix") == 0)
-                o->hist_mix = optarg[0] == 'm';
-            else {
-                gf_cli_error("--hist-channels: '%s' is not one of each, mix", optarg);
-                return GF_EXIT_USAGE;
-            }
-            break;
-        case OPT_LIVE:
-            o->live = 1;
-            break;
-        case OPT_LIST_DEVICES:
-            o->list_devices = 1;
-            break;
-        case OPT_IN_DEV:
-            o->live_in = optarg;
-            break;
-        case OPT_OUT_DEV:
-            o->live_out = optarg;
-            break;
-        case OPT_HOST_API:
-            o->host_api = optarg;
-            break;
-        case OPT_FRAMES:
-            if (parse_size("--frames", optarg, 1, 65536, &o->live_frames) != 0)
-                return GF_EXIT_USAGE;
-            break;
-        case OPT_DURATION: {
-            char *end = NULL;
-            errno = 0;
-            o->duration = strtod(optarg, &end);
-            if (end == optarg || *end != '\0' || errno == ERANGE || !(o->duration > 0) ||
-                o->duration > 1e7) {
-                gf_cli_error("--duration: '%s' is not a number of seconds in (0, 1e7]", optarg);
-                return GF_EXIT_USAGE;
-            }
-            break;
+}
+
+int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
+{
+    set_defaults(o);
+    struct option longopts[NSPECS + 1];
+    char shortopts[2 * NSPECS + 2] = ":";
+    size_t ns = 1;
+    for (int i = 0; i < NSPECS; i++) {
+        const arg_kind k = specs[i].kind;
+        const int has_arg = k == ARG_FLAG || k == ARG_ACTION || k == ARG_HELP || k == ARG_VERSION
+                                ? no_argument
+                                : required_argument;
+        longopts[i] = (struct option){specs[i].name, has_arg, NULL, 256 + i};
+        if (specs[i].short_name) {
+            shortopts[ns++] = specs[i].short_name;
+            if (has_arg == required_argument)
+                shortopts[ns++] = ':';
         }
-        case OPT_STATS:
-            o->stats = 1;
-            break;
-        case 'q':
-            o->quiet = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return GF_EXIT_OK;
-        case 'V':
-            printf("gpufilt %s, library %s\n", GPUFILT_VERSION, gf_version());
-            return GF_EXIT_OK;
-        case ':':
+    }
+    longopts[NSPECS] = (struct option){NULL, 0, NULL, 0};
+    shortopts[ns] = '\0';
+    opterr = 0; /* our own one-line messages */
+    int live = 0, list = 0, c;
+    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        const opt_spec *sp = NULL;
+        for (int i = 0; i < NSPECS && !sp; i++)
+            if (c == 256 + i || (specs[i].short_name && c == specs[i].short_name))
+                sp = &specs[i];
+        if (c == ':') {
             gf_cli_error("option '%s' needs a value", argv[optind - 1]);
             return GF_EXIT_USAGE;
-        default:
+        }
+        if (!sp) {
             gf_cli_error("unknown option '%s' (see gpufilt --help)", argv[optind - 1]);
             return GF_EXIT_USAGE;
         }
-    }
-    const int npos = argc - optind;
-    if (o->list_devices || o->live) {
-        if (o->list_devices && o->live) {
-            gf_cli_error("use either --live or --list-devices, not both");
-            return GF_EXIT_USAGE;
+        if (sp->kind == ARG_HELP || sp->kind == ARG_VERSION) {
+            if (sp->kind == ARG_HELP)
+                gf_cli_help(stdout);
+            else
+                printf("gpufilt %s, library %s\n", GPUFILT_VERSION, gf_version());
+            o->action = GF_ACTION_DONE;
+            return GF_EXIT_OK;
         }
-        if (npos > 0) {
-            gf_cli_error("unexpected argument '%s' (--%s takes no IN or OUT)", argv[optind],
-                         o->live ? "live" : "list-devices");
-            return GF_EXIT_USAGE;
-        }
-        if (o->list_devices)
-            return -1;
-    } else if (npos != 2) {
-        if (npos < 2)
-            gf_cli_error("expected IN and OUT (files, or - for standard input/output; see "
-                         "gpufilt --help)");
-        else
-            gf_cli_error("unexpected argument '%s' (expected only IN and OUT)", argv[optind + 2]);
-        return GF_EXIT_USAGE;
-    } else {
-        o->in_path = argv[optind];
-        o->out_path = argv[optind + 1];
+        live |= sp->kind == ARG_ACTION && sp->lo == GF_ACTION_LIVE;
+        list |= sp->kind == ARG_ACTION && sp->lo == GF_ACTION_LIST_DEVICES;
+        o->mode_given |= sp->field == offsetof(gf_cli_options, mode) && sp->kind == ARG_CHOICE;
+        const int rc = parse_value(sp, optarg, o);
+        if (rc)
+            return rc;
     }
-    if (o->taps && o->coeffs) {
-        gf_cli_error("use either --taps or --coeffs, not both");
+    if (live && list) {
+        gf_cli_error("use either --live or --list-devices, not both");
         return GF_EXIT_USAGE;
     }
-    if (!o->taps && !o->coeffs) {
-        gf_cli_error("one of --taps N or --coeffs FILE is required");
-        return GF_EXIT_USAGE;
-    }
-    if (o->live) {
-        if (o->mode_given && o->mode == GF_MODE_SAME) {
-            gf_cli_error("--live filters causally: --mode same needs input from the future");
-            return GF_EXIT_USAGE;
-        }
-        if (o->raw || o->out_raw) {
-            gf_cli_error("--raw and --out-raw are for IN and OUT, not --live");
-            return GF_EXIT_USAGE;
-        }
-    } else if (o->live_in || o->live_out || o->host_api || o->live_frames || o->duration > 0 ||
-               o->stats) {
-        gf_cli_error("--in, --out, --host-api, --frames, --duration and --stats need --live");
-        return GF_EXIT_USAGE;
-    }
-    if (o->out_raw && o->out_format) {
-        gf_cli_error("use either --out-raw or --out-format, not both");
-        return GF_EXIT_USAGE;
-    }
-    if (o->raw && !o->channels) {
-        gf_cli_error("--raw needs --channels (raw samples carry no channel count)");
-        return GF_EXIT_USAGE;
-    }
-    if (!o->raw && !o->live && o->channels) {
-        gf_cli_error("--channels is for --raw input or --live (a file's header says its own)");
-        return GF_EXIT_USAGE;
-    }
-    if (o->hist_lo >= o->hist_hi) {
-        gf_cli_error("--hist-range: LO must be below HI");
-        return GF_EXIT_USAGE;
-    }
-    return -1;
+    o->action = live ? GF_ACTION_LIVE : list ? GF_ACTION_LIST_DEVICES : GF_ACTION_FILTER;
+    int rc = check_positionals(argc - optind, argv + optind, o);
+    if (rc || o->action == GF_ACTION_LIST_DEVICES)
+        return rc;
+    return check_options(o);
 }

@@ -3,15 +3,7 @@
 #include "cli.h"
 
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
-
-double gf_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void gf_progress_init(gf_progress *p, int64_t total_frames, int quiet)
 {

@@ -1,5 +1,7 @@
 #include "verify.h"
 
+#include "cli.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +94,7 @@ int gf_verify_feed(gf_verify *v, int side, const void *frames, size_t n)
         size_t cap = (v->count[side] + n) * 2;
         unsigned char *p = realloc(v->pending[side], cap * fb);
         if (!p)
-            return -1;
+            return GF_EXIT_INTERNAL;
         v->pending[side] = p;
         v->cap[side] = cap;
     }
@@ -155,11 +157,11 @@ int gf_hist_verify_feed(gf_hist_verify *v, int side, const gf_hist_record *r)
         const size_t cap = v->cap[side] ? 2 * v->cap[side] : 16;
         gf_hist_record *nr = realloc(v->rec[side], cap * sizeof *nr);
         if (!nr)
-            return -1;
+            return GF_EXIT_INTERNAL;
         v->rec[side] = nr;
         uint64_t *nc = realloc(v->counts[side], cap * v->bins * sizeof *nc);
         if (!nc)
-            return -1;
+            return GF_EXIT_INTERNAL;
         v->counts[side] = nc;
         v->cap[side] = cap;
     }

@@ -21,7 +21,8 @@ typedef struct gf_verify {
 } gf_verify;
 
 void gf_verify_init(gf_verify *v, gf_precision p, size_t channels);
-/* side 0: the backend under test, side 1: the reference. 0, or -1 on OOM. */
+/* side 0: the backend under test, side 1: the reference. 0, or
+ * GF_EXIT_INTERNAL when out of memory. */
 int gf_verify_feed(gf_verify *v, int side, const void *frames, size_t n);
 void gf_verify_free(gf_verify *v);
 
@@ -39,7 +40,7 @@ typedef struct gf_hist_verify {
 } gf_hist_verify;
 
 void gf_hist_verify_init(gf_hist_verify *v, size_t bins);
-/* 0, or -1 when out of memory. */
+/* 0, or GF_EXIT_INTERNAL when out of memory. */
 int gf_hist_verify_feed(gf_hist_verify *v, int side, const gf_hist_record *r);
 void gf_hist_verify_free(gf_hist_verify *v);
 

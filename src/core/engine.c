@@ -162,6 +162,53 @@ static void reset_state(gf_engine *e)
     }
 }
 
+/* The chunk: the config's, or the backend's default; histograms may shorten
+ * it to bound their partials' memory. */
+static gf_status plan_chunks(gf_engine *e, const gf_config *config, char *detail, size_t n)
+{
+    e->chunk = config->chunk_frames;
+    if (e->chunk == 0) {
+        e->chunk = e->ops->chunk_samples / e->C;
+        if (e->chunk == 0)
+            e->chunk = 1;
+    }
+    if (config->hist) {
+        e->hcfg = *config->hist;
+        e->cfg.hist = &e->hcfg;
+        gf_hist_plan_make(&e->hcfg, config->channels, e->ops->slots, &e->chunk, &e->hplan);
+        e->hg = gf_hist_state_create(&e->hplan);
+        if (!e->hg) {
+            gf_detail(detail, n, "cannot allocate histograms of %zu bins x %d records",
+                      e->hplan.bins, e->hplan.nrec);
+            return GF_ERR_NO_MEMORY;
+        }
+    }
+    e->cfg.chunk_frames = e->chunk;
+    e->cfg.device = e->ops->device;
+    return GF_OK;
+}
+
+/* Every slot's staging buffers (and partial histograms), and the history. */
+static gf_status alloc_buffers(gf_engine *e, char *detail, size_t n)
+{
+    const size_t part_bytes = e->hplan.max_segs * (size_t)e->hplan.nrec * e->hplan.part_bytes;
+    for (int s = 0; s < e->nslots; s++) {
+        gf_slot *sl = &e->slot[s];
+        sl->in = e->ops->host_alloc(e->bk, (e->hs + e->chunk * e->C) * e->ss);
+        sl->out = e->ops->host_alloc(e->bk, e->chunk * e->C * e->ss);
+        if (!sl->in || !sl->out) {
+            gf_detail(detail, n, "cannot allocate %zu-frame staging buffers", e->chunk);
+            return GF_ERR_NO_MEMORY;
+        }
+        if (e->hg && !(sl->hparts = e->ops->host_alloc(e->bk, part_bytes))) {
+            gf_detail(detail, n, "cannot allocate %zu bytes of partial histograms", part_bytes);
+            return GF_ERR_NO_MEMORY;
+        }
+    }
+    e->history = e->ops->host_alloc(e->bk, e->hs * e->ss);
+    return e->history ? GF_OK : GF_ERR_NO_MEMORY;
+}
+
 gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detail,
                            size_t detail_size)
 {
@@ -195,33 +242,10 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
         goto fail;
     }
     make_taps(e, config);
-
-    st = pick_backend(config, &e->ops, detail, detail_size);
-    if (st != GF_OK)
+    if ((st = pick_backend(config, &e->ops, detail, detail_size)) != GF_OK ||
+        (st = plan_chunks(e, config, detail, detail_size)) != GF_OK)
         goto fail;
-    e->chunk = config->chunk_frames;
-    if (e->chunk == 0) {
-        e->chunk = e->ops->chunk_samples / e->C;
-        if (e->chunk == 0)
-            e->chunk = 1;
-    }
-    if (config->hist) {
-        /* May shorten the chunk to bound the partial histograms' memory. */
-        e->hcfg = *config->hist;
-        e->cfg.hist = &e->hcfg;
-        gf_hist_plan_make(&e->hcfg, config->channels, e->ops->slots, &e->chunk, &e->hplan);
-        e->hg = gf_hist_state_create(&e->hplan);
-        if (!e->hg) {
-            gf_detail(detail, detail_size, "cannot allocate histograms of %zu bins x %d records",
-                      e->hplan.bins, e->hplan.nrec);
-            st = GF_ERR_NO_MEMORY;
-            goto fail;
-        }
-    }
-    e->cfg.chunk_frames = e->chunk;
-    e->cfg.device = e->ops->device;
-
-    gf_backend_params p = {
+    const gf_backend_params p = {
         .channels = config->channels,
         .num_taps = e->T,
         .taps = e->taps,
@@ -231,36 +255,13 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
         .cuda_device = config->cuda_device,
         .hist = e->hg ? &e->hplan : NULL,
     };
-    st = e->ops->create(&p, &e->bk, detail, detail_size);
-    if (st != GF_OK) {
+    if ((st = e->ops->create(&p, &e->bk, detail, detail_size)) != GF_OK) {
         e->bk = NULL;
         goto fail;
     }
     e->nslots = e->ops->slots;
-    for (int s = 0; s < e->nslots; s++) {
-        e->slot[s].in = e->ops->host_alloc(e->bk, (e->hs + e->chunk * e->C) * e->ss);
-        e->slot[s].out = e->ops->host_alloc(e->bk, e->chunk * e->C * e->ss);
-        if (!e->slot[s].in || !e->slot[s].out) {
-            gf_detail(detail, detail_size, "cannot allocate %zu-frame staging buffers", e->chunk);
-            st = GF_ERR_NO_MEMORY;
-            goto fail;
-        }
-        if (e->hg) {
-            const size_t bytes = e->hplan.max_segs * (size_t)e->hplan.nrec * e->hplan.part_bytes;
-            e->slot[s].hparts = e->ops->host_alloc(e->bk, bytes);
-            if (!e->slot[s].hparts) {
-                gf_detail(detail, detail_size, "cannot allocate %zu bytes of partial histograms",
-                          bytes);
-                st = GF_ERR_NO_MEMORY;
-                goto fail;
-            }
-        }
-    }
-    e->history = e->ops->host_alloc(e->bk, e->hs * e->ss);
-    if (!e->history) {
-        st = GF_ERR_NO_MEMORY;
+    if ((st = alloc_buffers(e, detail, detail_size)) != GF_OK)
         goto fail;
-    }
     reset_state(e);
     *out = e;
     return GF_OK;

@@ -29,9 +29,8 @@ typedef struct hist_acc {
  * the record handed out by gf_hist_pop keeps its buffer until the next pop
  * or reset, which recycle it. Nothing bins-sized is copied or cleared per
  * record: a block's first partial is stored, not added (add_part's
- * `fresh`), so a recycled buffer needs no zeroing. With 4096 bins the old
- * memcpy into the queue, memset of the accumulators and memcpy out at pop
- * were ~100 KB per record on the host's critical path.
+ * `fresh`), so a recycled buffer needs no zeroing: with 4096 bins, copying
+ * and clearing would cost ~100 KB per record on the host's critical path.
  */
 struct gf_hist_state {
     gf_hist_plan p;

@@ -1,6 +1,6 @@
 /*
- * Where an output goes, and the guarantee that a failure never leaves a
- * file that looks complete.
+ * Where an output goes (the filtered audio, the histogram files), and the
+ * guarantee that a failure never leaves a file that looks complete.
  *
  * A regular file, or a name that does not exist yet, is written under a
  * temporary name ".NAME.gpufilt-XXXXXX" in the directory of the file it will
@@ -43,9 +43,16 @@ int gf_outfile_open(gf_outfile *f, const char *what, const char *path, const cha
                     char *err, size_t n);
 
 /*
- * Finish: a stream's descriptor is closed if it is ours; a temporary file is
- * flushed to disk first when `sync` (fsync), closed and renamed into place.
- * Returns 0, or -1 with err set and the temporary file removed.
+ * Close the descriptor (if it is ours), after flushing a temporary file to
+ * disk when `sync` (fsync); the temporary file keeps its name. Returns 0,
+ * or -1 with err set and the temporary file removed.
+ */
+int gf_outfile_close(gf_outfile *f, int sync, char *err, size_t n);
+
+/*
+ * Finish: gf_outfile_close if not done yet, then a temporary file is
+ * renamed into place. Returns 0, or -1 with err set and the temporary file
+ * removed. Either way the handle is released.
  */
 int gf_outfile_commit(gf_outfile *f, int sync, char *err, size_t n);
 

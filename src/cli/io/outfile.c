@@ -196,20 +196,27 @@ int gf_outfile_open(gf_outfile *f, const char *what, const char *path, const cha
     return 0;
 }
 
-int gf_outfile_commit(gf_outfile *f, int sync, char *err, size_t n)
+int gf_outfile_close(gf_outfile *f, int sync, char *err, size_t n)
 {
-    if (!f->tmp) { /* a stream */
-        gf_outfile_abort(f);
+    if (!f->own_fd || f->fd < 0)
         return 0;
-    }
-    const int failed = (sync && fsync(f->fd) != 0) || close(f->fd) != 0;
+    const int failed = (sync && f->tmp && fsync(f->fd) != 0) | (close(f->fd) != 0);
+    const int e = errno;
     f->fd = -1;
+    f->own_fd = 0;
     if (failed) {
-        snprintf(err, n, "writing %s '%s': %s", f->what, f->name, strerror(errno));
+        snprintf(err, n, "writing %s '%s': %s", f->what, f->name, strerror(e));
         gf_outfile_abort(f);
         return -1;
     }
-    if (rename(f->tmp, f->target) != 0) {
+    return 0;
+}
+
+int gf_outfile_commit(gf_outfile *f, int sync, char *err, size_t n)
+{
+    if (gf_outfile_close(f, sync, err, n) != 0)
+        return -1;
+    if (f->tmp && rename(f->tmp, f->target) != 0) {
         snprintf(err, n, "cannot rename %s into '%s': %s", f->what, f->target, strerror(errno));
         gf_outfile_abort(f);
         return -1;

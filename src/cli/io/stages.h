@@ -44,11 +44,12 @@ typedef struct gf_stages {
     atomic_int writer_done; /* the writer thread has returned */
     /* Set by the stage that failed, read after its queue says so. */
     int read_failed, write_failed;
+    int write_rc; /* the failed write's exit code */
     char read_err[512], write_err[512];
 } gf_stages;
 
-/* Allocate blocks and start both threads. Returns 0, or -1 (out of memory
- * or no thread) with nothing left running. */
+/* Allocate blocks and start both threads. Returns 0, or GF_EXIT_INTERNAL
+ * (out of memory or no thread) with nothing left running. */
 int gf_stages_start(gf_stages *st, gf_source *src, gf_sink *sink, gf_precision p, size_t capacity);
 
 /* Next block of input; frames == 0 at the end (read_failed tells an error
@@ -65,9 +66,10 @@ gf_block *gf_stages_output(gf_stages *st, const volatile sig_atomic_t *stop);
 void gf_stages_write(gf_stages *st, gf_block *b);
 
 /* End the stream: the writer writes what it was given and stops.
- * Returns 0, -1 when a write failed (write_err says why), or -2 when *stop
- * was set and the writer could not finish within 2 s (a stalled pipe: the
- * stages are aborted). */
+ * Returns 0; the write's exit code (GF_EXIT_OUTPUT, or GF_EXIT_PIPE when
+ * the reader of a pipe went away; write_err says why) when a write failed;
+ * or GF_EXIT_INTERRUPTED when *stop was set and the writer could not finish
+ * within 2 s (a stalled pipe: the stages are aborted). */
 int gf_stages_finish(gf_stages *st, const volatile sig_atomic_t *stop);
 
 /* Stop both threads at once (after an error or a signal) and free. A reader

@@ -3,8 +3,9 @@
  *
  * The PortAudio callback never allocates, locks, logs, does I/O or touches
  * the GPU: it moves frames through lock-free single-producer/single-consumer
- * rings (ring.h) to a worker thread that runs the engine in causal mode and
- * back. Built only when CMake finds PortAudio (GPUFILT_HAVE_LIVE).
+ * rings (ring.h, portaudio_io.c) to a worker thread that runs the engine in
+ * causal mode and back (worker.c). Built only when CMake finds PortAudio
+ * (GPUFILT_HAVE_LIVE).
  * docs/live.md describes the options, the latency and the xrun counters.
  *
  * Both functions first run Pa_Initialize in a forked child, because
@@ -27,15 +28,14 @@ int gf_live_list_devices(void);
 /*
  * Run until o->duration seconds have passed or *stop becomes non-zero (the
  * SIGINT/SIGTERM handler sets it); then stop and close the stream, print the
- * xrun counts and return GF_EXIT_OK. taps[0..ntaps) are the explicit
- * coefficients, or NULL for the mean filter of o->taps taps. Always causal
+ * xrun counts and return GF_EXIT_OK. t holds the taps (t->h NULL: the mean
+ * filter of t->n taps). Always causal
  * (o->mode and o->chunk are ignored); one engine chunk per --frames block.
  * Returns an exit code, with a one-line error printed on failure:
  * GF_EXIT_DEVICE for no or unusable audio devices (the message lists what
  * they support), a backend failure, or a stream that stopped by itself;
  * GF_EXIT_USAGE / GF_EXIT_INTERNAL as for files.
  */
-int gf_live_run(const gf_cli_options *o, const double *taps, size_t ntaps,
-                volatile sig_atomic_t *stop);
+int gf_live_run(const gf_cli_options *o, const gf_taps *t, volatile sig_atomic_t *stop);
 
 #endif /* GF_LIVE_H */

@@ -6,11 +6,16 @@
 #include <string.h>
 #include <time.h>
 
+/* Timed waits run on the monotonic clock (gf_now's). */
 static void q_init(gf_blockq *q)
 {
     memset(q, 0, sizeof *q);
     pthread_mutex_init(&q->mu, NULL);
-    pthread_cond_init(&q->cv, NULL);
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&q->cv, &a);
+    pthread_condattr_destroy(&a);
 }
 
 static void q_destroy(gf_blockq *q)
@@ -45,11 +50,6 @@ static gf_block *q_pop(gf_blockq *q)
     return b;
 }
 
-static double seconds(const struct timespec *t)
-{
-    return (double)t->tv_sec + 1e-9 * (double)t->tv_nsec;
-}
-
 /* q_pop that gives up (NULL) once *stop has been set for `grace` seconds,
  * looking every 50 ms (the signal handler cannot wake a condition
  * variable), or after `timeout` seconds when timeout >= 0. */
@@ -60,9 +60,7 @@ static gf_block *q_pop_or_stop(gf_blockq *q, const volatile sig_atomic_t *stop, 
     double since = -1, start = -1;
     pthread_mutex_lock(&q->mu);
     while (q->count == 0 && !q->closed) {
-        struct timespec t;
-        clock_gettime(CLOCK_REALTIME, &t);
-        const double now = seconds(&t);
+        const double now = gf_now();
         if (start < 0)
             start = now;
         if (timeout >= 0 && now - start >= timeout)
@@ -73,14 +71,12 @@ static gf_block *q_pop_or_stop(gf_blockq *q, const volatile sig_atomic_t *stop, 
             if (now - since >= grace)
                 break;
         }
-        long step = 50 * 1000 * 1000;
-        if (timeout >= 0 && timeout - (now - start) < 0.05)
-            step = (long)((timeout - (now - start)) * 1e9) + 1;
-        t.tv_nsec += step;
-        if (t.tv_nsec >= 1000000000) {
-            t.tv_sec++;
-            t.tv_nsec -= 1000000000;
-        }
+        double step = 0.05;
+        if (timeout >= 0 && timeout - (now - start) < step)
+            step = timeout - (now - start) + 1e-9;
+        const double until = now + step;
+        struct timespec t = {.tv_sec = (time_t)until};
+        t.tv_nsec = (long)((until - (double)t.tv_sec) * 1e9);
         pthread_cond_timedwait(&q->cv, &q->mu, &t);
     }
     if (!q->closed && q->count > 0) {
@@ -111,8 +107,8 @@ static void *reader_main(void *arg)
         if (!b)
             return NULL; /* aborted */
         pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-        int64_t n = st->src->read(st->src, st->precision, b->data, st->capacity, st->read_err,
-                                  sizeof st->read_err);
+        int64_t n = st->src->ops->read(st->src, st->precision, b->data, st->capacity, st->read_err,
+                                       sizeof st->read_err);
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
         if (n < 0) {
             st->read_failed = 1;
@@ -143,8 +139,9 @@ static void *writer_main(void *arg)
             atomic_store(&st->writer_done, 1);
             return NULL;
         }
-        if (!st->write_failed && st->sink->write(st->sink, st->precision, b->data, b->frames,
-                                                 st->write_err, sizeof st->write_err) != 0) {
+        if (!st->write_failed &&
+            (st->write_rc = st->sink->ops->write(st->sink, st->precision, b->data, b->frames,
+                                                 st->write_err, sizeof st->write_err)) != 0) {
             st->write_failed = 1;
             /* Tell the engine side at once: it waits on out_free. */
             q_close(&st->out_free);
@@ -177,13 +174,13 @@ int gf_stages_start(gf_stages *st, gf_source *src, gf_sink *sink, gf_precision p
     q_init(&st->in_full);
     q_init(&st->out_free);
     q_init(&st->out_full);
-    const size_t bytes = capacity * (size_t)src->info.channels * (p == GF_PRECISION_F32 ? 4 : 8);
+    const size_t bytes = capacity * (size_t)src->fmt.channels * (p == GF_PRECISION_F32 ? 4 : 8);
     for (int i = 0; i < GF_STAGE_BLOCKS; i++) {
         st->in_blocks[i].data = malloc(bytes);
         st->out_blocks[i].data = malloc(bytes);
         if (!st->in_blocks[i].data || !st->out_blocks[i].data) {
             free_blocks(st);
-            return -1;
+            return GF_EXIT_INTERNAL;
         }
         q_push(&st->in_free, &st->in_blocks[i]);
         q_push(&st->out_free, &st->out_blocks[i]);
@@ -202,7 +199,7 @@ int gf_stages_start(gf_stages *st, gf_source *src, gf_sink *sink, gf_precision p
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    int rc = -1;
+    int rc = GF_EXIT_INTERNAL;
     if (pthread_create(&st->reader, NULL, reader_main, st) != 0) {
         free_blocks(st);
         goto out;
@@ -246,8 +243,8 @@ void gf_stages_write(gf_stages *st, gf_block *b)
 static void stop_reader(gf_stages *st)
 {
     q_close(&st->in_free);
-    if (st->src->interrupt)
-        st->src->interrupt(st->src);
+    if (st->src->ops->interrupt)
+        st->src->ops->interrupt(st->src);
     else if (st->src->streaming)
         pthread_cancel(st->reader);
 }
@@ -269,7 +266,7 @@ int gf_stages_finish(gf_stages *st, const volatile sig_atomic_t *stop)
     while (!atomic_load(&st->writer_done)) {
         if (*stop && waited >= 2.0) {
             gf_stages_abort(st);
-            return -2;
+            return GF_EXIT_INTERRUPTED;
         }
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
@@ -280,9 +277,9 @@ int gf_stages_finish(gf_stages *st, const volatile sig_atomic_t *stop)
     stop_reader(st); /* it has stopped at EOF, unless a signal ended the stream */
     pthread_join(st->reader, NULL);
     st->started = 0;
-    const int failed = st->write_failed;
+    const int rc = st->write_failed ? st->write_rc : 0;
     free_blocks(st);
-    return failed ? -1 : 0;
+    return rc;
 }
 
 void gf_stages_abort(gf_stages *st)

@@ -1,4 +1,5 @@
-/* Coefficient files: one number per line, '#' comments, blank lines. */
+/* The filter's taps: the mean filter, or a coefficient file (one number per
+ * line, '#' comments, blank lines). */
 #include "cli.h"
 
 #include <errno.h>
@@ -7,21 +8,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-int gf_coeffs_load(const char *path, double **taps, size_t *n, char *err, size_t err_size)
+static int coeffs_load(const char *path, double **taps, size_t *n, char *err, size_t err_size)
 {
     *taps = NULL;
     *n = 0;
     FILE *f = fopen(path, "r");
     if (!f) {
         snprintf(err, err_size, "cannot open coefficient file '%s': %s", path, strerror(errno));
-        return -1;
+        return GF_EXIT_USAGE;
     }
     double *h = malloc(GF_MAX_TAPS * sizeof *h);
     char line[512];
     size_t count = 0;
     unsigned lineno = 0;
+    int rc = GF_EXIT_USAGE;
     if (!h) {
         snprintf(err, err_size, "out of memory");
+        rc = GF_EXIT_INTERNAL;
         goto fail;
     }
     while (fgets(line, sizeof line, f)) {
@@ -72,9 +75,28 @@ int gf_coeffs_load(const char *path, double **taps, size_t *n, char *err, size_t
     fclose(f);
     *taps = h;
     *n = count;
-    return 0;
+    return GF_EXIT_OK;
 fail:
     free(h);
     fclose(f);
-    return -1;
+    return rc;
+}
+
+int gf_taps_load(const gf_cli_options *o, gf_taps *t)
+{
+    t->h = NULL;
+    t->n = o->taps;
+    if (!o->coeffs)
+        return GF_EXIT_OK;
+    char err[512];
+    const int rc = coeffs_load(o->coeffs, &t->h, &t->n, err, sizeof err);
+    if (rc)
+        gf_cli_error("%s", err);
+    return rc;
+}
+
+void gf_taps_free(gf_taps *t)
+{
+    free(t->h);
+    t->h = NULL;
 }

@@ -1,0 +1,124 @@
+/*
+ * Engines from the options, shared by files, pipes and live audio: the
+ * device policy, the configuration, creation and failure messages, and the
+ * histogram settings.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Measured on an H200 machine (bench/NOTES.md): starting CUDA costs about
+ * 0.3 s; the CPU backend does at least 2e9 multiply-adds a second per core. */
+#define GPU_STARTUP_S     0.3
+#define CPU_MACS_PER_CORE 2e9
+/* A stream of unknown length is judged per this many frames (about six
+ * minutes at 48 kHz). */
+#define STREAM_FRAMES ((int64_t)1 << 24)
+/* Live audio: the share of a block's period one core may spend. */
+#define LIVE_CPU_SHARE 0.1
+
+static const char *device_name(gf_device d)
+{
+    return d == GF_DEVICE_CUDA  ? "cuda"
+           : d == GF_DEVICE_CPU ? "cpu"
+           : d == GF_DEVICE_REF ? "ref"
+                                : "auto";
+}
+
+gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, char *why, size_t n)
+{
+    char buf[160];
+    if (!why) {
+        why = buf;
+        n = sizeof buf;
+    }
+    why[0] = '\0';
+    if (o->device != GF_DEVICE_AUTO)
+        return o->device;
+    const double macs_per_frame = (double)j->channels * (double)j->taps;
+    int need_gpu;
+    if (j->block > 0) {
+        const double cpu_s = (double)j->block * macs_per_frame / CPU_MACS_PER_CORE;
+        const double period = (double)j->block / j->rate;
+        need_gpu = cpu_s > LIVE_CPU_SHARE * period;
+        snprintf(why, n, "auto: about %.2g ms of work per %.2g ms block on one core", 1e3 * cpu_s,
+                 1e3 * period);
+    } else {
+        const int unknown = j->frames < 0;
+        long cores = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+        if (cores < 1)
+            cores = 1;
+        const double frames = (double)(unknown ? STREAM_FRAMES : j->frames);
+        const double cpu_s = frames * macs_per_frame / ((double)cores * CPU_MACS_PER_CORE);
+        need_gpu = cpu_s >= 2 * GPU_STARTUP_S;
+        snprintf(why, n, "auto: about %.3g s of work%s%s", cpu_s, need_gpu ? " on the CPU" : "",
+                 unknown ? " per 2^24 frames" : "");
+        if (!need_gpu) {
+            const size_t len = strlen(why);
+            snprintf(why + len, n - len, ", less than starting a GPU");
+        }
+    }
+    if (!need_gpu)
+        return GF_DEVICE_CPU;
+    if (!gf_cuda_available()) {
+        snprintf(why, n, "auto: no usable GPU");
+        return GF_DEVICE_CPU;
+    }
+    return GF_DEVICE_CUDA;
+}
+
+gf_config gf_cli_engine_config(const gf_cli_options *o, int channels, const gf_taps *t,
+                               gf_device device)
+{
+    gf_config c = gf_config_default();
+    c.channels = channels;
+    c.num_taps = t->n;
+    c.taps = t->h;
+    c.mode = o->mode;
+    c.precision = o->precision;
+    c.chunk_frames = o->chunk;
+    c.device = device;
+    c.threads = o->threads;
+    return c;
+}
+
+int gf_cli_engine_create(const gf_config *c, gf_engine **e)
+{
+    char detail[256];
+    gf_status st = gf_engine_create(c, e, detail, sizeof detail);
+    if (st == GF_OK)
+        return GF_EXIT_OK;
+    if (st == GF_ERR_NO_DEVICE) {
+        gf_cli_error("--device %s: %s", device_name(c->device), detail);
+        return GF_EXIT_DEVICE;
+    }
+    gf_cli_error("cannot set up the %s filter: %s%s%s", device_name(c->device), gf_strerror(st),
+                 *detail ? ": " : "", detail);
+    return st == GF_ERR_INVALID_ARGUMENT ? GF_EXIT_USAGE
+           : st == GF_ERR_NO_MEMORY      ? GF_EXIT_INTERNAL
+                                         : GF_EXIT_DEVICE;
+}
+
+int gf_cli_engine_failed(gf_engine *e, gf_status st)
+{
+    const char *detail = gf_engine_error(e);
+    gf_cli_error("%s backend failed: %s%s%s", gf_engine_backend(e), gf_strerror(st),
+                 *detail ? ": " : "", detail);
+    return st == GF_ERR_NO_MEMORY ? GF_EXIT_INTERNAL : GF_EXIT_DEVICE;
+}
+
+gf_hist_config gf_cli_hist_config(const gf_cli_options *o, int rate)
+{
+    return (gf_hist_config){
+        .bins = o->hist_bins,
+        .block_frames = o->hist_block ? o->hist_block
+                        : rate > 0    ? (size_t)rate
+                                      : 65536,
+        .lo = o->hist_lo,
+        .hi = o->hist_hi,
+        .of_input = o->hist_of_input,
+        .mix = o->hist_mix,
+    };
+}

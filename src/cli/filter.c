@@ -1,0 +1,523 @@
+/*
+ * gpufilt IN OUT: files and pipes.
+ *
+ * A reader thread decodes blocks, this thread pushes them through the engine
+ * and pulls the filtered frames straight into blocks for a writer thread
+ * (io/stages.c), so reading, filtering and writing overlap. With --verify
+ * the serial reference runs over the same blocks here and the two output
+ * streams are compared.
+ *
+ * Streams (pipes, terminals) are filtered as they arrive: whenever input
+ * pauses (2 ms), the engine submits the short chunk it holds and everything
+ * the input so far determines is written out at once.
+ *
+ * gf_filter_run goes through phases, each returning an exit code: open the
+ * input; set up the engines; open the outputs; stream; finish the stream;
+ * verify; commit; report. One cleanup path releases what was opened.
+ */
+#include "cli.h"
+#include "hist_out.h"
+#include "io.h"
+#include "progress.h"
+#include "stages.h"
+#include "verify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BLOCK_FRAMES 65536
+/* A stream: when input pauses this long, everything it determines goes
+ * out. Waiting rather than catching up at the first empty queue keeps
+ * chunks large while data flows. */
+#define CATCH_UP_S 0.002
+
+typedef struct run {
+    const gf_cli_options *o;
+    const gf_taps *taps;
+    volatile sig_atomic_t *stop;
+    double t_start;
+    gf_source src;
+    gf_engine *e, *ref; /* the backend, and with --verify the serial reference */
+    char why[160];      /* why --device auto chose the backend, or "" */
+    gf_sink sink;
+    gf_stages stages;
+    gf_block *cur; /* output block being filled, or NULL */
+    size_t fb;     /* bytes per frame */
+    gf_verify verify;
+    void *ref_out;   /* BLOCK_FRAMES frames for the reference's output */
+    double t_engine; /* seconds inside the backend engine's calls */
+    double t_ref;    /* seconds inside the reference engine's calls */
+    gf_hist_config hc;
+    int hist;             /* histograms asked for */
+    gf_hist_out *hout;    /* their files */
+    gf_hist_verify hv;    /* --verify of the histograms */
+    uint64_t hist_blocks; /* records written (backend) */
+    char err[512];
+} run;
+
+/* ---- moving frames ---- */
+
+/* The writer failed: a closed pipe ends the run quietly (like SIGPIPE
+ * would, without the noise); anything else is an error. */
+static int output_failed(run *r)
+{
+    if (r->stages.write_rc == GF_EXIT_PIPE)
+        return GF_EXIT_PIPE;
+    gf_cli_error("%s", r->stages.write_err);
+    return GF_EXIT_OUTPUT;
+}
+
+/* A signal while the output's reader took nothing (a stalled pipe): stop
+ * now rather than wait for it. */
+static int stalled(run *r)
+{
+    gf_stages_abort(&r->stages);
+    gf_cli_error("interrupted by signal %d; %s was not being read: wrote %lld frames",
+                 (int)*r->stop, r->sink.out.name ? r->sink.out.name : "the output",
+                 (long long)r->sink.frames_written);
+    return GF_EXIT_INTERRUPTED;
+}
+
+/* Take every completed histogram record: the backend's to the files, and
+ * with --verify both sides' to the comparison. */
+static int collect_hist(run *r, gf_engine *e, int side)
+{
+    gf_hist_record rec;
+    while (r->hist && gf_engine_hist_next(e, &rec)) {
+        if (side == 0) {
+            r->hist_blocks++;
+            int rc = gf_hist_out_write(r->hout, &rec, r->err, sizeof r->err);
+            if (rc) {
+                gf_cli_error("%s", r->err);
+                return rc;
+            }
+        }
+        if (r->ref && gf_hist_verify_feed(&r->hv, side, &rec) != 0) {
+            gf_cli_error("out of memory");
+            return GF_EXIT_INTERNAL;
+        }
+    }
+    return GF_EXIT_OK;
+}
+
+/* Pull everything the engine has ready (or, after flush, everything): the
+ * backend's output goes straight into blocks for the writer. */
+static int drain(run *r, gf_engine *e, int side)
+{
+    for (;;) {
+        unsigned char *dst = r->ref_out;
+        size_t cap = BLOCK_FRAMES, got = 0;
+        if (side == 0) {
+            if (!r->cur && !(r->cur = gf_stages_output(&r->stages, r->stop)))
+                return *r->stop && !r->stages.write_failed ? stalled(r) : output_failed(r);
+            dst = (unsigned char *)r->cur->data + r->cur->frames * r->fb;
+            cap = BLOCK_FRAMES - r->cur->frames;
+        }
+        const double t0 = gf_now();
+        gf_status st = gf_engine_pull(e, dst, cap, &got);
+        *(side ? &r->t_ref : &r->t_engine) += gf_now() - t0;
+        if (st != GF_OK)
+            return gf_cli_engine_failed(e, st);
+        if (got == 0)
+            return collect_hist(r, e, side);
+        if (r->ref && gf_verify_feed(&r->verify, side, dst, got) != 0) {
+            gf_cli_error("out of memory");
+            return GF_EXIT_INTERNAL;
+        }
+        if (side == 0 && (r->cur->frames += got) == BLOCK_FRAMES) {
+            gf_stages_write(&r->stages, r->cur);
+            r->cur = NULL;
+        }
+    }
+}
+
+/* Push n frames into engine e (side 0: backend, 1: reference). */
+static int feed(run *r, gf_engine *e, int side, const unsigned char *in, size_t n)
+{
+    while (n > 0) {
+        size_t used = 0;
+        const double t0 = gf_now();
+        gf_status st = gf_engine_push(e, in, n, &used);
+        *(side ? &r->t_ref : &r->t_engine) += gf_now() - t0;
+        if (st != GF_OK)
+            return gf_cli_engine_failed(e, st);
+        in += used * r->fb;
+        n -= used;
+        int rc = drain(r, e, side);
+        if (rc)
+            return rc;
+    }
+    return GF_EXIT_OK;
+}
+
+/* End of input for engine e: flush and drain. */
+static int flush(run *r, gf_engine *e, int side)
+{
+    const double t0 = gf_now();
+    gf_status st = gf_engine_flush(e);
+    *(side ? &r->t_ref : &r->t_engine) += gf_now() - t0;
+    if (st != GF_OK)
+        return gf_cli_engine_failed(e, st);
+    return drain(r, e, side);
+}
+
+/* The input is idle: submit the short chunk each engine holds, wait for
+ * it, and pass every frame out to the writer now. */
+static int catch_up(run *r)
+{
+    gf_engine *es[2] = {r->e, r->ref};
+    for (int side = 0; side < 2; side++) {
+        if (!es[side])
+            continue;
+        const double t0 = gf_now();
+        gf_status st = gf_engine_submit(es[side]);
+        if (st == GF_OK)
+            st = gf_engine_wait(es[side]);
+        *(side ? &r->t_ref : &r->t_engine) += gf_now() - t0;
+        if (st != GF_OK)
+            return gf_cli_engine_failed(es[side], st);
+        int rc = drain(r, es[side], side);
+        if (rc)
+            return rc;
+    }
+    if (r->cur && r->cur->frames > 0) {
+        gf_stages_write(&r->stages, r->cur);
+        r->cur = NULL;
+    }
+    return GF_EXIT_OK;
+}
+
+/* ---- the phases ---- */
+
+static int open_input(run *r)
+{
+    const gf_cli_options *o = r->o;
+    if (strcmp(o->in_path, "-") == 0 && isatty(STDIN_FILENO)) {
+        gf_cli_error("standard input is a terminal: pipe samples in, e.g. "
+                     "sox in.wav -t f32 - | gpufilt - out.wav --raw f32le -c 2 --taps 5");
+        return GF_EXIT_USAGE;
+    }
+    if (strcmp(o->out_path, "-") == 0 && isatty(STDOUT_FILENO)) {
+        gf_cli_error("standard output is a terminal: redirect it to a file or a pipe");
+        return GF_EXIT_USAGE;
+    }
+    int rc = o->raw
+                 ? gf_raw_source_open(&r->src, o->in_path, o->raw, o->channels, o->rate,
+                                      BLOCK_FRAMES, r->err, sizeof r->err)
+                 : gf_sndfile_source_open(&r->src, o->in_path, BLOCK_FRAMES, r->err, sizeof r->err);
+    if (rc) {
+        gf_cli_error("%s", r->err);
+        return rc;
+    }
+    if (o->rate && !o->raw && o->rate != r->src.fmt.rate)
+        gf_cli_warn("--rate %d ignored: %s says %d Hz", o->rate, r->src.path, r->src.fmt.rate);
+    if (r->src.header_note[0] && !o->allow_truncated) {
+        gf_cli_error("input '%s' is truncated: header and data disagree (%s); "
+                     "--allow-truncated filters the %lld frames that exist",
+                     o->in_path, r->src.header_note, (long long)r->src.fmt.frames);
+        return GF_EXIT_INPUT;
+    }
+    return GF_EXIT_OK;
+}
+
+static int setup_engines(run *r)
+{
+    const gf_cli_options *o = r->o;
+    const int C = r->src.fmt.channels;
+    const gf_job job = {.frames = r->src.fmt.frames, .channels = C, .taps = r->taps->n};
+    const gf_device device = gf_cli_choose_device(o, &job, r->why, sizeof r->why);
+    if (o->hist_path || o->hist_png) {
+        r->hist = 1;
+        r->hc = gf_cli_hist_config(o, r->src.fmt.rate);
+    }
+    gf_config c = gf_cli_engine_config(o, C, r->taps, device);
+    c.hist = r->hist ? &r->hc : NULL;
+    int rc = gf_cli_engine_create(&c, &r->e);
+    if (rc == 0 && o->verify) {
+        c.device = GF_DEVICE_REF;
+        rc = gf_cli_engine_create(&c, &r->ref);
+    }
+    if (rc)
+        return rc;
+    gf_verify_init(&r->verify, o->precision, (size_t)C);
+    gf_hist_verify_init(&r->hv, r->hc.bins);
+    return GF_EXIT_OK;
+}
+
+static int open_hist_files(run *r)
+{
+    const gf_cli_options *o = r->o;
+    const char *paths[] = {o->hist_path, o->hist_png};
+    for (int i = 0; i < 2; i++)
+        if (paths[i] && (strcmp(paths[i], o->out_path) == 0 || strcmp(paths[i], o->in_path) == 0)) {
+            gf_cli_error("%s '%s' is also the %s", i ? "--hist-png" : "--hist", paths[i],
+                         strcmp(paths[i], o->out_path) == 0 ? "output" : "input");
+            return GF_EXIT_USAGE;
+        }
+    const int rc =
+        gf_hist_out_open(&r->hout, o->hist_path, o->hist_png, &r->hc, r->src.fmt.channels,
+                         r->src.fmt.rate > 0 ? r->src.fmt.rate : 0, r->err, sizeof r->err);
+    if (rc)
+        gf_cli_error("%s", r->err);
+    return rc;
+}
+
+static int open_outputs(run *r)
+{
+    const gf_cli_options *o = r->o;
+    int rc = r->hist ? open_hist_files(r) : GF_EXIT_OK;
+    if (rc)
+        return rc;
+    /* Standard output without a container asked for: raw samples in the
+     * input's sample format (a WAV header cannot be finished on a pipe). */
+    gf_raw_format out_raw = o->out_raw;
+    if (strcmp(o->out_path, "-") == 0 && !out_raw && !o->out_format)
+        out_raw = r->src.fmt.sample;
+    const char *in_path = r->src.is_stdin ? NULL : o->in_path;
+    rc = out_raw ? gf_raw_sink_open(&r->sink, o->out_path, out_raw, &r->src.fmt, in_path,
+                                    BLOCK_FRAMES, r->err, sizeof r->err)
+                 : gf_sndfile_sink_open(&r->sink, o->out_path, &r->src.fmt, in_path, o->out_format,
+                                        BLOCK_FRAMES, r->err, sizeof r->err);
+    if (rc) {
+        gf_cli_error("%s", r->err);
+        return rc;
+    }
+    r->sink.sync = o->sync;
+    r->fb = (size_t)r->src.fmt.channels * (o->precision == GF_PRECISION_F32 ? 4 : 8);
+    if (!(r->ref_out = malloc(BLOCK_FRAMES * r->fb)) ||
+        gf_stages_start(&r->stages, &r->src, &r->sink, o->precision, BLOCK_FRAMES) != 0) {
+        gf_cli_error("out of memory");
+        return GF_EXIT_INTERNAL;
+    }
+    return GF_EXIT_OK;
+}
+
+/* Input to the engines until the end of the input or a signal. */
+static int stream(run *r)
+{
+    gf_progress bar;
+    gf_progress_init(&bar, r->src.fmt.frames, r->o->quiet);
+    int64_t frames_in = 0;
+    int owed = 0; /* input fed since the last catch-up */
+    int rc = GF_EXIT_OK;
+    for (;;) {
+        gf_block *b = gf_stages_input(&r->stages, r->stop, owed ? CATCH_UP_S : -1);
+        if (!b && owed && !*r->stop) {
+            if ((rc = catch_up(r)) != 0)
+                break;
+            owed = 0;
+            continue;
+        }
+        if (!b)
+            break; /* a signal */
+        if (b->frames == 0) {
+            if (r->stages.read_failed) {
+                gf_progress_end(&bar);
+                gf_cli_error("%s", r->stages.read_err);
+                return GF_EXIT_INPUT;
+            }
+            break;
+        }
+        if ((rc = feed(r, r->e, 0, b->data, b->frames)) != 0 ||
+            (r->ref && (rc = feed(r, r->ref, 1, b->data, b->frames)) != 0))
+            break;
+        frames_in += (int64_t)b->frames;
+        gf_stages_done_input(&r->stages, b);
+        gf_progress_update(&bar, frames_in);
+        owed = r->src.streaming;
+    }
+    gf_progress_end(&bar);
+    return rc;
+}
+
+/* After the input: the engines' last frames to the writer, then check that
+ * nothing was lost. */
+static int finish_stream(run *r)
+{
+    const gf_cli_options *o = r->o;
+    int rc;
+    if (*r->stop) {
+        /* A file is all or nothing. A stream (or a stream output, which
+         * cannot be taken back) ends here: what was filtered so far is
+         * written, and an output file completed. */
+        if (!r->src.streaming && !r->sink.out.stream) {
+            gf_cli_error("interrupted by signal %d; no output written", (int)*r->stop);
+            return GF_EXIT_INTERRUPTED;
+        }
+        if ((rc = catch_up(r)) != 0)
+            return rc;
+    } else {
+        if (gf_source_truncated(&r->src)) {
+            if (!o->allow_truncated) {
+                gf_cli_error(
+                    "input '%s' is truncated: header promises %lld frames, data holds %lld",
+                    o->in_path, (long long)r->src.fmt.frames, (long long)r->src.frames_read);
+                return GF_EXIT_INPUT;
+            }
+            gf_cli_warn("input '%s' is truncated (%s); filtered the %lld frames that exist",
+                        o->in_path, r->src.header_note[0] ? r->src.header_note : "short read",
+                        (long long)r->src.frames_read);
+        }
+        if ((rc = flush(r, r->e, 0)) != 0 || (r->ref && (rc = flush(r, r->ref, 1)) != 0))
+            return rc;
+    }
+    if (r->cur && r->cur->frames > 0)
+        gf_stages_write(&r->stages, r->cur);
+    r->cur = NULL;
+    if ((rc = gf_stages_finish(&r->stages, r->stop)) != 0)
+        return rc == GF_EXIT_INTERRUPTED ? stalled(r) : output_failed(r);
+    const int64_t expect_out = *r->stop ? r->sink.frames_written : r->src.frames_read;
+    if (r->sink.frames_written != expect_out) {
+        gf_cli_error("internal error: %lld frames in, %lld frames out",
+                     (long long)r->src.frames_read, (long long)r->sink.frames_written);
+        return GF_EXIT_INTERNAL;
+    }
+    if (!r->hist || *r->stop)
+        return GF_EXIT_OK;
+    /* One record per block (per channel unless mixed): the last block may
+     * be short, none may be missing. */
+    const uint64_t blocks = ((uint64_t)r->sink.frames_written + r->hc.block_frames - 1) /
+                            r->hc.block_frames * (r->hc.mix ? 1 : (uint64_t)r->src.fmt.channels);
+    if (r->hist_blocks != blocks) {
+        gf_cli_error("internal error: %llu histogram records, expected %llu",
+                     (unsigned long long)r->hist_blocks, (unsigned long long)blocks);
+        return GF_EXIT_INTERNAL;
+    }
+    return GF_EXIT_OK;
+}
+
+/* --verify: report both engines' times and every difference. */
+static int check_verify(run *r)
+{
+    const gf_verify *v = &r->verify;
+    const double speedup = r->t_engine > 0 ? r->t_ref / r->t_engine : 0;
+    fprintf(stderr, "verify: reference (serial) %.3f s, %s %.3f s, speedup %.1fx\n", r->t_ref,
+            gf_engine_backend(r->e), r->t_engine, speedup);
+    if (v->differ == 0)
+        fprintf(stderr,
+                "verify: %llu samples, max |error| 0, max ulp 0: bit-exact with the reference\n",
+                (unsigned long long)v->compared);
+    else
+        fprintf(stderr,
+                "verify: MISMATCH: %llu of %llu samples differ, max |error| %.3g, max ulp %llu\n",
+                (unsigned long long)v->differ, (unsigned long long)v->compared, v->max_abs,
+                (unsigned long long)v->max_ulp);
+    int bad = v->differ != 0 ||
+              v->compared != (uint64_t)r->sink.frames_written * (size_t)r->src.fmt.channels;
+    if (r->hist) {
+        if (r->hv.differ)
+            fprintf(stderr, "verify: histograms: MISMATCH in %llu of %llu records (first: %s)\n",
+                    (unsigned long long)r->hv.differ, (unsigned long long)r->hv.compared,
+                    r->hv.first);
+        else
+            fprintf(stderr, "verify: histograms: %llu records identical to the reference\n",
+                    (unsigned long long)r->hv.compared);
+        bad |= r->hv.differ != 0 || r->hv.compared != r->hist_blocks;
+    }
+    if (bad) {
+        gf_cli_error("verification failed; no output written");
+        return GF_EXIT_VERIFY;
+    }
+    return GF_EXIT_OK;
+}
+
+/* Put the outputs in place; then what the run still has to say: clipping,
+ * a partial last frame, a signal. */
+static int commit(run *r)
+{
+    if (gf_hist_out_commit(&r->hout, r->err, sizeof r->err) != 0) {
+        gf_cli_error("%s", r->err);
+        return GF_EXIT_OUTPUT;
+    }
+    const uint64_t clipped = r->sink.clipped;
+    int rc = gf_sink_commit(&r->sink, r->err, sizeof r->err);
+    if (rc) {
+        gf_cli_error("%s", r->err);
+        return rc;
+    }
+    if (clipped) {
+        const int dash = strcmp(r->o->out_path, "-") == 0;
+        gf_cli_warn("%llu samples clipped in %s%s%s", (unsigned long long)clipped, dash ? "" : "'",
+                    dash ? "standard output" : r->o->out_path, dash ? "" : "'");
+    }
+    if (r->src.trailing) {
+        const size_t fbytes = (size_t)r->src.fmt.channels * gf_raw_sample_bytes(r->src.fmt.sample);
+        gf_cli_warn("input ended inside a frame: dropped the last %llu byte%s (a frame is %zu "
+                    "bytes); filtered the %lld complete frames",
+                    (unsigned long long)r->src.trailing, r->src.trailing == 1 ? "" : "s", fbytes,
+                    (long long)r->src.frames_read);
+        rc = GF_EXIT_PARTIAL;
+    }
+    if (*r->stop) {
+        gf_cli_error("interrupted by signal %d; wrote the %lld frames filtered so far",
+                     (int)*r->stop, (long long)r->sink.frames_written);
+        rc = GF_EXIT_INTERRUPTED;
+    }
+    return rc;
+}
+
+static void report(const run *r, const char *out_format)
+{
+    const gf_cli_options *o = r->o;
+    char rate[32] = "";
+    if (r->src.fmt.rate > 0)
+        snprintf(rate, sizeof rate, " at %d Hz", r->src.fmt.rate);
+    const size_t ntaps = r->taps->n;
+    const int why = r->why[0] != '\0';
+    fprintf(stderr,
+            "gpufilt: %s -> %s: %lld frames x %d ch%s, %zu tap%s%s, %s, %s, %s backend"
+            "%s%s%s, %.3f s\n",
+            o->in_path, o->out_path, (long long)r->src.frames_read, r->src.fmt.channels, rate,
+            ntaps, ntaps == 1 ? "" : "s", o->coeffs ? "" : " (mean)",
+            o->mode == GF_MODE_SAME ? "same" : "causal",
+            o->precision == GF_PRECISION_F32 ? "f32" : "f64", gf_engine_backend(r->e),
+            why ? " (" : "", r->why, why ? ")" : "", gf_now() - r->t_start);
+    fprintf(stderr, "gpufilt: output format %s\n", out_format);
+}
+
+static void cleanup(run *r)
+{
+    gf_stages_abort(&r->stages); /* no-op once finished */
+    gf_sink_abort(&r->sink);     /* no-op after a commit */
+    gf_source_close(&r->src);
+    gf_engine_destroy(r->e);
+    gf_engine_destroy(r->ref);
+    gf_verify_free(&r->verify);
+    gf_hist_verify_free(&r->hv);
+    gf_hist_out_abort(&r->hout); /* no-op after a commit */
+    free(r->ref_out);
+}
+
+int gf_filter_run(const gf_cli_options *o, const gf_taps *t, volatile sig_atomic_t *stop)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    r.o = o;
+    r.taps = t;
+    r.stop = stop;
+    r.t_start = gf_now();
+    r.sink.out.fd = -1;
+    char out_format[128] = "";
+    int rc = open_input(&r);
+    if (!rc)
+        rc = setup_engines(&r);
+    if (!rc)
+        rc = open_outputs(&r);
+    if (!rc)
+        rc = stream(&r);
+    if (!rc)
+        rc = finish_stream(&r);
+    if (!rc && r.ref)
+        rc = check_verify(&r);
+    if (!rc) {
+        r.sink.ops->describe(&r.sink, out_format, sizeof out_format);
+        rc = commit(&r);
+        /* After a commit the run happened: say what it did, whatever it adds. */
+        if ((rc == GF_EXIT_OK || rc == GF_EXIT_PARTIAL || rc == GF_EXIT_INTERRUPTED) && !o->quiet)
+            report(&r, out_format);
+    }
+    cleanup(&r);
+    return rc;
+}

@@ -1,0 +1,155 @@
+/*
+ * Sources and sinks: one interface for every kind of input and output.
+ *
+ * A source delivers interleaved frames as float or double; a sink takes
+ * them. Each kind is a handler: a table of operations and its own private
+ * state, in one file (or a pair, source and sink):
+ *
+ *   sndfile_source.c, sndfile_sink.c   audio files through libsndfile, and
+ *                                      containers on standard input/output
+ *   raw_source.c, raw_sink.c           headerless samples on files, pipes
+ *                                      and terminals
+ *   portaudio_io.c                     capture and playback (--live)
+ *
+ * The stages (stages.c) drive a source and a sink from their own threads;
+ * main.c opens them and commits the sink. A sink writes through an
+ * outfile (outfile.h): a temporary file renamed into place on commit, or a
+ * stream written in place. Nothing here includes libsndfile's header.
+ */
+#ifndef GF_IO_H
+#define GF_IO_H
+
+#include "cli.h"
+#include "outfile.h"
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What a stream holds, in gpufilt's own terms. */
+typedef struct gf_format {
+    int channels;   /* 1 .. GF_MAX_CHANNELS */
+    int rate;       /* Hz; 0 when unknown (headerless input without --rate) */
+    int64_t frames; /* < 0 when unknown (pipes) */
+    /* The headerless sample format that holds these samples without loss
+     * (f32le for encodings that are neither plain PCM nor float). */
+    gf_raw_format sample;
+    /* For a container, libsndfile's format code (major | subtype |
+     * endianness), which only the sndfile handlers read; 0 for headerless
+     * samples. */
+    int container;
+} gf_format;
+
+typedef struct gf_source gf_source;
+typedef struct gf_sink gf_sink;
+
+typedef struct gf_source_ops {
+    /* Read up to `frames` frames into out as float or double (p): at least
+     * one (waiting for it), or fewer than asked when a streaming source has
+     * no more right now. Returns the count, 0 at the end, or -1 with err
+     * set. */
+    int64_t (*read)(gf_source *s, gf_precision p, void *out, size_t frames, char *err, size_t n);
+    /* Make a read blocked in another thread return 0 soon; NULL when the
+     * stages must cancel the reading thread instead. */
+    void (*interrupt)(gf_source *s);
+    /* Release the handler's state. */
+    void (*close)(gf_source *s);
+} gf_source_ops;
+
+struct gf_source {
+    const gf_source_ops *ops; /* NULL once closed */
+    void *state;              /* the handler's own */
+    const char *path;         /* for messages: the file name, or "standard input" */
+    gf_format fmt;
+    int is_stdin;          /* reading standard input */
+    int streaming;         /* input arrives over time (pipe, terminal): pass on what is there */
+    int64_t frames_read;   /* frames delivered so far */
+    uint64_t trailing;     /* bytes of an incomplete last frame, dropped (headerless input) */
+    char header_note[160]; /* a container's note that header and data disagree, or "" */
+};
+
+/* Non-zero when the header promised more frames than the data holds. */
+int gf_source_truncated(const gf_source *s);
+/* Close any kind of source; safe on a zeroed or closed one. */
+void gf_source_close(gf_source *s);
+
+typedef struct gf_sink_ops {
+    /* Write `count` frames (count <= the max_block the sink was opened
+     * with). Returns 0, or an exit code with err set: GF_EXIT_PIPE when the
+     * reader of a pipe went away, else GF_EXIT_OUTPUT. */
+    int (*write)(gf_sink *k, gf_precision p, const void *frames, size_t count, char *err, size_t n);
+    /* Finish the encoding (headers, trailers) before the file is committed;
+     * 0 or GF_EXIT_OUTPUT with err set. */
+    int (*finish)(gf_sink *k, char *err, size_t n);
+    /* Release the handler's state (after finish, or instead of it). */
+    void (*close)(gf_sink *k);
+    /* A short human name of what is written: "WAV (Microsoft) / Signed 16
+     * bit PCM", "raw s16le". */
+    void (*describe)(const gf_sink *k, char *buf, size_t n);
+} gf_sink_ops;
+
+struct gf_sink {
+    const gf_sink_ops *ops; /* NULL once committed or aborted */
+    void *state;            /* the handler's own */
+    gf_outfile out;         /* where it goes */
+    gf_format fmt;
+    uint64_t clipped; /* samples clipped (or NaN) on the way out */
+    int64_t frames_written;
+    int sync;                          /* fsync before the rename (set by the caller) */
+    volatile sig_atomic_t stop_writes; /* abort: give up a write interrupted by a signal */
+};
+
+/* Finish, close (with k->sync, fsync) and rename into place. Returns 0, or
+ * GF_EXIT_OUTPUT with err set and the temporary file removed. */
+int gf_sink_commit(gf_sink *k, char *err, size_t n);
+/* Close and remove the temporary file; safe after commit, after a failed
+ * open and on a zeroed sink. */
+void gf_sink_abort(gf_sink *k);
+
+/* ---- the handlers ---- */
+
+/*
+ * An audio file, or standard input for "-" (a container libsndfile can read
+ * from a pipe: WAV, AU, ...). Integer PCM (8..32 bit) is read as integers
+ * and scaled by 2^-(bits-1) exactly. Returns 0, or an exit code with err
+ * set.
+ */
+int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, char *err, size_t n);
+
+/*
+ * Headerless samples of format f from path ("-": standard input), with
+ * `channels` channels and rate (0 if unknown). Warns when the data starts
+ * like a container file. Returns 0, or an exit code with err set.
+ */
+int gf_raw_source_open(gf_source *s, const char *path, gf_raw_format f, int channels, int rate,
+                       size_t max_block, char *err, size_t n);
+
+/*
+ * An audio file (or standard output for "-") for the stream `in` (channels
+ * and rate; in_path, when not NULL, is refused as the output). The format is
+ * the input's, unless the extension of `path` names another container or
+ * out_format ("MAJOR[:SUBTYPE]") is given. Integer PCM is rounded to nearest
+ * (ties to even) and clipped; encodings libsndfile converts from float
+ * (mu-law, A-law, ADPCM, Vorbis, ...) get samples clipped to [-1, 1] first;
+ * NaN is written as 0. Clipped samples are counted. Returns 0, or an exit
+ * code with err set.
+ */
+int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, const char *in_path,
+                         const char *out_format, size_t max_block, char *err, size_t n);
+
+/*
+ * Headerless samples of format f to path ("-": standard output), with the
+ * same rounding and clipping as the sndfile sink. Returns 0, or an exit code
+ * with err set.
+ */
+int gf_raw_sink_open(gf_sink *k, const char *path, gf_raw_format f, const gf_format *in,
+                     const char *in_path, size_t max_block, char *err, size_t n);
+
+/* Bytes per sample of a raw format, 0 for GF_RAW_NONE (raw_format.c). */
+size_t gf_raw_sample_bytes(gf_raw_format f);
+
+/* A larger pipe buffer (1 MiB) where fd is a pipe: fewer, larger reads and
+ * writes; harmless otherwise (io.c). */
+void gf_widen_pipe(int fd);
+
+#endif /* GF_IO_H */

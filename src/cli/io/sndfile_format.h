@@ -1,0 +1,27 @@
+/*
+ * libsndfile's format codes, for the sndfile handlers only: bit depths, the
+ * headerless format that carries a subtype, names.
+ */
+#ifndef GF_SNDFILE_FORMAT_H
+#define GF_SNDFILE_FORMAT_H
+
+#include "io.h"
+
+#include <sndfile.h>
+#include <stddef.h>
+
+/* Bits of an integer PCM subtype (read and written as integers), 0 for
+ * anything else. */
+int gf_sf_pcm_bits(int sf_format);
+
+/* The headerless format that carries a subtype without loss (f32le for
+ * encodings that are not plain PCM or float). */
+gf_raw_format gf_sf_raw_for(int sf_format);
+
+/* libsndfile's subtype | endianness of a headerless format. */
+int gf_sf_format_for_raw(gf_raw_format f);
+
+/* A short human name of a format: "WAV (Microsoft) / Signed 16 bit PCM". */
+void gf_sf_format_name(int sf_format, char *buf, size_t n);
+
+#endif /* GF_SNDFILE_FORMAT_H */

@@ -1,0 +1,417 @@
+/*
+ * Audio files (or containers on standard output) through libsndfile,
+ * written through an outfile: a temporary file renamed into place on
+ * commit, or a stream (io.h).
+ */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* sync_file_range */
+#endif
+#include "sample_conv.h"
+#include "sndfile_format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+typedef struct sf_sink {
+    SNDFILE *sf;
+    int sf_format;
+    int pcm_bits;         /* > 0: integer PCM of that many bits, written with sf_writef_int */
+    int float_clips;      /* an encoding libsndfile converts from float: clipped first */
+    int32_t *ibuf;        /* max_block frames of quantised samples (integer PCM) */
+    void *fbuf;           /* max_block frames of clipped samples (float_clips) */
+    size_t unsynced;      /* samples written since writeback was last started */
+    struct pipe_vio *vio; /* FLAC on a pipe (below) */
+} sf_sink;
+
+static const struct {
+    const char *name;
+    int subtype;
+} subtypes[] = {
+    {"pcm_s8", SF_FORMAT_PCM_S8}, {"pcm_u8", SF_FORMAT_PCM_U8}, {"pcm_16", SF_FORMAT_PCM_16},
+    {"pcm_24", SF_FORMAT_PCM_24}, {"pcm_32", SF_FORMAT_PCM_32}, {"float", SF_FORMAT_FLOAT},
+    {"double", SF_FORMAT_DOUBLE}, {"ulaw", SF_FORMAT_ULAW},     {"alaw", SF_FORMAT_ALAW},
+    {"vorbis", SF_FORMAT_VORBIS}, {"opus", SF_FORMAT_OPUS},
+};
+
+/* Major format whose extension (or alias) is `ext`, or 0. */
+static int major_for_extension(const char *ext)
+{
+    static const struct {
+        const char *alias, *ext;
+    } aliases[] = {{"aif", "aiff"}, {"snd", "au"}, {"ogg", "oga"}, {"opus", "oga"}};
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcasecmp(ext, aliases[i].alias) == 0)
+            ext = aliases[i].ext;
+    int count = 0;
+    sf_command(NULL, SFC_GET_FORMAT_MAJOR_COUNT, &count, sizeof count);
+    for (int i = 0; i < count; i++) {
+        SF_FORMAT_INFO fi = {.format = i};
+        sf_command(NULL, SFC_GET_FORMAT_MAJOR, &fi, sizeof fi);
+        if (fi.extension && strcasecmp(fi.extension, ext) == 0)
+            return fi.format & SF_FORMAT_TYPEMASK;
+    }
+    return 0;
+}
+
+/* A subtype that `major` accepts, for a given input format. */
+static int fit_subtype(int major, const SF_INFO *in)
+{
+    SF_INFO t = *in;
+    const int bits = gf_sf_pcm_bits(in->format);
+    const int tries[] = {
+        in->format & SF_FORMAT_SUBMASK,
+        bits > 24   ? SF_FORMAT_PCM_32
+        : bits > 16 ? SF_FORMAT_PCM_24
+        : bits > 8  ? SF_FORMAT_PCM_16
+        : bits > 0  ? SF_FORMAT_PCM_S8
+                    : SF_FORMAT_FLOAT,
+        SF_FORMAT_PCM_U8, /* 8-bit WAV is unsigned */
+        SF_FORMAT_PCM_24,
+        SF_FORMAT_PCM_16,
+        SF_FORMAT_VORBIS,
+        SF_FORMAT_OPUS,
+    };
+    for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+        t.format = major | tries[i];
+        if (sf_format_check(&t))
+            return tries[i];
+    }
+    return 0;
+}
+
+static int choose_format(const char *path, const gf_format *in_fmt, const char *out_format,
+                         SF_INFO *info, char *err, size_t n)
+{
+    /* The input's container, or headerless samples as libsndfile's RAW. */
+    const SF_INFO in_info = {
+        .samplerate = in_fmt->rate,
+        .channels = in_fmt->channels,
+        .format = in_fmt->container ? in_fmt->container
+                                    : SF_FORMAT_RAW | gf_sf_format_for_raw(in_fmt->sample),
+    };
+    const SF_INFO *in = &in_info;
+    *info = (SF_INFO){.samplerate = in->samplerate, .channels = in->channels};
+    int major = in->format & SF_FORMAT_TYPEMASK;
+    int subtype = in->format & SF_FORMAT_SUBMASK;
+    int endian = in->format & SF_FORMAT_ENDMASK;
+    if (out_format) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s", out_format);
+        char *colon = strchr(buf, ':');
+        if (colon)
+            *colon = '\0';
+        int m = major_for_extension(buf);
+        if (!m) {
+            snprintf(err, n, "--out-format: unknown major format '%s'", buf);
+            return GF_EXIT_USAGE;
+        }
+        if (m != major) {
+            major = m;
+            endian = 0;
+            subtype = fit_subtype(major, in);
+        }
+        if (colon) {
+            subtype = 0;
+            for (size_t i = 0; i < sizeof subtypes / sizeof subtypes[0]; i++)
+                if (strcasecmp(colon + 1, subtypes[i].name) == 0)
+                    subtype = subtypes[i].subtype;
+            if (!subtype) {
+                snprintf(err, n, "--out-format: unknown sample type '%s'", colon + 1);
+                return GF_EXIT_USAGE;
+            }
+        }
+    } else {
+        const char *slash = strrchr(path, '/');
+        const char *dot = strrchr(slash ? slash : path, '.');
+        int m = dot ? major_for_extension(dot + 1) : 0;
+        if (m && m != major) {
+            major = m;
+            endian = 0;
+            subtype = fit_subtype(major, in);
+        }
+    }
+    info->format = major | subtype | endian;
+    if (info->samplerate <= 0) {
+        if (major != SF_FORMAT_RAW) {
+            char name[128];
+            gf_sf_format_name(major | subtype, name, sizeof name);
+            snprintf(err, n,
+                     "writing %s to '%s' needs a sample rate: give --rate (raw input "
+                     "carries none)",
+                     name, path);
+            return GF_EXIT_USAGE;
+        }
+        info->samplerate = 48000; /* headerless: not stored anywhere */
+    }
+    if (!subtype || !sf_format_check(info)) {
+        char name[128];
+        gf_sf_format_name(major | subtype, name, sizeof name);
+        snprintf(err, n, "cannot write %s with %d channels at %d Hz to '%s'", name, info->channels,
+                 info->samplerate, path);
+        return out_format ? GF_EXIT_USAGE : GF_EXIT_OUTPUT;
+    }
+    return 0;
+}
+
+/* Round and clip to a left-justified 32-bit integer for sf_writef_int. */
+static int32_t quantise(double x, double scale, double shift, uint64_t *clipped)
+{
+    return (int32_t)((double)gf_quantise(x, scale, clipped) * shift);
+}
+
+/* x clipped to [-1, 1], NaN as 0; counts what it changes. */
+static double clip_unit(double x, uint64_t *clipped)
+{
+    if (fabs(x) <= 1.0)
+        return x;
+    ++*clipped;
+    return x > 1.0 ? 1.0 : x < -1.0 ? -1.0 : 0.0;
+}
+
+static int is_float_subtype(int format)
+{
+    const int sub = format & SF_FORMAT_SUBMASK;
+    return sub == SF_FORMAT_FLOAT || sub == SF_FORMAT_DOUBLE;
+}
+
+static int sf_write(gf_sink *k, gf_precision p, const void *frames, size_t count, char *err,
+                    size_t n)
+{
+    sf_sink *f = k->state;
+    const size_t C = (size_t)k->fmt.channels, ns = count * C;
+    sf_count_t wrote;
+    if (f->pcm_bits) {
+        const double scale = ldexp(1.0, f->pcm_bits - 1), shift = ldexp(1.0, 32 - f->pcm_bits);
+        if (p == GF_PRECISION_F32)
+            for (size_t i = 0; i < ns; i++)
+                f->ibuf[i] = quantise(((const float *)frames)[i], scale, shift, &k->clipped);
+        else
+            for (size_t i = 0; i < ns; i++)
+                f->ibuf[i] = quantise(((const double *)frames)[i], scale, shift, &k->clipped);
+        wrote = sf_writef_int(f->sf, f->ibuf, (sf_count_t)count);
+    } else if (f->float_clips) {
+        /* libsndfile indexes its mu-law and A-law tables with the scaled
+         * sample unchecked (SFC_SET_CLIPPING does not cover them): a sample
+         * beyond +-1 or NaN would read far outside them. Clip here, for
+         * every encoding converted from float: +-1 at most, NaN as 0. */
+        if (p == GF_PRECISION_F32)
+            for (size_t i = 0; i < ns; i++)
+                ((float *)f->fbuf)[i] = (float)clip_unit(((const float *)frames)[i], &k->clipped);
+        else
+            for (size_t i = 0; i < ns; i++)
+                ((double *)f->fbuf)[i] = clip_unit(((const double *)frames)[i], &k->clipped);
+        wrote = p == GF_PRECISION_F32 ? sf_writef_float(f->sf, f->fbuf, (sf_count_t)count)
+                                      : sf_writef_double(f->sf, f->fbuf, (sf_count_t)count);
+    } else {
+        wrote = p == GF_PRECISION_F32 ? sf_writef_float(f->sf, frames, (sf_count_t)count)
+                                      : sf_writef_double(f->sf, frames, (sf_count_t)count);
+    }
+    if (wrote != (sf_count_t)count || sf_error(f->sf) != SF_ERR_NO_ERROR) {
+        const int pipe_closed = k->out.stream && errno == EPIPE;
+        snprintf(err, n, "writing output '%s': %s", k->out.name, sf_strerror(f->sf));
+        return pipe_closed ? GF_EXIT_PIPE : GF_EXIT_OUTPUT;
+    }
+    k->frames_written += (int64_t)count;
+#ifdef SYNC_FILE_RANGE_WRITE
+    /* With --sync, start writeback as we go so the fsync before the rename
+     * finds little left to do; it does not wait, and a failure here is only
+     * a hint (the fsync reports). */
+    f->unsynced += ns;
+    if (k->sync && k->out.tmp && f->unsynced >= ((size_t)8 << 20) / sizeof(float)) {
+        sync_file_range(k->out.fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        f->unsynced = 0;
+    }
+#endif
+    return 0;
+}
+
+/* sf_close rewrites the header. */
+static int sf_finish(gf_sink *k, char *err, size_t n)
+{
+    sf_sink *f = k->state;
+    const int rc = sf_close(f->sf);
+    f->sf = NULL;
+    if (rc != 0) {
+        snprintf(err, n, "writing output '%s': %s", k->out.name, sf_error_number(rc));
+        return GF_EXIT_OUTPUT;
+    }
+    return 0;
+}
+
+static void sf_sink_close(gf_sink *k)
+{
+    sf_sink *f = k->state;
+    if (!f)
+        return;
+    if (f->sf)
+        sf_close(f->sf);
+    free(f->ibuf);
+    free(f->fbuf);
+    free(f->vio);
+    free(f);
+    k->state = NULL;
+}
+
+static void sf_describe(const gf_sink *k, char *buf, size_t n)
+{
+    gf_sf_format_name(((const sf_sink *)k->state)->sf_format, buf, n);
+}
+
+static const gf_sink_ops sndfile_sink_ops = {
+    .write = sf_write,
+    .finish = sf_finish,
+    .close = sf_sink_close,
+    .describe = sf_describe,
+};
+
+/*
+ * FLAC on a pipe through libsndfile's virtual I/O. At the end the FLAC
+ * encoder seeks back to rewrite its STREAMINFO block; on a plain pipe
+ * libsndfile then appends those bytes to the stream, which decoders reject.
+ * Here a backward seek is accepted and what is written until the position
+ * is back at the end is dropped: the stream stays valid, with STREAMINFO
+ * saying "length unknown", as a streamed FLAC must.
+ */
+typedef struct pipe_vio {
+    int fd;
+    sf_count_t pos, end; /* position as the encoder sees it; bytes really written */
+} pipe_vio;
+
+static sf_count_t vio_len(void *u)
+{
+    return ((pipe_vio *)u)->end;
+}
+
+static sf_count_t vio_seek(sf_count_t off, int whence, void *u)
+{
+    pipe_vio *v = u;
+    v->pos = whence == SEEK_SET ? off : whence == SEEK_CUR ? v->pos + off : v->end + off;
+    return v->pos;
+}
+
+static sf_count_t vio_read(void *ptr, sf_count_t count, void *u)
+{
+    (void)ptr;
+    (void)count;
+    (void)u;
+    return 0;
+}
+
+static sf_count_t vio_write(const void *ptr, sf_count_t count, void *u)
+{
+    pipe_vio *v = u;
+    if (v->pos == v->end) {
+        const unsigned char *b = ptr;
+        sf_count_t left = count;
+        while (left > 0) {
+            const ssize_t w = write(v->fd, b, (size_t)left);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0)
+                return count - left;
+            b += w;
+            left -= w;
+        }
+        v->end += count;
+    }
+    v->pos += count; /* a rewrite of earlier bytes: dropped */
+    if (v->pos > v->end)
+        v->end = v->pos;
+    return count;
+}
+
+static sf_count_t vio_tell(void *u)
+{
+    return ((pipe_vio *)u)->pos;
+}
+
+/* Open the encoder on the sink's outfile. */
+static int open_encoder(gf_sink *k, sf_sink *f, const char *path, SF_INFO *info, char *err,
+                        size_t n)
+{
+    if (!k->out.seekable && (info->format & SF_FORMAT_TYPEMASK) == SF_FORMAT_FLAC) {
+        static SF_VIRTUAL_IO vio = {vio_len, vio_seek, vio_read, vio_write, vio_tell};
+        if (!(f->vio = calloc(1, sizeof *f->vio))) {
+            snprintf(err, n, "out of memory");
+            return GF_EXIT_INTERNAL;
+        }
+        f->vio->fd = k->out.fd;
+        f->sf = sf_open_virtual(&vio, SFM_WRITE, info, f->vio);
+    } else {
+        f->sf = sf_open_fd(k->out.fd, SFM_WRITE, info, SF_FALSE);
+    }
+    if (!f->sf && k->out.stream) {
+        /* A format that must seek back to finish its header (WAV, AIFF,
+         * ...) works only on a regular file; libsndfile refuses it on a
+         * pipe before writing anything. */
+        char name[128];
+        gf_sf_format_name(info->format, name, sizeof name);
+        if (strcmp(path, "-") == 0)
+            snprintf(err, n,
+                     "cannot write %s to standard output (%s); use --out-raw FMT, or "
+                     "--out-format au or flac",
+                     name, sf_strerror(NULL));
+        else
+            snprintf(err, n,
+                     "cannot write %s to '%s' (%s); use --out-raw FMT, or --out-format au or "
+                     "flac",
+                     name, path, sf_strerror(NULL));
+        return GF_EXIT_USAGE;
+    }
+    if (!f->sf) {
+        snprintf(err, n, "cannot write output '%s': %s", path, sf_strerror(NULL));
+        return GF_EXIT_OUTPUT;
+    }
+    return 0;
+}
+
+int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, const char *in_path,
+                         const char *out_format, size_t max_block, char *err, size_t n)
+{
+    memset(k, 0, sizeof *k);
+    k->out.fd = -1;
+    SF_INFO info;
+    int rc = choose_format(path, in, out_format, &info, err, n);
+    if (rc)
+        return rc;
+    if ((rc = gf_outfile_open(&k->out, "output", path, in_path, err, n)) != 0)
+        return rc;
+    sf_sink *f = calloc(1, sizeof *f);
+    if (!f) {
+        snprintf(err, n, "out of memory");
+        gf_sink_abort(k);
+        return GF_EXIT_INTERNAL;
+    }
+    k->ops = &sndfile_sink_ops;
+    k->state = f;
+    k->fmt = (gf_format){
+        .channels = info.channels,
+        .rate = info.samplerate,
+        .frames = -1,
+        .sample = gf_sf_raw_for(info.format),
+        .container = info.format,
+    };
+    f->sf_format = info.format;
+    if ((rc = open_encoder(k, f, path, &info, err, n)) != 0) {
+        gf_sink_abort(k);
+        return rc;
+    }
+    const size_t samples = max_block * (size_t)info.channels;
+    f->pcm_bits = gf_sf_pcm_bits(info.format);
+    /* Lossy and companded encodings are converted from float by
+     * libsndfile: clip first (sf_write) and count. */
+    f->float_clips = !f->pcm_bits && !is_float_subtype(info.format);
+    if ((f->pcm_bits && !(f->ibuf = malloc(samples * sizeof(int32_t)))) ||
+        (f->float_clips && !(f->fbuf = malloc(samples * sizeof(double))))) {
+        snprintf(err, n, "out of memory");
+        gf_sink_abort(k);
+        return GF_EXIT_INTERNAL;
+    }
+    return 0;
+}

@@ -1,0 +1,225 @@
+/* Audio files (and containers on standard input) through libsndfile. */
+#include "sndfile_format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct sf_source {
+    SNDFILE *sf;
+    int sf_format;
+    int pcm; /* integer PCM: read with sf_readf_int and scaled exactly */
+    int32_t *ibuf;
+} sf_source;
+
+/* Bytes per sample of an uncompressed subtype, 0 for anything else. */
+static size_t plain_sample_bytes(int format)
+{
+    switch (format & SF_FORMAT_SUBMASK) {
+    case SF_FORMAT_PCM_S8:
+    case SF_FORMAT_PCM_U8:
+    case SF_FORMAT_ULAW:
+    case SF_FORMAT_ALAW:
+        return 1;
+    case SF_FORMAT_PCM_16:
+        return 2;
+    case SF_FORMAT_PCM_24:
+        return 3;
+    case SF_FORMAT_PCM_32:
+    case SF_FORMAT_FLOAT:
+        return 4;
+    case SF_FORMAT_DOUBLE:
+        return 8;
+    }
+    return 0;
+}
+
+/* On a pipe libsndfile waits until a read's request is filled: ask for the
+ * complete frames that have arrived (at least one) so a slow stream is not
+ * held back. */
+static size_t frames_waiting(const gf_source *s, size_t frames)
+{
+    const sf_source *f = s->state;
+    const size_t fb = plain_sample_bytes(f->sf_format) * (size_t)s->fmt.channels;
+    int avail = 0;
+    if (fb == 0)
+        return frames < 1024 ? frames : 1024;
+    if (ioctl(STDIN_FILENO, FIONREAD, &avail) != 0 || avail < 0)
+        return frames;
+    const size_t k = (size_t)avail / fb;
+    return k == 0 ? 1 : k < frames ? k : frames;
+}
+
+static int64_t sf_read(gf_source *s, gf_precision p, void *out, size_t frames, char *err, size_t n)
+{
+    sf_source *f = s->state;
+    sf_count_t got;
+    const size_t C = (size_t)s->fmt.channels;
+    if (s->streaming && s->is_stdin)
+        frames = frames_waiting(s, frames);
+    if (f->pcm) {
+        got = sf_readf_int(f->sf, f->ibuf, (sf_count_t)frames);
+        /* Exact: |v| <= 2^31 and a power-of-two scale. */
+        if (p == GF_PRECISION_F32)
+            for (size_t i = 0; i < (size_t)got * C; i++)
+                ((float *)out)[i] = (float)f->ibuf[i] * 0x1p-31f;
+        else
+            for (size_t i = 0; i < (size_t)got * C; i++)
+                ((double *)out)[i] = (double)f->ibuf[i] * 0x1p-31;
+    } else if (p == GF_PRECISION_F32) {
+        got = sf_readf_float(f->sf, out, (sf_count_t)frames);
+    } else {
+        got = sf_readf_double(f->sf, out, (sf_count_t)frames);
+    }
+    if (got < 0 || sf_error(f->sf) != SF_ERR_NO_ERROR) {
+        snprintf(err, n, "reading input '%s': %s", s->path, sf_strerror(f->sf));
+        return -1;
+    }
+    s->frames_read += got;
+    return got;
+}
+
+static void sf_source_close(gf_source *s)
+{
+    sf_source *f = s->state;
+    if (!f)
+        return;
+    if (f->sf)
+        sf_close(f->sf);
+    free(f->ibuf);
+    free(f);
+    s->state = NULL;
+}
+
+static const gf_source_ops sndfile_source_ops = {
+    .read = sf_read,
+    .interrupt = NULL, /* libsndfile's read cannot be woken: the stages cancel it */
+    .close = sf_source_close,
+};
+
+/* Refuse what cannot be opened as a file before libsndfile tries. */
+static int check_path(gf_source *s, const char *path, struct stat *st, char *err, size_t n)
+{
+    if (s->is_stdin) {
+        if (fstat(STDIN_FILENO, st) != 0) {
+            snprintf(err, n, "cannot read standard input: %s", strerror(errno));
+            return GF_EXIT_INPUT;
+        }
+    } else {
+        if (stat(path, st) != 0) {
+            snprintf(err, n, "cannot open input '%s': %s", path, strerror(errno));
+            return GF_EXIT_INPUT;
+        }
+        if (S_ISDIR(st->st_mode)) {
+            snprintf(err, n, "input '%s' is a directory", path);
+            return GF_EXIT_INPUT;
+        }
+        const int fd = open(path, O_RDONLY);
+        if (fd < 0) {
+            snprintf(err, n, "cannot open input '%s': %s", path, strerror(errno));
+            return GF_EXIT_INPUT;
+        }
+        close(fd);
+    }
+    if (S_ISREG(st->st_mode) && st->st_size == 0) {
+        snprintf(err, n, "input '%s' is empty", s->path);
+        return GF_EXIT_INPUT;
+    }
+    return 0;
+}
+
+/* libsndfile's message when it cannot open the input. */
+static void explain_open_failure(const gf_source *s, const char *path, char *err, size_t n)
+{
+    if (s->is_stdin && strstr(sf_strerror(NULL), "flac"))
+        snprintf(err, n,
+                 "libsndfile cannot decode FLAC from a pipe (%s); decode it first, e.g. "
+                 "sox in.flac -t f32 - | gpufilt - OUT --raw f32le -c CHANNELS ...",
+                 sf_strerror(NULL));
+    else if (s->is_stdin)
+        snprintf(err, n,
+                 "standard input is not audio libsndfile can read from a pipe (%s); "
+                 "for headerless samples give --raw FMT --channels N",
+                 sf_strerror(NULL));
+    else
+        snprintf(err, n, "input '%s' is not an audio file libsndfile can read (%s)", path,
+                 sf_strerror(NULL));
+}
+
+/* libsndfile opens a truncated file with the frames that exist and notes
+ * the mismatch in its log, e.g. "data : 192000 (should be 99956)". */
+static void find_header_note(gf_source *s, SNDFILE *sf)
+{
+    char log[8192];
+    sf_command(sf, SFC_GET_LOG_INFO, log, sizeof log);
+    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+        line += strspn(line, " ");
+        if ((strncmp(line, "data", 4) == 0 || strncmp(line, "SSND", 4) == 0) &&
+            strstr(line, "should be")) {
+            snprintf(s->header_note, sizeof s->header_note, "%s", line);
+            return;
+        }
+    }
+}
+
+int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, char *err, size_t n)
+{
+    memset(s, 0, sizeof *s);
+    s->is_stdin = strcmp(path, "-") == 0;
+    s->path = s->is_stdin ? "standard input" : path;
+    struct stat st;
+    int rc = check_path(s, path, &st, err, n);
+    if (rc)
+        return rc;
+    s->streaming = !S_ISREG(st.st_mode);
+    sf_source *f = calloc(1, sizeof *f);
+    if (!f) {
+        snprintf(err, n, "out of memory");
+        return GF_EXIT_INTERNAL;
+    }
+    s->ops = &sndfile_source_ops;
+    s->state = f;
+    SF_INFO info;
+    memset(&info, 0, sizeof info);
+    f->sf = s->is_stdin ? sf_open_fd(STDIN_FILENO, SFM_READ, &info, SF_FALSE)
+                        : sf_open(path, SFM_READ, &info);
+    if (!f->sf) {
+        explain_open_failure(s, path, err, n);
+        gf_source_close(s);
+        return GF_EXIT_INPUT;
+    }
+    f->sf_format = info.format;
+    s->fmt = (gf_format){
+        .channels = info.channels,
+        .rate = info.samplerate,
+        /* a pipe's header cannot be trusted for the length */
+        .frames = s->streaming ? -1 : (int64_t)info.frames,
+        .sample = gf_sf_raw_for(info.format),
+        .container = info.format,
+    };
+    if (s->fmt.frames == 0) {
+        snprintf(err, n, "input '%s' holds no audio frames", s->path);
+        gf_source_close(s);
+        return GF_EXIT_INPUT;
+    }
+    if (info.channels < 1 || info.channels > GF_MAX_CHANNELS) {
+        snprintf(err, n, "input '%s' has %d channels (at most %d are supported)", s->path,
+                 info.channels, GF_MAX_CHANNELS);
+        gf_source_close(s);
+        return GF_EXIT_INPUT;
+    }
+    if (!s->streaming)
+        find_header_note(s, f->sf);
+    f->pcm = gf_sf_pcm_bits(info.format) > 0;
+    if (f->pcm && !(f->ibuf = malloc(max_block * (size_t)info.channels * sizeof(int32_t)))) {
+        snprintf(err, n, "out of memory");
+        gf_source_close(s);
+        return GF_EXIT_INTERNAL;
+    }
+    return 0;
+}

@@ -1,0 +1,305 @@
+/*
+ * gpufilt --live: capture -> filter -> playback through PortAudio, and
+ * --list-devices.
+ *
+ * gf_live_run goes through phases, each returning an exit code: begin the
+ * PortAudio session; choose devices and format; set up the engine (and
+ * histogram files); open the streams, whose capture source and playback
+ * sink the worker connects (worker.c, portaudio_io.c); start; wait for the
+ * end (duration, signal, failure, lost device) printing statistics; stop
+ * and report. One cleanup path. docs/live.md describes the options, the
+ * latency and the xrun counters.
+ */
+#include "live.h"
+
+#include "devices.h"
+#include "pa_session.h"
+#include "worker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_FRAMES 256
+
+int gf_live_list_devices(void)
+{
+    gf_pa_session pa;
+    int rc = gf_pa_begin(&pa);
+    if (rc)
+        return rc;
+    gf_pa_print_devices();
+    gf_pa_end(&pa);
+    return GF_EXIT_OK;
+}
+
+/* Devices from the chosen host API, or anywhere; channels, rate, block. */
+static int choose_devices(gf_live *lv, gf_pa_config *cfg)
+{
+    const gf_cli_options *o = lv->o;
+    int api = -1, rc;
+    if (o->host_api && (rc = gf_pa_find_host_api(o->host_api, &api)) != 0)
+        return rc;
+    if ((rc = gf_pa_find_device(o->live_in, 1, api, &cfg->in_device)) != 0 ||
+        (rc = gf_pa_find_device(o->live_out, 0, api, &cfg->out_device)) != 0)
+        return rc;
+    const PaDeviceInfo *di = Pa_GetDeviceInfo(cfg->in_device);
+    const PaDeviceInfo *dO = Pa_GetDeviceInfo(cfg->out_device);
+    const int maxc =
+        di->maxInputChannels < dO->maxOutputChannels ? di->maxInputChannels : dO->maxOutputChannels;
+    lv->C = o->channels ? o->channels : (maxc < 2 ? 1 : 2);
+    if (lv->C > di->maxInputChannels || lv->C > dO->maxOutputChannels) {
+        gf_cli_error("--channels %d: input '%s' has %d channel%s, output '%s' has %d", lv->C,
+                     di->name, di->maxInputChannels, di->maxInputChannels == 1 ? "" : "s", dO->name,
+                     dO->maxOutputChannels);
+        return GF_EXIT_DEVICE;
+    }
+    lv->rate = o->rate ? (double)o->rate : dO->defaultSampleRate;
+    lv->F = o->live_frames ? o->live_frames : DEFAULT_FRAMES;
+    lv->prec = o->precision;
+    /* One full-duplex stream where the host API allows it (same API); two
+     * half streams otherwise. */
+    const int want_duplex = di->hostApi == dO->hostApi;
+    cfg->duplex =
+        want_duplex && gf_pa_supported(cfg->in_device, cfg->out_device, lv->C, lv->rate, 1);
+    if (!cfg->duplex && !gf_pa_supported(cfg->in_device, cfg->out_device, lv->C, lv->rate, 0)) {
+        gf_pa_explain_unsupported(cfg->in_device, cfg->out_device, lv->C, lv->rate, want_duplex);
+        return GF_EXIT_DEVICE;
+    }
+    cfg->channels = lv->C;
+    cfg->rate = lv->rate;
+    cfg->block = lv->F;
+    return GF_EXIT_OK;
+}
+
+/* The engine: causal with one block per chunk, run once over a block of
+ * silence so that lazy start-up work (CUDA module loading, first launches)
+ * is done before the stream starts. Then the histogram files and the
+ * worker's buffers. */
+static int setup_engine(gf_live *lv, const gf_taps *t)
+{
+    const gf_cli_options *o = lv->o;
+    const gf_job job = {
+        .frames = -1, .channels = lv->C, .taps = t->n, .block = lv->F, .rate = lv->rate};
+    gf_config c = gf_cli_engine_config(o, lv->C, t, gf_cli_choose_device(o, &job, NULL, 0));
+    c.mode = GF_MODE_CAUSAL;
+    c.chunk_frames = lv->F;
+    if (o->hist_path || o->hist_png) {
+        lv->hc = gf_cli_hist_config(o, (int)lv->rate);
+        c.hist = &lv->hc;
+    }
+    int rc = gf_cli_engine_create(&c, &lv->e);
+    if (rc)
+        return rc;
+    const size_t bytes = lv->F * (size_t)lv->C * (lv->prec == GF_PRECISION_F32 ? 4 : 8);
+    if (!(lv->in = calloc(1, bytes)) || !(lv->out = malloc(bytes))) {
+        gf_cli_error("out of memory");
+        return GF_EXIT_INTERNAL;
+    }
+    size_t used = 0, got = 0;
+    gf_status st = gf_engine_push(lv->e, lv->in, lv->F, &used);
+    if (st == GF_OK)
+        st = gf_engine_submit(lv->e);
+    if (st == GF_OK)
+        st = gf_engine_wait(lv->e);
+    while (st == GF_OK && (st = gf_engine_pull(lv->e, lv->out, lv->F, &got)) == GF_OK && got > 0) {
+    }
+    if (st == GF_OK)
+        st = gf_engine_reset(lv->e);
+    if (st != GF_OK)
+        return gf_cli_engine_failed(lv->e, st);
+    if ((o->hist_path || o->hist_png) &&
+        (rc = gf_hist_out_open(&lv->hout, o->hist_path, o->hist_png, &lv->hc, lv->C, (int)lv->rate,
+                               lv->hist_err, sizeof lv->hist_err)) != 0)
+        gf_cli_error("%s", lv->hist_err);
+    return rc;
+}
+
+static unsigned long long get(atomic_ullong *c)
+{
+    return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+static unsigned long long xrun_total(gf_pa_counts *n)
+{
+    return get(&n->pa_in_underflow) + get(&n->pa_in_overflow) + get(&n->pa_out_underflow) +
+           get(&n->pa_out_overflow) + get(&n->in_full) + get(&n->out_empty) + get(&n->late_events) +
+           get(&n->out_full);
+}
+
+static void print_counts(gf_live *lv, const char *prefix)
+{
+    gf_pa_counts *n = gf_pa_counts_of(lv->link);
+    fprintf(stderr,
+            "gpufilt: live: %sxruns %llu (PortAudio: input underflow %llu, input overflow %llu, "
+            "output underflow %llu, output overflow %llu; input ring full %llu [%llu frames "
+            "dropped], output ring empty %llu [%llu frames of silence], late output dropped "
+            "%llu [%llu frames], worker found output full %llu [%llu frames])\n",
+            prefix, xrun_total(n), get(&n->pa_in_underflow), get(&n->pa_in_overflow),
+            get(&n->pa_out_underflow), get(&n->pa_out_overflow), get(&n->in_full),
+            get(&n->in_dropped), get(&n->out_empty), get(&n->out_silence), get(&n->late_events),
+            get(&n->late_drops), get(&n->out_full), get(&n->out_lost));
+}
+
+/* One line, once the start-up phase is over: what gpufilt adds (priming,
+ * plus what start-up added), and what PortAudio reports for the host's side
+ * (which includes its own buffering: one block on the output side where it
+ * adapts the host's buffer size, as for JACK). */
+static void tell_latency(gf_live *lv)
+{
+    double lat_in, lat_out;
+    gf_pa_latency(lv->link, &lat_in, &lat_out);
+    const size_t prime = gf_pa_prime(lv->link);
+    const size_t raised = (size_t)get(&gf_pa_counts_of(lv->link)->raised), total = prime + raised;
+    char extra[96] = "";
+    if (raised)
+        snprintf(extra, sizeof extra, " + %zu found needed at start-up", raised);
+    fprintf(stderr,
+            "gpufilt: live: latency %zu frames (%.3f ms) added by gpufilt (%zu frames of "
+            "priming%s), plus PortAudio's input %.3f ms and output %.3f ms\n",
+            total, 1e3 * (double)total / lv->rate, prime, extra, 1e3 * lat_in, 1e3 * lat_out);
+}
+
+static void announce(gf_live *lv, const gf_pa_config *cfg, const gf_taps *t)
+{
+    const gf_cli_options *o = lv->o;
+    const PaDeviceInfo *di = Pa_GetDeviceInfo(cfg->in_device);
+    const PaDeviceInfo *dO = Pa_GetDeviceInfo(cfg->out_device);
+    fprintf(stderr,
+            "gpufilt: live: %s: in %d '%s', out %d '%s'%s, %d ch, %.0f Hz, %zu frames per "
+            "block, %zu tap%s%s, causal, %s, %s backend\n",
+            gf_pa_api_name(dO->hostApi), cfg->in_device, di->name, cfg->out_device, dO->name,
+            gf_pa_is_duplex(lv->link) ? "" : " (two streams)", lv->C, lv->rate, lv->F, t->n,
+            t->n == 1 ? "" : "s", o->coeffs ? "" : " (mean)",
+            lv->prec == GF_PRECISION_F32 ? "f32" : "f64", gf_engine_backend(lv->e));
+    if (o->stats)
+        fprintf(stderr, "gpufilt: live: worker thread at %s priority\n",
+                lv->realtime ? "real-time (SCHED_FIFO)" : "normal");
+}
+
+static void print_stats(gf_live *lv, double elapsed)
+{
+    const unsigned long long b = get(&lv->blocks);
+    const double mx = 1e-6 * (double)atomic_exchange(&lv->busy_ns_max, 0);
+    const double mean = b ? 1e-6 * (double)get(&lv->busy_ns_total) / (double)b : 0.0;
+    const double period_ms = 1e3 * (double)lv->F / lv->rate;
+    size_t out_frames;
+    const size_t in_frames = gf_pa_buffered(lv->link, &out_frames);
+    char prefix[256];
+    snprintf(prefix, sizeof prefix,
+             "%.0f s: %llu frames in, worker per block mean %.3f ms, max %.3f ms "
+             "(%.1f%% of %.3f ms), rings in %zu out %zu frames; ",
+             elapsed, get(&gf_pa_counts_of(lv->link)->frames_in), mean, mx, 100.0 * mx / period_ms,
+             period_ms, in_frames, out_frames);
+    print_counts(lv, prefix);
+}
+
+/* Until the duration has passed, a signal, a failed worker or a lost
+ * stream (*lost = 1); the latency is told once the start-up is over
+ * (*told = 1). */
+static int wait_for_end(gf_live *lv, volatile sig_atomic_t *stop, double t_start, int *lost,
+                        int *told)
+{
+    const gf_cli_options *o = lv->o;
+    double next_stats = t_start + 1.0;
+    for (;;) {
+        if (*stop)
+            return GF_EXIT_OK;
+        const double t = gf_now();
+        if (o->duration > 0 && t - t_start >= o->duration)
+            return GF_EXIT_OK;
+        if (atomic_load_explicit(&lv->failed, memory_order_acquire)) {
+            gf_cli_error("%s", lv->err);
+            return GF_EXIT_DEVICE;
+        }
+        if (!gf_pa_active(lv->link)) {
+            gf_cli_error("the audio stream stopped by itself (device lost, or the JACK server "
+                         "went away)");
+            *lost = 1;
+            return GF_EXIT_DEVICE;
+        }
+        if (!*told &&
+            atomic_load_explicit(&gf_pa_counts_of(lv->link)->warm, memory_order_acquire)) {
+            *told = 1;
+            if (!o->quiet)
+                tell_latency(lv);
+        }
+        if (o->stats && t >= next_stats) {
+            print_stats(lv, t - t_start);
+            next_stats += 1.0;
+            if (next_stats < t)
+                next_stats = t + 1.0;
+        }
+        const struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL); /* a signal cuts it short: fine */
+    }
+}
+
+static void report_end(gf_live *lv, volatile sig_atomic_t *stop, double t_start, int lost, int told)
+{
+    gf_pa_counts *n = gf_pa_counts_of(lv->link);
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "stopped after %.1f s (%llu frames in, %llu out)%s; ",
+             gf_now() - t_start, get(&n->frames_in), get(&n->frames_out),
+             *stop ? " by a signal" : "");
+    if (!told && !lv->o->quiet)
+        tell_latency(lv);
+    if (!lost)
+        gf_pa_stop(lv->link);
+    print_counts(lv, prefix);
+}
+
+int gf_live_run(const gf_cli_options *o, const gf_taps *t, volatile sig_atomic_t *stop)
+{
+    /* Validated by gf_cli_parse: one of taps/coeffs; channels, rate, frames
+     * and duration in range (0 = not given). o->mode and o->chunk do not
+     * apply: live filtering is causal with one chunk per block. */
+    gf_live *lv = calloc(1, sizeof *lv);
+    if (!lv) {
+        gf_cli_error("out of memory");
+        return GF_EXIT_INTERNAL;
+    }
+    lv->o = o;
+    gf_pa_session pa;
+    gf_pa_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    int lost = 0, told = 0;
+    int rc = gf_pa_begin(&pa);
+    if (!rc)
+        rc = choose_devices(lv, &cfg);
+    if (!rc)
+        rc = setup_engine(lv, t);
+    if (!rc)
+        rc = gf_pa_open(&lv->link, &cfg, &lv->capture, &lv->playback);
+    if (!rc)
+        rc = gf_live_worker_start(lv);
+    if (!rc)
+        rc = gf_pa_start(lv->link);
+    if (!rc) {
+        const double t_start = gf_now();
+        if (!o->quiet)
+            announce(lv, &cfg, t);
+        rc = wait_for_end(lv, stop, t_start, &lost, &told);
+        report_end(lv, stop, t_start, lost, told);
+    }
+    gf_live_worker_stop(lv);
+    if (lv->hout && rc == GF_EXIT_OK)
+        rc = gf_live_finish_hist(lv);
+    gf_hist_out_abort(&lv->hout); /* no-op after a commit */
+    gf_engine_destroy(lv->e);
+    free(lv->in);
+    free(lv->out);
+    if (lost) {
+        /* The streams and what their callback uses are left to the
+         * process exit (portaudio_io.h), and so is PortAudio itself. */
+        if (pa.stand_in[0])
+            unlink(pa.stand_in);
+        return rc;
+    }
+    gf_pa_close(lv->link, 0);
+    gf_pa_end(&pa);
+    free(lv);
+    return rc;
+}

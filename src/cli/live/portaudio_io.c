@@ -1,0 +1,411 @@
+/* The PortAudio capture source and playback sink (portaudio_io.h). */
+#include "portaudio_io.h"
+
+#include "devices.h"
+#include "ring.h"
+
+#include <portaudio.h>
+
+#include <errno.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PRIME_BLOCKS 2    /* blocks of silence primed into the output ring */
+#define RING_MIN     8192 /* frames; rings hold at least 16 blocks */
+
+struct gf_pa_link {
+    int C;        /* channels */
+    size_t F;     /* frames per block */
+    double rate;  /* Hz */
+    size_t prime; /* frames of silence primed into the output ring */
+    /* The output callback's own state (no other thread touches it once
+     * started): */
+    size_t hold;    /* most frames the output ring holds at a callback */
+    size_t warmup;  /* frames of output still in the start-up phase */
+    size_t pending; /* frames of extra silence still to play (latency margin) */
+    gf_ring in, out;
+    void *in_store, *out_store;
+    sem_t wake; /* posted by the callback after each input block */
+    int sem_ok;
+    atomic_int quit; /* the capture source was interrupted */
+    PaStream *duplex, *s_in, *s_out;
+    int started;
+    gf_pa_counts n;
+};
+
+static void bump(atomic_ullong *c, unsigned long long v)
+{
+    atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+/* ---- the real-time side: copies and counts, nothing else ---- */
+
+/* Output first: once the input is posted, the worker may finish that block
+ * before this callback returns, and its output must not count as late. */
+static void play(gf_pa_link *l, float *out, size_t frames)
+{
+    const size_t C = (size_t)l->C;
+    /* Extra start-up silence: played without taking from the ring. */
+    const size_t quiet = l->pending < frames ? l->pending : frames;
+    if (quiet) {
+        memset(out, 0, quiet * C * sizeof(float));
+        l->pending -= quiet;
+    }
+    /* After the ring ran empty, the frames that were late arrive on top of
+     * the primed level: drop them to keep the latency fixed. */
+    const size_t avail = gf_ring_read_available(&l->out);
+    if (avail > l->hold) {
+        gf_ring_read(&l->out, NULL, avail - l->hold);
+        bump(&l->n.late_events, 1);
+        bump(&l->n.late_drops, avail - l->hold);
+    }
+    const size_t want = frames - quiet;
+    const size_t r = gf_ring_read(&l->out, out + quiet * C, want);
+    if (r < want) {
+        memset(out + (quiet + r) * C, 0, (want - r) * C * sizeof(float));
+        if (l->warmup > 0 && l->hold + (want - r) + 2 * l->F <= l->out.size / 2) {
+            /* Start-up: the host delivers blocks in bursts (a period longer
+             * than a block) or the first blocks were slow. Keep the silence
+             * as latency, plus one block of margin (up to half the ring: a
+             * worker that is simply too slow for the stream shows as xruns
+             * instead). */
+            l->hold += want - r + l->F;
+            l->pending += l->F;
+            bump(&l->n.raised, want - r + l->F);
+        } else {
+            bump(&l->n.out_empty, 1);
+            bump(&l->n.out_silence, want - r);
+        }
+    }
+    bump(&l->n.frames_out, r);
+    if (l->warmup > 0) {
+        l->warmup -= l->warmup < frames ? l->warmup : frames;
+        if (l->warmup == 0)
+            atomic_store_explicit(&l->n.warm, 1, memory_order_release);
+    }
+}
+
+static int on_audio(const void *input, void *output, unsigned long frames,
+                    const PaStreamCallbackTimeInfo *time_info, PaStreamCallbackFlags flags,
+                    void *user)
+{
+    gf_pa_link *l = user;
+    (void)time_info;
+    if (flags & paInputUnderflow)
+        bump(&l->n.pa_in_underflow, 1);
+    if (flags & paInputOverflow)
+        bump(&l->n.pa_in_overflow, 1);
+    if (flags & paOutputUnderflow)
+        bump(&l->n.pa_out_underflow, 1);
+    if (flags & paOutputOverflow)
+        bump(&l->n.pa_out_overflow, 1);
+    if (output)
+        play(l, output, frames);
+    if (input) {
+        const size_t w = gf_ring_write(&l->in, input, frames);
+        if (w < frames) {
+            bump(&l->n.in_full, 1);
+            bump(&l->n.in_dropped, frames - w);
+        }
+        bump(&l->n.frames_in, w);
+        sem_post(&l->wake);
+    }
+    return paContinue;
+}
+
+/* ---- the capture source and the playback sink ---- */
+
+/* float samples a[0..n) to the engine's precision at out. */
+static void from_float(gf_precision p, const float *a, size_t n, void *out)
+{
+    if (p == GF_PRECISION_F32)
+        memcpy(out, a, n * sizeof(float));
+    else
+        for (size_t i = 0; i < n; i++)
+            ((double *)out)[i] = a[i];
+}
+
+static void to_float(gf_precision p, const void *in, size_t n, float *a)
+{
+    if (p == GF_PRECISION_F32)
+        memcpy(a, in, n * sizeof(float));
+    else
+        for (size_t i = 0; i < n; i++)
+            a[i] = (float)((const double *)in)[i];
+}
+
+static int64_t capture_read(gf_source *s, gf_precision p, void *out, size_t frames, char *err,
+                            size_t n)
+{
+    (void)err;
+    (void)n;
+    gf_pa_link *l = s->state;
+    const size_t C = (size_t)l->C, ss = p == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
+    for (;;) {
+        if (atomic_load(&l->quit))
+            return 0;
+        size_t k = gf_ring_read_available(&l->in);
+        if (k > 0) {
+            k = k < frames ? k : frames;
+            void *p1, *p2;
+            size_t n1, n2;
+            gf_ring_read_regions(&l->in, k, &p1, &n1, &p2, &n2);
+            from_float(p, p1, n1 * C, out);
+            if (n2)
+                from_float(p, p2, n2 * C, (unsigned char *)out + n1 * C * ss);
+            gf_ring_read_advance(&l->in, k);
+            s->frames_read += (int64_t)k;
+            return (int64_t)k;
+        }
+        sem_wait(&l->wake); /* EINTR: a signal; quit is checked above */
+    }
+}
+
+static void capture_interrupt(gf_source *s)
+{
+    gf_pa_link *l = s->state;
+    atomic_store(&l->quit, 1);
+    sem_post(&l->wake);
+}
+
+static void nothing_to_close(gf_source *s)
+{
+    s->state = NULL; /* the link owns everything */
+}
+
+static const gf_source_ops capture_ops = {
+    .read = capture_read,
+    .interrupt = capture_interrupt,
+    .close = nothing_to_close,
+};
+
+static int playback_write(gf_sink *k, gf_precision p, const void *frames, size_t count, char *err,
+                          size_t n)
+{
+    (void)err;
+    (void)n;
+    gf_pa_link *l = k->state;
+    const size_t C = (size_t)l->C, ss = p == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
+    void *p1, *p2;
+    size_t n1, n2;
+    const size_t granted = gf_ring_write_regions(&l->out, count, &p1, &n1, &p2, &n2);
+    to_float(p, frames, n1 * C, p1);
+    if (n2)
+        to_float(p, (const unsigned char *)frames + n1 * C * ss, n2 * C, p2);
+    gf_ring_write_advance(&l->out, granted);
+    if (granted < count) {
+        bump(&l->n.out_full, 1);
+        bump(&l->n.out_lost, count - granted);
+    }
+    k->frames_written += (int64_t)count;
+    return GF_EXIT_OK;
+}
+
+static void playback_close(gf_sink *k)
+{
+    k->state = NULL; /* the link owns everything */
+}
+
+static void playback_describe(const gf_sink *k, char *buf, size_t n)
+{
+    (void)k;
+    snprintf(buf, n, "PortAudio playback (float)");
+}
+
+static const gf_sink_ops playback_ops = {
+    .write = playback_write,
+    .finish = NULL,
+    .close = playback_close,
+    .describe = playback_describe,
+};
+
+/* ---- the session ---- */
+
+static int pa_failed(const char *what, PaError err)
+{
+    if (err == paUnanticipatedHostError) {
+        const PaHostErrorInfo *h = Pa_GetLastHostErrorInfo();
+        gf_cli_error("PortAudio: %s: %s%s%s", what, Pa_GetErrorText(err),
+                     h && h->errorText && *h->errorText ? ": " : "",
+                     h && h->errorText ? h->errorText : "");
+    } else {
+        gf_cli_error("PortAudio: %s: %s", what, Pa_GetErrorText(err));
+    }
+    return GF_EXIT_DEVICE;
+}
+
+/* Rings, and the output's priming silence. */
+static int make_rings(gf_pa_link *l)
+{
+    const size_t cap = gf_ring_pow2(l->F * 16 > RING_MIN ? l->F * 16 : RING_MIN);
+    const size_t fb = (size_t)l->C * sizeof(float);
+    l->in_store = calloc(cap, fb);
+    l->out_store = calloc(cap, fb);
+    if (!cap || !l->in_store || !l->out_store || gf_ring_init(&l->in, fb, cap, l->in_store) != 0 ||
+        gf_ring_init(&l->out, fb, cap, l->out_store) != 0)
+        return -1;
+    /* The output starts with silence: the worker's time budget. */
+    l->prime = PRIME_BLOCKS * l->F;
+    void *p1, *p2;
+    size_t n1, n2;
+    gf_ring_write_regions(&l->out, l->prime, &p1, &n1, &p2, &n2);
+    gf_ring_write_advance(&l->out, l->prime); /* the storage is zeroed */
+    return 0;
+}
+
+static int open_streams(gf_pa_link *l, const gf_pa_config *c)
+{
+    const PaStreamParameters pin = gf_pa_stream_params(c->in_device, l->C, 1),
+                             pout = gf_pa_stream_params(c->out_device, l->C, 0);
+    const unsigned long F = (unsigned long)l->F;
+    PaError err;
+    if (c->duplex) {
+        l->hold = l->prime;
+        err = Pa_OpenStream(&l->duplex, &pin, &pout, l->rate, F, paNoFlag, on_audio, l);
+        if (err == paNoError)
+            return GF_EXIT_OK;
+        l->duplex = NULL;
+        if (err != paBadIODeviceCombination)
+            return pa_failed("cannot open the full-duplex stream", err);
+    }
+    /* Two callbacks on two clocks: allow one block of phase between them. */
+    l->hold = l->prime + l->F;
+    if ((err = Pa_OpenStream(&l->s_in, &pin, NULL, l->rate, F, paNoFlag, on_audio, l)) !=
+        paNoError) {
+        l->s_in = NULL;
+        return pa_failed("cannot open the input stream", err);
+    }
+    if ((err = Pa_OpenStream(&l->s_out, NULL, &pout, l->rate, F, paNoFlag, on_audio, l)) !=
+        paNoError) {
+        l->s_out = NULL;
+        return pa_failed("cannot open the output stream", err);
+    }
+    return GF_EXIT_OK;
+}
+
+int gf_pa_open(gf_pa_link **out, const gf_pa_config *c, gf_source *capture, gf_sink *playback)
+{
+    *out = NULL;
+    gf_pa_link *l = calloc(1, sizeof *l);
+    if (!l) {
+        gf_cli_error("out of memory");
+        return GF_EXIT_INTERNAL;
+    }
+    l->C = c->channels;
+    l->F = c->block;
+    l->rate = c->rate;
+    if (make_rings(l) != 0) {
+        gf_cli_error("out of memory");
+        gf_pa_close(l, 0);
+        return GF_EXIT_INTERNAL;
+    }
+    if (sem_init(&l->wake, 0, 0) != 0) {
+        gf_cli_error("cannot create a semaphore: %s", strerror(errno));
+        gf_pa_close(l, 0);
+        return GF_EXIT_INTERNAL;
+    }
+    l->sem_ok = 1;
+    const int rc = open_streams(l, c);
+    if (rc) {
+        gf_pa_close(l, 0);
+        return rc;
+    }
+    /* Half a second of start-up in which a short output becomes latency. */
+    l->warmup = (size_t)(l->rate / 2) > 8 * l->F ? (size_t)(l->rate / 2) : 8 * l->F;
+    memset(capture, 0, sizeof *capture);
+    capture->ops = &capture_ops;
+    capture->state = l;
+    capture->path = "audio input";
+    capture->streaming = 1;
+    capture->fmt =
+        (gf_format){.channels = l->C, .rate = (int)l->rate, .frames = -1, .sample = GF_RAW_F32LE};
+    memset(playback, 0, sizeof *playback);
+    playback->out.fd = -1;
+    playback->ops = &playback_ops;
+    playback->state = l;
+    playback->fmt = capture->fmt;
+    *out = l;
+    return GF_EXIT_OK;
+}
+
+int gf_pa_start(gf_pa_link *l)
+{
+    PaError err;
+    if (l->duplex)
+        err = Pa_StartStream(l->duplex);
+    else if ((err = Pa_StartStream(l->s_out)) == paNoError)
+        err = Pa_StartStream(l->s_in);
+    if (err != paNoError)
+        return pa_failed("cannot start the stream", err);
+    l->started = 1;
+    return GF_EXIT_OK;
+}
+
+int gf_pa_active(gf_pa_link *l)
+{
+    if (l->duplex)
+        return Pa_IsStreamActive(l->duplex) == 1;
+    return Pa_IsStreamActive(l->s_in) == 1 && Pa_IsStreamActive(l->s_out) == 1;
+}
+
+void gf_pa_stop(gf_pa_link *l)
+{
+    if (!l->started)
+        return;
+    if (l->duplex)
+        Pa_StopStream(l->duplex);
+    else {
+        Pa_StopStream(l->s_in);
+        Pa_StopStream(l->s_out);
+    }
+    l->started = 0;
+}
+
+void gf_pa_close(gf_pa_link *l, int lost)
+{
+    if (!l || lost)
+        return; /* lost: see portaudio_io.h */
+    PaStream *streams[3] = {l->duplex, l->s_in, l->s_out};
+    for (int i = 0; i < 3; i++)
+        if (streams[i]) {
+            if (l->started)
+                Pa_AbortStream(streams[i]);
+            Pa_CloseStream(streams[i]);
+        }
+    if (l->sem_ok)
+        sem_destroy(&l->wake);
+    free(l->in_store);
+    free(l->out_store);
+    free(l);
+}
+
+gf_pa_counts *gf_pa_counts_of(gf_pa_link *l)
+{
+    return &l->n;
+}
+
+int gf_pa_is_duplex(const gf_pa_link *l)
+{
+    return l->duplex != NULL;
+}
+
+size_t gf_pa_prime(const gf_pa_link *l)
+{
+    return l->prime;
+}
+
+void gf_pa_latency(const gf_pa_link *l, double *in_s, double *out_s)
+{
+    const PaStreamInfo *si = Pa_GetStreamInfo(l->duplex ? l->duplex : l->s_in);
+    const PaStreamInfo *so = Pa_GetStreamInfo(l->duplex ? l->duplex : l->s_out);
+    *in_s = si ? si->inputLatency : 0.0;
+    *out_s = so ? so->outputLatency : 0.0;
+}
+
+size_t gf_pa_buffered(const gf_pa_link *l, size_t *out_frames)
+{
+    *out_frames = gf_ring_read_available(&l->out);
+    return gf_ring_read_available(&l->in);
+}

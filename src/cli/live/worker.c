@@ -1,0 +1,131 @@
+/* The live worker: capture source -> engine -> playback sink (worker.h). */
+#include "worker.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#define WORKER_PRIO 5 /* SCHED_FIFO priority tried for the worker */
+
+static int worker_fail(gf_live *lv, gf_status st, const char *what)
+{
+    const char *detail = gf_engine_error(lv->e);
+    snprintf(lv->err, sizeof lv->err, "%s backend failed (%s): %s%s%s", gf_engine_backend(lv->e),
+             what, gf_strerror(st), *detail ? ": " : "", detail);
+    atomic_store_explicit(&lv->failed, 1, memory_order_release);
+    return -1;
+}
+
+/* Completed histogram records to their files: off the audio thread, after
+ * the block's output is on its way. A failed write stops the histograms,
+ * not the audio; it is reported at the end. */
+static void write_hist(gf_live *lv)
+{
+    gf_hist_record rec;
+    while (lv->hout && !lv->hist_failed && gf_engine_hist_next(lv->e, &rec))
+        if (gf_hist_out_write(lv->hout, &rec, lv->hist_err, sizeof lv->hist_err) != 0)
+            lv->hist_failed = 1;
+}
+
+/* Filter the n (<= F) frames in lv->in and play them. */
+static int process_block(gf_live *lv, size_t n)
+{
+    size_t used = 0;
+    gf_status st = gf_engine_push(lv->e, lv->in, n, &used);
+    if (st != GF_OK)
+        return worker_fail(lv, st, "push");
+    if (used != n) /* the chunk is one block and every slot is free here */
+        return worker_fail(lv, GF_ERR_STATE, "push took part of a block");
+    st = gf_engine_submit(lv->e);
+    if (st == GF_OK)
+        st = gf_engine_wait(lv->e);
+    if (st != GF_OK)
+        return worker_fail(lv, st, "submit");
+    const size_t fb = (size_t)lv->C * (lv->prec == GF_PRECISION_F32 ? 4 : 8);
+    for (size_t got = 0, done = 0; done < n; done += got) {
+        st = gf_engine_pull(lv->e, (unsigned char *)lv->out + done * fb, n - done, &got);
+        if (st != GF_OK)
+            return worker_fail(lv, st, "pull");
+        if (got == 0)
+            return worker_fail(lv, GF_ERR_STATE, "fewer frames out than in");
+    }
+    char err[16];
+    lv->playback.ops->write(&lv->playback, lv->prec, lv->out, n, err, sizeof err);
+    write_hist(lv);
+    return 0;
+}
+
+static void *worker_main(void *arg)
+{
+    gf_live *lv = arg;
+    char err[16];
+    for (;;) {
+        const int64_t n =
+            lv->capture.ops->read(&lv->capture, lv->prec, lv->in, lv->F, err, sizeof err);
+        if (n <= 0)
+            return NULL; /* interrupted */
+        const double t0 = gf_now();
+        if (process_block(lv, (size_t)n) != 0)
+            return NULL;
+        const unsigned long long dt = (unsigned long long)((gf_now() - t0) * 1e9);
+        atomic_fetch_add_explicit(&lv->blocks, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&lv->busy_ns_total, dt, memory_order_relaxed);
+        unsigned long long m = atomic_load_explicit(&lv->busy_ns_max, memory_order_relaxed);
+        while (dt > m && !atomic_compare_exchange_weak(&lv->busy_ns_max, &m, dt)) {
+        }
+    }
+}
+
+int gf_live_worker_start(gf_live *lv)
+{
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) == 0) {
+        struct sched_param sp;
+        memset(&sp, 0, sizeof sp);
+        sp.sched_priority = WORKER_PRIO;
+        if (pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) == 0 &&
+            pthread_attr_setschedpolicy(&attr, SCHED_FIFO) == 0 &&
+            pthread_attr_setschedparam(&attr, &sp) == 0 &&
+            pthread_create(&lv->thread, &attr, worker_main, lv) == 0) {
+            lv->realtime = 1;
+            lv->thread_started = 1;
+        }
+        pthread_attr_destroy(&attr);
+    }
+    if (!lv->thread_started && pthread_create(&lv->thread, NULL, worker_main, lv) == 0)
+        lv->thread_started = 1;
+    if (!lv->thread_started) {
+        gf_cli_error("cannot start the worker thread");
+        return GF_EXIT_INTERNAL;
+    }
+    return GF_EXIT_OK;
+}
+
+void gf_live_worker_stop(gf_live *lv)
+{
+    if (!lv->thread_started)
+        return;
+    lv->capture.ops->interrupt(&lv->capture);
+    pthread_join(lv->thread, NULL);
+    lv->thread_started = 0;
+}
+
+int gf_live_finish_hist(gf_live *lv)
+{
+    gf_status st = gf_engine_flush(lv->e);
+    size_t got = 1;
+    while (st == GF_OK && got > 0)
+        st = gf_engine_pull(lv->e, lv->out, lv->F, &got);
+    if (st != GF_OK) {
+        gf_cli_error("histograms: the filter failed at the end: %s", gf_strerror(st));
+        return GF_EXIT_DEVICE;
+    }
+    write_hist(lv);
+    int rc = 0;
+    if (lv->hist_failed ||
+        (rc = gf_hist_out_commit(&lv->hout, lv->hist_err, sizeof lv->hist_err)) != 0) {
+        gf_cli_error("%s", lv->hist_err);
+        return rc ? rc : GF_EXIT_OUTPUT;
+    }
+    return GF_EXIT_OK;
+}
