@@ -1,0 +1,165 @@
+/*
+ * bench_gpu: gpufilt's GPU benchmark. One run prints one table:
+ *
+ *   a. ceilings measured in the same process: device-to-device copy (bytes
+ *      read + written), pinned host-to-device, device-to-host, and both at
+ *      once on two streams;
+ *   b. the seeds' experiment: 10,000,000 doubles through a 5-tap mean filter
+ *      (same mode) on the CPU (serial reference) and with five kernels, from
+ *      the textbook basic kernel to gpufilt's production gf::fir_tiled, each
+ *      checked bit for bit against the serial reference; plus gpufilt in f32;
+ *   c. the host-to-host pipeline: gf_engine_process on the CUDA backend over
+ *      1 GiB of f32, pinned (zero-copy path) and pageable (staging path), at
+ *      several chunk sizes, checked bit for bit against the CPU backend;
+ *   d. the targets: best kernel against the device copy, best pipeline
+ *      against PCIe with both directions busy;
+ *   h. per-block histograms (hist_kernels.cuh) over 100M f32 samples
+ *      (2 channels x 50M frames, 5 taps, blocks of 48000 frames): the filter
+ *      alone against filter + histogram at 256 and 4096 bins, on the device
+ *      (chunk by chunk as the engine runs them, 3 streams, captured in a
+ *      CUDA graph so launch gaps do not count) and through the engine
+ *      (pinned host to host); the histogram kernel alone in GB/s against a
+ *      textbook 256-bin shared-atomic histogram and a same-size D2D copy;
+ *      PASS/FAIL for "the histogram adds <= 10% at 256 bins".
+ *
+ * Every CUDA call is checked (CK); kernel times are medians of event-timed
+ * batches over rotating buffer sets several times the size of L2, on
+ * random data. Exit status: 0 (targets missed included), 1 wrong results,
+ * 2 CUDA or library error or bad usage, 77 no CUDA device.
+ *
+ * Files: bench_gpu.h (what the parts share), options.cu, common.cu,
+ * transfers.cu (a), seeds.cu (b), pipeline.cu (c), hist.cu (h), report.cu
+ * (the table, CSV and JSON) and this one (the device, the run, the targets).
+ */
+#include "bench_gpu.h"
+
+static device_info query_device(int dev)
+{
+    device_info d;
+    cudaDeviceProp p;
+    CK(cudaGetDeviceProperties(&p, dev));
+    d.name = p.name;
+    d.cc_major = p.major;
+    d.cc_minor = p.minor;
+    d.sms = p.multiProcessorCount;
+    d.total_mem = p.totalGlobalMem;
+    d.ecc = p.ECCEnabled;
+    CK(cudaDeviceGetAttribute(&d.sm_clock_khz, cudaDevAttrClockRate, dev));
+    CK(cudaDeviceGetAttribute(&d.mem_clock_khz, cudaDevAttrMemoryClockRate, dev));
+    CK(cudaDeviceGetAttribute(&d.bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
+    CK(cudaDeviceGetAttribute(&d.l2_bytes, cudaDevAttrL2CacheSize, dev));
+    CK(cudaDriverGetVersion(&d.driver));
+    CK(cudaRuntimeGetVersion(&d.runtime));
+    CK(cudaDeviceGetPCIBusId(d.pci, (int)sizeof d.pci, dev));
+    d.peak_gbs = 2.0 * d.mem_clock_khz * 1e3 * (d.bus_bits / 8.0) / 1e9;
+    return d;
+}
+
+int main(int argc, char **argv)
+{
+    const options o = parse_options(argc, argv);
+
+    int ndev = 0;
+    const cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev < 1) {
+        fprintf(stderr, "bench_gpu: no CUDA device (%s)\n",
+                e != cudaSuccess ? cudaGetErrorString(e) : "none present");
+        return EXIT_NO_DEVICE;
+    }
+    if (o.device >= ndev) {
+        fprintf(stderr, "bench_gpu: device %d does not exist (%d present)\n", o.device, ndev);
+        return EXIT_ERROR;
+    }
+    CK(cudaSetDevice(o.device));
+    CK(cudaFree(0)); /* create the context now, outside any timing */
+    if (!gf_cuda_available()) {
+        fprintf(stderr, "bench_gpu: gpufilt sees no usable CUDA device\n");
+        return EXIT_NO_DEVICE;
+    }
+    const device_info d = query_device(o.device);
+
+    printf("bench_gpu: gpufilt %s%s\n", gf_version(), o.quick ? "  [--quick: smoke run]" : "");
+    printf("device %d: %s (sm_%d%d), %d SMs at %.0f MHz, %.1f GiB, L2 %.0f MiB, ECC %s, PCI %s\n",
+           o.device, d.name.c_str(), d.cc_major, d.cc_minor, d.sms, d.sm_clock_khz / 1e3,
+           (double)d.total_mem / (1 << 30), d.l2_bytes / 1048576.0, d.ecc ? "on" : "off", d.pci);
+    printf("memory: %.0f MHz x %d-bit bus = %.0f GB/s peak; driver %d.%d, runtime %d.%d\n",
+           d.mem_clock_khz / 1e3, d.bus_bits, d.peak_gbs, d.driver / 1000, (d.driver % 1000) / 10,
+           d.runtime / 1000, (d.runtime % 1000) / 10);
+    printf("method: medians of %d event-timed batches (batch ~%.0f ms, back-to-back ops over "
+           "rotating buffer sets >= 4x L2), random data, outputs poisoned then checked bit for "
+           "bit; pipeline: wall clock, median of %d runs\n",
+           o.reps, BATCH_MS, o.pipe_reps);
+    printf("units: MB = 1e6 bytes counted (copies and kernels: read + written; PCIe rows: bytes "
+           "transferred; pipeline: input bytes), GB/s = 1e9 bytes/s\n\n");
+    fflush(stdout);
+
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    ceilings ce;
+    best best_kernel, best_pipe;
+    if (!o.hist_only) {
+        fprintf(stderr, "bench_gpu: a. transfer ceilings\n");
+        bench_transfers(o, d, st, &ce);
+        fprintf(stderr, "bench_gpu: b. kernels\n");
+        bench_seeds(o, d, st, &ce, &best_kernel);
+        fprintf(stderr, "bench_gpu: c. pipeline\n");
+        bench_pipeline(o, ce, &best_pipe);
+    }
+    fprintf(stderr, "bench_gpu: h. histograms\n");
+    hist_result hr = hist_result();
+    bench_hist(o, d, st, &hr);
+    CK(cudaStreamDestroy(st));
+
+    /* a-rows first (the same-size copies were measured during b). */
+    std::stable_sort(g_rows.begin(), g_rows.end(),
+                     [](const row &x, const row &y) { return x.sec < y.sec; });
+    print_table(stdout);
+
+    std::vector<target> tg(o.hist_only ? 0 : 2);
+    if (!o.hist_only) {
+        tg[0].name = "kernel >= 85% of same-size D2D copy";
+        tg[0].what = best_kernel.name;
+        tg[0].ratio = best_kernel.pct / 100;
+        tg[0].goal = 0.85;
+        tg[1].name = "pipeline >= 80% of PCIe both-directions each-way rate";
+        tg[1].what = best_pipe.name;
+        tg[1].ratio = best_pipe.pct / 100;
+        tg[1].goal = 0.80;
+        printf("\ntargets:\n");
+    }
+    for (size_t i = 0; i < tg.size(); i++)
+        printf("  %-4s %-54s best: %s at %.3f (%.1f%%)\n",
+               tg[i].ratio >= tg[i].goal ? "PASS" : "MISS", tg[i].name, tg[i].what.c_str(),
+               tg[i].ratio, 100 * tg[i].ratio);
+    /* Histograms: the cost they add, against the filter without them. */
+    printf("\nhistograms (2 ch x %s frames f32, 5 taps, blocks of 48000 frames, each channel):\n",
+           o.quick ? "2.5M" : "50M");
+    const char *what[2] = {"kernel: device time of filter + hist vs filter, per engine chunk",
+                           "pipeline: engine wall time, pinned host to host, hist on vs off"};
+    for (int w = 0; w < 2; w++)
+        for (int b = 0; b < 2; b++) {
+            const double ratio = w ? hr.pipe_ratio[b] : hr.kernel_ratio[b];
+            const bool pass = ratio <= 1.10;
+            if (b == 0)
+                printf("  %-4s histogram adds <= 10%% at 256 bins (%s): %.3fx\n",
+                       pass ? "PASS" : "FAIL", what[w], ratio);
+            else
+                printf("  info histogram at 4096 bins (%s): %.3fx\n", what[w], ratio);
+            target t;
+            t.name = w ? (b ? "pipeline hist 4096 bins: hist off time / hist on time (info)"
+                            : "pipeline hist 256 bins adds <= 10%: hist off time / hist on time")
+                       : (b ? "kernel hist 4096 bins: filter time / filter+hist time (info)"
+                            : "kernel hist 256 bins adds <= 10%: filter time / filter+hist time");
+            t.what = what[w];
+            t.ratio = 1.0 / ratio;
+            t.goal = b ? 0.0 : 1.0 / 1.10;
+            tg.push_back(t);
+        }
+    printf("results: %s\n", g_wrong ? "WRONG (some outputs differ; see stderr)"
+                                    : "every output bit-identical to its reference");
+    if (o.csv)
+        write_csv(o.csv);
+    if (o.json)
+        write_json(o.json, o, d, tg);
+    return g_wrong ? EXIT_WRONG : 0;
+}
