@@ -103,40 +103,76 @@ static std::string csv_num(double v)
     return isfinite(v) ? json_num(v) : "";
 }
 
-void write_csv(const char *path)
+/* The rows' fields in the CSV and JSON files, in this order. */
+static const char *const k_keys[] = {"section", "case",    "mb_moved",    "ms_median",
+                                     "ms_min",  "ms_max",  "gb_per_s",    "pct_of_ceiling",
+                                     "ceiling", "speedup", "max_abs_err", "check"};
+enum { NKEYS = 12 };
+
+/* A row's fields in k_keys' order, written as JSON values or as CSV cells.
+ * A number that is not finite is null in JSON and empty in CSV, except
+ * max_abs_err, infinite where an output was NaN or missing: "inf". */
+static std::vector<std::string> row_fields(const row &r, bool json)
+{
+    std::string (*text)(const std::string &) = json ? json_str : csv_str;
+    std::string (*num)(double) = json ? json_num : csv_num;
+    const std::string err = isinf(r.maxerr) ? (json ? "\"inf\"" : "inf") : num(r.maxerr);
+    const std::string f[NKEYS] = {text(r.sec),     text(r.name),   num(r.mb),  num(r.ms),
+                                  num(r.ms_min),   num(r.ms_max),  num(r.gbs), num(r.pct),
+                                  text(r.ceiling), num(r.speedup), err,        text(r.check)};
+    return std::vector<std::string>(f, f + NKEYS);
+}
+
+static FILE *open_out(const char *path)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "bench_gpu: cannot write %s\n", path);
         exit(EXIT_ERROR);
     }
-    fprintf(f, "section,case,mb_moved,ms_median,ms_min,ms_max,gb_per_s,pct_of_ceiling,ceiling,"
-               "speedup,max_abs_err,check\n");
-    for (size_t i = 0; i < g_rows.size(); i++) {
-        const row &r = g_rows[i];
-        fprintf(f, "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", r.sec.c_str(), csv_str(r.name).c_str(),
-                csv_num(r.mb).c_str(), csv_num(r.ms).c_str(), csv_num(r.ms_min).c_str(),
-                csv_num(r.ms_max).c_str(), csv_num(r.gbs).c_str(), csv_num(r.pct).c_str(),
-                csv_str(r.ceiling).c_str(), csv_num(r.speedup).c_str(),
-                isnan(r.maxerr)   ? ""
-                : isinf(r.maxerr) ? "inf"
-                                  : json_num(r.maxerr).c_str(),
-                csv_str(r.check).c_str());
-    }
+    return f;
+}
+
+static void close_out(FILE *f, const char *path)
+{
     if (fclose(f) != 0) {
         fprintf(stderr, "bench_gpu: error writing %s\n", path);
         exit(EXIT_ERROR);
     }
 }
 
+void write_csv(const char *path)
+{
+    FILE *f = open_out(path);
+    for (int j = 0; j < NKEYS; j++)
+        fprintf(f, "%s%s", j ? "," : "", k_keys[j]);
+    fprintf(f, "\n");
+    for (size_t i = 0; i < g_rows.size(); i++) {
+        const std::vector<std::string> v = row_fields(g_rows[i], false);
+        for (int j = 0; j < NKEYS; j++)
+            fprintf(f, "%s%s", j ? "," : "", v[j].c_str());
+        fprintf(f, "\n");
+    }
+    close_out(f, path);
+}
+
+static void json_rows(FILE *f)
+{
+    fprintf(f, "  \"rows\": [\n");
+    for (size_t i = 0; i < g_rows.size(); i++) {
+        const std::vector<std::string> v = row_fields(g_rows[i], true);
+        fprintf(f, "    {");
+        for (int j = 0; j < NKEYS; j++)
+            fprintf(f, "%s\"%s\": %s", j ? ", " : "", k_keys[j], v[j].c_str());
+        fprintf(f, "}%s\n", i + 1 < g_rows.size() ? "," : "");
+    }
+    fprintf(f, "  ],\n");
+}
+
 void write_json(const char *path, const options &o, const device_info &d,
                 const std::vector<target> &tg)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "bench_gpu: cannot write %s\n", path);
-        exit(EXIT_ERROR);
-    }
+    FILE *f = open_out(path);
     fprintf(f, "{\n  \"program\": \"bench_gpu\",\n  \"gpufilt\": %s,\n  \"quick\": %s,\n",
             json_str(gf_version()).c_str(), o.quick ? "true" : "false");
     fprintf(f,
@@ -153,21 +189,8 @@ void write_json(const char *path, const options &o, const device_info &d,
             o.n, o.reps, o.pipe_reps, o.pcie_bytes, o.d2d_big_bytes, o.pipe_bytes);
     fprintf(f, "  \"units\": {\"mb_moved\": \"1e6 bytes counted for GB/s\", \"gb_per_s\": \"1e9 "
                "bytes/s\", \"ms\": \"median per operation\"},\n");
-    fprintf(f, "  \"rows\": [\n");
-    for (size_t i = 0; i < g_rows.size(); i++) {
-        const row &r = g_rows[i];
-        fprintf(f,
-                "    {\"section\": %s, \"case\": %s, \"mb_moved\": %s, \"ms_median\": %s, "
-                "\"ms_min\": %s, \"ms_max\": %s, \"gb_per_s\": %s, \"pct_of_ceiling\": %s, "
-                "\"ceiling\": %s, \"speedup\": %s, \"max_abs_err\": %s, \"check\": %s}%s\n",
-                json_str(r.sec).c_str(), json_str(r.name).c_str(), json_num(r.mb).c_str(),
-                json_num(r.ms).c_str(), json_num(r.ms_min).c_str(), json_num(r.ms_max).c_str(),
-                json_num(r.gbs).c_str(), json_num(r.pct).c_str(), json_str(r.ceiling).c_str(),
-                json_num(r.speedup).c_str(),
-                isinf(r.maxerr) ? "\"inf\"" : json_num(r.maxerr).c_str(), json_str(r.check).c_str(),
-                i + 1 < g_rows.size() ? "," : "");
-    }
-    fprintf(f, "  ],\n  \"targets\": [\n");
+    json_rows(f);
+    fprintf(f, "  \"targets\": [\n");
     for (size_t i = 0; i < tg.size(); i++)
         fprintf(f,
                 "    {\"target\": %s, \"best\": %s, \"ratio\": %s, \"goal\": %s, \"pass\": "
@@ -176,8 +199,5 @@ void write_json(const char *path, const options &o, const device_info &d,
                 json_num(tg[i].ratio).c_str(), json_num(tg[i].goal).c_str(),
                 tg[i].ratio >= tg[i].goal ? "true" : "false", i + 1 < tg.size() ? "," : "");
     fprintf(f, "  ],\n  \"results_exact\": %s\n}\n", g_wrong ? "false" : "true");
-    if (fclose(f) != 0) {
-        fprintf(stderr, "bench_gpu: error writing %s\n", path);
-        exit(EXIT_ERROR);
-    }
+    close_out(f, path);
 }
