@@ -213,6 +213,36 @@ void launch_gpufilt(const gf::fir_plan &p, cudaStream_t st, const T *buf, T *y, 
     CK(cudaGetLastError());
 }
 
+/* ------------------------------------------------------------ the engine */
+
+/* gf_engine_create, or exit(EXIT_ERROR) after a message naming the call
+ * as "gf_engine_create<what>". */
+gf_engine *create_engine(const gf_config *cfg, const char *what);
+
+/* One whole stream through the engine, as the CLI runs one: reset, then,
+ * timed, process, flush and pull until nothing comes; after(e) runs after
+ * the process and after the last pull (to take histogram records).
+ * Returns wall seconds; *total receives the frames written to out. */
+template <class After>
+double run_stream_with(gf_engine *e, const float *in, size_t frames, float *out, size_t cap,
+                       size_t *total, After after)
+{
+    GF_CK(e, gf_engine_reset(e));
+    const double t0 = now_s();
+    size_t produced = 0, got = 0;
+    GF_CK(e, gf_engine_process(e, in, frames, out, &produced));
+    after(e);
+    GF_CK(e, gf_engine_flush(e));
+    do {
+        GF_CK(e, gf_engine_pull(e, out + produced, cap - produced, &got));
+        produced += got;
+    } while (got > 0 && produced < cap);
+    after(e);
+    const double t = now_s() - t0;
+    *total = produced;
+    return t;
+}
+
 /* ------------------------------------------------------------ the device */
 
 typedef struct device_info {
@@ -233,10 +263,14 @@ typedef struct ceilings {
     double both_each_gbs; /* H2D and D2H at once, per direction */
 } ceilings;
 
+/* The best result of a kind so far (pct starts at -1). */
 typedef struct best {
     double pct;
     std::string name;
 } best;
+
+/* Make (pct, name) the best when pct is higher. */
+void note_best(best *b, double pct, const std::string &name);
 
 typedef struct hist_result {
     double kernel_ratio[2]; /* (filter + hist) / filter, device, 256 and 4096 bins */

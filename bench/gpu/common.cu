@@ -66,6 +66,27 @@ void fill_stats(row *r, const stats &s)
     r->gbs = r->mb / s.med; /* 1e6 bytes per 1e-3 s = 1e9 bytes/s */
 }
 
+void note_best(best *b, double pct, const std::string &name)
+{
+    if (pct > b->pct) {
+        b->pct = pct;
+        b->name = name;
+    }
+}
+
+gf_engine *create_engine(const gf_config *cfg, const char *what)
+{
+    gf_engine *e = NULL;
+    char detail[256];
+    const gf_status st = gf_engine_create(cfg, &e, detail, sizeof detail);
+    if (st != GF_OK) {
+        fprintf(stderr, "bench_gpu: gf_engine_create%s failed: %s: %s\n", what, gf_strerror(st),
+                detail);
+        exit(EXIT_ERROR);
+    }
+    return e;
+}
+
 /* ----------------------------------------------------------- random data */
 
 static uint64_t splitmix64(uint64_t *s)

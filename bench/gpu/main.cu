@@ -55,10 +55,10 @@ static device_info query_device(int dev)
     return d;
 }
 
-int main(int argc, char **argv)
+/* Make o.device current and check gpufilt can use it. Returns 0, or the
+ * exit status after a message. */
+static int open_device(const options &o)
 {
-    const options o = parse_options(argc, argv);
-
     int ndev = 0;
     const cudaError_t e = cudaGetDeviceCount(&ndev);
     if (e != cudaSuccess || ndev < 1) {
@@ -76,8 +76,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_gpu: gpufilt sees no usable CUDA device\n");
         return EXIT_NO_DEVICE;
     }
-    const device_info d = query_device(o.device);
+    return 0;
+}
 
+static void print_header(const options &o, const device_info &d)
+{
     printf("bench_gpu: gpufilt %s%s\n", gf_version(), o.quick ? "  [--quick: smoke run]" : "");
     printf("device %d: %s (sm_%d%d), %d SMs at %.0f MHz, %.1f GiB, L2 %.0f MiB, ECC %s, PCI %s\n",
            o.device, d.name.c_str(), d.cc_major, d.cc_minor, d.sms, d.sm_clock_khz / 1e3,
@@ -92,46 +95,61 @@ int main(int argc, char **argv)
     printf("units: MB = 1e6 bytes counted (copies and kernels: read + written; PCIe rows: bytes "
            "transferred; pipeline: input bytes), GB/s = 1e9 bytes/s\n\n");
     fflush(stdout);
+}
 
+/* Sections a, b, c (unless --hist-only) and h, each adding its rows. */
+static void run_sections(const options &o, const device_info &d, best *best_kernel, best *best_pipe,
+                         hist_result *hr)
+{
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     ceilings ce;
-    best best_kernel, best_pipe;
     if (!o.hist_only) {
         fprintf(stderr, "bench_gpu: a. transfer ceilings\n");
         bench_transfers(o, d, st, &ce);
         fprintf(stderr, "bench_gpu: b. kernels\n");
-        bench_seeds(o, d, st, &ce, &best_kernel);
+        bench_seeds(o, d, st, &ce, best_kernel);
         fprintf(stderr, "bench_gpu: c. pipeline\n");
-        bench_pipeline(o, ce, &best_pipe);
+        bench_pipeline(o, ce, best_pipe);
     }
     fprintf(stderr, "bench_gpu: h. histograms\n");
-    hist_result hr = hist_result();
-    bench_hist(o, d, st, &hr);
+    bench_hist(o, d, st, hr);
     CK(cudaStreamDestroy(st));
+}
 
-    /* a-rows first (the same-size copies were measured during b). */
-    std::stable_sort(g_rows.begin(), g_rows.end(),
-                     [](const row &x, const row &y) { return x.sec < y.sec; });
-    print_table(stdout);
+static target make_target(const char *name, const std::string &what, double ratio, double goal)
+{
+    target t;
+    t.name = name;
+    t.what = what;
+    t.ratio = ratio;
+    t.goal = goal;
+    return t;
+}
 
-    std::vector<target> tg(o.hist_only ? 0 : 2);
-    if (!o.hist_only) {
-        tg[0].name = "kernel >= 85% of same-size D2D copy";
-        tg[0].what = best_kernel.name;
-        tg[0].ratio = best_kernel.pct / 100;
-        tg[0].goal = 0.85;
-        tg[1].name = "pipeline >= 80% of PCIe both-directions each-way rate";
-        tg[1].what = best_pipe.name;
-        tg[1].ratio = best_pipe.pct / 100;
-        tg[1].goal = 0.80;
-        printf("\ntargets:\n");
-    }
+/* The kernel and pipeline targets (not with --hist-only), printed. */
+static std::vector<target> speed_targets(const options &o, const best &best_kernel,
+                                         const best &best_pipe)
+{
+    std::vector<target> tg;
+    if (o.hist_only)
+        return tg;
+    tg.push_back(make_target("kernel >= 85% of same-size D2D copy", best_kernel.name,
+                             best_kernel.pct / 100, 0.85));
+    tg.push_back(make_target("pipeline >= 80% of PCIe both-directions each-way rate",
+                             best_pipe.name, best_pipe.pct / 100, 0.80));
+    printf("\ntargets:\n");
     for (size_t i = 0; i < tg.size(); i++)
         printf("  %-4s %-54s best: %s at %.3f (%.1f%%)\n",
                tg[i].ratio >= tg[i].goal ? "PASS" : "MISS", tg[i].name, tg[i].what.c_str(),
                tg[i].ratio, 100 * tg[i].ratio);
-    /* Histograms: the cost they add, against the filter without them. */
+    return tg;
+}
+
+/* Histograms: the cost they add, against the filter without them, printed
+ * and added to tg. */
+static void hist_targets(const options &o, const hist_result &hr, std::vector<target> *tg)
+{
     printf("\nhistograms (2 ch x %s frames f32, 5 taps, blocks of 48000 frames, each channel):\n",
            o.quick ? "2.5M" : "50M");
     const char *what[2] = {"kernel: device time of filter + hist vs filter, per engine chunk",
@@ -145,16 +163,34 @@ int main(int argc, char **argv)
                        pass ? "PASS" : "FAIL", what[w], ratio);
             else
                 printf("  info histogram at 4096 bins (%s): %.3fx\n", what[w], ratio);
-            target t;
-            t.name = w ? (b ? "pipeline hist 4096 bins: hist off time / hist on time (info)"
-                            : "pipeline hist 256 bins adds <= 10%: hist off time / hist on time")
-                       : (b ? "kernel hist 4096 bins: filter time / filter+hist time (info)"
-                            : "kernel hist 256 bins adds <= 10%: filter time / filter+hist time");
-            t.what = what[w];
-            t.ratio = 1.0 / ratio;
-            t.goal = b ? 0.0 : 1.0 / 1.10;
-            tg.push_back(t);
+            const char *name =
+                w ? (b ? "pipeline hist 4096 bins: hist off time / hist on time (info)"
+                       : "pipeline hist 256 bins adds <= 10%: hist off time / hist on time")
+                  : (b ? "kernel hist 4096 bins: filter time / filter+hist time (info)"
+                       : "kernel hist 256 bins adds <= 10%: filter time / filter+hist time");
+            tg->push_back(make_target(name, what[w], 1.0 / ratio, b ? 0.0 : 1.0 / 1.10));
         }
+}
+
+int main(int argc, char **argv)
+{
+    const options o = parse_options(argc, argv);
+    const int rc = open_device(o);
+    if (rc != 0)
+        return rc;
+    const device_info d = query_device(o.device);
+    print_header(o, d);
+
+    best best_kernel, best_pipe;
+    hist_result hr = hist_result();
+    run_sections(o, d, &best_kernel, &best_pipe, &hr);
+
+    /* a-rows first (the same-size copies were measured during b). */
+    std::stable_sort(g_rows.begin(), g_rows.end(),
+                     [](const row &x, const row &y) { return x.sec < y.sec; });
+    print_table(stdout);
+    std::vector<target> tg = speed_targets(o, best_kernel, best_pipe);
+    hist_targets(o, hr, &tg);
     printf("results: %s\n", g_wrong ? "WRONG (some outputs differ; see stderr)"
                                     : "every output bit-identical to its reference");
     if (o.csv)

@@ -7,8 +7,13 @@
 
 /* ------------------------------------------------------ teaching kernels */
 
+/* Kernels (1)-(4) are the textbook's, each written out as the book has it:
+ * they differ in a line or two on purpose, since those lines are what the
+ * experiment measures. */
+
 #define MAX_TEACH_TAPS 64
 #define TEACH_BLOCK    256
+#define SEEDS_TAPS     5 /* the seeds' filter: the 5-tap mean */
 
 /* Kernels 2-4 read their taps from this translation unit's own constant
  * bank; gpufilt's kernel from the library's (gf::fir_const_upload). */
@@ -228,11 +233,71 @@ static double bench_serial(const options &o, const T *hx, long long n, const T *
     return r.ms;
 }
 
-template <typename T, class Launch>
-static double bench_kernel(const options &o, const sample_sets<T> &s, cudaStream_t st,
-                           const char *name, const T *want, T *host, double serial_ms,
-                           double ceiling, const std::string &cname, Launch launch)
+/*
+ * One precision's run: the mean filter's taps, the random input x, the
+ * serial loop's output (want), a host buffer to check outputs in, the
+ * device sets and the serial loop's time.
+ */
+template <typename T> struct seeds_run {
+    T h[MAX_TEACH_TAPS];
+    T *x, *want, *host;
+    sample_sets<T> s;
+    double serial_ms;
+};
+
+static void fill_random(double *x, size_t n, uint64_t seed)
 {
+    fill_random_f64(x, n, seed);
+}
+
+static void fill_random(float *x, size_t n, uint64_t seed)
+{
+    fill_random_f32(x, n, seed);
+}
+
+template <typename T>
+static void seeds_prepare(seeds_run<T> *r, long long n, uint64_t seed, const device_info &d)
+{
+    for (int k = 0; k < SEEDS_TAPS; k++)
+        r->h[k] = (T)1 / (T)SEEDS_TAPS; /* the mean filter, as gpufilt --taps 5 makes it */
+    r->x = (T *)xmalloc((size_t)n * sizeof(T));
+    r->want = (T *)xmalloc((size_t)n * sizeof(T));
+    r->host = (T *)xmalloc((size_t)n * sizeof(T));
+    fill_random(r->x, (size_t)n, seed);
+    r->s = make_sets(r->x, n, SEEDS_TAPS, d);
+}
+
+/* The kernels' ceiling, the same-size device copy (a row of section a),
+ * and their baseline, the serial loop, which also computes want. prec:
+ * "f64" or "f32". */
+template <typename T>
+static void seeds_baselines(const options &o, cudaStream_t st, const char *prec, seeds_run<T> *r,
+                            double *ceil_gbs, std::string *ceil_name)
+{
+    const std::string copy = std::string(prec) + " size",
+                      serial = std::string("serial CPU ") + prec;
+    *ceil_gbs = bench_d2d_same(o, r->s, st, copy.c_str(), ceil_name);
+    r->serial_ms = bench_serial(o, r->x, r->s.n, r->h, SEEDS_TAPS, r->want, serial.c_str(),
+                                *ceil_gbs, *ceil_name);
+}
+
+template <typename T> static void seeds_release(seeds_run<T> *r)
+{
+    free_sets(&r->s);
+    free(r->x);
+    free(r->want);
+    free(r->host);
+}
+
+/* Time launch(buf, y) over the rotating sets, check every set's output
+ * against the serial loop's and add the row; its % of the ceiling counts
+ * for *b where b is not NULL. */
+template <typename T, class Launch>
+static void bench_kernel(const options &o, cudaStream_t st, const seeds_run<T> &run,
+                         const char *name, double ceiling, const std::string &cname, best *b,
+                         Launch launch)
+{
+    const sample_sets<T> &s = run.s;
     poison_outputs(s);
     row r = make_row("b", name);
     r.mb = 2.0 * (double)s.n * sizeof(T) / 1e6; /* one read + one write per output */
@@ -243,115 +308,81 @@ static double bench_kernel(const options &o, const sample_sets<T> &s, cudaStream
     CK(cudaStreamSynchronize(st));
     r.pct = 100.0 * r.gbs / ceiling;
     r.ceiling = cname;
-    r.speedup = serial_ms / r.ms;
-    check_outputs(s, want, host, &r);
+    r.speedup = run.serial_ms / r.ms;
+    check_outputs(s, run.want, run.host, &r);
     g_rows.push_back(r);
-    return r.pct;
+    if (b)
+        note_best(b, r.pct, name);
+}
+
+/* The five kernels on the f64 run, against the f64 copy. Kernels 1-4 read
+ * x = buf + hs with their own ghosts; gpufilt reads the chunk layout. */
+static void seeds_f64_kernels(const options &o, cudaStream_t st, const seeds_run<double> &r,
+                              const ceilings &ce, best *best_kernel)
+{
+    const int T = SEEDS_TAPS;
+    const long long n = r.s.n, hs = r.s.hs, c = r.s.c;
+    double *d_h = NULL;
+    CK(cudaMalloc(&d_h, T * sizeof(double)));
+    CK(cudaMemcpy(d_h, r.h, T * sizeof(double), cudaMemcpyHostToDevice));
+    CK(cudaMemcpyToSymbol(c_mask, r.h, T * sizeof(double), 0)); /* the teaching kernels' taps */
+    const gf::fir_plan plan64 = gpufilt_plan(r.h, T, 1);
+    const unsigned grid = (unsigned)((n + TEACH_BLOCK - 1) / TEACH_BLOCK);
+    const size_t smem3 = (TEACH_BLOCK + T - 1) * sizeof(double),
+                 smem4 = TEACH_BLOCK * sizeof(double);
+    const double G = ce.d2d_f64_gbs;
+    const std::string &G_name = ce.d2d_f64_name;
+    bench_kernel(o, st, r, "basic f64", G, G_name, best_kernel, [&](const double *buf, double *y) {
+        k_basic<<<grid, TEACH_BLOCK, 0, st>>>(buf + hs, y, d_h, T, n);
+        CK(cudaGetLastError());
+    });
+    bench_kernel(o, st, r, "constant f64", G, G_name, best_kernel,
+                 [&](const double *buf, double *y) {
+                     k_constant<<<grid, TEACH_BLOCK, 0, st>>>(buf + hs, y, T, n);
+                     CK(cudaGetLastError());
+                 });
+    bench_kernel(o, st, r, "constant+shared f64", G, G_name, best_kernel,
+                 [&](const double *buf, double *y) {
+                     k_shared<<<grid, TEACH_BLOCK, smem3, st>>>(buf + hs, y, T, n);
+                     CK(cudaGetLastError());
+                 });
+    bench_kernel(o, st, r, "tiled-caching f64", G, G_name, best_kernel,
+                 [&](const double *buf, double *y) {
+                     k_cached<<<grid, TEACH_BLOCK, smem4, st>>>(buf + hs, y, T, n);
+                     CK(cudaGetLastError());
+                 });
+    bench_kernel(o, st, r, "gpufilt fir_tiled f64", G, G_name, best_kernel,
+                 [&](const double *buf, double *y) {
+                     launch_gpufilt<double>(plan64, st, buf, y, c, n + c);
+                 });
+    CK(cudaFree(d_h));
+}
+
+/* gpufilt in f32, against its own same-size copy. The target is defined on
+ * the f64 experiment: f32 rows inform only. */
+static void seeds_f32(const options &o, const device_info &d, cudaStream_t st, ceilings *ce)
+{
+    seeds_run<float> r;
+    seeds_prepare(&r, o.n, 2027, d);
+    seeds_baselines(o, st, "f32", &r, &ce->d2d_f32_gbs, &ce->d2d_f32_name);
+    CK(cudaDeviceSynchronize());
+    const gf::fir_plan plan32 = gpufilt_plan(r.h, SEEDS_TAPS, 1);
+    const long long n = r.s.n, c = r.s.c;
+    bench_kernel(
+        o, st, r, "gpufilt fir_tiled f32", ce->d2d_f32_gbs, ce->d2d_f32_name, NULL,
+        [&](const float *buf, float *y) { launch_gpufilt<float>(plan32, st, buf, y, c, n + c); });
+    seeds_release(&r);
 }
 
 void bench_seeds(const options &o, const device_info &d, cudaStream_t st, ceilings *ce,
                  best *best_kernel)
 {
-    const int T = 5;
-    const long long n = o.n;
     best_kernel->pct = -1;
-
-    /* ---- f64 ---- */
-    double h[MAX_TEACH_TAPS];
-    for (int k = 0; k < T; k++)
-        h[k] = 1.0 / T; /* the mean filter, as gpufilt --taps 5 makes it */
-    double *hx = (double *)xmalloc((size_t)n * sizeof(double));
-    double *want = (double *)xmalloc((size_t)n * sizeof(double));
-    double *host = (double *)xmalloc((size_t)n * sizeof(double));
-    fill_random_f64(hx, (size_t)n, 2026);
-
-    sample_sets<double> s = make_sets(hx, n, T, d);
-    fprintf(stderr, "bench_gpu: seeds' experiment: %lld doubles, %d buffer sets\n", n, s.nsets);
-    ce->d2d_f64_gbs = bench_d2d_same(o, s, st, "f64 size", &ce->d2d_f64_name);
-    const double serial_ms =
-        bench_serial(o, hx, n, h, T, want, "serial CPU f64", ce->d2d_f64_gbs, ce->d2d_f64_name);
-
-    double *d_h = NULL;
-    CK(cudaMalloc(&d_h, T * sizeof(double)));
-    CK(cudaMemcpy(d_h, h, T * sizeof(double), cudaMemcpyHostToDevice));
-    CK(cudaMemcpyToSymbol(c_mask, h, T * sizeof(double), 0)); /* the teaching kernels' taps */
-    const gf::fir_plan plan64 = gpufilt_plan(h, T, 1);
-
-    const long long hs = s.hs;
-    const unsigned grid = (unsigned)((n + TEACH_BLOCK - 1) / TEACH_BLOCK);
-    const double G = ce->d2d_f64_gbs;
-    const std::string &G_name = ce->d2d_f64_name;
-    struct kv {
-        const char *name;
-        double pct;
-    } res[5];
-    res[0].name = "basic f64";
-    res[0].pct = bench_kernel(o, s, st, res[0].name, want, host, serial_ms, G, G_name,
-                              [&](const double *buf, double *y) {
-                                  k_basic<<<grid, TEACH_BLOCK, 0, st>>>(buf + hs, y, d_h, T, n);
-                                  CK(cudaGetLastError());
-                              });
-    res[1].name = "constant f64";
-    res[1].pct = bench_kernel(o, s, st, res[1].name, want, host, serial_ms, G, G_name,
-                              [&](const double *buf, double *y) {
-                                  k_constant<<<grid, TEACH_BLOCK, 0, st>>>(buf + hs, y, T, n);
-                                  CK(cudaGetLastError());
-                              });
-    res[2].name = "constant+shared f64";
-    const size_t smem3 = (TEACH_BLOCK + T - 1) * sizeof(double);
-    res[2].pct = bench_kernel(o, s, st, res[2].name, want, host, serial_ms, G, G_name,
-                              [&](const double *buf, double *y) {
-                                  k_shared<<<grid, TEACH_BLOCK, smem3, st>>>(buf + hs, y, T, n);
-                                  CK(cudaGetLastError());
-                              });
-    res[3].name = "tiled-caching f64";
-    const size_t smem4 = TEACH_BLOCK * sizeof(double);
-    res[3].pct = bench_kernel(o, s, st, res[3].name, want, host, serial_ms, G, G_name,
-                              [&](const double *buf, double *y) {
-                                  k_cached<<<grid, TEACH_BLOCK, smem4, st>>>(buf + hs, y, T, n);
-                                  CK(cudaGetLastError());
-                              });
-    res[4].name = "gpufilt fir_tiled f64";
-    const long long c = s.c;
-    res[4].pct = bench_kernel(o, s, st, res[4].name, want, host, serial_ms, G, G_name,
-                              [&](const double *buf, double *y) {
-                                  launch_gpufilt<double>(plan64, st, buf, y, c, n + c);
-                              });
-    for (int i = 0; i < 5; i++)
-        if (res[i].pct > best_kernel->pct) {
-            best_kernel->pct = res[i].pct;
-            best_kernel->name = res[i].name;
-        }
-    CK(cudaFree(d_h));
-    free_sets(&s);
-    free(hx);
-    free(want);
-    free(host);
-
-    /* ---- f32: gpufilt only, against its own same-size copy ---- */
-    float hf[MAX_TEACH_TAPS];
-    for (int k = 0; k < T; k++)
-        hf[k] = 1.0f / (float)T;
-    float *fx = (float *)xmalloc((size_t)n * sizeof(float));
-    float *fwant = (float *)xmalloc((size_t)n * sizeof(float));
-    float *fhost = (float *)xmalloc((size_t)n * sizeof(float));
-    fill_random_f32(fx, (size_t)n, 2027);
-    sample_sets<float> sf = make_sets(fx, n, T, d);
-    ce->d2d_f32_gbs = bench_d2d_same(o, sf, st, "f32 size", &ce->d2d_f32_name);
-    const double serial32_ms =
-        bench_serial(o, fx, n, hf, T, fwant, "serial CPU f32", ce->d2d_f32_gbs, ce->d2d_f32_name);
-    CK(cudaDeviceSynchronize());
-    const gf::fir_plan plan32 = gpufilt_plan(hf, T, 1);
-    const long long cf = sf.c;
-    const double pct32 =
-        bench_kernel(o, sf, st, "gpufilt fir_tiled f32", fwant, fhost, serial32_ms, ce->d2d_f32_gbs,
-                     ce->d2d_f32_name, [&](const float *buf, float *y) {
-                         launch_gpufilt<float>(plan32, st, buf, y, cf, n + cf);
-                     });
-    /* The target is defined on the f64 experiment: f32 rows inform only. */
-    (void)pct32;
-    free_sets(&sf);
-    free(fx);
-    free(fwant);
-    free(fhost);
+    seeds_run<double> r;
+    seeds_prepare(&r, o.n, 2026, d);
+    fprintf(stderr, "bench_gpu: seeds' experiment: %lld doubles, %d buffer sets\n", o.n, r.s.nsets);
+    seeds_baselines(o, st, "f64", &r, &ce->d2d_f64_gbs, &ce->d2d_f64_name);
+    seeds_f64_kernels(o, st, r, *ce, best_kernel);
+    seeds_release(&r);
+    seeds_f32(o, d, st, ce);
 }
