@@ -52,41 +52,51 @@ static double noise(uint64_t *s)
     return (double)(v >> 11) * 0x1.0p-52 - 1.0; /* [-1, 1) */
 }
 
-int main(int argc, char **argv)
+/* What to write. */
+typedef struct wav_args {
+    const char *path;
+    long seconds, rate, channels, seed;
+    int format; /* SF_FORMAT_PCM_16, _24, _32 or _FLOAT */
+} wav_args;
+
+static int parse_bits(const char *v, int *format)
 {
-    const char *path = NULL;
-    long seconds = 600, rate = 48000, channels = 2, seed = 1;
-    int format = SF_FORMAT_PCM_16;
+    if (v && !strcmp(v, "16"))
+        *format = SF_FORMAT_PCM_16;
+    else if (v && !strcmp(v, "24"))
+        *format = SF_FORMAT_PCM_24;
+    else if (v && !strcmp(v, "32"))
+        *format = SF_FORMAT_PCM_32;
+    else if (v && !strcmp(v, "float"))
+        *format = SF_FORMAT_FLOAT;
+    else {
+        fprintf(stderr, "bench_makewav: --bits takes 16, 24, 32 or float\n");
+        return 0;
+    }
+    return 1;
+}
+
+/* Returns -1 to go on, else the exit status (after --help or a message). */
+static int parse_args(int argc, char **argv, wav_args *w)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int ok = 1;
         if (!strcmp(a, "--seconds"))
-            ok = parse_long(a, v, 1, 86400, &seconds), i++;
+            ok = parse_long(a, v, 1, 86400, &w->seconds), i++;
         else if (!strcmp(a, "--rate"))
-            ok = parse_long(a, v, 1, 1000000, &rate), i++;
+            ok = parse_long(a, v, 1, 1000000, &w->rate), i++;
         else if (!strcmp(a, "--channels"))
-            ok = parse_long(a, v, 1, 1024, &channels), i++;
+            ok = parse_long(a, v, 1, 1024, &w->channels), i++;
         else if (!strcmp(a, "--seed"))
-            ok = parse_long(a, v, 0, 1000000000, &seed), i++;
-        else if (!strcmp(a, "--bits")) {
-            i++;
-            if (v && !strcmp(v, "16"))
-                format = SF_FORMAT_PCM_16;
-            else if (v && !strcmp(v, "24"))
-                format = SF_FORMAT_PCM_24;
-            else if (v && !strcmp(v, "32"))
-                format = SF_FORMAT_PCM_32;
-            else if (v && !strcmp(v, "float"))
-                format = SF_FORMAT_FLOAT;
-            else {
-                fprintf(stderr, "bench_makewav: --bits takes 16, 24, 32 or float\n");
-                ok = 0;
-            }
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            ok = parse_long(a, v, 0, 1000000000, &w->seed), i++;
+        else if (!strcmp(a, "--bits"))
+            ok = parse_bits(v, &w->format), i++;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
-        } else if (!path && a[0] != '-')
-            path = a;
+        } else if (!w->path && a[0] != '-')
+            w->path = a;
         else {
             fprintf(stderr, "bench_makewav: unexpected argument '%s'\n", a);
             ok = 0;
@@ -96,86 +106,124 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!path) {
+    if (!w->path) {
         usage(stderr);
         return 2;
     }
+    return -1;
+}
 
-    const sf_count_t frames = (sf_count_t)seconds * rate;
-    const int bytes_per_sample = format == SF_FORMAT_PCM_16   ? 2
-                                 : format == SF_FORMAT_PCM_24 ? 3
-                                                              : 4;
-    const double data_bytes = (double)frames * (double)channels * bytes_per_sample;
+static int format_bits(int format)
+{
+    return format == SF_FORMAT_PCM_16 ? 16 : format == SF_FORMAT_PCM_24 ? 24 : 32;
+}
+
+/* v at full scale of a 32-bit int, rounded and clamped to `bits` bits
+ * first; libsndfile keeps the top bits. */
+static int quantise(double v, int bits)
+{
+    const double scale = ldexp(1.0, bits - 1);
+    double q = round(v * scale);
+    if (q > scale - 1)
+        q = scale - 1;
+    if (q < -scale)
+        q = -scale;
+    return (int)((int64_t)q * ((int64_t)1 << (32 - bits)));
+}
+
+/* Frames f0 .. f0+nf-1 of the signal into ibuf (PCM) or fbuf (float). */
+static void make_block(const wav_args *w, sf_count_t f0, sf_count_t nf, uint64_t *state, int *ibuf,
+                       float *fbuf)
+{
+    const double two_pi = 6.283185307179586;
+    const long channels = w->channels, rate = w->rate;
+    for (sf_count_t j = 0; j < nf; j++) {
+        const sf_count_t t = f0 + j;
+        for (long c = 0; c < channels; c++) {
+            /* 440 Hz, 660 Hz, ...: a different tone per channel. The
+             * phase is reduced exactly first so sin sees a small argument. */
+            const long hz = 440 + 220 * (c % 16);
+            const double ph = (double)((t * hz) % rate) / (double)rate;
+            const double v = TONE_AMPLITUDE * sin(two_pi * ph) + NOISE_AMPLITUDE * noise(&state[c]);
+            const size_t k = (size_t)j * (size_t)channels + (size_t)c;
+            if (w->format == SF_FORMAT_FLOAT)
+                fbuf[k] = (float)v;
+            else
+                ibuf[k] = quantise(v, format_bits(w->format));
+        }
+    }
+}
+
+/* Create the file: WAV, or RF64 where the data would pass 4 GiB. Returns
+ * NULL after a message, with the exit status in *rc. */
+static SNDFILE *create_wav(const wav_args *w, sf_count_t frames, int *rc)
+{
+    const int bytes_per_sample = format_bits(w->format) / 8;
+    const double data_bytes = (double)frames * (double)w->channels * bytes_per_sample;
     SF_INFO info;
     memset(&info, 0, sizeof info);
-    info.samplerate = (int)rate;
-    info.channels = (int)channels;
-    info.format = (data_bytes >= 4294967295.0 - 1024 ? SF_FORMAT_RF64 : SF_FORMAT_WAV) | format;
+    info.samplerate = (int)w->rate;
+    info.channels = (int)w->channels;
+    info.format = (data_bytes >= 4294967295.0 - 1024 ? SF_FORMAT_RF64 : SF_FORMAT_WAV) | w->format;
     if (!sf_format_check(&info)) {
         fprintf(stderr, "bench_makewav: libsndfile refuses this format\n");
-        return 2;
+        *rc = 2;
+        return NULL;
     }
-    SNDFILE *f = sf_open(path, SFM_WRITE, &info);
+    SNDFILE *f = sf_open(w->path, SFM_WRITE, &info);
     if (!f) {
-        fprintf(stderr, "bench_makewav: cannot create %s: %s\n", path, sf_strerror(NULL));
-        return 1;
+        fprintf(stderr, "bench_makewav: cannot create %s: %s\n", w->path, sf_strerror(NULL));
+        *rc = 1;
     }
+    return f;
+}
 
-    const size_t n = (size_t)BLOCK_FRAMES * (size_t)channels;
+/* The whole signal into f, block by block. Returns 0 or 1 (after a
+ * message). */
+static int write_signal(SNDFILE *f, const wav_args *w, sf_count_t frames)
+{
+    const size_t n = (size_t)BLOCK_FRAMES * (size_t)w->channels;
     int *ibuf = malloc(n * sizeof *ibuf);
     float *fbuf = malloc(n * sizeof *fbuf);
-    uint64_t *state = malloc((size_t)channels * sizeof *state);
+    uint64_t *state = malloc((size_t)w->channels * sizeof *state);
+    int rc = 0;
     if (!ibuf || !fbuf || !state) {
         fprintf(stderr, "bench_makewav: out of memory\n");
-        sf_close(f);
-        return 1;
+        rc = 1;
+    } else {
+        for (long c = 0; c < w->channels; c++)
+            state[c] = 0x9E3779B97F4A7C15ull * (uint64_t)(w->seed * 1024 + c + 1);
     }
-    for (long c = 0; c < channels; c++)
-        state[c] = 0x9E3779B97F4A7C15ull * (uint64_t)(seed * 1024 + c + 1);
-
-    int rc = 0;
-    const double two_pi = 6.283185307179586;
     for (sf_count_t f0 = 0; f0 < frames && rc == 0; f0 += BLOCK_FRAMES) {
         const sf_count_t nf = frames - f0 < BLOCK_FRAMES ? frames - f0 : BLOCK_FRAMES;
-        for (sf_count_t j = 0; j < nf; j++) {
-            const sf_count_t t = f0 + j;
-            for (long c = 0; c < channels; c++) {
-                /* 440 Hz, 660 Hz, ...: a different tone per channel. The
-                 * phase is reduced exactly first so sin sees a small argument. */
-                const long hz = 440 + 220 * (c % 16);
-                const double ph = (double)((t * hz) % rate) / (double)rate;
-                const double v =
-                    TONE_AMPLITUDE * sin(two_pi * ph) + NOISE_AMPLITUDE * noise(&state[c]);
-                const size_t k = (size_t)j * (size_t)channels + (size_t)c;
-                if (format == SF_FORMAT_FLOAT)
-                    fbuf[k] = (float)v;
-                else {
-                    /* Full-scale 32-bit int; libsndfile keeps the top bits. */
-                    const int bits = format == SF_FORMAT_PCM_16   ? 16
-                                     : format == SF_FORMAT_PCM_24 ? 24
-                                                                  : 32;
-                    const double scale = ldexp(1.0, bits - 1);
-                    double q = round(v * scale);
-                    if (q > scale - 1)
-                        q = scale - 1;
-                    if (q < -scale)
-                        q = -scale;
-                    ibuf[k] = (int)((int64_t)q * ((int64_t)1 << (32 - bits)));
-                }
-            }
-        }
-        const sf_count_t w =
-            format == SF_FORMAT_FLOAT ? sf_writef_float(f, fbuf, nf) : sf_writef_int(f, ibuf, nf);
-        if (w != nf) {
-            fprintf(stderr, "bench_makewav: error writing %s: %s\n", path, sf_strerror(f));
+        make_block(w, f0, nf, state, ibuf, fbuf);
+        const sf_count_t got = w->format == SF_FORMAT_FLOAT ? sf_writef_float(f, fbuf, nf)
+                                                            : sf_writef_int(f, ibuf, nf);
+        if (got != nf) {
+            fprintf(stderr, "bench_makewav: error writing %s: %s\n", w->path, sf_strerror(f));
             rc = 1;
         }
     }
     free(ibuf);
     free(fbuf);
     free(state);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    wav_args w = {NULL, 600, 48000, 2, 1, SF_FORMAT_PCM_16};
+    const int done = parse_args(argc, argv, &w);
+    if (done >= 0)
+        return done;
+    const sf_count_t frames = (sf_count_t)w.seconds * w.rate;
+    int rc = 0;
+    SNDFILE *f = create_wav(&w, frames, &rc);
+    if (!f)
+        return rc;
+    rc = write_signal(f, &w, frames);
     if (sf_close(f) != 0 && rc == 0) {
-        fprintf(stderr, "bench_makewav: error closing %s\n", path);
+        fprintf(stderr, "bench_makewav: error closing %s\n", w.path);
         rc = 1;
     }
     return rc;
