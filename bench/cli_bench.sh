@@ -22,71 +22,22 @@
 # 1 when a copy or `gpufilt --device cpu` failed, 2 on bad usage.
 set -euo pipefail
 
-usage() {
-    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
-}
+PROG=cli_bench
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
-die() {
-    echo "cli_bench: $*" >&2
-    exit 1
-}
-
-[[ $# -ge 2 ]] || {
-    usage >&2
-    exit 2
-}
-BUILD=$1
-WORK=$2
-shift 2
-RUNS=5
 SECONDS_LEN=600
-KEEP=0
-while [[ $# -gt 0 ]]; do
-    case $1 in
-    --runs)
-        [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "cli_bench: --runs needs a positive integer" >&2; exit 2; }
-        RUNS=$2
-        shift 2
-        ;;
-    --seconds)
-        [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "cli_bench: --seconds needs a positive integer" >&2; exit 2; }
-        SECONDS_LEN=$2
-        shift 2
-        ;;
-    --keep)
-        KEEP=1
-        shift
-        ;;
-    -h | --help)
-        usage
-        exit 0
-        ;;
-    *)
-        echo "cli_bench: unknown argument '$1'" >&2
-        usage >&2
-        exit 2
-        ;;
-    esac
-done
-
-[[ -d $BUILD ]] || die "build directory '$BUILD' does not exist"
-mkdir -p "$WORK" || die "cannot create work directory '$WORK'"
-WORK=$(cd "$WORK" && pwd)
-
-# The first of the candidate paths that is an executable file, or "".
-find_exe() {
-    local p
-    for p in "$@"; do
-        if [[ -f $p && -x $p ]]; then
-            echo "$p"
-            return 0
-        fi
-    done
-    echo ""
+# cli_bench's own option, for parse_args.
+script_option() {
+    [[ $1 == --seconds ]] || return 1
+    need_posint "$1" "$2"
+    SECONDS_LEN=$2
+    SHIFT=2
 }
+parse_args "$@"
 MAKEWAV=$(find_exe "$BUILD/bench/bench_makewav" "$BUILD/bench_makewav")
 SFCOPY=$(find_exe "$BUILD/bench/bench_sfcopy" "$BUILD/bench_sfcopy")
-GPUFILT=$(find_exe "$BUILD/gpufilt" "$BUILD/src/cli/gpufilt" "$BUILD/bin/gpufilt")
+GPUFILT=$(find_gpufilt "$BUILD")
 [[ -n $MAKEWAV ]] || die "bench_makewav not found in '$BUILD' (cmake --build '$BUILD' --target bench_makewav)"
 [[ -n $SFCOPY ]] || die "bench_sfcopy not found in '$BUILD' (cmake --build '$BUILD' --target bench_sfcopy)"
 SOX=$(command -v sox || true)
@@ -104,26 +55,22 @@ cat "$IN" >/dev/null # into the page cache before any timing
 # Outputs go to a tmpfs where there is one: the disk's writeback of the
 # previous run's file otherwise adds more noise than the programs differ by,
 # and it is the programs being compared, not the disk.
-OUTDIR=$WORK
-if [[ -d /dev/shm && -w /dev/shm ]]; then
-    OUTDIR=$(mktemp -d /dev/shm/gpufilt-bench.XXXXXX)
+OUTDIR=$(tmpfs_dir gpufilt-bench)
+if [[ -n $OUTDIR ]]; then
     trap 'rm -rf "$OUTDIR"' EXIT
+else
+    OUTDIR=$WORK
 fi
 echo "cli_bench: outputs in $OUTDIR" >&2
 
-now() { date +%s.%N; }
-
-# Results, one entry per case that ran.
+# The cases that ran: name, output file and command line.
 NAMES=()
-MEDS=()
-MINS=()
-MAXS=()
+CASE_OUTS=()
+CASE_CMDS=()
 STATUS=0
 
 # run_case NAME OUT CMD...: one warm-up run now (its failure returns 1 with
-# the error in $WORK/NAME.err); the timed runs come later, in time_cases.
-CASE_CMDS=()
-CASE_OUTS=()
+# the error in $WORK/NAME.err); the timed runs come later, in time_case.
 run_case() {
     local name=$1 out=$2
     shift 2
@@ -143,30 +90,24 @@ run_case() {
     return 0
 }
 
-# Time every registered case RUNS times, round-robin (case 1, 2, ..., then
-# again), so a slow spell of a shared machine falls on all cases alike rather
-# than on whichever case ran during it.
-time_cases() {
-    local -A times
-    local r i t0 t1
-    for ((r = 0; r < RUNS; r++)); do
-        for i in "${!NAMES[@]}"; do
-            rm -f "${CASE_OUTS[$i]}"
-            t0=$(now)
-            eval "${CASE_CMDS[$i]}" >/dev/null 2>>"$WORK/${NAMES[$i]// /_}.err" ||
-                die "${NAMES[$i]} failed on timed run $((r + 1))"
-            t1=$(now)
-            times[$i]+="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }') "
-        done
-    done
-    local sorted
-    for i in "${!NAMES[@]}"; do
-        sorted=$(printf '%s\n' ${times[$i]} | sort -g)
-        MEDS[i]=$(echo "$sorted" | awk '{ a[NR] = $1 } END { if (NR % 2) printf "%.4f", a[(NR + 1) / 2]; else printf "%.4f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
-        MINS[i]=$(echo "$sorted" | head -n 1)
-        MAXS[i]=$(echo "$sorted" | tail -n 1)
-        echo "cli_bench: ${NAMES[$i]}: ${times[$i]}s" >&2
-    done
+# gpufilt_case NAME INPUT FILE ARGS...: run_case for
+# gpufilt INPUT OUTDIR/FILE ARGS... --quiet.
+gpufilt_case() {
+    local name=$1 in=$2 out=$OUTDIR/$3
+    shift 3
+    run_case "$name" "$out" "$GPUFILT" "$in" "$out" "$@" --quiet
+}
+
+# time_case I R: timed run R of case I; its seconds in T.
+# shellcheck disable=SC2317 # called through time_round_robin
+time_case() {
+    local t0 t1
+    rm -f "${CASE_OUTS[$1]}"
+    t0=$(clock_ns)
+    eval "${CASE_CMDS[$1]}" >/dev/null 2>>"$WORK/${NAMES[$1]// /_}.err" ||
+        die "${NAMES[$1]} failed on timed run $2"
+    t1=$(clock_ns)
+    T=$(seconds_between "$t0" "$t1")
 }
 
 echo "cli_bench: warm-up run of each case" >&2
@@ -175,40 +116,36 @@ run_case "copy float" "$OUTDIR/out_copy_float.wav" "$SFCOPY" "$IN" "$OUTDIR/out_
 run_case "copy int" "$OUTDIR/out_copy_int.wav" "$SFCOPY" --int "$IN" "$OUTDIR/out_copy_int.wav" ||
     die "bench_sfcopy --int failed: $(cat "$WORK/copy_int.err")"
 
+# The 5-tap cases the target is about.
 GPUFILT_CASES=()
 if [[ -z $GPUFILT ]]; then
     echo "cli_bench: gpufilt not found in '$BUILD': skipping the gpufilt cases" >&2
     STATUS=1
 else
     echo "cli_bench: $("$GPUFILT" --version 2>&1 | head -n 1 || true)" >&2
-    if run_case "gpufilt" "$OUTDIR/out_gpufilt.wav" \
-        "$GPUFILT" "$IN" "$OUTDIR/out_gpufilt.wav" --taps 5 --quiet; then
+    if gpufilt_case "gpufilt" "$IN" out_gpufilt.wav --taps 5; then
         GPUFILT_CASES+=("gpufilt")
     else
         echo "cli_bench: gpufilt failed: $(head -n 3 "$WORK/gpufilt.err")" >&2
         STATUS=1
     fi
-    if run_case "gpufilt cpu" "$OUTDIR/out_gpufilt_cpu.wav" \
-        "$GPUFILT" "$IN" "$OUTDIR/out_gpufilt_cpu.wav" --taps 5 --device cpu --quiet; then
+    if gpufilt_case "gpufilt cpu" "$IN" out_gpufilt_cpu.wav --taps 5 --device cpu; then
         GPUFILT_CASES+=("gpufilt cpu")
     else
         echo "cli_bench: gpufilt --device cpu failed: $(head -n 3 "$WORK/gpufilt_cpu.err")" >&2
         STATUS=1
     fi
-    if run_case "gpufilt cuda" "$OUTDIR/out_gpufilt_cuda.wav" \
-        "$GPUFILT" "$IN" "$OUTDIR/out_gpufilt_cuda.wav" --taps 5 --device cuda --quiet; then
+    if gpufilt_case "gpufilt cuda" "$IN" out_gpufilt_cuda.wav --taps 5 --device cuda; then
         GPUFILT_CASES+=("gpufilt cuda")
     else
         echo "cli_bench: skipping gpufilt --device cuda (unavailable or failed): $(head -n 1 "$WORK/gpufilt_cuda.err")" >&2
     fi
     # What --sync (fsync before the rename) costs.
-    run_case "cpu --sync" "$OUTDIR/out_gpufilt_sync.wav" \
-        "$GPUFILT" "$IN" "$OUTDIR/out_gpufilt_sync.wav" --taps 5 --device cpu --sync --quiet ||
+    gpufilt_case "cpu --sync" "$IN" out_gpufilt_sync.wav --taps 5 --device cpu --sync ||
         echo "cli_bench: gpufilt --sync failed: $(head -n 1 "$WORK/cpu_--sync.err")" >&2
     # A long filter, where the GPU's arithmetic pays for its start-up.
     for dev in auto cpu cuda; do
-        run_case "4095 taps $dev" "$OUTDIR/out_long_$dev.wav" \
-            "$GPUFILT" "$IN" "$OUTDIR/out_long_$dev.wav" --taps 4095 --device $dev --quiet ||
+        gpufilt_case "4095 taps $dev" "$IN" "out_long_$dev.wav" --taps 4095 --device $dev ||
             echo "cli_bench: 4095 taps on $dev skipped: $(head -n 1 "$WORK/4095_taps_$dev.err")" >&2
     done
 fi
@@ -223,14 +160,14 @@ fi
 if [[ -n $GPUFILT ]] &&
     "$MAKEWAV" "$WORK/short.wav" --seconds 1 --rate "$RATE" --channels "$CHANNELS" --bits "$BITS" >/dev/null 2>&1; then
     for dev in cpu cuda; do
-        run_case "1 s file $dev" "$OUTDIR/out_short_$dev.wav" \
-            "$GPUFILT" "$WORK/short.wav" "$OUTDIR/out_short_$dev.wav" --taps 5 --device $dev --quiet ||
+        gpufilt_case "1 s file $dev" "$WORK/short.wav" "out_short_$dev.wav" --taps 5 --device $dev ||
             true
     done
 fi
 
 echo "cli_bench: timing, $RUNS runs per case, interleaved" >&2
-time_cases
+time_round_robin "$RUNS" time_case
+summarise_times
 
 # Median seconds of a case by name.
 median_of() {
@@ -247,7 +184,7 @@ BASE_F=$(median_of "copy float")
 BASE_I=$(median_of "copy int")
 
 echo
-echo "cli_bench: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n), $(nproc) CPUs"
+echo "cli_bench: $(run_stamp)"
 echo "input: $IN: ${SECONDS_LEN} s, $RATE Hz, $CHANNELS ch, $BITS-bit WAV, $(awk -v b="$IN_BYTES" 'BEGIN { printf "%.1f MB", b / 1e6 }')"
 echo "median of $RUNS runs per case (wall clock, after a warm-up run, cases interleaved); ratios = median / median of the copy"
 echo

@@ -21,79 +21,37 @@
 # 2 on bad usage.
 set -euo pipefail
 
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
-die() {
-    echo "pipe_bench: $*" >&2
-    exit 1
-}
+PROG=pipe_bench
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
-[[ $# -ge 2 ]] || {
-    usage >&2
-    exit 2
-}
-BUILD=$1
-WORK=$2
-shift 2
-RUNS=5
 DEVICE=cpu
 MIB=1024
-KEEP=0
-while [[ $# -gt 0 ]]; do
+# pipe_bench's own options, for parse_args.
+script_option() {
     case $1 in
-    --runs | --mib)
-        [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || {
-            echo "pipe_bench: $1 needs a positive integer" >&2
-            exit 2
-        }
-        if [[ $1 == --runs ]]; then RUNS=$2; else MIB=$2; fi
-        shift 2
+    --mib)
+        need_posint "$1" "$2"
+        MIB=$2
         ;;
     --device)
-        [[ ${2:-} =~ ^(cpu|cuda|auto)$ ]] || {
-            echo "pipe_bench: --device is one of cpu, cuda, auto" >&2
-            exit 2
-        }
+        [[ $2 =~ ^(cpu|cuda|auto)$ ]] || usage_error "--device is one of cpu, cuda, auto"
         DEVICE=$2
-        shift 2
-        ;;
-    --keep)
-        KEEP=1
-        shift
-        ;;
-    -h | --help)
-        usage
-        exit 0
         ;;
     *)
-        echo "pipe_bench: unknown argument '$1'" >&2
-        usage >&2
-        exit 2
+        return 1
         ;;
     esac
-done
-
-[[ -d $BUILD ]] || die "build directory '$BUILD' does not exist"
-mkdir -p "$WORK" || die "cannot create work directory '$WORK'"
-WORK=$(cd "$WORK" && pwd)
-find_exe() {
-    local p
-    for p in "$@"; do
-        if [[ -f $p && -x $p ]]; then
-            echo "$p"
-            return 0
-        fi
-    done
-    echo ""
+    SHIFT=2
 }
-GPUFILT=$(find_exe "$BUILD/gpufilt" "$BUILD/src/cli/gpufilt" "$BUILD/bin/gpufilt")
+parse_args "$@"
+GPUFILT=$(find_gpufilt "$BUILD")
 PIPETOOL=$(find_exe "$BUILD/tests/cli/pipetool" "$BUILD/pipetool")
 [[ -n $GPUFILT ]] || die "gpufilt not found in '$BUILD'"
 [[ -n $PIPETOOL ]] || die "pipetool not found in '$BUILD' (cmake --build '$BUILD' --target pipetool)"
 
-DATA=$WORK
-if [[ -d /dev/shm && -w /dev/shm ]]; then
-    DATA=$(mktemp -d /dev/shm/gpufilt-pipe-bench.XXXXXX)
-fi
+DATA=$(tmpfs_dir gpufilt-pipe-bench)
+[[ -n $DATA ]] || DATA=$WORK
 cleanup() {
     if [[ $KEEP -eq 0 ]]; then
         rm -f "$DATA/in.f32"
@@ -122,42 +80,29 @@ EXPECT=("$BYTES" "$BYTES" "$BYTES" "$BYTES" 0)
 # came through and every command of the pipeline exited 0.
 run_one() {
     local t0 t1 out
-    t0=$(date +%s%N)
+    t0=$(clock_ns)
     out=$(bash -o pipefail -c "${CMDS[$1]}" 2>"$WORK/pipe_bench.err") ||
         die "${NAMES[$1]} failed: $(head -n 3 "$WORK/pipe_bench.err")"
-    t1=$(date +%s%N)
+    t1=$(clock_ns)
     [[ $out == "${EXPECT[$1]}" ]] || die "${NAMES[$1]}: $out bytes out, expected ${EXPECT[$1]}"
-    T=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }')
+    T=$(seconds_between "$t0" "$t1")
 }
 
 echo "pipe_bench: warm-up run of each case" >&2
 for i in "${!NAMES[@]}"; do run_one "$i"; done
 echo "pipe_bench: timing, $RUNS runs per case, interleaved" >&2
-declare -A TIMES
-for ((r = 0; r < RUNS; r++)); do
-    for i in "${!NAMES[@]}"; do
-        run_one "$i"
-        TIMES[$i]+="$T "
-    done
-done
-MEDS=()
-for i in "${!NAMES[@]}"; do
-    echo "pipe_bench: ${NAMES[$i]}: ${TIMES[$i]}s" >&2
-    MEDS[i]=$(printf '%s\n' ${TIMES[$i]} | sort -g | awk '{ a[NR] = $1 } END {
-        if (NR % 2) printf "%.4f", a[(NR + 1) / 2]; else printf "%.4f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
-done
+time_round_robin "$RUNS" run_one
+summarise_times
 
 echo
-echo "pipe_bench: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n), $(nproc) CPUs, --device $DEVICE"
+echo "pipe_bench: $(run_stamp), --device $DEVICE"
 echo "input: $MIB MiB of f32le stereo noise on $(df --output=fstype "$DATA" 2>/dev/null | tail -n 1 || echo '?'), through pipes into pipetool count"
 echo "median of $RUNS runs per case (wall clock, after a warm-up run, cases interleaved)"
 echo
 printf '%-12s %10s %10s %10s %10s %12s\n' "case" "median s" "min s" "MB/s" "% of cat" "(of mins)"
 printf '%s\n' "-----------------------------------------------------------------------"
-cat_lo=$(printf '%s\n' ${TIMES[0]} | sort -g | head -n 1)
 for i in 0 1 2 3; do
-    lo=$(printf '%s\n' ${TIMES[$i]} | sort -g | head -n 1)
-    awk -v n="${NAMES[$i]}" -v m="${MEDS[$i]}" -v lo="$lo" -v c="${MEDS[0]}" -v clo="$cat_lo" -v b="$BYTES" 'BEGIN {
+    awk -v n="${NAMES[$i]}" -v m="${MEDS[$i]}" -v lo="${MINS[$i]}" -v c="${MEDS[0]}" -v clo="${MINS[0]}" -v b="$BYTES" 'BEGIN {
         printf "%-12s %10.3f %10.3f %10.0f %9.1f%% %11.1f%%\n", n, m, lo, b / 1e6 / m, 100 * c / m, 100 * clo / lo }'
 done
 echo "(MB/s and % of cat from the medians; the last column compares the fastest runs)"
