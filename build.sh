@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(build-essential cmake pkg-config libsndfile1-dev libpng-dev portaudio19-dev
+packages=(build-essential cmake pkg-config libsndfile1-dev libpng-dev portaudio19-dev libfftw3-dev
     libjack-jackd2-dev jackd2 sox clang-format)
 
 install_missing() {

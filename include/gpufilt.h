@@ -1,24 +1,50 @@
 /*
- * gpufilt — streaming FIR filtering on the GPU or CPU, bit-exact across
- * backends and chunk sizes.
+ * gpufilt — streaming FIR filtering on the GPU or CPU: bit-exact across
+ * backends and chunk sizes in direct form, and fast for long filters (up to
+ * 2^22 taps) by partitioned FFT convolution.
  *
  * The library knows nothing of files, pipes or sound cards: it takes
  * interleaved frames in and gives filtered frames out.
  *
  * Filter semantics (taps h[0..T-1], input x[0..N-1] per channel, channels
- * filtered independently, x outside [0, N) taken as 0):
+ * filtered independently, each with its own taps or all with the same, x
+ * outside [0, N) taken as 0):
  *
- *   GF_MODE_SAME    y[i] = sum_k h[k] * x[i + (T-1)/2 - k]   (scipy "same")
- *   GF_MODE_CAUSAL  y[i] = sum_k h[k] * x[i - k]             (lfilter(h, 1, x))
+ *   GF_MODE_SAME    y[i] = sum_k h[k] * x[i + (T-1)/2 - k], i < N    (scipy "same")
+ *   GF_MODE_CAUSAL  y[i] = sum_k h[k] * x[i - k],           i < N    (lfilter(h, 1, x))
+ *   GF_MODE_FULL    y[i] = sum_k h[k] * x[i - k],           i < N+T-1 (scipy "full")
  *
- * Arithmetic contract: every output is computed as
+ * Methods. GF_METHOD_DIRECT computes every output as
  *
  *   acc = h[0] * x[i'];  for k = 1 .. T-1: acc = acc + h[k] * x[i' - k]
  *
  * in the engine's precision, each multiply and each add rounded separately
  * (no fused multiply-add, no reassociation). Starting from the first product
- * (not from 0) makes a 1-tap identity filter exact, -0.0 included. Every backend follows it, so
- * output is bit-identical across backends, chunk sizes and call patterns.
+ * (not from 0) makes a 1-tap identity filter exact, -0.0 included. Every
+ * backend follows it, so direct output is bit-identical across backends,
+ * chunk sizes and call patterns. Up to GF_MAX_TAPS taps.
+ *
+ * GF_METHOD_FFT is uniformly partitioned overlap-save convolution: the taps
+ * are cut into K partitions of P frames (P a power of two, the partition
+ * size), each transformed once at create (FFT size 2P, computed in double
+ * and rounded to the precision); each block of P input frames is
+ * transformed once and kept in a frequency-domain delay line of K spectra;
+ * block j's output is the second half of the inverse transform of
+ * sum_k H_k X_{j-k}, summed in an order that depends only on K and the
+ * backend (cpu: k = 0 .. K-1; cuda: runs of 128 partitions in k order,
+ * the runs added in order). Exactness contract:
+ *   - output bytes do not depend on chunk size, read sizes or call pattern,
+ *     for a given backend, precision and partition size (the cpu and cuda
+ *     backends' FFT libraries differ, so they agree only within the bound);
+ *   - every output's error against the exact sum is at most
+ *       eps * (2 * log2(2P) + K + 4) * sum_k |h[k]| * max |x|
+ *     with eps = 2^-24 (f32) or 2^-53 (f64) and max |x| over the channel's
+ *     input (gf_engine_error_bound computes it);
+ *   - output comes in whole partitions: an output frame is available once
+ *     the partition holding its input (plus the same-mode look-ahead) is
+ *     complete, or at flush.
+ * Up to GF_MAX_FFT_TAPS taps; memory (see gf_engine_create) grows with the
+ * taps, not with the stream.
  *
  * Lifecycle: gf_engine_create / gf_engine_push + gf_engine_pull (any number
  * of frames per call) / gf_engine_flush / gf_engine_reset /
@@ -39,8 +65,13 @@ extern "C" {
 #define GPUFILT_VERSION_MINOR 1
 #define GPUFILT_VERSION_PATCH 0
 
-/** Largest number of taps (the whole f64 filter fits in 64 KiB of GPU constant memory). */
+/** Most taps of the direct method (the whole f64 filter fits in 64 KiB of GPU constant memory). */
 #define GF_MAX_TAPS 8192
+/** Most taps per channel of the FFT method. */
+#define GF_MAX_FFT_TAPS ((size_t)1 << 22)
+/** FFT partition sizes (frames): powers of two in this range. */
+#define GF_MIN_PARTITION ((size_t)16)
+#define GF_MAX_PARTITION ((size_t)1 << 20)
 /** Largest number of interleaved channels. */
 #define GF_MAX_CHANNELS 1024
 /** Largest chunk (gf_config.chunk_frames): frames, and frames x channels. */
@@ -59,7 +90,8 @@ typedef enum gf_status {
     GF_ERR_NO_DEVICE,        /* cuda asked for, but no usable GPU (or built without CUDA) */
     GF_ERR_CUDA,             /* a CUDA call failed; detail names the call */
     GF_ERR_STATE,            /* call not allowed now (e.g. push after flush) */
-    GF_ERR_THREAD            /* a worker thread could not be started */
+    GF_ERR_THREAD,           /* a worker thread could not be started */
+    GF_ERR_UNSUPPORTED       /* the backend (or this build) cannot do what was asked */
 } gf_status;
 
 /** Static English message for a status; never NULL. */
@@ -68,7 +100,13 @@ const char *gf_strerror(gf_status status);
 /** "MAJOR.MINOR.PATCH" plus the backends compiled in, e.g. "0.1.0 (cpu, cuda)". */
 const char *gf_version(void);
 
-typedef enum gf_mode { GF_MODE_SAME = 0, GF_MODE_CAUSAL = 1 } gf_mode;
+typedef enum gf_mode { GF_MODE_SAME = 0, GF_MODE_CAUSAL = 1, GF_MODE_FULL = 2 } gf_mode;
+
+typedef enum gf_method {
+    GF_METHOD_AUTO = 0,   /* the cost model's choice (gf_method_choose) */
+    GF_METHOD_DIRECT = 1, /* direct form: bit-exact, up to GF_MAX_TAPS taps */
+    GF_METHOD_FFT = 2     /* partitioned FFT convolution: cpu and cuda backends */
+} gf_method;
 
 typedef enum gf_precision {
     GF_PRECISION_F32 = 0, /* samples are float, arithmetic in float */
@@ -149,11 +187,17 @@ typedef struct gf_config {
     /** Interleaved channels per frame, 1 .. GF_MAX_CHANNELS. */
     int channels;
     /**
-     * Number of taps T, 1 .. GF_MAX_TAPS. With taps == NULL the filter is the
-     * mean filter h[k] = 1/T (1/T rounded to the engine's precision).
+     * Number of taps T per channel: 1 .. GF_MAX_TAPS for the direct method,
+     * 1 .. GF_MAX_FFT_TAPS for the FFT method. With taps == NULL the filter
+     * is the mean filter h[k] = 1/T (1/T rounded to the engine's precision).
      */
     size_t num_taps;
-    /** Explicit coefficients h[0..num_taps-1], or NULL. Copied at create. */
+    /**
+     * Explicit coefficients, or NULL. Copied at create, rounded to the
+     * precision. One filter h[0..num_taps-1] for every channel, or with
+     * taps_per_channel channels * num_taps values: channel c's filter at
+     * taps + c * num_taps.
+     */
     const double *taps;
     gf_mode mode;
     gf_precision precision;
@@ -174,10 +218,51 @@ typedef struct gf_config {
      * the chunk (see gf_hist_config).
      */
     const gf_hist_config *hist;
+    /** 0: taps is one filter for every channel; 1: one filter per channel. */
+    int taps_per_channel;
+    /** GF_METHOD_AUTO (default), _DIRECT or _FFT. */
+    gf_method method;
+    /**
+     * FFT partition size P in frames: a power of two in GF_MIN_PARTITION ..
+     * GF_MAX_PARTITION, or 0 for the cost model's choice
+     * (gf_partition_choose). Chunks are rounded up to whole partitions.
+     * Ignored by the direct method.
+     */
+    size_t partition;
 } gf_config;
 
-/** A config with defaults: 1 channel, 1 tap, same mode, f32, auto device. */
+/** A config with defaults: 1 channel, 1 tap, same mode, f32, auto device and method. */
 gf_config gf_config_default(void);
+
+/**
+ * The cost model behind GF_METHOD_AUTO, which depends only on its arguments
+ * (never on timing), so the same configuration always computes the same
+ * way. device is the backend that will run it (GF_DEVICE_CPU or _CUDA;
+ * _REF has only the direct method). Per output sample the direct method
+ * costs T multiply-adds; the FFT method about 2 log2(2P) + 4 K operations
+ * for the transforms and the delay line (P from gf_partition_choose when
+ * partition is 0, K = ceil(T / P)), weighted by what each backend measured
+ * (README, "Long filters"). Direct is chosen where it is not slower, and
+ * always up to 32 taps; FFT beyond GF_MAX_TAPS.
+ */
+gf_method gf_method_choose(size_t taps, int channels, gf_precision precision, gf_device device,
+                           size_t partition);
+
+/**
+ * The cost model's figure for one output sample of `method` (AUTO: the
+ * method gf_method_choose picks) on `device`, in multiply-adds of its direct
+ * kernel: T for direct, A log2(2P) + B K + F for FFT (not floored at the
+ * host copies). For sizing jobs, e.g. choosing a device.
+ */
+double gf_method_cost(size_t taps, gf_device device, gf_method method, size_t partition);
+
+/**
+ * The partition size the FFT method uses for `taps` taps on `device` when
+ * gf_config.partition is 0: the power of two nearest taps / K0 (K0 = 4 on
+ * cpu, 8 on cuda), kept within 256 .. 2^18 and GF_MIN_PARTITION ..
+ * GF_MAX_PARTITION.
+ */
+size_t gf_partition_choose(size_t taps, gf_device device);
 
 typedef struct gf_engine gf_engine;
 
@@ -212,7 +297,8 @@ gf_status gf_engine_pull(gf_engine *e, void *out, size_t max_frames, size_t *got
 /**
  * End of input: the remaining frames (a partial chunk, and in same mode the
  * (T-1)/2 look-ahead frames) are filtered and become available to pull.
- * In same mode the total output equals the total input exactly.
+ * In same and causal mode the total output equals the total input exactly;
+ * in full mode it is T-1 frames more.
  * Further pushes are refused (GF_ERR_STATE) until gf_engine_reset.
  */
 gf_status gf_engine_flush(gf_engine *e);
@@ -263,11 +349,33 @@ int gf_engine_hist_next(gf_engine *e, gf_hist_record *rec);
 /** Most frames the engine can hold back between input and output. */
 size_t gf_engine_max_pending(const gf_engine *e);
 
-/** Frames by which output lags input: (T-1)/2 in same mode, 0 in causal. */
+/** Frames by which output lags input: (T-1)/2 in same mode, 0 in causal
+ * and full (the FFT method also holds back an incomplete partition). */
 size_t gf_engine_latency(const gf_engine *e);
 
 /** The backend actually in use: "ref", "cpu" or "cuda". */
 const char *gf_engine_backend(const gf_engine *e);
+
+/**
+ * The configuration in use: the one given, with the automatic choices
+ * resolved (device, method, partition, chunk_frames); taps and hist are
+ * NULL (see gf_engine_channel_taps).
+ */
+void gf_engine_get_config(const gf_engine *e, gf_config *config);
+
+/** The method actually in use: GF_METHOD_DIRECT or GF_METHOD_FFT. */
+gf_method gf_engine_method(const gf_engine *e);
+
+/** The FFT partition size in frames (0 for the direct method). */
+size_t gf_engine_partition(const gf_engine *e);
+
+/**
+ * The FFT method's bound on |error| of any output of channel c against the
+ * exact sum, for input of magnitude at most max_abs_x (see the exactness
+ * contract above). 0 for the direct method, whose contract is bit-identity
+ * with the serial reference.
+ */
+double gf_engine_error_bound(const gf_engine *e, int channel, double max_abs_x);
 
 /** Chunk size in frames actually in use. */
 size_t gf_engine_chunk_frames(const gf_engine *e);
@@ -275,8 +383,12 @@ size_t gf_engine_chunk_frames(const gf_engine *e);
 /** The last error's detail for this engine ("" if none); owned by the engine. */
 const char *gf_engine_error(const gf_engine *e);
 
-/** Copy the taps in use, as doubles, into taps[0..num_taps). */
+/** Copy the taps in use, as doubles, into taps[0..num_taps) (channel 0's
+ * with per-channel taps; see gf_engine_channel_taps). */
 void gf_engine_taps(const gf_engine *e, double *taps);
+
+/** Channel c's taps in use, as doubles, into taps[0..num_taps). */
+void gf_engine_channel_taps(const gf_engine *e, int channel, double *taps);
 
 /**
  * True when a CUDA device is usable (built with CUDA, a device present and a

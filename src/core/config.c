@@ -26,12 +26,36 @@ gf_status gf_config_check(const gf_config *c, char *detail, size_t n)
         gf_detail(detail, n, "channels %d out of range 1..%d", c->channels, GF_MAX_CHANNELS);
         return GF_ERR_INVALID_ARGUMENT;
     }
-    if (c->num_taps < 1 || c->num_taps > GF_MAX_TAPS) {
-        gf_detail(detail, n, "taps %zu out of range 1..%d", c->num_taps, GF_MAX_TAPS);
+    if (c->method != GF_METHOD_AUTO && c->method != GF_METHOD_DIRECT &&
+        c->method != GF_METHOD_FFT) {
+        gf_detail(detail, n, "unknown method %d", (int)c->method);
         return GF_ERR_INVALID_ARGUMENT;
     }
-    if (c->mode != GF_MODE_SAME && c->mode != GF_MODE_CAUSAL) {
+    if (c->method == GF_METHOD_DIRECT && (c->num_taps < 1 || c->num_taps > GF_MAX_TAPS)) {
+        gf_detail(detail, n, "taps %zu out of range 1..%d for the direct method", c->num_taps,
+                  GF_MAX_TAPS);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->num_taps < 1 || c->num_taps > GF_MAX_FFT_TAPS) {
+        gf_detail(detail, n, "taps %zu out of range 1..%zu", c->num_taps, GF_MAX_FFT_TAPS);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->partition && (c->partition < GF_MIN_PARTITION || c->partition > GF_MAX_PARTITION ||
+                         (c->partition & (c->partition - 1)))) {
+        gf_detail(detail, n, "partition %zu is not a power of two in %zu..%zu", c->partition,
+                  GF_MIN_PARTITION, GF_MAX_PARTITION);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->mode != GF_MODE_SAME && c->mode != GF_MODE_CAUSAL && c->mode != GF_MODE_FULL) {
         gf_detail(detail, n, "unknown mode %d", (int)c->mode);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->taps_per_channel != 0 && c->taps_per_channel != 1) {
+        gf_detail(detail, n, "taps_per_channel %d is not 0 or 1", c->taps_per_channel);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->taps_per_channel && !c->taps) {
+        gf_detail(detail, n, "taps_per_channel needs explicit taps");
         return GF_ERR_INVALID_ARGUMENT;
     }
     if (c->precision != GF_PRECISION_F32 && c->precision != GF_PRECISION_F64) {
@@ -89,11 +113,17 @@ gf_status gf_config_check(const gf_config *c, char *detail, size_t n)
         }
     }
     if (c->taps) {
-        for (size_t k = 0; k < c->num_taps; k++) {
+        const size_t total = c->num_taps * (c->taps_per_channel ? (size_t)c->channels : 1);
+        for (size_t k = 0; k < total; k++) {
             double h = c->taps[k];
             if (!isfinite(h) || (c->precision == GF_PRECISION_F32 && !isfinite((float)h))) {
-                gf_detail(detail, n, "coefficient %zu (%g) is not finite in the precision", k + 1,
-                          h);
+                if (c->taps_per_channel)
+                    gf_detail(detail, n,
+                              "coefficient %zu of channel %zu (%g) is not finite in the precision",
+                              k % c->num_taps + 1, k / c->num_taps + 1, h);
+                else
+                    gf_detail(detail, n, "coefficient %zu (%g) is not finite in the precision",
+                              k + 1, h);
                 return GF_ERR_INVALID_ARGUMENT;
             }
         }

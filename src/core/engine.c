@@ -1,13 +1,20 @@
 /*
  * The engine: cuts a stream into chunks, carries the T-1 halo frames from
- * each chunk to the next, keeps up to `slots` chunks in flight on the backend
- * and hands their output back in order.
+ * each chunk to the next (direct method), keeps up to `slots` chunks in
+ * flight on the backend and hands their output back in order.
  *
  * Every mode is computed as the causal filter z[j] = sum_k h[k] x[j-k] with
  * zero initial history. Same mode is z delayed by its latency c = (T-1)/2:
  * the first c outputs are dropped and c zero frames are fed at flush, so the
- * output length equals the input length. One mechanism for both modes keeps
- * chunk seams identical everywhere.
+ * output length equals the input length; full mode feeds T-1 zero frames at
+ * flush and drops nothing. One mechanism for every mode keeps chunk seams
+ * identical everywhere.
+ *
+ * FFT method: the backend keeps the history (a delay line of spectra), so
+ * chunks carry no halo; every chunk holds whole partitions of P frames, in
+ * stream order. Frames past the last whole partition wait in `carry` until
+ * more input completes the partition, or flush pads it with zeros (whose
+ * outputs are dropped).
  *
  * Slot ring: slots are used in round-robin order. Submitted slots occupy
  * [head, head + nsub); the slot after them is the one being filled. A slot's
@@ -47,13 +54,18 @@ struct gf_engine {
     gf_config cfg; /* cfg.taps is not kept: see taps_d */
     const gf_backend_ops *ops;
     void *bk;
-    size_t C, T;    /* channels, taps */
-    size_t chunk;   /* frames per chunk */
-    size_t hs;      /* halo samples: (T-1)*C */
-    size_t ss;      /* bytes per sample */
-    size_t latency; /* (T-1)/2 in same mode, else 0 */
-    double *taps_d; /* taps as doubles (after rounding to precision) */
-    void *taps;     /* taps in the precision, handed to the backend */
+    size_t C, T;          /* channels, taps */
+    gf_method method;     /* GF_METHOD_DIRECT or GF_METHOD_FFT */
+    size_t P;             /* FFT partition in frames; 0 for direct */
+    size_t chunk;         /* frames per chunk (FFT: a multiple of P) */
+    size_t hs;            /* halo samples: (T-1)*C for direct, 0 for FFT */
+    size_t ss;            /* bytes per sample */
+    size_t latency;       /* (T-1)/2 in same mode, else 0 */
+    size_t nf;            /* filters: 1, or C with per-channel taps */
+    double *taps_d;       /* nf x T taps as doubles (after rounding to precision) */
+    void *taps;           /* the same in the precision, handed to the backend */
+    unsigned char *carry; /* FFT: frames past the last whole partition */
+    size_t carried;       /* frames in carry (< P) */
     int nslots;
     gf_slot slot[GF_MAX_SLOTS];
     unsigned char *history; /* the last hs input samples, for the direct path */
@@ -78,7 +90,7 @@ struct gf_engine {
  * rounded division in that precision. */
 static void make_taps(gf_engine *e, const gf_config *c)
 {
-    for (size_t k = 0; k < e->T; k++) {
+    for (size_t k = 0; k < e->nf * e->T; k++) {
         if (c->precision == GF_PRECISION_F32) {
             float h = c->taps ? (float)c->taps[k] : 1.0f / (float)e->T;
             ((float *)e->taps)[k] = h;
@@ -135,6 +147,7 @@ void gf_engine_destroy(gf_engine *e)
             e->ops->host_free(e->bk, e->slot[s].hparts);
         }
         e->ops->host_free(e->bk, e->history);
+        e->ops->host_free(e->bk, e->carry);
         e->ops->destroy(e->bk);
     }
     gf_hist_state_destroy(e->hg);
@@ -143,12 +156,37 @@ void gf_engine_destroy(gf_engine *e)
     free(e);
 }
 
+/* The method and partition: the config's, or the cost model's; one the
+ * backend can run in the precision. */
+static gf_status pick_method(gf_engine *e, const gf_config *c, char *detail, size_t n)
+{
+    const unsigned can =
+        c->precision == GF_PRECISION_F32 ? e->ops->methods_f32 : e->ops->methods_f64;
+    const int can_fft = (can & GF_METHOD_BIT(GF_METHOD_FFT)) != 0;
+    e->method = c->method;
+    if (e->method == GF_METHOD_AUTO) {
+        e->method = gf_method_choose(e->T, c->channels, c->precision, e->ops->device, c->partition);
+        if (e->method == GF_METHOD_FFT && !can_fft && e->T <= GF_MAX_TAPS)
+            e->method = GF_METHOD_DIRECT;
+    }
+    if (e->method == GF_METHOD_FFT && !can_fft) {
+        gf_detail(detail, n, "the %s backend of this build has no FFT method in %s%s", e->ops->name,
+                  c->precision == GF_PRECISION_F32 ? "f32" : "f64",
+                  e->T > GF_MAX_TAPS ? " (needed beyond 8192 taps)" : "");
+        return GF_ERR_UNSUPPORTED;
+    }
+    if (e->method == GF_METHOD_FFT)
+        e->P = c->partition ? c->partition : gf_partition_choose(e->T, e->ops->device);
+    return GF_OK;
+}
+
 static void reset_state(gf_engine *e)
 {
     e->head = 0;
     e->nsub = 0;
     e->filling = 0;
     e->filled = 0;
+    e->carried = 0;
     e->history_slot = -1;
     e->skip_left = e->latency;
     e->zeros_left = 0;
@@ -164,6 +202,12 @@ static void reset_state(gf_engine *e)
 
 /* The chunk: the config's, or the backend's default; histograms may shorten
  * it to bound their partials' memory. */
+static size_t round_to_partitions(size_t frames, size_t P, int up)
+{
+    const size_t whole = up ? (frames + P - 1) / P * P : frames / P * P;
+    return whole < P ? P : whole;
+}
+
 static gf_status plan_chunks(gf_engine *e, const gf_config *config, char *detail, size_t n)
 {
     e->chunk = config->chunk_frames;
@@ -172,10 +216,21 @@ static gf_status plan_chunks(gf_engine *e, const gf_config *config, char *detail
         if (e->chunk == 0)
             e->chunk = 1;
     }
+    if (e->P) {
+        /* At least 16 partitions by default: a chunk's transforms and delay
+         * line work are then large enough to be efficient. */
+        if (!config->chunk_frames && e->chunk < 16 * e->P)
+            e->chunk = 16 * e->P;
+        e->chunk = round_to_partitions(e->chunk, e->P, 1);
+    }
     if (config->hist) {
         e->hcfg = *config->hist;
         e->cfg.hist = &e->hcfg;
         gf_hist_plan_make(&e->hcfg, config->channels, e->ops->slots, &e->chunk, &e->hplan);
+        if (e->P) { /* a chunk holds whole partitions, whatever that costs */
+            e->chunk = round_to_partitions(e->chunk, e->P, 0);
+            e->hplan.max_segs = gf_hist_segs_for(e->chunk, e->hplan.block);
+        }
         e->hg = gf_hist_state_create(&e->hplan);
         if (!e->hg) {
             gf_detail(detail, n, "cannot allocate histograms of %zu bins x %d records",
@@ -206,7 +261,9 @@ static gf_status alloc_buffers(gf_engine *e, char *detail, size_t n)
         }
     }
     e->history = e->ops->host_alloc(e->bk, e->hs * e->ss);
-    return e->history ? GF_OK : GF_ERR_NO_MEMORY;
+    if (e->P)
+        e->carry = e->ops->host_alloc(e->bk, e->P * e->C * e->ss);
+    return e->history && (!e->P || e->carry) ? GF_OK : GF_ERR_NO_MEMORY;
 }
 
 gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detail,
@@ -232,23 +289,32 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
     e->cfg.hist = NULL;
     e->C = (size_t)config->channels;
     e->T = config->num_taps;
-    e->hs = (e->T - 1) * e->C;
+    e->nf = config->taps_per_channel ? e->C : 1;
     e->ss = config->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     e->latency = config->mode == GF_MODE_SAME ? (e->T - 1) / 2 : 0;
-    e->taps_d = malloc(e->T * sizeof(double));
-    e->taps = malloc(e->T * e->ss);
+    e->taps_d = malloc(e->nf * e->T * sizeof(double));
+    e->taps = malloc(e->nf * e->T * e->ss);
     if (!e->taps_d || !e->taps) {
+        gf_detail(detail, detail_size, "cannot allocate %zu taps", e->nf * e->T);
         st = GF_ERR_NO_MEMORY;
         goto fail;
     }
     make_taps(e, config);
     if ((st = pick_backend(config, &e->ops, detail, detail_size)) != GF_OK ||
-        (st = plan_chunks(e, config, detail, detail_size)) != GF_OK)
+        (st = pick_method(e, config, detail, detail_size)) != GF_OK)
+        goto fail;
+    e->hs = e->method == GF_METHOD_DIRECT ? (e->T - 1) * e->C : 0;
+    e->cfg.method = e->method;
+    e->cfg.partition = e->P;
+    if ((st = plan_chunks(e, config, detail, detail_size)) != GF_OK)
         goto fail;
     const gf_backend_params p = {
         .channels = config->channels,
         .num_taps = e->T,
         .taps = e->taps,
+        .taps_per_channel = config->taps_per_channel,
+        .method = e->method,
+        .partition = e->P,
         .precision = config->precision,
         .chunk_frames = e->chunk,
         .threads = config->threads,
@@ -340,7 +406,8 @@ static gf_status hist_check_end(gf_engine *e)
     return st == GF_OK ? GF_OK : hist_fail(e, st);
 }
 
-/* Start filling the slot after the submitted ones: its halo is the history. */
+/* Start filling the slot after the submitted ones: its halo is the history
+ * (direct), or it starts with the carried incomplete partition (FFT). */
 static void begin_fill(gf_engine *e)
 {
     gf_slot *f = &e->slot[(e->head + e->nsub) % e->nslots];
@@ -351,27 +418,46 @@ static void begin_fill(gf_engine *e)
         memmove(f->in, h->in + h->frames * e->C * e->ss, e->hs * e->ss);
     }
     e->filling = 1;
-    e->filled = 0;
+    e->filled = e->carried;
+    if (e->carried)
+        memcpy(f->in, e->carry, e->carried * e->C * e->ss);
+    e->carried = 0;
 }
 
+/* Submit the slot being filled. The FFT method submits whole partitions:
+ * at the end of the stream (flushed, no zeros left to feed) the last one is
+ * padded with zeros whose outputs are dropped; before it, an incomplete one
+ * is carried to the next chunk. */
 static gf_status submit_fill(gf_engine *e)
 {
     const int s = (e->head + e->nsub) % e->nslots;
     gf_slot *f = &e->slot[s];
-    const size_t skip = e->filled < e->skip_left ? e->filled : e->skip_left;
+    const size_t fb = e->C * e->ss;
+    size_t real = e->filled, frames = real;
+    if (e->P && real % e->P) {
+        if (e->flushed && e->zeros_left == 0) {
+            frames = real + e->P - real % e->P;
+            memset(f->in + real * fb, 0, (frames - real) * fb);
+        } else {
+            frames = real = real - real % e->P;
+            e->carried = e->filled - real;
+            memcpy(e->carry, f->in + real * fb, e->carried * fb);
+        }
+    }
+    const size_t skip = real < e->skip_left ? real : e->skip_left;
     gf_chunk c = {
-        .halo = f->in,
+        .halo = e->hs ? f->in : NULL,
         .in = f->in + e->hs * e->ss,
-        .frames = e->filled,
+        .frames = frames,
         .skip = skip,
         .out = f->out,
     };
     e->skip_left -= skip;
-    f->frames = e->filled;
-    f->out_frames = e->filled - skip;
+    f->frames = frames;
+    f->out_frames = real - skip;
     f->out_pos = 0;
     f->ready = 0;
-    hist_chunk(e, f, &c, f->frames, f->out_frames);
+    hist_chunk(e, f, &c, real, f->out_frames);
     e->filling = 0;
     e->filled = 0;
     e->nsub++;
@@ -421,7 +507,7 @@ gf_status gf_engine_push(gf_engine *e, const void *in, size_t frames, size_t *co
 static gf_status pump_flush(gf_engine *e)
 {
     for (;;) {
-        if (e->zeros_left == 0 && !(e->filling && e->filled > 0))
+        if (e->zeros_left == 0 && !(e->filling && e->filled > 0) && e->carried == 0)
             return GF_OK;
         if (!e->filling) {
             if (e->nsub == e->nslots)
@@ -451,7 +537,7 @@ gf_status gf_engine_flush(gf_engine *e)
         return e->failed;
     if (!e->flushed) {
         e->flushed = 1;
-        e->zeros_left = e->latency;
+        e->zeros_left = e->cfg.mode == GF_MODE_FULL ? e->T - 1 : e->latency;
     }
     gf_status st = pump_flush(e);
     return st == GF_OK ? hist_check_end(e) : st;
@@ -511,8 +597,9 @@ gf_status gf_engine_submit(gf_engine *e)
         return GF_ERR_INVALID_ARGUMENT;
     if (e->failed)
         return e->failed;
-    /* The slot being filled was reserved when filling began. */
-    if (e->flushed || !e->filling || e->filled == 0)
+    /* The slot being filled was reserved when filling began. The FFT
+     * method needs a whole partition. */
+    if (e->flushed || !e->filling || e->filled == 0 || e->filled < e->P)
         return GF_OK;
     return submit_fill(e);
 }
@@ -542,6 +629,8 @@ gf_status gf_engine_reset(gf_engine *e)
         return GF_ERR_INVALID_ARGUMENT;
     for (int s = 0; s < e->nslots; s++)
         e->ops->wait(e->bk, s);
+    if (e->ops->reset)
+        e->ops->reset(e->bk);
     reset_state(e);
     e->failed = GF_OK;
     e->err[0] = '\0';
@@ -647,16 +736,23 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
         return GF_ERR_STATE;
     if (frames == 0)
         return GF_OK;
-    const size_t bytes = frames * e->C * e->ss;
-    if (e->nsub == 0 && !(e->filling && e->filled > 0) && e->ops->direct_ok(e->bk, in, bytes) &&
-        e->ops->direct_ok(e->bk, out, bytes))
-        return process_direct(e, in, frames, out, produced);
-
-    /* Staged: a push/pull loop, then every submitted chunk drained. */
+    const size_t fb = e->C * e->ss;
     const unsigned char *src = in;
     unsigned char *dst = out;
-    const size_t fb = e->C * e->ss;
     gf_status st;
+    /* Straight from `in` to `out` where nothing is buffered: whole
+     * partitions for the FFT method; the rest goes the staged way. */
+    const size_t whole = e->P ? frames - frames % e->P : frames;
+    if (whole && e->nsub == 0 && !(e->filling && e->filled > 0) && e->carried == 0 &&
+        e->ops->direct_ok(e->bk, in, whole * fb) && e->ops->direct_ok(e->bk, out, whole * fb)) {
+        if ((st = process_direct(e, in, whole, out, produced)) != GF_OK)
+            return st;
+        src += whole * fb;
+        dst += *produced * fb;
+        frames -= whole;
+    }
+
+    /* Staged: a push/pull loop, then every submitted chunk drained. */
     while (frames > 0 || e->nsub > 0) {
         size_t used = 0, got = 0;
         if (frames > 0) {
@@ -710,7 +806,7 @@ int gf_engine_hist_next(gf_engine *e, gf_hist_record *rec)
 
 size_t gf_engine_max_pending(const gf_engine *e)
 {
-    return e ? ((size_t)e->nslots + 1) * e->chunk : 0;
+    return e ? ((size_t)e->nslots + 1) * e->chunk + e->P : 0;
 }
 
 size_t gf_engine_latency(const gf_engine *e)
@@ -735,6 +831,46 @@ const char *gf_engine_error(const gf_engine *e)
 
 void gf_engine_taps(const gf_engine *e, double *taps)
 {
-    if (e && taps)
-        memcpy(taps, e->taps_d, e->T * sizeof(double));
+    gf_engine_channel_taps(e, 0, taps);
+}
+
+void gf_engine_channel_taps(const gf_engine *e, int channel, double *taps)
+{
+    if (e && taps && channel >= 0 && (size_t)channel < e->C)
+        memcpy(taps, e->taps_d + (e->nf == 1 ? 0 : (size_t)channel * e->T), e->T * sizeof(double));
+}
+
+void gf_engine_get_config(const gf_engine *e, gf_config *config)
+{
+    if (!e || !config)
+        return;
+    *config = e->cfg;
+    config->taps = NULL;
+    config->hist = NULL;
+}
+
+gf_method gf_engine_method(const gf_engine *e)
+{
+    return e ? e->method : GF_METHOD_AUTO;
+}
+
+size_t gf_engine_partition(const gf_engine *e)
+{
+    return e ? e->P : 0;
+}
+
+double gf_engine_error_bound(const gf_engine *e, int channel, double max_abs_x)
+{
+    if (!e || e->method != GF_METHOD_FFT || channel < 0 || (size_t)channel >= e->C)
+        return 0;
+    const double eps = e->cfg.precision == GF_PRECISION_F32 ? 0x1p-24 : 0x1p-53;
+    double log2n = 0;
+    for (size_t n = 2 * e->P; n > 1; n >>= 1)
+        log2n += 1;
+    const double K = (double)((e->T + e->P - 1) / e->P);
+    const double *h = e->taps_d + (e->nf == 1 ? 0 : (size_t)channel * e->T);
+    double sum = 0;
+    for (size_t k = 0; k < e->T; k++)
+        sum += fabs(h[k]);
+    return eps * (2 * log2n + K + 4) * sum * max_abs_x;
 }

@@ -31,6 +31,8 @@ const char *gf_strerror(gf_status status)
         return "call not allowed in the engine's current state";
     case GF_ERR_THREAD:
         return "cannot start worker thread";
+    case GF_ERR_UNSUPPORTED:
+        return "not supported";
     }
     return "unknown status";
 }

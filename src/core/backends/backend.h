@@ -1,12 +1,17 @@
 /*
  * Internal backend interface. A backend filters chunks; the engine
- * (engine.c) cuts the stream into chunks, carries the halo between them and
- * orders their output.
+ * (engine.c) cuts the stream into chunks, carries the halo between them (or,
+ * for the FFT method, feeds whole partitions in order) and orders their
+ * output.
  *
  * What the engine guarantees to every backend (validated once in
- * gf_engine_create): 1 <= channels <= GF_MAX_CHANNELS, 1 <= T <= GF_MAX_TAPS,
- * 1 <= chunk frames, chunk samples and halo samples fit in size_t and int32
- * arithmetic on the device, taps are already rounded to the precision.
+ * gf_engine_create and gf_config_check): 1 <= channels <= GF_MAX_CHANNELS;
+ * the method is one the backend supports for the precision; direct:
+ * 1 <= T <= GF_MAX_TAPS; FFT: 1 <= T <= GF_MAX_FFT_TAPS, the partition P
+ * is a power of two in GF_MIN_PARTITION .. GF_MAX_PARTITION and every chunk
+ * holds a whole number of partitions, submitted in stream order; chunk
+ * frames, chunk samples and halo samples fit in size_t and int32
+ * arithmetic on the device; taps are already rounded to the precision.
  */
 #ifndef GF_BACKEND_H
 #define GF_BACKEND_H
@@ -27,7 +32,12 @@ extern "C" {
 typedef struct gf_backend_params {
     int channels;
     size_t num_taps;
-    const void *taps; /* float[T] or double[T], by precision */
+    /* float or double (by precision): T values, or channels * T with
+     * taps_per_channel (channel c's at c * T) */
+    const void *taps;
+    int taps_per_channel;
+    gf_method method; /* GF_METHOD_DIRECT or GF_METHOD_FFT, never AUTO */
+    size_t partition; /* FFT: P frames; direct: 0 */
     gf_precision precision;
     size_t chunk_frames; /* most frames in one chunk */
     int threads;         /* cpu: workers, 0 = auto */
@@ -41,7 +51,9 @@ typedef struct gf_backend_params {
  * One chunk: the causal filter z[j] = sum_k h[k] x[j-k] for j in
  * [0, frames), where x[-1..-(T-1)] are the halo frames and x[0..] the input.
  * Samples are interleaved; the halo is (T-1)*channels samples that end right
- * before in[0]. Outputs [skip, frames) are written to out[0..].
+ * before in[0] (direct method; NULL for the FFT method, whose backend keeps
+ * the history itself, and frames is then a multiple of the partition).
+ * Outputs [skip, frames) are written to out[0..].
  *
  * With histograms on: frames [0, hist_frames) of in (plan.of_input) or of
  * out are frames hist_pos .. of the histogrammed stream; the backend writes
@@ -68,6 +80,8 @@ typedef struct gf_backend_ops {
     gf_device device;     /* GF_DEVICE_REF, _CPU or _CUDA: what the engine's config records */
     int slots;            /* chunks that may be in flight at once, 1 .. GF_MAX_SLOTS */
     size_t chunk_samples; /* default chunk (frames x channels) when the config gives none */
+    /* Methods it can run, as bits (GF_METHOD_BIT), for f32 and for f64. */
+    unsigned methods_f32, methods_f64;
     gf_status (*create)(const gf_backend_params *p, void **state, char *detail, size_t detail_size);
     void (*destroy)(void *state);
     /* Host buffers for staging: pinned where the backend benefits. */
@@ -76,6 +90,9 @@ typedef struct gf_backend_ops {
     /* Non-zero when caller memory p..p+bytes may be handed to submit
      * directly (the cuda backend needs it page-locked). */
     int (*direct_ok)(void *state, const void *p, size_t bytes);
+    /* Forget the stream's history (FFT: the delay line); NULL when the
+     * backend keeps none. Called with no chunk in flight. */
+    void (*reset)(void *state);
     /* Start filtering chunk c in slot s (0 <= s < slots). The pointers stay
      * valid until wait(s) returns. May run synchronously. */
     gf_status (*submit)(void *state, int slot, const gf_chunk *c);
@@ -102,6 +119,9 @@ int gf_sync_direct_ok(void *state, const void *p, size_t bytes);
 gf_status gf_sync_query(void *state, int slot, int *done);
 gf_status gf_sync_wait(void *state, int slot);
 const char *gf_sync_error(void *state);
+
+/* The bit of a method in gf_backend_ops.methods_*. */
+#define GF_METHOD_BIT(m) (1u << (unsigned)(m))
 
 /* Check every rule of gf_config that the library relies on (config.c):
  * GF_OK, or GF_ERR_INVALID_ARGUMENT with the parameter named in detail. */

@@ -7,12 +7,19 @@
  * summed in the reference's order (cpu_fir.h), so results are
  * bit-identical to the reference whatever the thread count.
  *
- * Histograms run after the filter, as a second job: the chunk's partials
+ * The FFT method (cpu_fft.c) runs as two more jobs per chunk, the forward
+ * transforms and then the outputs, each a set of units (a block of one
+ * channel) shared out among the threads; each unit's arithmetic does not
+ * depend on which thread runs it.
+ *
+ * Histograms run after the filter, as a further job: the chunk's partials
  * (one per block segment and channel) are shared out among the threads,
  * each computed whole by one of them (hist_count.c), so the counts do not
  * depend on the thread count either.
  */
 #include "backend.h"
+#include "cpu_fft.h"
+#include "fft/fft.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -37,6 +44,19 @@
 #define GF_FN(x) x##_f64
 #include "cpu_fir.h"
 
+/* The FFT method where the build has an FFT library (CMake's GPUFILT_FFT):
+ * FFTW for both precisions, KissFFT for f32. */
+#if defined(GPUFILT_FFT_FFTW)
+#define GF_CPU_FFT_F32 GF_METHOD_BIT(GF_METHOD_FFT)
+#define GF_CPU_FFT_F64 GF_METHOD_BIT(GF_METHOD_FFT)
+#elif defined(GPUFILT_FFT_KISS)
+#define GF_CPU_FFT_F32 GF_METHOD_BIT(GF_METHOD_FFT)
+#define GF_CPU_FFT_F64 0u
+#else
+#define GF_CPU_FFT_F32 0u
+#define GF_CPU_FFT_F64 0u
+#endif
+
 /* Below this many multiply-adds a chunk is filtered on the calling thread:
  * waking workers costs more than it saves. */
 #define CPU_PARALLEL_MIN_MACS (1u << 18)
@@ -45,6 +65,13 @@
 #define CPU_PARALLEL_MIN_HIST (1u << 15)
 
 typedef struct cpu_state cpu_state;
+
+typedef enum job_kind {
+    JOB_FIR,         /* direct form: flat outputs [n0, n1) */
+    JOB_HIST,        /* histogram partials [n0, n1) */
+    JOB_FFT_FORWARD, /* FFT method: forward units [n0, n1) */
+    JOB_FFT_OUTPUT   /* FFT method: output units [n0, n1) */
+} job_kind;
 
 typedef struct cpu_worker {
     cpu_state *s;
@@ -63,8 +90,9 @@ struct cpu_state {
     int busy; /* workers still on the current job */
     int stop;
     const gf_chunk *job;
-    int job_hist;             /* 0: filter outputs [n0, n1); 1: partials [n0, n1) */
-    ptrdiff_t job_n0, job_n1; /* flat output range, or partial range, of the job */
+    job_kind kind;
+    ptrdiff_t job_n0, job_n1; /* the range of the job's kind */
+    gf_cpu_fft *fft;          /* the FFT method's state, or NULL */
     gf_hist_plan hist;
     int has_hist;
     size_t hist_first; /* the job's first segment length */
@@ -108,6 +136,33 @@ static void split(ptrdiff_t n0, ptrdiff_t n1, int index, int parts, ptrdiff_t *a
         *b = n1;
 }
 
+/* Share `index` of `parts` of a job (the whole with parts = 1). */
+static void run_share(cpu_state *s, const gf_chunk *c, job_kind kind, ptrdiff_t n0, ptrdiff_t n1,
+                      int index, int parts)
+{
+    ptrdiff_t a, b;
+    if (kind == JOB_FIR)
+        split(n0, n1, index, parts, &a, &b);
+    else
+        split_parts(n0, n1, index, parts, &a, &b);
+    if (a >= b)
+        return;
+    switch (kind) {
+    case JOB_FIR:
+        run_range(s, c, a, b);
+        break;
+    case JOB_HIST:
+        run_parts(s, c, a, b);
+        break;
+    case JOB_FFT_FORWARD:
+        gf_cpu_fft_forward(s->fft, c, (size_t)a, (size_t)b, index);
+        break;
+    case JOB_FFT_OUTPUT:
+        gf_cpu_fft_output(s->fft, c, (size_t)a, (size_t)b, index);
+        break;
+    }
+}
+
 static void *worker_main(void *arg)
 {
     cpu_worker *w = arg;
@@ -121,19 +176,10 @@ static void *worker_main(void *arg)
             break;
         seen = s->generation;
         const gf_chunk *c = s->job;
-        const int hist = s->job_hist;
-        ptrdiff_t a, b;
-        if (hist)
-            split_parts(s->job_n0, s->job_n1, w->index, s->nthreads, &a, &b);
-        else
-            split(s->job_n0, s->job_n1, w->index, s->nthreads, &a, &b);
+        const job_kind kind = s->kind;
+        const ptrdiff_t n0 = s->job_n0, n1 = s->job_n1;
         pthread_mutex_unlock(&s->mu);
-        if (a < b) {
-            if (hist)
-                run_parts(s, c, a, b);
-            else
-                run_range(s, c, a, b);
-        }
+        run_share(s, c, kind, n0, n1, w->index, s->nthreads);
         pthread_mutex_lock(&s->mu);
         if (--s->busy == 0)
             pthread_cond_signal(&s->done);
@@ -156,6 +202,7 @@ static void cpu_destroy(void *state)
     pthread_cond_destroy(&s->wake);
     pthread_cond_destroy(&s->done);
     pthread_mutex_destroy(&s->mu);
+    gf_cpu_fft_destroy(s->fft);
     free(s);
 }
 
@@ -177,6 +224,13 @@ static gf_status cpu_create(const gf_backend_params *p, void **state, char *deta
         n = online > 0 ? (int)online : 1;
     }
     s->nthreads = n > GF_MAX_THREADS ? GF_MAX_THREADS : n;
+    if (p->method == GF_METHOD_FFT) {
+        const gf_status st = gf_cpu_fft_create(p, s->nthreads, &s->fft, detail, detail_size);
+        if (st != GF_OK) {
+            free(s);
+            return st;
+        }
+    }
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->wake, NULL);
     pthread_cond_init(&s->done, NULL);
@@ -195,12 +249,12 @@ static gf_status cpu_create(const gf_backend_params *p, void **state, char *deta
     return GF_OK;
 }
 
-/* Run job kind `hist` over [n0, n1) on every thread; the caller takes the first share. */
-static void run_job(cpu_state *s, const gf_chunk *c, int hist, ptrdiff_t n0, ptrdiff_t n1)
+/* Run a job over [n0, n1) on every thread; the caller takes the first share. */
+static void run_job(cpu_state *s, const gf_chunk *c, job_kind kind, ptrdiff_t n0, ptrdiff_t n1)
 {
     pthread_mutex_lock(&s->mu);
     s->job = c;
-    s->job_hist = hist;
+    s->kind = kind;
     s->job_n0 = n0;
     s->job_n1 = n1;
     s->busy = s->nworkers;
@@ -208,15 +262,7 @@ static void run_job(cpu_state *s, const gf_chunk *c, int hist, ptrdiff_t n0, ptr
     pthread_cond_broadcast(&s->wake);
     pthread_mutex_unlock(&s->mu);
 
-    ptrdiff_t a, b;
-    if (hist) {
-        split_parts(n0, n1, 0, s->nthreads, &a, &b);
-        if (a < b)
-            run_parts(s, c, a, b);
-    } else {
-        split(n0, n1, 0, s->nthreads, &a, &b);
-        run_range(s, c, a, b);
-    }
+    run_share(s, c, kind, n0, n1, 0, s->nthreads);
 
     pthread_mutex_lock(&s->mu);
     while (s->busy > 0)
@@ -232,7 +278,24 @@ static void cpu_hist(cpu_state *s, const gf_chunk *c)
         c->hist_frames * (size_t)s->p.channels < CPU_PARALLEL_MIN_HIST)
         run_parts(s, c, 0, nparts);
     else
-        run_job(s, c, 1, 0, nparts);
+        run_job(s, c, JOB_HIST, 0, nparts);
+}
+
+/* A job of n units of about `work` multiply-adds each, on the calling
+ * thread alone when waking workers would cost more than it saves. */
+static void run_units(cpu_state *s, const gf_chunk *c, job_kind kind, size_t n, size_t work)
+{
+    if (s->nworkers == 0 || n < 2 || n * work < CPU_PARALLEL_MIN_MACS)
+        run_share(s, c, kind, 0, (ptrdiff_t)n, 0, 1);
+    else
+        run_job(s, c, kind, 0, (ptrdiff_t)n);
+}
+
+static void cpu_reset(void *state)
+{
+    cpu_state *s = state;
+    if (s->fft)
+        gf_cpu_fft_reset(s->fft);
 }
 
 static gf_status cpu_submit(void *state, int slot, const gf_chunk *c)
@@ -241,11 +304,17 @@ static gf_status cpu_submit(void *state, int slot, const gf_chunk *c)
     (void)slot;
     const ptrdiff_t C = s->p.channels;
     const ptrdiff_t n0 = (ptrdiff_t)c->skip * C, n1 = (ptrdiff_t)c->frames * C;
-    if (n1 > n0) {
+    if (s->fft) {
+        const size_t units = gf_cpu_fft_units(s->fft, c);
+        const size_t P = s->p.partition, K = (s->p.num_taps + P - 1) / P;
+        run_units(s, c, JOB_FFT_FORWARD, units, 8 * P);
+        run_units(s, c, JOB_FFT_OUTPUT, units, (K + 8) * P);
+        gf_cpu_fft_end(s->fft, c);
+    } else if (n1 > n0) {
         if (s->nworkers == 0 || (size_t)(n1 - n0) * s->p.num_taps < CPU_PARALLEL_MIN_MACS)
             run_range(s, c, n0, n1);
         else
-            run_job(s, c, 0, n0, n1);
+            run_job(s, c, JOB_FIR, n0, n1);
     }
     if (s->has_hist)
         cpu_hist(s, c);
@@ -257,8 +326,11 @@ const gf_backend_ops gf_backend_cpu = {
     .device = GF_DEVICE_CPU,
     .slots = 1,
     .chunk_samples = (size_t)1 << 18,
+    .methods_f32 = GF_METHOD_BIT(GF_METHOD_DIRECT) | GF_CPU_FFT_F32,
+    .methods_f64 = GF_METHOD_BIT(GF_METHOD_DIRECT) | GF_CPU_FFT_F64,
     .create = cpu_create,
     .destroy = cpu_destroy,
+    .reset = cpu_reset,
     .host_alloc = gf_sync_host_alloc,
     .host_free = gf_sync_host_free,
     .direct_ok = gf_sync_direct_ok,

@@ -61,6 +61,24 @@ static void GF_FN(range_body)(const GF_T *restrict h, ptrdiff_t T, ptrdiff_t C,
     }
 }
 
+/* Per-channel filters: output n uses channel n % C's taps. One output at a
+ * time, in the same order of operations. */
+static void GF_FN(range_channels)(const GF_T *restrict taps, ptrdiff_t T, ptrdiff_t C,
+                                  const GF_T *restrict halo, const GF_T *restrict in,
+                                  GF_T *restrict out, ptrdiff_t n0, ptrdiff_t n1)
+{
+    const ptrdiff_t hs = (T - 1) * C;
+    for (ptrdiff_t n = n0; n < n1; n++) {
+        const GF_T *h = taps + (n % C) * T;
+        GF_T acc = h[0] * in[n];
+        for (ptrdiff_t k = 1; k < T; k++) {
+            const ptrdiff_t i = n - k * C;
+            acc = acc + h[k] * (i < 0 ? halo[hs + i] : in[i]);
+        }
+        out[n] = acc;
+    }
+}
+
 static void GF_FN(run_range)(const gf_backend_params *p, const gf_chunk *c, ptrdiff_t n0,
                              ptrdiff_t n1)
 {
@@ -68,6 +86,10 @@ static void GF_FN(run_range)(const gf_backend_params *p, const gf_chunk *c, ptrd
     const ptrdiff_t hs = (T - 1) * C;
     /* out[] is indexed by n; the first skip frames are not stored. */
     GF_T *out = (GF_T *)c->out - (ptrdiff_t)c->skip * C;
+    if (p->taps_per_channel) {
+        GF_FN(range_channels)(p->taps, T, C, c->halo, c->in, out, n0, n1);
+        return;
+    }
     const ptrdiff_t edge = n1 < hs ? n1 : hs;
     if (n0 < edge) {
         GF_FN(range_edge)(p->taps, T, C, c->halo, c->in, out, n0, edge);

@@ -42,12 +42,13 @@ static void ref_destroy(void *state)
 
 static void ref_run_f32(const ref_state *s, const gf_chunk *c)
 {
-    const float *h = s->p.taps, *halo = c->halo, *in = c->in;
+    const float *taps = s->p.taps, *halo = c->halo, *in = c->in;
     float *out = c->out;
     const ptrdiff_t C = s->p.channels, T = (ptrdiff_t)s->p.num_taps;
     const ptrdiff_t hs = (T - 1) * C;
     for (ptrdiff_t j = (ptrdiff_t)c->skip; j < (ptrdiff_t)c->frames; j++)
         for (ptrdiff_t ch = 0; ch < C; ch++) {
+            const float *h = taps + (s->p.taps_per_channel ? ch * T : 0);
             float acc = h[0] * REF_SAMPLE(halo, in, hs, j * C + ch);
             for (ptrdiff_t k = 1; k < T; k++)
                 acc = acc + h[k] * REF_SAMPLE(halo, in, hs, (j - k) * C + ch);
@@ -57,12 +58,13 @@ static void ref_run_f32(const ref_state *s, const gf_chunk *c)
 
 static void ref_run_f64(const ref_state *s, const gf_chunk *c)
 {
-    const double *h = s->p.taps, *halo = c->halo, *in = c->in;
+    const double *taps = s->p.taps, *halo = c->halo, *in = c->in;
     double *out = c->out;
     const ptrdiff_t C = s->p.channels, T = (ptrdiff_t)s->p.num_taps;
     const ptrdiff_t hs = (T - 1) * C;
     for (ptrdiff_t j = (ptrdiff_t)c->skip; j < (ptrdiff_t)c->frames; j++)
         for (ptrdiff_t ch = 0; ch < C; ch++) {
+            const double *h = taps + (s->p.taps_per_channel ? ch * T : 0);
             double acc = h[0] * REF_SAMPLE(halo, in, hs, j * C + ch);
             for (ptrdiff_t k = 1; k < T; k++)
                 acc = acc + h[k] * REF_SAMPLE(halo, in, hs, (j - k) * C + ch);
@@ -114,6 +116,9 @@ const gf_backend_ops gf_backend_ref = {
     .device = GF_DEVICE_REF,
     .slots = 1,
     .chunk_samples = (size_t)1 << 16,
+    .methods_f32 = GF_METHOD_BIT(GF_METHOD_DIRECT),
+    .methods_f64 = GF_METHOD_BIT(GF_METHOD_DIRECT),
+    .reset = NULL,
     .create = ref_create,
     .destroy = ref_destroy,
     .host_alloc = gf_sync_host_alloc,

@@ -1,0 +1,73 @@
+/*
+ * The FFT method's per-sample loops, instantiated once per sample type by
+ * cpu_fft.c:
+ *
+ *   #define GF_T      float          sample and arithmetic type
+ *   #define GF_FN(x)  x##_f32        name suffix
+ *   #include "cpu_fft_body.h"
+ */
+
+/* The window of block b of channel ch: the previous block, then this one. */
+static void GF_FN(window)(const gf_cpu_fft *f, const gf_chunk *c, int ch, size_t b, void *win)
+{
+    const size_t C = (size_t)f->C, P = f->P;
+    const GF_T *in = (const GF_T *)c->in + ch;
+    GF_T *w = win;
+    if (b == 0)
+        memcpy(w, (const GF_T *)f->tail + (size_t)ch * P, P * sizeof(GF_T));
+    else
+        for (size_t t = 0; t < P; t++)
+            w[t] = in[((b - 1) * P + t) * C];
+    for (size_t t = 0; t < P; t++)
+        w[P + t] = in[(b * P + t) * C];
+}
+
+/* y = sum_{k=0..K-1} H_k X_{j-k} for block b of channel ch, in k order,
+ * each complex product and sum rounded as written. */
+static void GF_FN(mac)(const gf_cpu_fft *f, int ch, size_t b, void *y)
+{
+    const size_t n = 2 * f->bins;
+    const int h = f->nh == 1 ? 0 : ch;
+    GF_T *restrict acc = y;
+    for (size_t k = 0; k < f->K; k++) {
+        const GF_T *restrict hk = h_at(f, h, k);
+        const GF_T *restrict x = ring_at(f, ch, (f->head + b + f->R - k) % f->R);
+        if (k == 0) {
+            for (size_t i = 0; i < n; i += 2) {
+                acc[i] = hk[i] * x[i] - hk[i + 1] * x[i + 1];
+                acc[i + 1] = hk[i] * x[i + 1] + hk[i + 1] * x[i];
+            }
+        } else {
+            for (size_t i = 0; i < n; i += 2) {
+                acc[i] = acc[i] + (hk[i] * x[i] - hk[i + 1] * x[i + 1]);
+                acc[i + 1] = acc[i + 1] + (hk[i] * x[i + 1] + hk[i + 1] * x[i]);
+            }
+        }
+    }
+}
+
+/* The second half of block b's inverse transform is its output. */
+static void GF_FN(emit)(const gf_cpu_fft *f, const gf_chunk *c, int ch, size_t b, const void *time)
+{
+    const size_t C = (size_t)f->C, P = f->P;
+    const GF_T *src = (const GF_T *)time + P;
+    GF_T *out = (GF_T *)c->out + ch;
+    const size_t n0 = b * P;
+    for (size_t t = n0 < c->skip ? c->skip - n0 : 0; t < P; t++)
+        out[(n0 + t - c->skip) * C] = src[t];
+}
+
+/* The chunk's last block becomes the next window's first half. */
+static void GF_FN(keep_tail)(gf_cpu_fft *f, const gf_chunk *c)
+{
+    const size_t C = (size_t)f->C, P = f->P, last = c->frames - P;
+    for (int ch = 0; ch < f->C; ch++) {
+        GF_T *t = (GF_T *)f->tail + (size_t)ch * P;
+        const GF_T *in = (const GF_T *)c->in + ch;
+        for (size_t i = 0; i < P; i++)
+            t[i] = in[(last + i) * C];
+    }
+}
+
+#undef GF_T
+#undef GF_FN

@@ -1,0 +1,91 @@
+/*
+ * The cost model behind GF_METHOD_AUTO and the default partition size
+ * (gpufilt.h). Both depend only on their arguments, never on timing, so
+ * the same configuration always computes the same way.
+ *
+ * Costs are per output sample, in units of one multiply-add of the
+ * backend's direct kernel:
+ *   direct  T
+ *   fft     A log2(2P) + B K + F,  K = ceil(T / P)
+ * A weighs the two transforms of 2P points per P samples, B one complex
+ * multiply-add per partition per frequency bin, F the framing and
+ * interleaving passes. The constants come from measurements of this
+ * implementation (bench/NOTES.md, "Long filters"). On the GPU both costs
+ * are floored at the copies to and from the host, which both methods pay:
+ * where neither rises above it, direct is as fast, and exact.
+ */
+#include "backends/backend.h"
+
+/* Direct up to this many taps whatever the model says: short filters are
+ * cheap either way, and direct is exact. */
+#define DIRECT_ALWAYS 32
+
+typedef struct cost_model {
+    double a, b, f; /* FFT: A log2(2P) + B K + F */
+    double floor_t; /* direct: at least this many taps' worth (the host copies) */
+    size_t k0;      /* default partitions per filter */
+} cost_model;
+
+static cost_model model_for(gf_device device)
+{
+    if (device == GF_DEVICE_CUDA)
+        return (cost_model){.a = 24, .b = 8, .f = 64, .floor_t = 1024, .k0 = 8};
+    return (cost_model){.a = 8, .b = 10, .f = 0, .floor_t = 0, .k0 = 4};
+}
+
+static size_t pow2_nearest(double v)
+{
+    size_t p = 1;
+    while ((double)p * 1.5 < v && p < ((size_t)1 << 40))
+        p <<= 1;
+    return p;
+}
+
+size_t gf_partition_choose(size_t taps, gf_device device)
+{
+    const cost_model m = model_for(device);
+    size_t p = pow2_nearest((double)taps / (double)m.k0);
+    const size_t lo = 256, hi = (size_t)1 << 18;
+    p = p < lo ? lo : p > hi ? hi : p;
+    p = p < GF_MIN_PARTITION ? GF_MIN_PARTITION : p > GF_MAX_PARTITION ? GF_MAX_PARTITION : p;
+    return p;
+}
+
+static double log2_size(size_t n)
+{
+    double l = 0;
+    while (n > 1) {
+        n >>= 1;
+        l += 1;
+    }
+    return l;
+}
+
+double gf_method_cost(size_t taps, gf_device device, gf_method method, size_t partition)
+{
+    if (method == GF_METHOD_AUTO)
+        method = gf_method_choose(taps, 1, GF_PRECISION_F32, device, partition);
+    if (method == GF_METHOD_DIRECT)
+        return (double)taps;
+    const cost_model m = model_for(device);
+    const size_t p = partition ? partition : gf_partition_choose(taps, device);
+    const double k = (double)((taps + p - 1) / p);
+    return m.a * log2_size(2 * p) + m.b * k + m.f;
+}
+
+gf_method gf_method_choose(size_t taps, int channels, gf_precision precision, gf_device device,
+                           size_t partition)
+{
+    (void)channels;  /* both methods scale with the channels alike */
+    (void)precision; /* and with the precision alike, on both backends */
+    if (device == GF_DEVICE_REF || taps <= DIRECT_ALWAYS)
+        return GF_METHOD_DIRECT;
+    if (taps > GF_MAX_TAPS)
+        return GF_METHOD_FFT;
+    const cost_model m = model_for(device);
+    double fft = gf_method_cost(taps, device, GF_METHOD_FFT, partition);
+    double direct = (double)taps;
+    fft = fft > m.floor_t ? fft : m.floor_t;
+    direct = direct > m.floor_t ? direct : m.floor_t;
+    return fft < direct ? GF_METHOD_FFT : GF_METHOD_DIRECT;
+}
