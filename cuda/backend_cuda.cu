@@ -9,6 +9,13 @@
  * Kernels are chosen and launched in fir_launch.cu and hist_launch.cu
  * (launch.h); this file moves data and keeps the streams.
  *
+ * FFT method (fft_conv.h): the delay line makes every chunk depend on the
+ * one before, so the filtering of every chunk runs on one compute stream,
+ * in order, while uploads and downloads stay on the slot streams: chunk
+ * k+1's upload, chunk k's transforms and chunk k-1's download still
+ * overlap. Events order each slot's upload before its compute and its
+ * compute before its download.
+ *
  * Histograms: a slot also owns a device buffer of partial histograms.
  * After its filter kernel, a chunk's histogram kernel (hist_kernels.cuh)
  * reads the samples already on the device (the output, or the input past
@@ -19,6 +26,7 @@
  * the state and returned as GF_ERR_CUDA, never printed or exited on.
  */
 #include "backend.h"
+#include "fft_conv.h"
 #include "gf_cuda.h"
 #include "launch.h"
 
@@ -42,9 +50,10 @@ static unsigned long long const_used[MAX_DEVICES];
 typedef struct cuda_slot {
     cudaStream_t stream;
     cudaEvent_t done;
-    void *d_in;   /* hs + chunk samples + pad */
-    void *d_out;  /* chunk samples */
-    void *d_hist; /* partial histograms: max_segs x nrec x part_bytes */
+    cudaEvent_t uploaded, computed; /* FFT method: ordering with the compute stream */
+    void *d_in;                     /* hs + chunk samples + pad */
+    void *d_out;                    /* chunk samples */
+    void *d_hist;                   /* partial histograms: max_segs x nrec x part_bytes */
 } cuda_slot;
 
 typedef struct cuda_state {
@@ -53,7 +62,10 @@ typedef struct cuda_state {
     size_t ss, hs;
     int const_page, const_npages; /* -1: taps in global memory */
     void *d_taps;
-    gf::fir_plan fir; /* which kernel, how launched */
+    gf::fir_plan fir;     /* which kernel, how launched (direct method) */
+    gf::fft_conv *fft;    /* FFT method, or NULL */
+    cudaStream_t compute; /* FFT method: every chunk's filtering, in order */
+    int sms;              /* multiprocessors: sizes the histogram grid */
     gf_hist_plan hist;
     int has_hist;
     size_t hist_smem; /* dynamic shared memory a histogram block may use */
@@ -141,11 +153,17 @@ static void cuda_destroy(void *state)
     /* Teardown reports nothing; leave no error for the next caller's check. */
     if (cudaSetDevice(s->dev) != cudaSuccess)
         cudaGetLastError();
+    if (s->compute)
+        cudaStreamSynchronize(s->compute);
     for (int i = 0; i < CUDA_SLOTS; i++) {
         if (s->slot[i].stream)
             cudaStreamSynchronize(s->slot[i].stream);
         if (s->slot[i].done)
             cudaEventDestroy(s->slot[i].done);
+        if (s->slot[i].uploaded)
+            cudaEventDestroy(s->slot[i].uploaded);
+        if (s->slot[i].computed)
+            cudaEventDestroy(s->slot[i].computed);
         if (s->slot[i].stream)
             cudaStreamDestroy(s->slot[i].stream);
         cudaFree(s->slot[i].d_in);
@@ -153,10 +171,47 @@ static void cuda_destroy(void *state)
         cudaFree(s->slot[i].d_hist);
     }
     cudaFree(s->d_taps);
+    gf::fft_conv_destroy(s->fft);
+    if (s->compute)
+        cudaStreamDestroy(s->compute);
     cudaGetLastError();
     if (s->const_page >= 0)
         const_free(s->dev, s->const_page, s->const_npages);
     free(s);
+}
+
+/* Direct method: taps in a page of the constant bank where one is free
+ * (one filter for every channel), else in global memory; the kernel plan. */
+static gf_status setup_direct(cuda_state *s)
+{
+    const gf_backend_params *p = &s->p;
+    const size_t tap_bytes = p->num_taps * s->ss * (p->taps_per_channel ? (size_t)p->channels : 1);
+    if (!p->taps_per_channel) {
+        s->const_npages = (int)((tap_bytes + CONST_PAGE - 1) / CONST_PAGE);
+        s->const_page = const_alloc(s->dev, s->const_npages);
+    }
+    if (s->const_page >= 0) {
+        CUDA_TRY(s, gf::fir_const_upload(p->taps, tap_bytes, (size_t)s->const_page * CONST_PAGE));
+    } else {
+        CUDA_TRY(s, cudaMalloc(&s->d_taps, tap_bytes));
+        CUDA_TRY(s, cudaMemcpy(s->d_taps, p->taps, tap_bytes, cudaMemcpyHostToDevice));
+    }
+    const int const_off = s->const_page < 0 ? -1 : (int)(s->const_page * CONST_PAGE / s->ss);
+    const bool pc = p->taps_per_channel != 0;
+    if (p->precision == GF_PRECISION_F32)
+        CUDA_TRY(s,
+                 gf::fir_plan_make<float>((int)p->num_taps, p->channels, const_off, pc, &s->fir));
+    else
+        CUDA_TRY(s,
+                 gf::fir_plan_make<double>((int)p->num_taps, p->channels, const_off, pc, &s->fir));
+    return GF_OK;
+}
+
+/* FFT method: the compute stream, and the transforms and delay line. */
+static gf_status setup_fft(cuda_state *s)
+{
+    CUDA_TRY(s, cudaStreamCreateWithFlags(&s->compute, cudaStreamNonBlocking));
+    return gf::fft_conv_create(&s->p, &s->fft, s->err, sizeof s->err);
 }
 
 static gf_status setup(cuda_state *s)
@@ -169,21 +224,10 @@ static gf_status setup(cuda_state *s)
         return GF_ERR_NO_DEVICE;
     }
     CUDA_TRY(s, cudaSetDevice(s->dev));
-
-    const size_t tap_bytes = p->num_taps * s->ss;
-    s->const_npages = (int)((tap_bytes + CONST_PAGE - 1) / CONST_PAGE);
-    s->const_page = const_alloc(s->dev, s->const_npages);
-    if (s->const_page >= 0) {
-        CUDA_TRY(s, gf::fir_const_upload(p->taps, tap_bytes, (size_t)s->const_page * CONST_PAGE));
-    } else {
-        CUDA_TRY(s, cudaMalloc(&s->d_taps, tap_bytes));
-        CUDA_TRY(s, cudaMemcpy(s->d_taps, p->taps, tap_bytes, cudaMemcpyHostToDevice));
-    }
-    const int const_off = s->const_page < 0 ? -1 : (int)(s->const_page * CONST_PAGE / s->ss);
-    if (p->precision == GF_PRECISION_F32)
-        CUDA_TRY(s, gf::fir_plan_make<float>((int)p->num_taps, p->channels, const_off, &s->fir));
-    else
-        CUDA_TRY(s, gf::fir_plan_make<double>((int)p->num_taps, p->channels, const_off, &s->fir));
+    CUDA_TRY(s, cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, s->dev));
+    const gf_status st = p->method == GF_METHOD_FFT ? setup_fft(s) : setup_direct(s);
+    if (st != GF_OK)
+        return st;
 
     if (s->has_hist) {
         int optin = 0;
@@ -201,6 +245,10 @@ static gf_status setup(cuda_state *s)
         cuda_slot *sl = &s->slot[i];
         CUDA_TRY(s, cudaStreamCreateWithFlags(&sl->stream, cudaStreamNonBlocking));
         CUDA_TRY(s, cudaEventCreateWithFlags(&sl->done, cudaEventDisableTiming));
+        if (s->fft) {
+            CUDA_TRY(s, cudaEventCreateWithFlags(&sl->uploaded, cudaEventDisableTiming));
+            CUDA_TRY(s, cudaEventCreateWithFlags(&sl->computed, cudaEventDisableTiming));
+        }
         CUDA_TRY(s, cudaMalloc(&sl->d_in, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss));
         CUDA_TRY(s, cudaMalloc(&sl->d_out, chunk * s->ss));
         /* The padding is read by vector loads; keep it defined. */
@@ -229,7 +277,7 @@ static gf_status cuda_create(const gf_backend_params *p, void **state, char *det
     s->p = *p;
     s->dev = p->cuda_device;
     s->ss = p->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
-    s->hs = (p->num_taps - 1) * (size_t)p->channels;
+    s->hs = p->method == GF_METHOD_FFT ? 0 : (p->num_taps - 1) * (size_t)p->channels;
     s->const_page = -1;
     if (p->hist) {
         s->hist = *p->hist;
@@ -252,7 +300,7 @@ static gf_status cuda_create(const gf_backend_params *p, void **state, char *det
 static gf_status hist_submit(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
 {
     const gf::hist_geometry g =
-        gf::hist_geometry_for(&s->hist, c->hist_pos, c->hist_frames, s->fir.sms, s->hist_smem);
+        gf::hist_geometry_for(&s->hist, c->hist_pos, c->hist_frames, s->sms, s->hist_smem);
     const unsigned char *data = s->hist.of_input ? (const unsigned char *)sl->d_in + s->hs * s->ss
                                                  : (const unsigned char *)sl->d_out;
     CUDA_TRY(s, cudaMemsetAsync(sl->d_hist, 0, g.bytes, sl->stream));
@@ -286,7 +334,18 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
                                     sl->stream));
     }
     const long long n0 = (long long)(c->skip * C), n1 = (long long)n_in;
-    if (n1 > n0) {
+    if (s->fft) {
+        /* Every chunk, even one whose outputs are all skipped: the delay
+         * line must see every block. */
+        cudaGetLastError();
+        CUDA_TRY(s, cudaEventRecord(sl->uploaded, sl->stream));
+        CUDA_TRY(s, cudaStreamWaitEvent(s->compute, sl->uploaded, 0));
+        if (gf::fft_conv_run(s->fft, s->compute, sl->d_in, c->frames, c->skip, sl->d_out, s->err,
+                             sizeof s->err) != cudaSuccess)
+            return GF_ERR_CUDA;
+        CUDA_TRY(s, cudaEventRecord(sl->computed, s->compute));
+        CUDA_TRY(s, cudaStreamWaitEvent(sl->stream, sl->computed, 0));
+    } else if (n1 > n0) {
         /* The check after the launch must see only this launch's error, not
          * one an earlier call on this thread left behind and reported. */
         cudaGetLastError();
@@ -331,6 +390,19 @@ static gf_status cuda_wait(void *state, int slot)
     return GF_OK;
 }
 
+static void cuda_reset(void *state)
+{
+    cuda_state *s = (cuda_state *)state;
+    if (!s->fft)
+        return;
+    /* Nothing is in flight (backend.h); a failure shows at the next chunk. */
+    if (cudaSetDevice(s->dev) != cudaSuccess ||
+        gf::fft_conv_reset(s->fft, s->compute) != cudaSuccess ||
+        cudaStreamSynchronize(s->compute) != cudaSuccess)
+        snprintf(s->err, sizeof s->err, "resetting the FFT delay line failed: %s",
+                 cudaGetErrorString(cudaGetLastError()));
+}
+
 static void *cuda_host_alloc(void *state, size_t bytes)
 {
     (void)state;
@@ -369,11 +441,14 @@ extern "C" const gf_backend_ops gf_backend_cuda = {
     .device = GF_DEVICE_CUDA,
     .slots = CUDA_SLOTS,
     .chunk_samples = (size_t)1 << 21, /* a few MB per transfer amortises its fixed cost */
+    .methods_f32 = GF_METHOD_BIT(GF_METHOD_DIRECT) | GF_METHOD_BIT(GF_METHOD_FFT),
+    .methods_f64 = GF_METHOD_BIT(GF_METHOD_DIRECT) | GF_METHOD_BIT(GF_METHOD_FFT),
     .create = cuda_create,
     .destroy = cuda_destroy,
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,
     .direct_ok = cuda_direct_ok,
+    .reset = cuda_reset,
     .submit = cuda_submit,
     .query = cuda_query,
     .wait = cuda_wait,

@@ -5,7 +5,8 @@
  *     with one output per thread when the chunk is too small to give every
  *     multiprocessor a full tile (a live block with a long filter), so no
  *     thread sums taps for outputs nobody stores;
- *   - otherwise the global-memory kernel.
+ *   - otherwise the global-memory kernel, and always for per-channel
+ *     filters (each output reads its own channel's taps).
  * and the taps come from the constant bank (const_off >= 0) or global
  * memory.
  */
@@ -37,13 +38,15 @@ template <typename T> static cudaError_t allow_smem(fir_kernel<T> k, size_t byte
     return cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
 }
 
-template <typename T> cudaError_t fir_plan_make(int ntaps, int channels, int const_off, fir_plan *p)
+template <typename T>
+cudaError_t fir_plan_make(int ntaps, int channels, int const_off, bool per_channel, fir_plan *p)
 {
     *p = fir_plan();
     p->ntaps = ntaps;
     p->channels = channels;
     p->hs = (long long)(ntaps - 1) * channels;
-    p->const_off = const_off;
+    p->const_off = per_channel ? -1 : const_off;
+    p->per_channel = per_channel;
     int dev = 0, optin = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e == cudaSuccess)
@@ -54,7 +57,7 @@ template <typename T> cudaError_t fir_plan_make(int ntaps, int channels, int con
         return e;
     p->smem = tiled_smem_bytes<T>(p->hs);
     p->smem1 = tiled_smem_bytes<T, 1>(p->hs);
-    p->tiled = p->smem <= (size_t)optin;
+    p->tiled = p->smem <= (size_t)optin && !per_channel;
     if (!p->tiled)
         return cudaSuccess;
     const bool ct = const_off >= 0;
@@ -83,7 +86,9 @@ void fir_launch(const fir_plan &p, cudaStream_t st, const T *buf, T *y, long lon
         grid = (unsigned)((n + tile<T>::out - 1) / tile<T>::out);
         smem = p.smem;
     } else {
-        k = ct ? fir_global<T, const_taps> : fir_global<T, global_taps>;
+        k = p.per_channel ? fir_global_channels<T>
+            : ct          ? fir_global<T, const_taps>
+                          : fir_global<T, global_taps>;
         threads = 256;
         const long long blocks = (n + threads - 1) / threads;
         grid = (unsigned)(blocks < 65535 ? blocks : 65535);
@@ -97,8 +102,8 @@ cudaError_t fir_const_upload(const void *taps, size_t bytes, size_t off)
     return cudaMemcpyToSymbol(gf_c_taps, taps, bytes, off);
 }
 
-template cudaError_t fir_plan_make<float>(int, int, int, fir_plan *);
-template cudaError_t fir_plan_make<double>(int, int, int, fir_plan *);
+template cudaError_t fir_plan_make<float>(int, int, int, bool, fir_plan *);
+template cudaError_t fir_plan_make<double>(int, int, int, bool, fir_plan *);
 template void fir_launch<float>(const fir_plan &, cudaStream_t, const float *, float *, long long,
                                 long long, const float *);
 template void fir_launch<double>(const fir_plan &, cudaStream_t, const double *, double *,

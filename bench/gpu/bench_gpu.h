@@ -200,7 +200,7 @@ template <typename T> gf::fir_plan gpufilt_plan(const T *h, int ntaps, int C)
 {
     gf::fir_plan p;
     CK(gf::fir_const_upload(h, (size_t)ntaps * sizeof(T), 0));
-    CK(gf::fir_plan_make<T>(ntaps, C, 0, &p));
+    CK(gf::fir_plan_make<T>(ntaps, C, 0, false, &p));
     CK(cudaDeviceSynchronize());
     return p;
 }

@@ -1,0 +1,364 @@
+/* The CUDA backend's FFT method (fft_conv.h). */
+#include "fft_conv.h"
+
+#include "fft_kernels.cuh"
+
+#include <cufft.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+namespace gf
+{
+
+struct fft_conv {
+    gf_precision prec;
+    size_t ss; /* bytes per real */
+    int C, nh;
+    size_t T, P, N, K, M, R, bins, sstride;
+    size_t S;     /* split-K runs */
+    size_t group; /* transforms per cuFFT call: from P alone, never from the chunk */
+    size_t slots; /* transforms the buffers hold: C M rounded up to whole groups */
+    void *win, *spec, *Y, *part, *ring, *H, *tail[2];
+    int par;     /* tail[par] holds each channel's last block */
+    size_t head; /* ring slot of the next block */
+    cufftHandle r2c, c2r;
+    int have_r2c, have_c2r;
+    void *work;
+};
+
+static const char *cufft_name(cufftResult r)
+{
+    switch (r) {
+    case CUFFT_ALLOC_FAILED:
+        return "out of memory";
+    case CUFFT_INVALID_SIZE:
+        return "invalid size";
+    case CUFFT_INVALID_VALUE:
+        return "invalid value";
+    case CUFFT_EXEC_FAILED:
+        return "execution failed";
+    case CUFFT_SETUP_FAILED:
+        return "setup failed";
+    default:
+        return "error";
+    }
+}
+
+#define FFT_TRY_CUDA(call)                                                           \
+    do {                                                                             \
+        const cudaError_t e_ = (call);                                               \
+        if (e_ != cudaSuccess) {                                                     \
+            snprintf(err, n, "%s failed: %s", #call, cudaGetErrorString(e_));        \
+            return e_ == cudaErrorMemoryAllocation ? GF_ERR_NO_MEMORY : GF_ERR_CUDA; \
+        }                                                                            \
+    } while (0)
+
+#define FFT_TRY_CUFFT(call)                                                               \
+    do {                                                                                  \
+        const cufftResult r_ = (call);                                                    \
+        if (r_ != CUFFT_SUCCESS) {                                                        \
+            snprintf(err, n, "%s failed: cuFFT %s (%d)", #call, cufft_name(r_), (int)r_); \
+            return r_ == CUFFT_ALLOC_FAILED ? GF_ERR_NO_MEMORY : GF_ERR_CUDA;             \
+        }                                                                                 \
+    } while (0)
+
+void fft_conv_destroy(fft_conv *f)
+{
+    if (!f)
+        return;
+    if (f->have_r2c)
+        cufftDestroy(f->r2c);
+    if (f->have_c2r)
+        cufftDestroy(f->c2r);
+    void *bufs[] = {f->win, f->spec, f->Y, f->part, f->ring, f->H, f->tail[0], f->tail[1], f->work};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        cudaFree(bufs[i]);
+    cudaGetLastError(); /* teardown reports nothing */
+    free(f);
+}
+
+/* The batched plans, without work areas yet; *work receives the larger
+ * one's size. Every transform goes through a plan of f->group transforms,
+ * whatever the chunk: cuFFT may compute a transform differently in plans
+ * of different batch sizes, and output must not depend on the chunk. */
+static gf_status make_plans(fft_conv *f, size_t *work, char *err, size_t n)
+{
+    int N = (int)f->N, inembed = (int)f->N, onembed = (int)f->sstride;
+    const int batch = (int)f->group;
+    const int f32 = f->prec == GF_PRECISION_F32;
+    size_t w1 = 0, w2 = 0;
+    FFT_TRY_CUFFT(cufftCreate(&f->r2c));
+    f->have_r2c = 1;
+    FFT_TRY_CUFFT(cufftCreate(&f->c2r));
+    f->have_c2r = 1;
+    FFT_TRY_CUFFT(cufftSetAutoAllocation(f->r2c, 0));
+    FFT_TRY_CUFFT(cufftSetAutoAllocation(f->c2r, 0));
+    FFT_TRY_CUFFT(cufftMakePlanMany(f->r2c, 1, &N, &inembed, 1, (int)f->N, &onembed, 1,
+                                    (int)f->sstride, f32 ? CUFFT_R2C : CUFFT_D2Z, batch, &w1));
+    FFT_TRY_CUFFT(cufftMakePlanMany(f->c2r, 1, &N, &onembed, 1, (int)f->sstride, &inembed, 1,
+                                    (int)f->N, f32 ? CUFFT_C2R : CUFFT_Z2D, batch, &w2));
+    *work = w1 > w2 ? w1 : w2;
+    return GF_OK;
+}
+
+/* H_k of every filter set: double-precision transforms of the zero-padded
+ * partitions on the device, scaled by 1/N and rounded to the precision. */
+static gf_status make_spectra(fft_conv *f, const gf_backend_params *p, char *err, size_t n)
+{
+    const size_t win_n = f->K * f->N, spec_n = f->K * f->sstride;
+    double *hwin = (double *)calloc(win_n, sizeof(double));
+    double *d_win = NULL;
+    double2 *d_spec = NULL;
+    cufftHandle plan;
+    int have_plan = 0;
+    gf_status st = GF_OK;
+    int N = (int)f->N, inembed = (int)f->N, onembed = (int)f->sstride;
+    cudaError_t ce = cudaSuccess;
+    cufftResult cr = CUFFT_SUCCESS;
+    if (!hwin) {
+        snprintf(err, n, "cannot allocate %zu bytes for the filter's partitions",
+                 win_n * sizeof(double));
+        return GF_ERR_NO_MEMORY;
+    }
+    if ((ce = cudaMalloc(&d_win, win_n * sizeof(double))) != cudaSuccess ||
+        (ce = cudaMalloc(&d_spec, spec_n * sizeof(double2))) != cudaSuccess)
+        goto cuda_fail;
+    if ((cr = cufftPlanMany(&plan, 1, &N, &inembed, 1, (int)f->N, &onembed, 1, (int)f->sstride,
+                            CUFFT_D2Z, (int)f->K)) != CUFFT_SUCCESS)
+        goto cufft_fail;
+    have_plan = 1;
+    for (int h = 0; h < f->nh; h++) {
+        for (size_t k = 0; k < f->K; k++)
+            for (size_t t = 0; t < f->P; t++) {
+                const size_t i = k * f->P + t;
+                double v = 0;
+                if (i < f->T)
+                    v = f->prec == GF_PRECISION_F32 ? ((const float *)p->taps)[h * f->T + i]
+                                                    : ((const double *)p->taps)[h * f->T + i];
+                hwin[k * f->N + t] = v;
+            }
+        if ((ce = cudaMemcpy(d_win, hwin, win_n * sizeof(double), cudaMemcpyHostToDevice)) !=
+            cudaSuccess)
+            goto cuda_fail;
+        if ((cr = cufftExecD2Z(plan, d_win, d_spec)) != CUFFT_SUCCESS)
+            goto cufft_fail;
+        unsigned char *dst = (unsigned char *)f->H + (size_t)h * spec_n * 2 * f->ss;
+        const unsigned grid = (unsigned)((spec_n + FFT_THREADS - 1) / FFT_THREADS);
+        if (f->prec == GF_PRECISION_F32)
+            fft_scale_spectra<float>
+                <<<grid, FFT_THREADS>>>(d_spec, (float2 *)dst, (long long)spec_n, 1.0 / f->N);
+        else
+            fft_scale_spectra<double>
+                <<<grid, FFT_THREADS>>>(d_spec, (double2 *)dst, (long long)spec_n, 1.0 / f->N);
+        if ((ce = cudaGetLastError()) != cudaSuccess ||
+            (ce = cudaDeviceSynchronize()) != cudaSuccess)
+            goto cuda_fail;
+    }
+    goto done;
+cuda_fail:
+    snprintf(err, n, "computing the filter's spectra: %s", cudaGetErrorString(ce));
+    st = ce == cudaErrorMemoryAllocation ? GF_ERR_NO_MEMORY : GF_ERR_CUDA;
+    goto done;
+cufft_fail:
+    snprintf(err, n, "computing the filter's spectra: cuFFT %s (%d)", cufft_name(cr), (int)cr);
+    st = cr == CUFFT_ALLOC_FAILED ? GF_ERR_NO_MEMORY : GF_ERR_CUDA;
+done:
+    if (have_plan)
+        cufftDestroy(plan);
+    cudaFree(d_win);
+    cudaFree(d_spec);
+    free(hwin);
+    return st;
+}
+
+static double mib(size_t bytes)
+{
+    return (double)bytes / (1 << 20);
+}
+
+/* Allocate everything, after checking that it fits the free memory. */
+static gf_status alloc_buffers(fft_conv *f, size_t work, char *err, size_t n)
+{
+    const size_t cbytes = 2 * f->ss; /* one complex */
+    const size_t h_bytes = (size_t)f->nh * f->K * f->sstride * cbytes;
+    const size_t ring_bytes = (size_t)f->C * f->R * f->sstride * cbytes;
+    const size_t part_bytes = f->S > 1 ? f->S * f->M * (size_t)f->C * f->sstride * cbytes : 0;
+    const size_t chunk_bytes = f->slots * (f->N * f->ss + 2 * f->sstride * cbytes) + part_bytes;
+    const size_t tail_bytes = (size_t)f->C * f->P * f->ss;
+    /* the spectra's double-precision scratch at create */
+    const size_t scratch = f->K * (f->N * sizeof(double) + f->sstride * 2 * sizeof(double));
+    const size_t need = h_bytes + ring_bytes + chunk_bytes + 2 * tail_bytes + work + scratch;
+    size_t free_b = 0, total_b = 0;
+    FFT_TRY_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    if (need > free_b) {
+        snprintf(err, n,
+                 "the FFT filter needs %.0f MiB of GPU memory (spectra %.0f, delay line %.0f, "
+                 "chunk buffers %.0f, cuFFT %.0f, set-up %.0f); the GPU has %.0f MiB free of "
+                 "%.0f",
+                 mib(need), mib(h_bytes), mib(ring_bytes), mib(chunk_bytes), mib(work),
+                 mib(scratch), mib(free_b), mib(total_b));
+        return GF_ERR_NO_MEMORY;
+    }
+    FFT_TRY_CUDA(cudaMalloc(&f->H, h_bytes));
+    FFT_TRY_CUDA(cudaMalloc(&f->ring, ring_bytes));
+    FFT_TRY_CUDA(cudaMalloc(&f->win, f->slots * f->N * f->ss));
+    FFT_TRY_CUDA(cudaMalloc(&f->spec, f->slots * f->sstride * cbytes));
+    FFT_TRY_CUDA(cudaMalloc(&f->Y, f->slots * f->sstride * cbytes));
+    if (part_bytes)
+        FFT_TRY_CUDA(cudaMalloc(&f->part, part_bytes));
+    /* Transforms past a chunk's end read whatever is there: make it defined. */
+    FFT_TRY_CUDA(cudaMemset(f->win, 0, f->slots * f->N * f->ss));
+    FFT_TRY_CUDA(cudaMemset(f->Y, 0, f->slots * f->sstride * cbytes));
+    FFT_TRY_CUDA(cudaMalloc(&f->tail[0], tail_bytes));
+    FFT_TRY_CUDA(cudaMalloc(&f->tail[1], tail_bytes));
+    if (work) {
+        FFT_TRY_CUDA(cudaMalloc(&f->work, work));
+        FFT_TRY_CUFFT(cufftSetWorkArea(f->r2c, f->work));
+        FFT_TRY_CUFFT(cufftSetWorkArea(f->c2r, f->work));
+    }
+    return GF_OK;
+}
+
+gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err, size_t n)
+{
+    *out = NULL;
+    fft_conv *f = (fft_conv *)calloc(1, sizeof *f);
+    if (!f)
+        return GF_ERR_NO_MEMORY;
+    f->prec = p->precision;
+    f->ss = p->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
+    f->C = p->channels;
+    f->nh = p->taps_per_channel ? p->channels : 1;
+    f->T = p->num_taps;
+    f->P = p->partition;
+    f->N = 2 * f->P;
+    f->K = (f->T + f->P - 1) / f->P;
+    f->M = p->chunk_frames / f->P;
+    f->R = f->K - 1 + f->M;
+    f->bins = f->P + 1;
+    f->sstride = (f->bins + 7) & ~(size_t)7;
+    f->S = (f->K + MAC_KS - 1) / MAC_KS;
+    /* 2^22 reals per call: few calls for a whole chunk of the default size
+     * (2^21 samples), little wasted where a chunk holds fewer (live blocks). */
+    f->group = f->N >= ((size_t)1 << 22) ? 1 : ((size_t)1 << 22) / f->N;
+    f->slots = ((size_t)f->C * f->M + f->group - 1) / f->group * f->group;
+    size_t work = 0;
+    gf_status st = make_plans(f, &work, err, n);
+    if (st == GF_OK)
+        st = alloc_buffers(f, work, err, n);
+    if (st == GF_OK)
+        st = make_spectra(f, p, err, n);
+    if (st == GF_OK && fft_conv_reset(f, 0) != cudaSuccess) {
+        snprintf(err, n, "clearing the FFT delay line failed");
+        st = GF_ERR_CUDA;
+    }
+    if (st == GF_OK && cudaDeviceSynchronize() != cudaSuccess) {
+        snprintf(err, n, "setting up the FFT method failed: %s",
+                 cudaGetErrorString(cudaGetLastError()));
+        st = GF_ERR_CUDA;
+    }
+    if (st != GF_OK) {
+        fft_conv_destroy(f);
+        return st;
+    }
+    *out = f;
+    return GF_OK;
+}
+
+cudaError_t fft_conv_reset(fft_conv *f, cudaStream_t st)
+{
+    f->head = 0;
+    f->par = 0;
+    cudaError_t e = cudaMemsetAsync(f->ring, 0, (size_t)f->C * f->R * f->sstride * 2 * f->ss, st);
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync(f->tail[0], 0, (size_t)f->C * f->P * f->ss, st);
+    return e;
+}
+
+enum stage { FRAME, MAC, EMIT };
+
+template <typename T>
+static void launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, long long m,
+                          long long skip, void *d_out, stage which)
+{
+    typedef typename cplx<T>::type V;
+    const unsigned ymax = 65535;
+    const unsigned C = (unsigned)f->C, my = (unsigned)(m < ymax ? m : ymax);
+    const long long P = (long long)f->P, M = (long long)f->M;
+    if (which == FRAME) {
+        const dim3 grid((unsigned)((f->N + FFT_THREADS - 1) / FFT_THREADS), my, C);
+        fft_frame<T><<<grid, FFT_THREADS, 0, st>>>((const T *)d_in, m, f->C, P,
+                                                   (const T *)f->tail[f->par], (T *)f->win,
+                                                   (T *)f->tail[f->par ^ 1]);
+    } else if (which == MAC) {
+        const unsigned bx = (unsigned)((f->bins + FFT_THREADS - 1) / FFT_THREADS);
+        const long long tiles = (m + MAC_BT - 1) / MAC_BT;
+        V *part = f->S > 1 ? (V *)f->part : (V *)f->Y;
+        fft_mac<T><<<dim3(bx, (unsigned)(tiles * (long long)f->S), C), FFT_THREADS, 0, st>>>(
+            (const V *)f->spec, (V *)f->ring, (const V *)f->H, part, m, M, f->C, (long long)f->K,
+            (long long)f->R, (long long)f->head, (long long)f->bins, (long long)f->sstride,
+            f->nh > 1);
+        if (f->S > 1)
+            fft_reduce<T><<<dim3(bx, my, C), FFT_THREADS, 0, st>>>(
+                (const V *)f->part, (V *)f->Y, m, M, f->C, (long long)f->S, (long long)f->bins,
+                (long long)f->sstride);
+    } else {
+        const dim3 grid((unsigned)((f->P + FFT_THREADS - 1) / FFT_THREADS), my, C);
+        fft_emit<T><<<grid, FFT_THREADS, 0, st>>>((const T *)f->win, m, f->C, P, skip, (T *)d_out);
+    }
+}
+
+/* The transforms of the chunk's first `count` windows (or spectra), in
+ * calls of f->group. */
+static cufftResult transform(fft_conv *f, cudaStream_t st, int forward, size_t count)
+{
+    const int f32 = f->prec == GF_PRECISION_F32;
+    cufftHandle plan = forward ? f->r2c : f->c2r;
+    cufftResult r = cufftSetStream(plan, st);
+    for (size_t g = 0; r == CUFFT_SUCCESS && g < count; g += f->group) {
+        unsigned char *w = (unsigned char *)f->win + g * f->N * f->ss;
+        unsigned char *sp =
+            (unsigned char *)(forward ? f->spec : f->Y) + g * f->sstride * 2 * f->ss;
+        if (forward)
+            r = f32 ? cufftExecR2C(plan, (cufftReal *)w, (cufftComplex *)sp)
+                    : cufftExecD2Z(plan, (cufftDoubleReal *)w, (cufftDoubleComplex *)sp);
+        else
+            r = f32 ? cufftExecC2R(plan, (cufftComplex *)sp, (cufftReal *)w)
+                    : cufftExecZ2D(plan, (cufftDoubleComplex *)sp, (cufftDoubleReal *)w);
+    }
+    return r;
+}
+
+cudaError_t fft_conv_run(fft_conv *f, cudaStream_t st, const void *d_in, size_t frames, size_t skip,
+                         void *d_out, char *err, size_t n)
+{
+    const long long m = (long long)(frames / f->P);
+    const size_t count = (size_t)m * (size_t)f->C;
+    const stage stages[] = {FRAME, MAC, EMIT};
+    for (int i = 0; i < 3; i++) {
+        if (f->prec == GF_PRECISION_F32)
+            launch_kernel<float>(f, st, d_in, m, (long long)skip, d_out, stages[i]);
+        else
+            launch_kernel<double>(f, st, d_in, m, (long long)skip, d_out, stages[i]);
+        const cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) {
+            snprintf(err, n, "FFT method, kernel %d: %s", i, cudaGetErrorString(e));
+            return e;
+        }
+        if (stages[i] == EMIT)
+            break;
+        const cufftResult r = transform(f, st, stages[i] == FRAME, count);
+        if (r != CUFFT_SUCCESS) {
+            snprintf(err, n, "FFT method, cuFFT %s: %s (%d)",
+                     stages[i] == FRAME ? "forward" : "inverse", cufft_name(r), (int)r);
+            return cudaErrorUnknown;
+        }
+    }
+    f->head = (f->head + (size_t)m) % f->R;
+    f->par ^= 1;
+    return cudaSuccess;
+}
+
+} // namespace gf

@@ -1,0 +1,45 @@
+/*
+ * The CUDA backend's FFT method (fft_conv.cu): uniformly partitioned
+ * overlap-save with a frequency-domain delay line on the device, cuFFT
+ * plans made at create with a fixed batch (every channel, M blocks), so
+ * every block is transformed by the same plan whatever the chunk.
+ *
+ * A chunk runs on one stream, in stream order: windows (fft_frame), a
+ * batched R2C, the delay-line multiply-accumulate (fft_mac), a batched C2R,
+ * the output (fft_emit). Device memory, allocated at create:
+ *   filter spectra  nh x K x (P+1) complex   (nh = 1, or C per-channel)
+ *   delay line      C x (K-1+M) x (P+1) complex
+ *   chunk buffers   C x M x (2P reals + 2 x (P+1) complex), tails 2 x C x P
+ *   cuFFT work areas
+ * with K = ceil(T/P) and M = chunk frames / P. C++ for backend_cuda.cu.
+ */
+#ifndef GF_FFT_CONV_H
+#define GF_FFT_CONV_H
+
+#include "backend.h"
+
+#include <cuda_runtime.h>
+
+namespace gf
+{
+
+struct fft_conv;
+
+/* For params p (method FFT, chunk a multiple of the partition) on the
+ * current device. GF_ERR_NO_MEMORY names what was needed and what is free;
+ * GF_ERR_CUDA names the failing call. The detail goes to err. */
+gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err, size_t n);
+void fft_conv_destroy(fft_conv *f);
+
+/* Zero the history (queued on stream st). */
+cudaError_t fft_conv_reset(fft_conv *f, cudaStream_t st);
+
+/* Queue the chunk d_in (frames x C, frames a multiple of P) on stream st:
+ * outputs [skip, frames) to d_out. No error check beyond the return of the
+ * cuFFT and launch calls (the caller checks cudaGetLastError). */
+cudaError_t fft_conv_run(fft_conv *f, cudaStream_t st, const void *d_in, size_t frames, size_t skip,
+                         void *d_out, char *err, size_t n);
+
+} // namespace gf
+
+#endif /* GF_FFT_CONV_H */
