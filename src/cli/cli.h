@@ -62,8 +62,11 @@ typedef struct gf_cli_options {
     const char *in_path, *out_path; /* "-": standard input / output */
     size_t taps;                    /* --taps N, 0 if not given */
     const char *coeffs;             /* --coeffs FILE or NULL */
+    const char *ir;                 /* --ir FILE or NULL */
     gf_mode mode;
     int mode_given; /* --mode was on the command line */
+    gf_method method;
+    size_t partition; /* --partition FRAMES, 0 = the cost model's */
     gf_precision precision;
     gf_device device;
     size_t chunk; /* 0 = backend default */
@@ -121,16 +124,24 @@ void gf_cli_warn(const char *fmt, ...)
 double gf_now(void);
 
 /*
- * The filter's taps (taps.c): from --coeffs FILE (one number per line, '#'
- * starts a comment, blank lines ignored), or NULL for the mean filter of
- * --taps N. Returns an exit code after a one-line error naming the file and
- * line.
+ * The filter's taps (taps.c): the mean filter of --taps N, a coefficient
+ * file (--coeffs: numbers separated by blanks, one row per tap, one column
+ * for every channel or one per channel; '#' starts a comment, blank lines
+ * are ignored), or an impulse response from any audio file libsndfile reads
+ * (--ir: one channel for every channel, or one per channel).
  */
 typedef struct gf_taps {
-    double *h; /* malloc'd coefficients, or NULL: the mean filter */
-    size_t n;  /* taps */
+    double *h;          /* filters x n coefficients, filter-major; NULL: the mean filter */
+    size_t n;           /* taps per filter */
+    int filters;        /* 1 (every channel) or one per channel */
+    int rate;           /* an impulse response's rate in Hz, else 0 */
+    const char *source; /* the file they came from, or NULL */
 } gf_taps;
+/* Load them; an exit code after a one-line error naming the file (and line). */
 int gf_taps_load(const gf_cli_options *o, gf_taps *t);
+/* Check them against the input's channels and rate (0: unknown); an exit
+ * code after a one-line error. */
+int gf_taps_fit(const gf_taps *t, int channels, int rate);
 void gf_taps_free(gf_taps *t);
 
 /* ---- engines (engine_setup.c) ---- */
@@ -153,8 +164,9 @@ typedef struct gf_job {
  *     2^24 frames);
  *   live audio: the GPU when one CPU core would need more than a tenth of
  *     each block's period (the worker runs blocks one at a time).
- * The CPU estimate is frames x channels x taps multiply-adds at 2e9 a
- * second per core. No CUDA call is made unless the GPU is chosen (asking
+ * The CPU estimate is frames x channels x the cost model's multiply-adds
+ * per sample (gf_method_cost: T for direct, less for long filters by FFT)
+ * at 2e9 a second per core. No CUDA call is made unless the GPU is chosen (asking
  * whether one exists is itself most of its start-up); without a usable GPU
  * the answer is cpu. `why` (may be NULL) receives the reason for auto.
  */
@@ -166,8 +178,12 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, char *w
 gf_config gf_cli_engine_config(const gf_cli_options *o, int channels, const gf_taps *t,
                                gf_device device);
 /* Create it; on failure print one line naming the device and return an
- * exit code (else 0). */
-int gf_cli_engine_create(const gf_config *c, gf_engine **e);
+ * exit code (else 0): GF_EXIT_USAGE for a configuration the library or
+ * backend refuses, GF_EXIT_DEVICE for the GPU (also out of its memory),
+ * GF_EXIT_INTERNAL for host memory. With `fallback` (--device auto chose
+ * the GPU), a GPU that cannot take the filter gives way to the CPU with a
+ * one-line notice. */
+int gf_cli_engine_create(const gf_config *c, int fallback, gf_engine **e);
 /* A running engine failed with st: print one line (backend, status,
  * detail) and return the exit code. */
 int gf_cli_engine_failed(gf_engine *e, gf_status st);

@@ -37,7 +37,11 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, char *w
     why[0] = '\0';
     if (o->device != GF_DEVICE_AUTO)
         return o->device;
-    const double macs_per_frame = (double)j->channels * (double)j->taps;
+    /* The CPU's work per frame: the method it would run, in direct
+     * multiply-adds (the library's cost model). */
+    const double macs_per_frame =
+        (double)j->channels *
+        gf_method_cost(j->taps, GF_DEVICE_CPU, o->method, j->block ? j->block : o->partition);
     int need_gpu;
     if (j->block > 0) {
         const double cpu_s = (double)j->block * macs_per_frame / CPU_MACS_PER_CORE;
@@ -76,7 +80,10 @@ gf_config gf_cli_engine_config(const gf_cli_options *o, int channels, const gf_t
     c.channels = channels;
     c.num_taps = t->n;
     c.taps = t->h;
+    c.taps_per_channel = t->filters > 1;
     c.mode = o->mode;
+    c.method = o->method;
+    c.partition = o->partition;
     c.precision = o->precision;
     c.chunk_frames = o->chunk;
     c.device = device;
@@ -84,21 +91,32 @@ gf_config gf_cli_engine_config(const gf_cli_options *o, int channels, const gf_t
     return c;
 }
 
-int gf_cli_engine_create(const gf_config *c, gf_engine **e)
+int gf_cli_engine_create(const gf_config *c, int fallback, gf_engine **e)
 {
-    char detail[256];
+    char detail[512];
     gf_status st = gf_engine_create(c, e, detail, sizeof detail);
     if (st == GF_OK)
         return GF_EXIT_OK;
+    if (fallback && c->device == GF_DEVICE_CUDA &&
+        (st == GF_ERR_NO_MEMORY || st == GF_ERR_CUDA || st == GF_ERR_NO_DEVICE)) {
+        gf_cli_warn("the GPU cannot take this filter (%s): filtering on the CPU", detail);
+        gf_config cpu = *c;
+        cpu.device = GF_DEVICE_CPU;
+        return gf_cli_engine_create(&cpu, 0, e);
+    }
     if (st == GF_ERR_NO_DEVICE) {
         gf_cli_error("--device %s: %s", device_name(c->device), detail);
         return GF_EXIT_DEVICE;
     }
+    if (st == GF_ERR_UNSUPPORTED) {
+        gf_cli_error("%s", detail);
+        return GF_EXIT_USAGE;
+    }
     gf_cli_error("cannot set up the %s filter: %s%s%s", device_name(c->device), gf_strerror(st),
                  *detail ? ": " : "", detail);
-    return st == GF_ERR_INVALID_ARGUMENT ? GF_EXIT_USAGE
-           : st == GF_ERR_NO_MEMORY      ? GF_EXIT_INTERNAL
-                                         : GF_EXIT_DEVICE;
+    return st == GF_ERR_INVALID_ARGUMENT                           ? GF_EXIT_USAGE
+           : st == GF_ERR_NO_MEMORY && c->device != GF_DEVICE_CUDA ? GF_EXIT_INTERNAL
+                                                                   : GF_EXIT_DEVICE;
 }
 
 int gf_cli_engine_failed(gf_engine *e, gf_status st)

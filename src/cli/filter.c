@@ -39,8 +39,9 @@ typedef struct run {
     volatile sig_atomic_t *stop;
     double t_start;
     gf_source src;
-    gf_engine *e, *ref; /* the backend, and with --verify the serial reference */
-    char why[160];      /* why --device auto chose the backend, or "" */
+    gf_engine *e, *ref;     /* the backend, and with --verify (direct) the serial reference */
+    gf_verify_exact *exact; /* with --verify of the FFT method: the exact sums */
+    char why[160];          /* why --device auto chose the backend, or "" */
     gf_sink sink;
     gf_stages stages;
     gf_block *cur; /* output block being filled, or NULL */
@@ -126,6 +127,8 @@ static int drain(run *r, gf_engine *e, int side)
             gf_cli_error("out of memory");
             return GF_EXIT_INTERNAL;
         }
+        if (r->exact && side == 0)
+            gf_verify_exact_output(r->exact, dst, got);
         if (side == 0 && (r->cur->frames += got) == BLOCK_FRAMES) {
             gf_stages_write(&r->stages, r->cur);
             r->cur = NULL;
@@ -226,6 +229,9 @@ static int setup_engines(run *r)
 {
     const gf_cli_options *o = r->o;
     const int C = r->src.fmt.channels;
+    int rc = gf_taps_fit(r->taps, C, r->src.fmt.rate);
+    if (rc)
+        return rc;
     const gf_job job = {.frames = r->src.fmt.frames, .channels = C, .taps = r->taps->n};
     const gf_device device = gf_cli_choose_device(o, &job, r->why, sizeof r->why);
     if (o->hist_path || o->hist_png) {
@@ -234,13 +240,23 @@ static int setup_engines(run *r)
     }
     gf_config c = gf_cli_engine_config(o, C, r->taps, device);
     c.hist = r->hist ? &r->hc : NULL;
-    int rc = gf_cli_engine_create(&c, &r->e);
-    if (rc == 0 && o->verify) {
-        c.device = GF_DEVICE_REF;
-        rc = gf_cli_engine_create(&c, &r->ref);
-    }
-    if (rc)
+    if ((rc = gf_cli_engine_create(&c, o->device == GF_DEVICE_AUTO, &r->e)) != 0)
         return rc;
+    if (device == GF_DEVICE_CUDA && strcmp(gf_engine_backend(r->e), "cuda") != 0)
+        snprintf(r->why, sizeof r->why, "auto: the GPU could not take the filter");
+    if (o->verify && gf_engine_method(r->e) == GF_METHOD_FFT) {
+        /* The engines may hold this many input frames before their output. */
+        const size_t slack = gf_engine_max_pending(r->e) + BLOCK_FRAMES + gf_engine_latency(r->e);
+        if (!(r->exact = gf_verify_exact_create(r->e, r->src.fmt.frames, slack))) {
+            gf_cli_error("out of memory for --verify's exact sums (%zu taps)", r->taps->n);
+            return GF_EXIT_INTERNAL;
+        }
+    } else if (o->verify) {
+        c.device = GF_DEVICE_REF;
+        c.method = GF_METHOD_DIRECT;
+        if ((rc = gf_cli_engine_create(&c, 0, &r->ref)) != 0)
+            return rc;
+    }
     gf_verify_init(&r->verify, o->precision, (size_t)C);
     gf_hist_verify_init(&r->hv, r->hc.bins);
     return GF_EXIT_OK;
@@ -320,6 +336,8 @@ static int stream(run *r)
             }
             break;
         }
+        if (r->exact)
+            gf_verify_exact_input(r->exact, b->data, b->frames);
         if ((rc = feed(r, r->e, 0, b->data, b->frames)) != 0 ||
             (r->ref && (rc = feed(r, r->ref, 1, b->data, b->frames)) != 0))
             break;
@@ -368,7 +386,8 @@ static int finish_stream(run *r)
     r->cur = NULL;
     if ((rc = gf_stages_finish(&r->stages, r->stop)) != 0)
         return rc == GF_EXIT_INTERRUPTED ? stalled(r) : output_failed(r);
-    const int64_t expect_out = *r->stop ? r->sink.frames_written : r->src.frames_read;
+    const int64_t tail = r->o->mode == GF_MODE_FULL ? (int64_t)r->taps->n - 1 : 0;
+    const int64_t expect_out = *r->stop ? r->sink.frames_written : r->src.frames_read + tail;
     if (r->sink.frames_written != expect_out) {
         gf_cli_error("internal error: %lld frames in, %lld frames out",
                      (long long)r->src.frames_read, (long long)r->sink.frames_written);
@@ -388,9 +407,16 @@ static int finish_stream(run *r)
     return GF_EXIT_OK;
 }
 
-/* --verify: report both engines' times and every difference. */
+/* --verify: report both engines' times and every difference (the FFT
+ * method: the largest error against the exact sums, and its bound). */
 static int check_verify(run *r)
 {
+    if (r->exact) {
+        const int rc = gf_verify_exact_report(r->exact, gf_engine_backend(r->e), r->t_engine);
+        if (rc)
+            gf_cli_error("verification failed; no output written");
+        return rc;
+    }
     const gf_verify *v = &r->verify;
     const double speedup = r->t_engine > 0 ? r->t_ref / r->t_engine : 0;
     fprintf(stderr, "verify: reference (serial) %.3f s, %s %.3f s, speedup %.1fx\n", r->t_ref,
@@ -466,13 +492,23 @@ static void report(const run *r, const char *out_format)
         snprintf(rate, sizeof rate, " at %d Hz", r->src.fmt.rate);
     const size_t ntaps = r->taps->n;
     const int why = r->why[0] != '\0';
+    const char *kind = !r->taps->h ? " (mean)"
+                       : r->taps->filters > 1
+                           ? (o->ir ? " (impulse response, per channel)" : " (per channel)")
+                       : o->ir ? " (impulse response)"
+                               : "";
+    char method[48] = "direct";
+    if (gf_engine_method(r->e) == GF_METHOD_FFT)
+        snprintf(method, sizeof method, "fft (partition %zu)", gf_engine_partition(r->e));
     fprintf(stderr,
-            "gpufilt: %s -> %s: %lld frames x %d ch%s, %zu tap%s%s, %s, %s, %s backend"
+            "gpufilt: %s -> %s: %lld frames x %d ch%s, %zu tap%s%s, %s, %s, %s, %s backend"
             "%s%s%s, %.3f s\n",
             o->in_path, o->out_path, (long long)r->src.frames_read, r->src.fmt.channels, rate,
-            ntaps, ntaps == 1 ? "" : "s", o->coeffs ? "" : " (mean)",
-            o->mode == GF_MODE_SAME ? "same" : "causal",
-            o->precision == GF_PRECISION_F32 ? "f32" : "f64", gf_engine_backend(r->e),
+            ntaps, ntaps == 1 ? "" : "s", kind,
+            o->mode == GF_MODE_SAME     ? "same"
+            : o->mode == GF_MODE_CAUSAL ? "causal"
+                                        : "full",
+            o->precision == GF_PRECISION_F32 ? "f32" : "f64", method, gf_engine_backend(r->e),
             why ? " (" : "", r->why, why ? ")" : "", gf_now() - r->t_start);
     fprintf(stderr, "gpufilt: output format %s\n", out_format);
 }
@@ -484,6 +520,7 @@ static void cleanup(run *r)
     gf_source_close(&r->src);
     gf_engine_destroy(r->e);
     gf_engine_destroy(r->ref);
+    gf_verify_exact_destroy(r->exact);
     gf_verify_free(&r->verify);
     gf_hist_verify_free(&r->hv);
     gf_hist_out_abort(&r->hout); /* no-op after a commit */
@@ -509,7 +546,7 @@ int gf_filter_run(const gf_cli_options *o, const gf_taps *t, volatile sig_atomic
         rc = stream(&r);
     if (!rc)
         rc = finish_stream(&r);
-    if (!rc && r.ref)
+    if (!rc && (r.ref || r.exact))
         rc = check_verify(&r);
     if (!rc) {
         r.sink.ops->describe(&r.sink, out_format, sizeof out_format);

@@ -44,10 +44,14 @@ typedef struct opt_spec {
 
 /* The enum fields ARG_CHOICE and ARG_RAW write are int-sized. */
 _Static_assert(sizeof(gf_mode) == sizeof(int) && sizeof(gf_precision) == sizeof(int) &&
-                   sizeof(gf_device) == sizeof(int) && sizeof(gf_raw_format) == sizeof(int),
+                   sizeof(gf_device) == sizeof(int) && sizeof(gf_raw_format) == sizeof(int) &&
+                   sizeof(gf_method) == sizeof(int),
                "enum options are written as int");
 
-static const choice modes[] = {{"same", GF_MODE_SAME}, {"causal", GF_MODE_CAUSAL}, {NULL, 0}};
+static const choice modes[] = {
+    {"same", GF_MODE_SAME}, {"causal", GF_MODE_CAUSAL}, {"full", GF_MODE_FULL}, {NULL, 0}};
+static const choice methods[] = {
+    {"auto", GF_METHOD_AUTO}, {"direct", GF_METHOD_DIRECT}, {"fft", GF_METHOD_FFT}, {NULL, 0}};
 static const choice precisions[] = {
     {"f32", GF_PRECISION_F32}, {"f64", GF_PRECISION_F64}, {NULL, 0}};
 static const choice devices[] = {{"auto", GF_DEVICE_AUTO},
@@ -60,9 +64,12 @@ static const choice hist_channels[] = {{"each", 0}, {"mix", 1}, {NULL, 0}};
 
 #define F(x) offsetof(gf_cli_options, x)
 static const opt_spec specs[] = {
-    {"taps", 't', ARG_SIZE, F(taps), 1, GF_MAX_TAPS, NULL},
+    {"taps", 't', ARG_SIZE, F(taps), 1, GF_MAX_FFT_TAPS, NULL},
     {"coeffs", 'k', ARG_STRING, F(coeffs), 0, 0, NULL},
+    {"ir", 0, ARG_STRING, F(ir), 0, 0, NULL},
     {"mode", 'm', ARG_CHOICE, F(mode), 0, 0, modes},
+    {"method", 0, ARG_CHOICE, F(method), 0, 0, methods},
+    {"partition", 0, ARG_SIZE, F(partition), GF_MIN_PARTITION, GF_MAX_PARTITION, NULL},
     {"precision", 'p', ARG_CHOICE, F(precision), 0, 0, precisions},
     {"device", 'd', ARG_CHOICE, F(device), 0, 0, devices},
     {"chunk", 0, ARG_SIZE, F(chunk), 1, GF_MAX_CHUNK_FRAMES, NULL},
@@ -240,13 +247,22 @@ static int check_positionals(int npos, char **pos, gf_cli_options *o)
 static int check_options(const gf_cli_options *o)
 {
     const int live = o->action == GF_ACTION_LIVE;
+    const int filters = (o->taps > 0) + (o->coeffs != NULL) + (o->ir != NULL);
     const char *bad = NULL;
-    if (o->taps && o->coeffs)
-        bad = "use either --taps or --coeffs, not both";
-    else if (!o->taps && !o->coeffs)
-        bad = "one of --taps N or --coeffs FILE is required";
+    if (filters > 1)
+        bad = "use one of --taps, --coeffs and --ir, not several";
+    else if (filters == 0)
+        bad = "one of --taps N, --coeffs FILE or --ir FILE is required";
+    else if (o->partition & (o->partition - 1)) {
+        gf_cli_error("--partition: '%zu' is not a power of two (%zu, %zu, ... %zu)", o->partition,
+                     GF_MIN_PARTITION, 2 * GF_MIN_PARTITION, GF_MAX_PARTITION);
+        return GF_EXIT_USAGE;
+    } else if (o->method == GF_METHOD_DIRECT && o->taps > GF_MAX_TAPS)
+        bad = "--method direct takes at most 8192 taps (the FFT method up to 4194304)";
     else if (live && o->mode_given && o->mode == GF_MODE_SAME)
         bad = "--live filters causally: --mode same needs input from the future";
+    else if (live && o->mode == GF_MODE_FULL)
+        bad = "--live filters causally: --mode full would need the end of a stream that has none";
     else if (live && (o->raw || o->out_raw))
         bad = "--raw and --out-raw are for IN and OUT, not --live";
     else if (!live && (o->live_in || o->live_out || o->host_api || o->live_frames ||

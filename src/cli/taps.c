@@ -1,6 +1,12 @@
-/* The filter's taps: the mean filter, or a coefficient file (one number per
- * line, '#' comments, blank lines). */
+/*
+ * The filter's taps: the mean filter of --taps N, a coefficient file
+ * (--coeffs: one column for every channel, or one column per channel), or an
+ * impulse response read from any audio file libsndfile reads (--ir: one
+ * channel for every channel, or one per channel).
+ */
 #include "cli.h"
+
+#include <sndfile.h>
 
 #include <errno.h>
 #include <math.h>
@@ -8,91 +14,219 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int coeffs_load(const char *path, double **taps, size_t *n, char *err, size_t err_size)
+/* A growing array of doubles. */
+typedef struct dvec {
+    double *v;
+    size_t n, cap;
+} dvec;
+
+static int dvec_push(dvec *d, double x)
 {
-    *taps = NULL;
-    *n = 0;
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, err_size, "cannot open coefficient file '%s': %s", path, strerror(errno));
+    if (d->n == d->cap) {
+        const size_t cap = d->cap ? 2 * d->cap : 4096;
+        double *v = realloc(d->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        d->v = v;
+        d->cap = cap;
+    }
+    d->v[d->n++] = x;
+    return 0;
+}
+
+/* One number of a coefficient file. */
+static int parse_number(const char *path, unsigned lineno, const char *s, double *v, char *err,
+                        size_t n)
+{
+    char *end = NULL;
+    errno = 0;
+    *v = strtod(s, &end);
+    if (end == s || *end != '\0') {
+        snprintf(err, n, "%s:%u: '%s' is not a number", path, lineno, s);
         return GF_EXIT_USAGE;
     }
-    double *h = malloc(GF_MAX_TAPS * sizeof *h);
-    char line[512];
-    size_t count = 0;
-    unsigned lineno = 0;
-    int rc = GF_EXIT_USAGE;
-    if (!h) {
-        snprintf(err, err_size, "out of memory");
-        rc = GF_EXIT_INTERNAL;
-        goto fail;
+    if (!isfinite(*v) || errno == ERANGE) {
+        snprintf(err, n, "%s:%u: '%s' is not a finite number", path, lineno, s);
+        return GF_EXIT_USAGE;
     }
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        if (!strchr(line, '\n') && !feof(f)) {
-            snprintf(err, err_size, "%s:%u: line too long", path, lineno);
-            goto fail;
-        }
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        char *s = line + strspn(line, " \t\r\n");
-        if (*s == '\0')
-            continue;
-        char *end = s + strcspn(s, " \t\r\n");
-        char *rest = end + strspn(end, " \t\r\n");
-        *end = '\0';
-        if (*rest != '\0') {
-            snprintf(err, err_size, "%s:%u: expected one number per line, found '%s' then more",
-                     path, lineno, s);
-            goto fail;
-        }
-        char *num_end = NULL;
-        errno = 0;
-        double v = strtod(s, &num_end);
-        if (num_end == s || *num_end != '\0') {
-            snprintf(err, err_size, "%s:%u: '%s' is not a number", path, lineno, s);
-            goto fail;
-        }
-        if (!isfinite(v) || errno == ERANGE) {
-            snprintf(err, err_size, "%s:%u: '%s' is not a finite number", path, lineno, s);
-            goto fail;
-        }
-        if (count == GF_MAX_TAPS) {
-            snprintf(err, err_size, "%s: more than %d coefficients", path, GF_MAX_TAPS);
-            goto fail;
-        }
-        h[count++] = v;
-    }
-    if (ferror(f)) {
-        snprintf(err, err_size, "cannot read coefficient file '%s': %s", path, strerror(errno));
-        goto fail;
-    }
-    if (count == 0) {
-        snprintf(err, err_size, "coefficient file '%s' holds no coefficients", path);
-        goto fail;
-    }
-    fclose(f);
-    *taps = h;
-    *n = count;
     return GF_EXIT_OK;
-fail:
-    free(h);
+}
+
+/* The numbers of one line (comment and blanks dropped) onto d; *cols
+ * receives how many. */
+static int parse_line(const char *path, unsigned lineno, char *line, dvec *d, size_t *cols,
+                      char *err, size_t n)
+{
+    char *hash = strchr(line, '#');
+    if (hash)
+        *hash = '\0';
+    *cols = 0;
+    for (char *s = line + strspn(line, " \t\r\n"); *s; s += strspn(s, " \t\r\n")) {
+        char *end = s + strcspn(s, " \t\r\n");
+        const char saved = *end;
+        *end = '\0';
+        double v;
+        int rc = parse_number(path, lineno, s, &v, err, n);
+        if (rc)
+            return rc;
+        if (dvec_push(d, v) != 0) {
+            snprintf(err, n, "out of memory");
+            return GF_EXIT_INTERNAL;
+        }
+        ++*cols;
+        *end = saved;
+        s = end;
+    }
+    return GF_EXIT_OK;
+}
+
+/* Rows of `cols` numbers into a filter-major array: t->h[c * n + k]. */
+static int transpose(const dvec *rows, size_t cols, gf_taps *t)
+{
+    t->n = rows->n / cols;
+    t->filters = (int)cols;
+    t->h = malloc(rows->n * sizeof(double));
+    if (!t->h)
+        return -1;
+    for (size_t k = 0; k < t->n; k++)
+        for (size_t c = 0; c < cols; c++)
+            t->h[c * t->n + k] = rows->v[k * cols + c];
+    return 0;
+}
+
+static int coeffs_load(const char *path, gf_taps *t, char *err, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, n, "cannot open coefficient file '%s': %s", path, strerror(errno));
+        return GF_EXIT_USAGE;
+    }
+    dvec rows = {0};
+    char line[4096];
+    size_t cols = 0;
+    unsigned lineno = 0, first = 0;
+    int rc = GF_EXIT_OK;
+    while (!rc && fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t k = 0;
+        if (!strchr(line, '\n') && !feof(f)) {
+            snprintf(err, n, "%s:%u: line too long", path, lineno);
+            rc = GF_EXIT_USAGE;
+        } else if ((rc = parse_line(path, lineno, line, &rows, &k, err, n)) != 0 || k == 0) {
+            continue;
+        } else if (cols && k != cols) {
+            snprintf(err, n, "%s:%u: %zu column%s, but line %u has %zu", path, lineno, k,
+                     k == 1 ? "" : "s", first, cols);
+            rc = GF_EXIT_USAGE;
+        } else if (rows.n / k > GF_MAX_FFT_TAPS) {
+            snprintf(err, n, "%s: more than %zu coefficients", path, GF_MAX_FFT_TAPS);
+            rc = GF_EXIT_USAGE;
+        } else if (!cols) {
+            cols = k;
+            first = lineno;
+        }
+    }
+    if (!rc && ferror(f)) {
+        snprintf(err, n, "cannot read coefficient file '%s': %s", path, strerror(errno));
+        rc = GF_EXIT_USAGE;
+    }
+    if (!rc && rows.n == 0) {
+        snprintf(err, n, "coefficient file '%s' holds no coefficients", path);
+        rc = GF_EXIT_USAGE;
+    }
+    if (!rc && transpose(&rows, cols, t) != 0) {
+        snprintf(err, n, "out of memory");
+        rc = GF_EXIT_INTERNAL;
+    }
     fclose(f);
+    free(rows.v);
     return rc;
+}
+
+static int ir_load(const char *path, gf_taps *t, char *err, size_t n)
+{
+    SF_INFO info;
+    memset(&info, 0, sizeof info);
+    SNDFILE *sf = sf_open(path, SFM_READ, &info);
+    if (!sf) {
+        if (errno == ENOENT)
+            snprintf(err, n, "cannot open impulse response '%s': %s", path, strerror(ENOENT));
+        else
+            snprintf(err, n, "impulse response '%s' is not an audio file libsndfile can read (%s)",
+                     path, sf_strerror(NULL));
+        return GF_EXIT_USAGE;
+    }
+    int rc = GF_EXIT_OK;
+    const size_t C = (size_t)info.channels;
+    double *frames = NULL;
+    if (info.frames <= 0) {
+        snprintf(err, n, "impulse response '%s' holds no frames", path);
+        rc = GF_EXIT_USAGE;
+    } else if ((uint64_t)info.frames > GF_MAX_FFT_TAPS) {
+        snprintf(err, n, "impulse response '%s' has %lld frames: at most %zu taps are supported",
+                 path, (long long)info.frames, GF_MAX_FFT_TAPS);
+        rc = GF_EXIT_USAGE;
+    } else if (!(frames = malloc((size_t)info.frames * C * sizeof(double))) ||
+               !(t->h = malloc((size_t)info.frames * C * sizeof(double)))) {
+        snprintf(err, n, "out of memory");
+        rc = GF_EXIT_INTERNAL;
+    } else if (sf_readf_double(sf, frames, info.frames) != info.frames) {
+        snprintf(err, n, "reading impulse response '%s': %s", path, sf_strerror(sf));
+        rc = GF_EXIT_USAGE;
+    }
+    for (size_t i = 0; !rc && i < (size_t)info.frames * C; i++) {
+        if (!isfinite(frames[i])) {
+            snprintf(err, n, "impulse response '%s': sample %zu of channel %zu is not finite", path,
+                     i / C + 1, i % C + 1);
+            rc = GF_EXIT_USAGE;
+            break;
+        }
+        t->h[(i % C) * (size_t)info.frames + i / C] = frames[i];
+    }
+    sf_close(sf);
+    free(frames);
+    if (rc)
+        return rc;
+    t->n = (size_t)info.frames;
+    t->filters = (int)C;
+    t->rate = info.samplerate;
+    return GF_EXIT_OK;
 }
 
 int gf_taps_load(const gf_cli_options *o, gf_taps *t)
 {
-    t->h = NULL;
+    memset(t, 0, sizeof *t);
     t->n = o->taps;
-    if (!o->coeffs)
+    t->filters = 1;
+    t->source = o->coeffs ? o->coeffs : o->ir;
+    if (!t->source)
         return GF_EXIT_OK;
     char err[512];
-    const int rc = coeffs_load(o->coeffs, &t->h, &t->n, err, sizeof err);
-    if (rc)
+    const int rc =
+        o->coeffs ? coeffs_load(o->coeffs, t, err, sizeof err) : ir_load(o->ir, t, err, sizeof err);
+    if (rc) {
+        gf_taps_free(t);
         gf_cli_error("%s", err);
+    }
     return rc;
+}
+
+int gf_taps_fit(const gf_taps *t, int channels, int rate)
+{
+    if (t->filters != 1 && t->filters != channels) {
+        gf_cli_error("%s '%s' has %d %s; the input has %d channel%s (give one for every channel, "
+                     "or one per channel)",
+                     t->rate ? "impulse response" : "coefficient file", t->source, t->filters,
+                     t->rate ? "channels" : "columns", channels, channels == 1 ? "" : "s");
+        return GF_EXIT_USAGE;
+    }
+    if (t->rate && rate && t->rate != rate) {
+        gf_cli_error("impulse response '%s' is at %d Hz, the input at %d Hz: resample the "
+                     "response first, e.g. sox %s -r %d response-%d.wav",
+                     t->source, t->rate, rate, t->source, rate, rate);
+        return GF_EXIT_USAGE;
+    }
+    return GF_EXIT_OK;
 }
 
 void gf_taps_free(gf_taps *t)

@@ -44,4 +44,32 @@ void gf_hist_verify_init(gf_hist_verify *v, size_t bins);
 int gf_hist_verify_feed(gf_hist_verify *v, int side, const gf_hist_record *r);
 void gf_hist_verify_free(gf_hist_verify *v);
 
+/*
+ * --verify for the FFT method (verify_exact.c): outputs against the exact
+ * sum y[i] = sum_k h_c[k] x_c[i + off - k] (off = (T-1)/2 in same mode,
+ * else 0; x outside the input is 0), computed in double for f32 engines and
+ * in long double with compensated summation for f64. Every output is
+ * checked when the work (outputs x channels x taps) is at most 2^32
+ * multiply-adds (2^30 in long double); otherwise a seeded stratified
+ * sample: the output frames cut
+ * into strata, one frame (all its channels) drawn from each, at least
+ * 100,000 outputs in all (one frame in 64 for a stream of unknown length).
+ * The largest error of each channel is compared at the end with
+ * gf_engine_error_bound for the channel's largest |x|.
+ */
+typedef struct gf_verify_exact gf_verify_exact;
+
+/* For engine e (FFT method) over total_in input frames (< 0: unknown);
+ * inputs run at most `slack` frames ahead of the outputs given. NULL when
+ * out of memory. */
+gf_verify_exact *gf_verify_exact_create(gf_engine *e, int64_t total_in, size_t slack);
+void gf_verify_exact_destroy(gf_verify_exact *v);
+/* The next n input frames, as fed to the engine. */
+void gf_verify_exact_input(gf_verify_exact *v, const void *frames, size_t n);
+/* The next n output frames, as pulled from the engine. */
+void gf_verify_exact_output(gf_verify_exact *v, const void *frames, size_t n);
+/* Print the report (two lines on stderr); GF_EXIT_OK, or GF_EXIT_VERIFY
+ * when an error exceeds the bound. */
+int gf_verify_exact_report(const gf_verify_exact *v, const char *backend, double t_engine);
+
 #endif /* GF_VERIFY_H */

@@ -74,6 +74,25 @@ static int choose_devices(gf_live *lv, gf_pa_config *cfg)
     return GF_EXIT_OK;
 }
 
+/* The method for a block of F frames: the FFT method's partition is the
+ * block (one block in, one block out), so it needs F a power of two. */
+static int live_method(const gf_live *lv, const gf_taps *t, gf_config *c)
+{
+    const int pow2 = lv->F >= GF_MIN_PARTITION && (lv->F & (lv->F - 1)) == 0;
+    if (pow2) {
+        c->partition = lv->F;
+        return GF_EXIT_OK;
+    }
+    if (c->method == GF_METHOD_FFT || t->n > GF_MAX_TAPS) {
+        gf_cli_error("the FFT method needs --frames to be a power of two from %zu (%zu taps, "
+                     "--frames %zu)",
+                     GF_MIN_PARTITION, t->n, lv->F);
+        return GF_EXIT_USAGE;
+    }
+    c->method = GF_METHOD_DIRECT;
+    return GF_EXIT_OK;
+}
+
 /* The engine: causal with one block per chunk, run once over a block of
  * silence so that lazy start-up work (CUDA module loading, first launches)
  * is done before the stream starts. Then the histogram files and the
@@ -81,17 +100,21 @@ static int choose_devices(gf_live *lv, gf_pa_config *cfg)
 static int setup_engine(gf_live *lv, const gf_taps *t)
 {
     const gf_cli_options *o = lv->o;
+    int rc = gf_taps_fit(t, lv->C, (int)lv->rate);
+    if (rc)
+        return rc;
     const gf_job job = {
         .frames = -1, .channels = lv->C, .taps = t->n, .block = lv->F, .rate = lv->rate};
     gf_config c = gf_cli_engine_config(o, lv->C, t, gf_cli_choose_device(o, &job, NULL, 0));
     c.mode = GF_MODE_CAUSAL;
     c.chunk_frames = lv->F;
+    if ((rc = live_method(lv, t, &c)) != 0)
+        return rc;
     if (o->hist_path || o->hist_png) {
         lv->hc = gf_cli_hist_config(o, (int)lv->rate);
         c.hist = &lv->hc;
     }
-    int rc = gf_cli_engine_create(&c, &lv->e);
-    if (rc)
+    if ((rc = gf_cli_engine_create(&c, o->device == GF_DEVICE_AUTO, &lv->e)) != 0)
         return rc;
     const size_t bytes = lv->F * (size_t)lv->C * (lv->prec == GF_PRECISION_F32 ? 4 : 8);
     if (!(lv->in = calloc(1, bytes)) || !(lv->out = malloc(bytes))) {
@@ -169,11 +192,12 @@ static void announce(gf_live *lv, const gf_pa_config *cfg, const gf_taps *t)
     const PaDeviceInfo *dO = Pa_GetDeviceInfo(cfg->out_device);
     fprintf(stderr,
             "gpufilt: live: %s: in %d '%s', out %d '%s'%s, %d ch, %.0f Hz, %zu frames per "
-            "block, %zu tap%s%s, causal, %s, %s backend\n",
+            "block, %zu tap%s%s, causal, %s, %s, %s backend\n",
             gf_pa_api_name(dO->hostApi), cfg->in_device, di->name, cfg->out_device, dO->name,
             gf_pa_is_duplex(lv->link) ? "" : " (two streams)", lv->C, lv->rate, lv->F, t->n,
-            t->n == 1 ? "" : "s", o->coeffs ? "" : " (mean)",
-            lv->prec == GF_PRECISION_F32 ? "f32" : "f64", gf_engine_backend(lv->e));
+            t->n == 1 ? "" : "s", t->h ? "" : " (mean)",
+            lv->prec == GF_PRECISION_F32 ? "f32" : "f64",
+            gf_engine_method(lv->e) == GF_METHOD_FFT ? "fft" : "direct", gf_engine_backend(lv->e));
     if (o->stats)
         fprintf(stderr, "gpufilt: live: worker thread at %s priority\n",
                 lv->realtime ? "real-time (SCHED_FIFO)" : "normal");

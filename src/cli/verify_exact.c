@@ -1,0 +1,294 @@
+/* --verify for the FFT method: outputs against the exact sum (verify.h). */
+#include "cli.h"
+#include "verify.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXACT_BUDGET  ((double)((uint64_t)1 << 32)) /* double multiply-adds to check all */
+#define SAMPLE_MIN    100000                        /* outputs checked otherwise, at least */
+#define STREAM_STRIDE 64                            /* frames per stratum, unknown length */
+#define MAX_WORKERS   64
+
+struct gf_verify_exact {
+    gf_precision prec;
+    int C;
+    size_t T, off, P;
+    double *h;    /* C x T: each channel's taps in use */
+    double *ring; /* R input frames (C doubles each); frame j at (j % R) */
+    size_t R;
+    uint64_t in_frames, out_frames;
+    int all;          /* every output */
+    uint64_t stratum; /* else one frame per stratum of this many */
+    uint64_t next;    /* the next frame to check */
+    uint64_t checked; /* outputs (frame x channel) compared */
+    uint64_t total_out;
+    double *max_x, *max_err; /* per channel */
+    uint64_t *worst_at;      /* the frame of each channel's largest error */
+    double *bound;           /* per channel, for |x| <= 1, scaled at the end */
+    double seconds;          /* spent computing the exact sums */
+    int workers;
+};
+
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* The frame drawn from stratum q (seeded, so every run checks the same). */
+static uint64_t pick(const gf_verify_exact *v, uint64_t q)
+{
+    return q * v->stratum + mix64(0x6766u ^ q) % v->stratum;
+}
+
+gf_verify_exact *gf_verify_exact_create(gf_engine *e, int64_t total_in, size_t slack)
+{
+    gf_verify_exact *v = calloc(1, sizeof *v);
+    if (!v)
+        return NULL;
+    gf_config c;
+    gf_engine_get_config(e, &c);
+    const size_t T = c.num_taps;
+    v->C = c.channels;
+    v->T = T;
+    v->prec = c.precision;
+    v->P = c.partition;
+    v->off = gf_engine_latency(e);
+    v->R = T + slack;
+    v->h = malloc((size_t)v->C * T * sizeof(double));
+    v->ring = calloc(v->R * (size_t)v->C, sizeof(double));
+    v->max_x = calloc((size_t)v->C, sizeof(double));
+    v->max_err = calloc((size_t)v->C, sizeof(double));
+    v->worst_at = calloc((size_t)v->C, sizeof(uint64_t));
+    v->bound = calloc((size_t)v->C, sizeof(double));
+    if (!v->h || !v->ring || !v->max_x || !v->max_err || !v->worst_at || !v->bound) {
+        gf_verify_exact_destroy(v);
+        return NULL;
+    }
+    for (int ch = 0; ch < v->C; ch++) {
+        gf_engine_channel_taps(e, ch, v->h + (size_t)ch * T);
+        v->bound[ch] = gf_engine_error_bound(e, ch, 1.0);
+    }
+    if (total_in >= 0) {
+        v->total_out = (uint64_t)total_in + (c.mode == GF_MODE_FULL ? T - 1 : 0);
+        /* long double with compensation runs about four times slower */
+        const double work =
+            (double)v->total_out * v->C * (double)T * (v->prec == GF_PRECISION_F32 ? 1 : 4);
+        const uint64_t frames = ((uint64_t)SAMPLE_MIN + (uint64_t)v->C - 1) / (uint64_t)v->C;
+        v->all = work <= EXACT_BUDGET || v->total_out <= frames;
+        v->stratum = v->all ? 1 : v->total_out / frames;
+    } else {
+        v->stratum = STREAM_STRIDE;
+    }
+    v->next = v->all ? 0 : pick(v, 0);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    v->workers = cpus < 1 ? 1 : cpus > MAX_WORKERS ? MAX_WORKERS : (int)cpus;
+    return v;
+}
+
+void gf_verify_exact_destroy(gf_verify_exact *v)
+{
+    if (!v)
+        return;
+    free(v->h);
+    free(v->ring);
+    free(v->max_x);
+    free(v->max_err);
+    free(v->worst_at);
+    free(v->bound);
+    free(v);
+}
+
+void gf_verify_exact_input(gf_verify_exact *v, const void *frames, size_t n)
+{
+    const size_t C = (size_t)v->C;
+    for (size_t f = 0; f < n; f++, v->in_frames++) {
+        double *dst = v->ring + (size_t)(v->in_frames % v->R) * C;
+        for (size_t c = 0; c < C; c++) {
+            const double x = v->prec == GF_PRECISION_F32 ? ((const float *)frames)[f * C + c]
+                                                         : ((const double *)frames)[f * C + c];
+            dst[c] = x;
+            if (fabs(x) > v->max_x[c])
+                v->max_x[c] = fabs(x);
+        }
+    }
+}
+
+/* sum h[top - j] x_c[j] for j in [lo, hi], x read from the ring in at most
+ * two runs. Double with four partial sums (the reference for f32 engines:
+ * its error, below T 2^-53 sum|h||x|, is far under the f32 bound). */
+static double sum_double(const gf_verify_exact *v, const double *h, int64_t top, int64_t lo,
+                         int64_t hi, int c)
+{
+    const size_t C = (size_t)v->C;
+    double a[4] = {0, 0, 0, 0};
+    for (int64_t j = lo; j <= hi;) {
+        const size_t r = (size_t)((uint64_t)j % v->R);
+        int64_t run = (int64_t)(v->R - r); /* up to the end of the ring */
+        if (run > hi - j + 1)
+            run = hi - j + 1;
+        const double *x = v->ring + r * C + (size_t)c;
+        const double *hh = h + (top - j);
+        int64_t t = 0;
+        for (; t + 4 <= run; t += 4)
+            for (int q = 0; q < 4; q++)
+                a[q] += hh[-(t + q)] * x[(size_t)(t + q) * C];
+        for (; t < run; t++)
+            a[0] += hh[-t] * x[(size_t)t * C];
+        j += run;
+    }
+    return (a[0] + a[1]) + (a[2] + a[3]);
+}
+
+/* The same in long double with Neumaier's compensated summation (the
+ * reference for f64 engines). */
+static double sum_long(const gf_verify_exact *v, const double *h, int64_t top, int64_t lo,
+                       int64_t hi, int c)
+{
+    const size_t C = (size_t)v->C;
+    long double sum = 0, comp = 0;
+    for (int64_t j = lo; j <= hi;) {
+        const size_t r = (size_t)((uint64_t)j % v->R);
+        int64_t run = (int64_t)(v->R - r);
+        if (run > hi - j + 1)
+            run = hi - j + 1;
+        const double *x = v->ring + r * C + (size_t)c;
+        for (int64_t t = 0; t < run; t++) {
+            const long double p = (long double)h[top - j - t] * x[(size_t)t * C];
+            const long double s = sum + p;
+            comp += fabsl(sum) >= fabsl(p) ? (sum - s) + p : (p - s) + sum;
+            sum = s;
+        }
+        j += run;
+    }
+    return (double)(sum + comp);
+}
+
+/* The exact output i of channel c (x past what was fed is 0). */
+static double exact_sum(const gf_verify_exact *v, uint64_t i, int c)
+{
+    const double *h = v->h + (size_t)c * v->T;
+    const int64_t top = (int64_t)(i + v->off);
+    int64_t lo = top - (int64_t)v->T + 1, hi = top;
+    if (lo < 0)
+        lo = 0;
+    if (hi > (int64_t)v->in_frames - 1)
+        hi = (int64_t)v->in_frames - 1;
+    return v->prec == GF_PRECISION_F32 ? sum_double(v, h, top, lo, hi, c)
+                                       : sum_long(v, h, top, lo, hi, c);
+}
+
+typedef struct job {
+    const gf_verify_exact *v;
+    const void *frames;  /* the batch */
+    uint64_t first;      /* its first output frame */
+    const uint64_t *idx; /* frames to check (absolute) */
+    size_t n;
+    double max_err[GF_MAX_CHANNELS]; /* per channel */
+    uint64_t at[GF_MAX_CHANNELS];
+} job;
+
+static void *run_job(void *arg)
+{
+    job *j = arg;
+    const gf_verify_exact *v = j->v;
+    const size_t C = (size_t)v->C;
+    for (size_t k = 0; k < j->n; k++) {
+        const uint64_t i = j->idx[k];
+        const size_t row = (size_t)(i - j->first) * C;
+        for (int c = 0; c < v->C; c++) {
+            const double y = v->prec == GF_PRECISION_F32
+                                 ? ((const float *)j->frames)[row + (size_t)c]
+                                 : ((const double *)j->frames)[row + (size_t)c];
+            const double err = fabs(y - exact_sum(v, i, c));
+            if (!(err <= j->max_err[c])) { /* NaN counts as the worst */
+                j->max_err[c] = err;
+                j->at[c] = i;
+            }
+        }
+    }
+    return NULL;
+}
+
+void gf_verify_exact_output(gf_verify_exact *v, const void *frames, size_t n)
+{
+    const uint64_t first = v->out_frames, end = first + n;
+    v->out_frames = end;
+    size_t count = 0;
+    for (uint64_t i = v->next; i < end; i = v->all ? i + 1 : pick(v, i / v->stratum + 1))
+        count++;
+    if (count == 0)
+        return;
+    uint64_t *idx = malloc(count * sizeof *idx);
+    const int nw = count < 64 ? 1 : v->workers;
+    job *jobs = calloc((size_t)nw, sizeof *jobs);
+    if (!idx || !jobs) {
+        free(idx);
+        free(jobs);
+        return; /* reported as fewer outputs checked */
+    }
+    size_t k = 0;
+    for (uint64_t i = v->next; i < end; i = v->all ? i + 1 : pick(v, i / v->stratum + 1))
+        idx[k++] = i;
+    v->next = v->all ? end : pick(v, idx[count - 1] / v->stratum + 1);
+    const double t0 = gf_now();
+    pthread_t th[MAX_WORKERS];
+    int started[MAX_WORKERS] = {0};
+    for (int w = 0; w < nw; w++) {
+        jobs[w] = (job){.v = v, .frames = frames, .first = first};
+        jobs[w].idx = idx + count * (size_t)w / (size_t)nw;
+        jobs[w].n = count * (size_t)(w + 1) / (size_t)nw - count * (size_t)w / (size_t)nw;
+        if (w == 0 || pthread_create(&th[w], NULL, run_job, &jobs[w]) != 0)
+            run_job(&jobs[w]);
+        else
+            started[w] = 1;
+    }
+    for (int w = 0; w < nw; w++) {
+        if (started[w])
+            pthread_join(th[w], NULL);
+        for (int c = 0; c < v->C; c++)
+            if (!(jobs[w].max_err[c] <= v->max_err[c])) {
+                v->max_err[c] = jobs[w].max_err[c];
+                v->worst_at[c] = jobs[w].at[c];
+            }
+    }
+    v->seconds += gf_now() - t0;
+    v->checked += count * (uint64_t)v->C;
+    free(idx);
+    free(jobs);
+}
+
+int gf_verify_exact_report(const gf_verify_exact *v, const char *backend, double t_engine)
+{
+    double worst = 0, err = 0, bound = 0;
+    int wc = 0;
+    for (int c = 0; c < v->C; c++) {
+        const double b = v->bound[c] * v->max_x[c];
+        const double ratio = b > 0 ? v->max_err[c] / b : (v->max_err[c] > 0 ? INFINITY : 0);
+        if (!(ratio <= worst)) {
+            worst = ratio;
+            err = v->max_err[c];
+            bound = b;
+            wc = c;
+        }
+    }
+    fprintf(stderr,
+            "verify: FFT method (partition %zu): exact sums in %s for %s %llu outputs; %s %.3f s, "
+            "exact sums %.3f s\n",
+            v->P, v->prec == GF_PRECISION_F32 ? "double" : "long double (compensated)",
+            v->all ? "all" : "a seeded stratified sample of", (unsigned long long)v->checked,
+            backend, t_engine, v->seconds);
+    const int ok = worst <= 1.0;
+    fprintf(stderr,
+            "verify: largest error %.3g = %.3g of the bound %.3g (channel %d, frame %llu)%s\n", err,
+            worst, bound, wc, (unsigned long long)v->worst_at[wc],
+            ok ? ": within the bound" : ": ABOVE THE BOUND");
+    return ok ? GF_EXIT_OK : GF_EXIT_VERIFY;
+}
