@@ -7,7 +7,7 @@
 #
 #   tests/gpu/device-run.sh [--quick] [--only STEP,...]
 #     --quick: smaller benchmark sizes
-#     --only:  run only these of: ctest contention demo bench clibench pipes live
+#     --only:  run only these of: ctest contention demo bench long clibench pipes live
 #              (the build always runs)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -101,6 +101,14 @@ step "benchmark"
 if want bench && [ -x build-gpu/bench/bench_gpu ]; then
     ./build-gpu/bench/bench_gpu $quick 2>&1 | tee "$OUT/bench.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+if want long && [ -x build-gpu/bench/bench_long ]; then
+    step "long filters: pipeline at 5 .. 2^22 taps, the FFT filter alone, and its peers"
+    ./build-gpu/bench/bench_long $quick --json "$OUT/long.json" 2>&1 | tee "$OUT/long.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    samples=$([ -n "$quick" ] && echo 16777216 || echo 134217728)
+    PYTHONUNBUFFERED=1 python3 bench/peers.py --samples "$samples" --bench-json "$OUT/long.json" 2>&1 |
+        tee "$OUT/peers.log"
 fi
 if want clibench && [ -x bench/cli_bench.sh ]; then
     bench/cli_bench.sh build-gpu /tmp/gpufilt-clibench 2>&1 | tee "$OUT/cli_bench.log"

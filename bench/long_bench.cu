@@ -1,0 +1,402 @@
+/*
+ * bench_long: long filters on the GPU, against ceilings measured in the
+ * same process.
+ *
+ *   1. ceilings: pinned host-to-device and device-to-host at once on two
+ *      streams (each way, GB/s), and a device-to-device copy;
+ *   2. the pipeline: gf_engine_process on the cuda backend, --method auto,
+ *      over 2^27 f32 mono samples in page-locked buffers, host to host, for
+ *      T in {5, 255, 4095, 65536, 2^20, 2^22}: input GB/s against the
+ *      both-directions each-way rate (target: >= 90% at every T); each run's
+ *      output checked at 200-2000 seeded frames against the exact sum (double)
+ *      within gf_engine_error_bound (FFT) or the float round-off of a
+ *      T-term sum (direct);
+ *   3. the FFT filter alone on the device (fft_conv.h: data already there),
+ *      2^27 f32 samples at 65536 taps, chunked as the engine chunks them and
+ *      as one chunk, event-timed; beside it a batched 4096-point R2C over the
+ *      same samples and a same-size device copy. bench/peers.py times
+ *      cupyx.scipy.signal.oaconvolve and torchaudio's fftconvolve on the same
+ *      data and prints the ratio (target: <= 1/3 of cupyx).
+ *
+ *   bench_long [--quick] [--device-only] [--json FILE]
+ *     --device-only: section 3 alone (for a profiler)
+ *
+ * Exit status: 0 (targets missed included), 1 wrong results, 2 CUDA or
+ * library error, 77 no CUDA device.
+ */
+#include "fft_conv.h"
+#include "gpufilt.h"
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <algorithm>
+#include <vector>
+
+#define CK(call)                                                                           \
+    do {                                                                                   \
+        const cudaError_t e_ = (call);                                                     \
+        if (e_ != cudaSuccess) {                                                           \
+            fprintf(stderr, "bench_long: %s failed: %s\n", #call, cudaGetErrorString(e_)); \
+            exit(2);                                                                       \
+        }                                                                                  \
+    } while (0)
+
+static int g_wrong = 0;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void fill(float *x, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)((double)(mix64(seed + i) >> 11) * 0x1p-53 * 2 - 1);
+}
+
+/* A decaying response, as a room's: T taps, sum |h| about 1. */
+static std::vector<double> room(size_t T)
+{
+    std::vector<double> h(T);
+    double s = 0;
+    for (size_t k = 0; k < T; k++) {
+        h[k] = ((double)(mix64(7 * T + k) >> 11) * 0x1p-53 * 2 - 1) * exp(-5.0 * (double)k / T);
+        s += fabs(h[k]);
+    }
+    for (size_t k = 0; k < T; k++)
+        h[k] /= s;
+    return h;
+}
+
+/* ---- 1. ceilings ---- */
+
+typedef struct ceilings {
+    double both_each; /* GB/s each way, H2D and D2H at once */
+    double d2d;       /* GB/s read + written */
+} ceilings;
+
+static ceilings measure_ceilings(size_t bytes)
+{
+    ceilings c;
+    void *h1, *h2, *d1, *d2;
+    CK(cudaHostAlloc(&h1, bytes, cudaHostAllocDefault));
+    CK(cudaHostAlloc(&h2, bytes, cudaHostAllocDefault));
+    CK(cudaMalloc(&d1, bytes));
+    CK(cudaMalloc(&d2, bytes));
+    memset(h1, 1, bytes);
+    cudaStream_t s1, s2;
+    CK(cudaStreamCreate(&s1));
+    CK(cudaStreamCreate(&s2));
+    std::vector<double> t;
+    for (int r = 0; r < 7; r++) {
+        const double t0 = now_s();
+        CK(cudaMemcpyAsync(d1, h1, bytes, cudaMemcpyHostToDevice, s1));
+        CK(cudaMemcpyAsync(h2, d2, bytes, cudaMemcpyDeviceToHost, s2));
+        CK(cudaDeviceSynchronize());
+        if (r > 0)
+            t.push_back(now_s() - t0);
+    }
+    c.both_each = (double)bytes / median(t) / 1e9;
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    t.clear();
+    for (int r = 0; r < 11; r++) {
+        CK(cudaEventRecord(e0, s1));
+        CK(cudaMemcpyAsync(d2, d1, bytes, cudaMemcpyDeviceToDevice, s1));
+        CK(cudaEventRecord(e1, s1));
+        CK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (r > 0)
+            t.push_back(ms * 1e-3);
+    }
+    c.d2d = 2.0 * (double)bytes / median(t) / 1e9;
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaStreamDestroy(s1);
+    cudaStreamDestroy(s2);
+    cudaFreeHost(h1);
+    cudaFreeHost(h2);
+    cudaFree(d1);
+    cudaFree(d2);
+    printf("ceilings: pinned H2D + D2H at once %.1f GB/s each way; device copy %.0f GB/s (read + "
+           "written)\n",
+           c.both_each, c.d2d);
+    return c;
+}
+
+/* ---- 2. the pipeline ---- */
+
+/* Output frame i of a same-mode filter, exactly (double accumulation). */
+static double exact_same(const std::vector<double> &h, const float *x, size_t N, size_t i)
+{
+    const long top = (long)i + (long)(h.size() - 1) / 2;
+    double acc = 0;
+    for (size_t k = 0; k < h.size(); k++) {
+        const long j = top - (long)k;
+        if (j >= 0 && j < (long)N)
+            acc += h[k] * x[j];
+    }
+    return acc;
+}
+
+/* Output checked at 2000 seeded frames: the FFT bound, or for direct the
+ * float round-off of a T-term sum. Returns the largest error / allowed. */
+static double check_output(gf_engine *e, const std::vector<double> &h, const float *x,
+                           const float *y, size_t N)
+{
+    std::vector<double> used(h.size());
+    gf_engine_taps(e, used.data());
+    double bound = gf_engine_error_bound(e, 0, 1.0);
+    if (bound == 0) {
+        double s = 0;
+        for (size_t k = 0; k < h.size(); k++)
+            s += fabs(used[k]);
+        bound = 2.0 * (double)(h.size() + 1) * 0x1p-24 * s;
+    }
+    double worst = 0;
+    const size_t samples =
+        std::max<size_t>(200, std::min<size_t>(2000, ((size_t)1 << 30) / h.size()));
+    for (size_t q = 0; q < samples; q++) {
+        const size_t i = q < 10 ? q : (size_t)(mix64(99 + q) % N);
+        const double err = fabs(y[i] - exact_same(used, x, N, i));
+        worst = std::max(worst, err / bound);
+    }
+    if (!(worst <= 1.0)) {
+        fprintf(stderr, "bench_long: WRONG: error %.3g of the bound at %zu taps\n", worst,
+                h.size());
+        g_wrong = 1;
+    }
+    return worst;
+}
+
+static void bench_pipeline(const ceilings &ce, size_t N, int reps, FILE *json)
+{
+    float *x = (float *)gf_host_alloc(N * sizeof(float));
+    float *y = (float *)gf_host_alloc((N + ((size_t)1 << 24)) * sizeof(float));
+    if (!x || !y) {
+        fprintf(stderr, "bench_long: cannot allocate page-locked buffers\n");
+        exit(2);
+    }
+    fill(x, N, 1);
+    const size_t Ts[] = {5, 255, 4095, 65536, (size_t)1 << 20, (size_t)1 << 22};
+    printf("\npipeline: %zu f32 samples (mono, same mode), page-locked host to host, --method "
+           "auto\n",
+           N);
+    printf("%9s %-22s %9s %9s %9s %12s\n", "taps", "method", "ms", "GB/s", "% PCIe", "err/bound");
+    for (size_t ti = 0; ti < sizeof Ts / sizeof Ts[0]; ti++) {
+        const std::vector<double> h = room(Ts[ti]);
+        gf_config c = gf_config_default();
+        c.num_taps = Ts[ti];
+        c.taps = h.data();
+        c.device = GF_DEVICE_CUDA;
+        gf_engine *e = NULL;
+        char detail[512];
+        const gf_status st = gf_engine_create(&c, &e, detail, sizeof detail);
+        if (st != GF_OK) {
+            fprintf(stderr, "bench_long: %zu taps: %s: %s\n", Ts[ti], gf_strerror(st), detail);
+            exit(2);
+        }
+        std::vector<double> t;
+        for (int r = 0; r < reps + 1; r++) {
+            gf_engine_reset(e);
+            size_t got = 0, more = 0, n = 0;
+            const double t0 = now_s();
+            if (gf_engine_process(e, x, N, y, &got) != GF_OK || gf_engine_flush(e) != GF_OK) {
+                fprintf(stderr, "bench_long: engine: %s\n", gf_engine_error(e));
+                exit(2);
+            }
+            while (gf_engine_pull(e, y + got + more, N, &n) == GF_OK && n > 0)
+                more += n;
+            if (r > 0)
+                t.push_back(now_s() - t0);
+            if (got + more != N) {
+                fprintf(stderr, "bench_long: %zu outputs, expected %zu\n", got + more, N);
+                g_wrong = 1;
+            }
+        }
+        const double s = median(t), gbs = (double)N * sizeof(float) / s / 1e9;
+        const double worst = check_output(e, h, x, y, N);
+        char method[40] = "direct";
+        if (gf_engine_method(e) == GF_METHOD_FFT)
+            snprintf(method, sizeof method, "fft P=%zu", gf_engine_partition(e));
+        printf("%9zu %-22s %9.2f %9.1f %8.1f%% %12.3g\n", Ts[ti], method, 1e3 * s, gbs,
+               100 * gbs / ce.both_each, worst);
+        if (json)
+            fprintf(json, "%s{\"taps\": %zu, \"method\": \"%s\", \"ms\": %.4f, \"pcie_pct\": %.2f}",
+                    ti ? ", " : "", Ts[ti], method, 1e3 * s, 100 * gbs / ce.both_each);
+        gf_engine_destroy(e);
+        fflush(stdout);
+    }
+    gf_host_free(x);
+    gf_host_free(y);
+}
+
+/* ---- 3. the FFT filter alone, on the device ---- */
+
+/* Median event time of op over reps runs after one warm-up. */
+template <class Op> static double time_device(int reps, Op op)
+{
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    std::vector<double> t;
+    for (int r = 0; r < reps + 1; r++) {
+        CK(cudaEventRecord(e0, 0));
+        op();
+        CK(cudaEventRecord(e1, 0));
+        CK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (r > 0)
+            t.push_back(ms);
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return median(t);
+}
+
+static double device_filter(const float *d_x, float *d_y, size_t N, size_t T, size_t chunk,
+                            int reps, size_t *P)
+{
+    const std::vector<double> h = room(T);
+    std::vector<float> hf(T);
+    for (size_t k = 0; k < T; k++)
+        hf[k] = (float)h[k];
+    gf_backend_params p;
+    memset(&p, 0, sizeof p);
+    p.channels = 1;
+    p.num_taps = T;
+    p.taps = hf.data();
+    p.method = GF_METHOD_FFT;
+    p.partition = gf_partition_choose(T, GF_DEVICE_CUDA);
+    p.precision = GF_PRECISION_F32;
+    p.chunk_frames = chunk / p.partition * p.partition;
+    gf::fft_conv *f = NULL;
+    char err[512];
+    if (gf::fft_conv_create(&p, &f, err, sizeof err) != GF_OK) {
+        fprintf(stderr, "bench_long: device FFT set-up: %s\n", err);
+        exit(2);
+    }
+    *P = p.partition;
+    const double ms = time_device(reps, [&] {
+        for (size_t off = 0; off < N; off += p.chunk_frames) {
+            const size_t n = std::min(p.chunk_frames, N - off);
+            if (gf::fft_conv_run(f, 0, d_x + off, n, 0, d_y + off, err, sizeof err) !=
+                cudaSuccess) {
+                fprintf(stderr, "bench_long: %s\n", err);
+                exit(2);
+            }
+        }
+    });
+    gf::fft_conv_destroy(f);
+    return ms;
+}
+
+static void bench_device(const ceilings &ce, size_t N, int reps, FILE *json)
+{
+    float *hx = (float *)malloc(N * sizeof(float));
+    float *d_x, *d_y;
+    CK(cudaMalloc(&d_x, N * sizeof(float)));
+    CK(cudaMalloc(&d_y, N * sizeof(float)));
+    fill(hx, N, 3);
+    CK(cudaMemcpy(d_x, hx, N * sizeof(float), cudaMemcpyHostToDevice));
+    free(hx);
+    const size_t T = 65536;
+    size_t P1 = 0, P2 = 0;
+    const double chunked = device_filter(d_x, d_y, N, T, (size_t)1 << 21, reps, &P1);
+    const double whole = device_filter(d_x, d_y, N, T, N, reps, &P2);
+    /* A batched 4096-point R2C over the same samples. */
+    cufftHandle plan;
+    cufftComplex *d_c;
+    CK(cudaMalloc(&d_c, (N / 4096) * 2049 * sizeof(cufftComplex)));
+    if (cufftPlan1d(&plan, 4096, CUFFT_R2C, (int)(N / 4096)) != CUFFT_SUCCESS) {
+        fprintf(stderr, "bench_long: cufftPlan1d failed\n");
+        exit(2);
+    }
+    const double r2c = time_device(reps, [&] { cufftExecR2C(plan, d_x, d_c); });
+    cufftDestroy(plan);
+    cudaFree(d_c);
+    const double copy_ms = 2.0 * (double)N * sizeof(float) / ce.d2d / 1e6;
+    printf("\nFFT filter alone on the device: %zu f32 samples, %zu taps\n", N, T);
+    printf("  gpufilt, engine chunks (%d MiB, P = %zu): %8.3f ms\n",
+           (int)(((size_t)1 << 21) * 4 >> 20), P1, chunked);
+    printf("  gpufilt, one chunk (P = %zu):               %8.3f ms\n", P2, whole);
+    printf("  batched 4096-point R2C, same samples:        %8.3f ms\n", r2c);
+    printf("  same-size device copy (at the measured rate): %7.3f ms\n", copy_ms);
+    if (json)
+        fprintf(json,
+                "\"device_ms_chunked\": %.4f, \"device_ms_whole\": %.4f, \"r2c4096_ms\": %.4f",
+                chunked, whole, r2c);
+    cudaFree(d_x);
+    cudaFree(d_y);
+}
+
+int main(int argc, char **argv)
+{
+    int quick = 0, device_only = 0;
+    const char *json_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = 1;
+        else if (strcmp(argv[i], "--device-only") == 0)
+            device_only = 1;
+        else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
+            json_path = argv[++i];
+        else {
+            fprintf(stderr, "usage: bench_long [--quick] [--device-only] [--json FILE]\n");
+            return 2;
+        }
+    }
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1 || !gf_cuda_available()) {
+        fprintf(stderr, "bench_long: no usable CUDA device\n");
+        return 77;
+    }
+    CK(cudaFree(0));
+    const size_t N = quick ? (size_t)1 << 24 : (size_t)1 << 27;
+    const int reps = quick ? 2 : 3;
+    printf("bench_long: gpufilt %s\n", gf_version());
+    const ceilings ce = measure_ceilings(N * sizeof(float));
+    FILE *json = json_path ? fopen(json_path, "w") : NULL;
+    if (json)
+        fprintf(json, "{\"samples\": %zu, \"pcie_each_gbs\": %.3f, \"pipeline\": [", N,
+                ce.both_each);
+    if (!device_only)
+        bench_pipeline(ce, N, reps, json);
+    if (json)
+        fprintf(json, "], ");
+    bench_device(ce, N, quick ? 3 : 7, json);
+    if (json) {
+        fprintf(json, "}\n");
+        fclose(json);
+    }
+    printf("\nresults: %s\n",
+           g_wrong ? "WRONG (see stderr)" : "every checked output within its bound");
+    return g_wrong ? 1 : 0;
+}
