@@ -23,9 +23,6 @@
 
 #define WHOLE SIZE_MAX
 
-/* The oracles' runs: the whole stream in one chunk, in one call. */
-static const tu_run_spec whole_stream = {TU_RUN_PROCESS, WHOLE, 0, 0, 0, 0, 1, 0};
-
 /* ---- goldens ---- */
 
 typedef struct hgold {
@@ -315,7 +312,7 @@ static int cross_run(const xcase *xc, const gf_config *c0, const void *in, const
     if (frames != xc->frames) {
         c.device = GF_DEVICE_REF;
         snprintf(label, sizeof label, "%s: ref, one chunk, first %zu frames", xc->name, frames);
-        bad = tu_run_hist(label, &c, in, frames, &whole_stream, &ref_pre, NULL);
+        bad = tu_run_hist(label, &c, in, frames, &tu_whole_stream, &ref_pre, NULL);
         oracle = &ref_pre;
     }
     c.device = dev;
@@ -346,7 +343,7 @@ static int cross_case(const xcase *xc)
     tu_recs want = {0};
     char label[256];
     snprintf(label, sizeof label, "%s: ref, one chunk", xc->name);
-    int bad = tu_run_hist(label, &c, in.x, xc->frames, &whole_stream, &want, NULL);
+    int bad = tu_run_hist(label, &c, in.x, xc->frames, &tu_whole_stream, &want, NULL);
     if (!bad)
         bad = check_oracle(xc, &want);
     const tu_run_spec specs[] = {
@@ -458,7 +455,8 @@ static int test_same_mode(void)
                 snprintf(l2, sizeof l2, "%s: identity over the %s", label,
                          of_input ? "input" : "output");
                 if (!bad)
-                    bad = tu_run_hist(l2, &ci, of_input ? in : out, N, &whole_stream, &want, NULL);
+                    bad =
+                        tu_run_hist(l2, &ci, of_input ? in : out, N, &tu_whole_stream, &want, NULL);
                 if (!bad)
                     bad = tu_recs_compare(label, &want, &got);
                 if (!bad && of_input) {

@@ -786,6 +786,8 @@ static size_t hist_pick(tu_rng *r, size_t fixed, int rnd, size_t left)
     return n;
 }
 
+const tu_run_spec tu_whole_stream = {TU_RUN_PROCESS, SIZE_MAX, 0, 0, 0, 0, 1, 0};
+
 const char *tu_run_kind_name(tu_run_kind k)
 {
     return k == TU_RUN_PUSHPULL ? "push/pull"

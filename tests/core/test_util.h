@@ -248,6 +248,9 @@ typedef struct tu_run_spec {
 
 const char *tu_run_kind_name(tu_run_kind k);
 
+/* The oracles' run: the whole stream in one chunk, one gf_engine_process call. */
+extern const tu_run_spec tu_whole_stream;
+
 /*
  * Run frames input frames through an engine for cfg (cfg->hist set) as rs
  * says, taking records at irregular moments (also before the output is
