@@ -31,10 +31,8 @@ static int check_pinned(const char *label, const gf_config *cfg, const void *in,
 {
     const size_t fb = (size_t)cfg->channels * tu_sample_size(cfg->precision);
     gf_engine *probe = NULL;
-    char detail[256];
-    gf_status st = gf_engine_create(cfg, &probe, detail, sizeof detail);
-    if (st != GF_OK)
-        return TU_FAIL("%s: create: %s (%s)", label, gf_strerror(st), detail);
+    if (tu_create(label, cfg, &probe))
+        return 1;
     const size_t cap = frames + gf_engine_max_pending(probe) + 1;
     gf_engine_destroy(probe);
     void *pin = gf_host_alloc(frames * fb + 1);
@@ -377,19 +375,9 @@ static int multi_engines(void)
 
 /* ---- histograms ---- */
 
-typedef struct hist_case {
-    const char *name;
-    int channels;
-    size_t frames, taps;
-    gf_mode mode;
-    gf_precision precision;
-    size_t bins, block;
-    int of_input, mix;
-} hist_case;
-
 /* The cpu's records over the first frames frames, for the runs that take
  * that prefix; kept in *pre until a run takes another. */
-static int hist_prefix_oracle(const hist_case *hc, gf_config c, const void *in, size_t frames,
+static int hist_prefix_oracle(const tu_hist_case *hc, gf_config c, const void *in, size_t frames,
                               tu_recs *pre, size_t *pre_frames)
 {
     if (frames == *pre_frames)
@@ -403,7 +391,7 @@ static int hist_prefix_oracle(const hist_case *hc, gf_config c, const void *in, 
 }
 
 /* One run on cuda as rs says, against want. */
-static int hist_cuda_run(const hist_case *hc, gf_config c, const void *in, size_t frames,
+static int hist_cuda_run(const tu_hist_case *hc, gf_config c, const void *in, size_t frames,
                          const tu_run_spec *rs, const tu_recs *want)
 {
     c.device = GF_DEVICE_CUDA;
@@ -419,7 +407,7 @@ static int hist_cuda_run(const hist_case *hc, gf_config c, const void *in, size_
 }
 
 /* cuda with chunks from 1 to whole, staged and zero-copy, against the cpu. */
-static int hist_cuda_runs(const hist_case *hc, const gf_config *c, const void *in, size_t *runs)
+static int hist_cuda_runs(const tu_hist_case *hc, const gf_config *c, const void *in, size_t *runs)
 {
     const tu_run_spec specs[] = {
         {TU_RUN_PUSHPULL, 0, 100000, 70000, 1, 0, 1, 0}, /* the default chunk */
@@ -461,7 +449,7 @@ static int hist_cuda_runs(const hist_case *hc, const gf_config *c, const void *i
 }
 
 /* ref too, over a prefix (it is serial). */
-static int hist_vs_ref(const hist_case *hc, gf_config c, const void *in)
+static int hist_vs_ref(const tu_hist_case *hc, gf_config c, const void *in)
 {
     const size_t frames = hc->frames < 50000 ? hc->frames : 50000;
     tu_recs r = {0}, g = {0};
@@ -481,19 +469,14 @@ static int hist_vs_ref(const hist_case *hc, gf_config c, const void *in)
     return bad;
 }
 
-static int hist_run_case(const hist_case *hc)
+static int hist_run_case(const tu_hist_case *hc)
 {
     const double t0 = tu_now();
-    const size_t ss = tu_sample_size(hc->precision), ns = hc->frames * (size_t)hc->channels;
     tu_input in;
-    if (tu_input_alloc(&in, hc->name, ns, ss, hc->taps))
+    gf_hist_config h;
+    gf_config c;
+    if (tu_hist_case_setup(hc, 0x4157u + hc->frames, 0x7a9u + hc->taps, GF_DEVICE_CPU, &in, &h, &c))
         return 1;
-    tu_fill_hist_signal(in.x, ns, ss, 0x4157u + hc->frames, -1.0, 1.0);
-    tu_fill_taps(in.taps, hc->taps, 0x7a9u + hc->taps);
-    gf_hist_config h = {hc->bins, hc->block, -1.0, 1.0, hc->of_input, hc->mix};
-    gf_config c =
-        tu_config(hc->channels, hc->taps, in.taps, hc->mode, hc->precision, GF_DEVICE_CPU);
-    c.hist = &h;
     size_t runs = 0;
     int bad = hist_cuda_runs(hc, &c, in.x, &runs);
     if (!bad) {
@@ -508,7 +491,7 @@ static int hist_run_case(const hist_case *hc)
 
 static int hist_cuda(void)
 {
-    const hist_case cases[] = {
+    const tu_hist_case cases[] = {
         {"hist f32 stereo T=5 256 bins each", 2, 1200000, 5, GF_MODE_SAME, GF_PRECISION_F32, 256,
          48000, 0, 0},
         {"hist f32 stereo T=5 4096 bins mix", 2, 1200000, 5, GF_MODE_SAME, GF_PRECISION_F32, 4096,

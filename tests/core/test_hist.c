@@ -247,19 +247,9 @@ static int test_goldens(void)
 
 /* ---- random streams: everything against ref in one chunk ---- */
 
-typedef struct xcase {
-    const char *name;
-    int channels;
-    size_t frames, taps;
-    gf_mode mode;
-    gf_precision prec;
-    size_t bins, block;
-    int of_input, mix;
-} xcase;
-
 /* The ref oracle's records of xc, over the whole stream in one chunk: every
  * sample in exactly one count, records in stream order. */
-static int check_oracle(const xcase *xc, const tu_recs *want)
+static int check_oracle(const tu_hist_case *xc, const tu_recs *want)
 {
     const size_t per = xc->mix ? (size_t)xc->channels : 1;
     const size_t nblocks = (xc->frames + xc->block - 1) / xc->block;
@@ -284,7 +274,7 @@ static int check_oracle(const xcase *xc, const tu_recs *want)
 }
 
 /* The frames a run of xc takes, or 0 when it is skipped. */
-static size_t cross_frames(const xcase *xc, const tu_run_spec *rs, gf_device dev)
+static size_t cross_frames(const tu_hist_case *xc, const tu_run_spec *rs, gf_device dev)
 {
     /* Serial ref at chunk 1 and the 1-frame pushes: a prefix is plenty. */
     size_t frames = xc->frames;
@@ -301,8 +291,8 @@ static size_t cross_frames(const xcase *xc, const tu_run_spec *rs, gf_device dev
 
 /* One run of xc on dev as rs says over frames frames of in, against want
  * (the whole stream's records) or ref over that prefix. */
-static int cross_run(const xcase *xc, const gf_config *c0, const void *in, const tu_recs *want,
-                     gf_device dev, const tu_run_spec *rs, size_t frames)
+static int cross_run(const tu_hist_case *xc, const gf_config *c0, const void *in,
+                     const tu_recs *want, gf_device dev, const tu_run_spec *rs, size_t frames)
 {
     gf_config c = *c0;
     tu_recs ref_pre = {0}, got = {0};
@@ -328,18 +318,15 @@ static int cross_run(const xcase *xc, const gf_config *c0, const void *in, const
     return bad;
 }
 
-static int cross_case(const xcase *xc)
+static int cross_case(const tu_hist_case *xc)
 {
     const double t0 = tu_now();
-    const size_t ss = tu_sample_size(xc->prec), ns = xc->frames * (size_t)xc->channels;
     tu_input in;
-    if (tu_input_alloc(&in, xc->name, ns, ss, xc->taps))
+    gf_hist_config hc;
+    gf_config c;
+    if (tu_hist_case_setup(xc, 0x5eed0000u + xc->frames + xc->taps, 77 + xc->taps, GF_DEVICE_REF,
+                           &in, &hc, &c))
         return 1;
-    tu_fill_hist_signal(in.x, ns, ss, 0x5eed0000u + xc->frames + xc->taps, -1.0, 1.0);
-    tu_fill_taps(in.taps, xc->taps, 77 + xc->taps);
-    gf_hist_config hc = {xc->bins, xc->block, -1.0, 1.0, xc->of_input, xc->mix};
-    gf_config c = tu_config(xc->channels, xc->taps, in.taps, xc->mode, xc->prec, GF_DEVICE_REF);
-    c.hist = &hc;
     tu_recs want = {0};
     char label[256];
     snprintf(label, sizeof label, "%s: ref, one chunk", xc->name);
@@ -376,7 +363,7 @@ static int cross_case(const xcase *xc)
 
 static int test_cross(void)
 {
-    const xcase cases[] = {
+    const tu_hist_case cases[] = {
         {"T=5 same f32 stereo 256 bins each", 2, 150000, 5, GF_MODE_SAME, GF_PRECISION_F32, 256,
          48000, 0, 0},
         {"T=63 same f32 stereo 256 bins input", 2, 100000, 63, GF_MODE_SAME, GF_PRECISION_F32, 256,

@@ -117,6 +117,15 @@ void tu_input_free(tu_input *in)
     in->taps = NULL;
 }
 
+int tu_create(const char *label, const gf_config *cfg, gf_engine **e)
+{
+    char detail[256];
+    const gf_status st = gf_engine_create(cfg, e, detail, sizeof detail);
+    if (st != GF_OK)
+        return TU_FAIL("%s: create: %s (%s)", label, gf_strerror(st), detail);
+    return 0;
+}
+
 size_t tu_first_diff(const void *a, const void *b, size_t n, size_t ss)
 {
     const unsigned char *pa = a, *pb = b;
@@ -543,10 +552,8 @@ int tu_filter_into(const char *label, const gf_config *cfg, const void *in, size
 {
     const size_t fb = (size_t)cfg->channels * tu_sample_size(cfg->precision);
     gf_engine *e = NULL;
-    char detail[256];
-    gf_status st = gf_engine_create(cfg, &e, detail, sizeof detail);
-    if (st != GF_OK)
-        return TU_FAIL("%s: create: %s (%s)", label, gf_strerror(st), detail);
+    if (tu_create(label, cfg, &e))
+        return 1;
     int bad = 0;
     if (cfg->device != GF_DEVICE_AUTO &&
         strcmp(gf_engine_backend(e), tu_device_name(cfg->device)) != 0) {
@@ -626,10 +633,8 @@ static int check_taps(const tu_golden *g, gf_device dev)
 {
     gf_config cfg = tu_golden_config(g, dev, 0);
     gf_engine *e = NULL;
-    char detail[256];
-    gf_status st = gf_engine_create(&cfg, &e, detail, sizeof detail);
-    if (st != GF_OK)
-        return TU_FAIL("%s: create: %s (%s)", g->name, gf_strerror(st), detail);
+    if (tu_create(g->name, &cfg, &e))
+        return 1;
     double *got = malloc(g->num_taps * sizeof(double));
     int bad = 0;
     if (!got) {
@@ -795,6 +800,20 @@ const char *tu_run_kind_name(tu_run_kind k)
                                 : "process";
 }
 
+int tu_hist_case_setup(const tu_hist_case *hc, uint64_t seed, uint64_t taps_seed, gf_device dev,
+                       tu_input *in, gf_hist_config *h, gf_config *c)
+{
+    const size_t ss = tu_sample_size(hc->precision), ns = hc->frames * (size_t)hc->channels;
+    if (tu_input_alloc(in, hc->name, ns, ss, hc->taps))
+        return 1;
+    tu_fill_hist_signal(in->x, ns, ss, seed, -1.0, 1.0);
+    tu_fill_taps(in->taps, hc->taps, taps_seed);
+    *h = (gf_hist_config){hc->bins, hc->block, -1.0, 1.0, hc->of_input, hc->mix};
+    *c = tu_config(hc->channels, hc->taps, in->taps, hc->mode, hc->precision, dev);
+    c->hist = h;
+    return 0;
+}
+
 /* One stream of tu_run_hist: the engine, its buffers and how far it is. */
 typedef struct hist_stream {
     const char *label;
@@ -877,10 +896,8 @@ int tu_run_hist(const char *label, const gf_config *cfg0, const void *in, size_t
     cfg.threads = rs->threads;
     hist_stream s = {label, rs, NULL, recs, in, NULL, 0, 0, cfg.hist->bins, 0, {rs->seed}};
     s.fb = (size_t)cfg.channels * tu_sample_size(cfg.precision);
-    char detail[256];
-    gf_status st = gf_engine_create(&cfg, &s.e, detail, sizeof detail);
-    if (st != GF_OK)
-        return TU_FAIL("%s: create: %s (%s)", label, gf_strerror(st), detail);
+    if (tu_create(label, &cfg, &s.e))
+        return 1;
     s.cap = frames + gf_engine_max_pending(s.e) + 64;
     s.dst = rs->pinned ? gf_host_alloc(s.cap * s.fb) : malloc(s.cap * s.fb);
     unsigned char *pin = rs->pinned ? gf_host_alloc(frames * s.fb + 1) : NULL;

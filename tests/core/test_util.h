@@ -79,6 +79,10 @@ typedef struct tu_input {
 int tu_input_alloc(tu_input *in, const char *label, size_t samples, size_t ss, size_t num_taps);
 void tu_input_free(tu_input *in);
 
+/* gf_engine_create; when it fails, prints "label: create: status (detail)".
+ * Returns 0, or 1. */
+int tu_create(const char *label, const gf_config *cfg, gf_engine **e);
+
 /* Index of the first of n samples (ss bytes each) that differ bitwise, or n. */
 size_t tu_first_diff(const void *a, const void *b, size_t n, size_t ss);
 
@@ -232,6 +236,25 @@ int tu_recs_drain(tu_recs *l, gf_engine *e, size_t nbins);
 int tu_same_double(double a, double b);
 /* Every field of every record, doubles bitwise; prints the first difference. */
 int tu_recs_compare(const char *label, const tu_recs *want, const tu_recs *got);
+
+/* A histogram test on a random stream: its shape, filter and histograms. */
+typedef struct tu_hist_case {
+    const char *name;
+    int channels;
+    size_t frames, taps;
+    gf_mode mode;
+    gf_precision precision;
+    size_t bins, block;
+    int of_input, mix;
+} tu_hist_case;
+
+/*
+ * The case's stream (tu_fill_hist_signal over [-1, 1] from seed) and taps
+ * (from taps_seed) into in, its histograms (over [-1, 1]) into h, and into c
+ * a config for device dev with both. Returns 0, or 1 after printing.
+ */
+int tu_hist_case_setup(const tu_hist_case *hc, uint64_t seed, uint64_t taps_seed, gf_device dev,
+                       tu_input *in, gf_hist_config *h, gf_config *c);
 
 typedef enum tu_run_kind { TU_RUN_PUSHPULL, TU_RUN_SUBMIT, TU_RUN_PROCESS } tu_run_kind;
 
