@@ -715,15 +715,25 @@ static void errors_arguments(const char *d, const gf_hist_config *hc)
     CHECK(dir_count(d, NULL, 0) == 0, "failed opens left files behind");
 }
 
+/* d/h.csv and d/h.png (their paths into path and png, n bytes each) opened
+ * for two channels. */
+static gf_hist_out *open_csv_png(const char *d, const gf_hist_config *hc, char *path, char *png,
+                                 size_t n)
+{
+    gf_hist_out *h = NULL;
+    char err[4096] = "";
+    snprintf(path, n, "%s/h.csv", d);
+    snprintf(png, n, "%s/h.png", d);
+    CHECK(gf_hist_out_open(&h, path, png, hc, 2, 0, err, sizeof err) == 0, "open: %s", err);
+    return h;
+}
+
 /* Records that break the order or the config; abort leaves nothing, abort
  * after commit and on NULL are no-ops. */
 static void errors_records(const char *d, const gf_hist_config *hc)
 {
-    gf_hist_out *h = NULL;
     char err[4096] = "", path[1024], png[1024];
-    snprintf(path, sizeof path, "%s/h.csv", d);
-    snprintf(png, sizeof png, "%s/h.png", d);
-    CHECK(gf_hist_out_open(&h, path, png, hc, 2, 0, err, sizeof err) == 0, "open: %s", err);
+    gf_hist_out *h = open_csv_png(d, hc, path, png, sizeof path);
     uint64_t bins[8] = {1};
     gf_hist_record r = record(0, 10, 10, 0, bins);
     CHECK(gf_hist_out_write(h, &r, err, sizeof err) == 0, "write: %s", err);
@@ -751,11 +761,8 @@ static void errors_records(const char *d, const gf_hist_config *hc)
 /* An empty stream commits a header-only CSV and a "no blocks" picture. */
 static void errors_empty_stream(const char *d, const gf_hist_config *hc)
 {
-    gf_hist_out *h = NULL;
     char err[4096] = "", path[1024], png[1024];
-    snprintf(path, sizeof path, "%s/h.csv", d);
-    snprintf(png, sizeof png, "%s/h.png", d);
-    CHECK(gf_hist_out_open(&h, path, png, hc, 2, 0, err, sizeof err) == 0, "open: %s", err);
+    gf_hist_out *h = open_csv_png(d, hc, path, png, sizeof path);
     CHECK(gf_hist_out_commit(&h, err, sizeof err) == 0, "commit: %s", err);
     gf_hist_out_abort(&h);
     CHECK(exists(path) && exists(png) && dir_count(d, NULL, 0) == 2, "empty stream: files");
