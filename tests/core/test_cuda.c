@@ -75,16 +75,6 @@ static int golden_pinned(const tu_golden *cases, size_t n, size_t *runs)
     return bad;
 }
 
-typedef struct signal_case {
-    const char *name;
-    int channels;
-    size_t frames;
-    gf_precision precision;
-    gf_mode mode;
-    size_t num_taps;
-    int mean;
-} signal_case;
-
 /* Frames run at a given chunk size: chunk 1 and 7 cost one round trip per
  * chunk, so they see a prefix of the signal. */
 static size_t frames_for_chunk(size_t chunk, size_t frames)
@@ -93,19 +83,15 @@ static size_t frames_for_chunk(size_t chunk, size_t frames)
     return limit < frames ? limit : frames;
 }
 
-static int run_signal(const signal_case *sc)
+static int run_signal(const tu_signal_case *sc)
 {
     const double t0 = tu_now();
-    const size_t ss = tu_sample_size(sc->precision);
-    const size_t ns = sc->frames * (size_t)sc->channels;
     tu_input input;
-    if (tu_input_alloc(&input, sc->name, ns, ss, sc->num_taps))
+    gf_config c;
+    if (tu_signal_case_setup(sc, 0xc0da0000u + sc->num_taps, 555 + sc->num_taps, GF_DEVICE_AUTO,
+                             &input, &c))
         return 1;
     const void *in = input.x;
-    tu_fill_signal(input.x, ns, ss, 0xc0da0000u + sc->num_taps);
-    tu_fill_taps(input.taps, sc->num_taps, 555 + sc->num_taps);
-    gf_config c = tu_config(sc->channels, sc->num_taps, sc->mean ? NULL : input.taps, sc->mode,
-                            sc->precision, GF_DEVICE_AUTO);
 
     const size_t chunks[] = {1, 7, 4096, 1000000, WHOLE};
     int bad = 0;
@@ -159,20 +145,15 @@ static int run_signal(const signal_case *sc)
 
 /* One long filter: cuda against the cpu over the whole signal (and the cpu
  * against ref over a prefix), chunks from short to whole. */
-static int long_taps_case(const signal_case *sc, size_t i)
+static int long_taps_case(const tu_signal_case *sc, size_t i)
 {
     const double t0 = tu_now();
-    const size_t ss = tu_sample_size(sc->precision);
-    const size_t ns = sc->frames * (size_t)sc->channels;
     tu_input input;
-    if (tu_input_alloc(&input, sc->name, ns, ss, sc->num_taps))
+    gf_config c;
+    /* The cpu is bit-identical to ref (test_golden, test_seams), and faster. */
+    if (tu_signal_case_setup(sc, 0x10a6u + i, 0x7a95u + i, GF_DEVICE_CPU, &input, &c))
         return 1;
     const void *in = input.x;
-    tu_fill_signal(input.x, ns, ss, 0x10a6u + i);
-    tu_fill_taps(input.taps, sc->num_taps, 0x7a95u + i);
-    /* The cpu is bit-identical to ref (test_golden, test_seams), and faster. */
-    gf_config c = tu_config(sc->channels, sc->num_taps, sc->mean ? NULL : input.taps, sc->mode,
-                            sc->precision, GF_DEVICE_CPU);
     c.chunk_frames = sc->frames;
     char label[256];
     snprintf(label, sizeof label, "%s: cpu oracle", sc->name);
@@ -222,7 +203,7 @@ static int long_taps_case(const signal_case *sc, size_t i)
  * too large for shared memory: the global-memory kernel). */
 static int long_taps(void)
 {
-    const signal_case cases[] = {
+    const tu_signal_case cases[] = {
         {"long taps: T=255 8ch f32 same", 8, 60000, GF_PRECISION_F32, GF_MODE_SAME, 255, 0},
         {"long taps: T=8192 mono f64 same", 1, 40000, GF_PRECISION_F64, GF_MODE_SAME, 8192, 0},
         {"long taps: T=8192 mono f64 causal", 1, 30000, GF_PRECISION_F64, GF_MODE_CAUSAL, 8192, 1},
@@ -575,7 +556,7 @@ static int cuda_goldens(void)
 /* Long signals against ref, every chunk size and call pattern. */
 static int long_signals(void)
 {
-    const signal_case signals[] = {
+    const tu_signal_case signals[] = {
         {"f32 stereo T=5 same", 2, 1200000, GF_PRECISION_F32, GF_MODE_SAME, 5, 0},
         {"f32 stereo T=255 causal mean", 2, 1200000, GF_PRECISION_F32, GF_MODE_CAUSAL, 255, 1},
         {"f64 mono T=25 same", 1, 1100000, GF_PRECISION_F64, GF_MODE_SAME, 25, 0},

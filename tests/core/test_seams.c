@@ -20,13 +20,7 @@
 #define WHOLE SIZE_MAX /* chunk = the signal's length */
 
 typedef struct seam_case {
-    const char *name;
-    int channels;
-    size_t frames;
-    gf_precision precision;
-    gf_mode mode;
-    size_t num_taps;
-    int mean;      /* mean filter, else random taps */
+    tu_signal_case s;
     int ref_all;   /* every variant on ref as well as cpu */
     unsigned mask; /* which of variants[] to run: bit v for variants[v] */
 } seam_case;
@@ -38,11 +32,12 @@ typedef struct variant {
     int threads;
 } variant;
 
-static gf_config case_config(const seam_case *sc, const double *taps, gf_device dev, size_t chunk)
+/* The case's config c on device dev with a chunk size (WHOLE: the signal's
+ * length). */
+static gf_config case_config(gf_config c, const seam_case *sc, gf_device dev, size_t chunk)
 {
-    gf_config c =
-        tu_config(sc->channels, sc->num_taps, sc->mean ? NULL : taps, sc->mode, sc->precision, dev);
-    c.chunk_frames = chunk == WHOLE ? sc->frames : chunk;
+    c.device = dev;
+    c.chunk_frames = chunk == WHOLE ? sc->s.frames : chunk;
     return c;
 }
 
@@ -75,28 +70,27 @@ static void describe_pattern(char *buf, size_t size, tu_pattern p)
 static int run_case(const seam_case *sc)
 {
     const double t0 = tu_now();
-    const size_t ss = tu_sample_size(sc->precision);
-    const size_t ns = sc->frames * (size_t)sc->channels;
-    void *in = malloc(ns * ss);
-    double taps[255];
-    if (!in || sc->num_taps > 255)
-        return TU_FAIL("%s: setup", sc->name);
-    tu_fill_signal(in, ns, ss, 0x5eed0000u + sc->num_taps);
-    tu_fill_taps(taps, sc->num_taps, 77 + sc->num_taps);
+    const tu_signal_case *s = &sc->s;
+    tu_input input;
+    gf_config c0;
+    if (tu_signal_case_setup(s, 0x5eed0000u + s->num_taps, 77 + s->num_taps, GF_DEVICE_CPU, &input,
+                             &c0))
+        return 1;
+    const void *in = input.x;
 
     int bad = 0;
     size_t runs = 0;
     char label[256];
-    gf_config c = case_config(sc, taps, GF_DEVICE_CPU, WHOLE);
-    snprintf(label, sizeof label, "%s: cpu whole", sc->name);
-    void *base = tu_filter(label, &c, in, sc->frames, 1, TU_ALL, TU_ALL);
+    gf_config c = case_config(c0, sc, GF_DEVICE_CPU, WHOLE);
+    snprintf(label, sizeof label, "%s: cpu whole", s->name);
+    void *base = tu_filter(label, &c, in, s->frames, 1, TU_ALL, TU_ALL);
     if (!base) {
-        free(in);
+        tu_input_free(&input);
         return 1;
     }
-    c = case_config(sc, taps, GF_DEVICE_REF, WHOLE);
-    snprintf(label, sizeof label, "%s: ref whole vs cpu whole", sc->name);
-    bad += tu_check_run(label, &c, in, sc->frames, base, 1, TU_ALL, TU_ALL);
+    c = case_config(c0, sc, GF_DEVICE_REF, WHOLE);
+    snprintf(label, sizeof label, "%s: ref whole vs cpu whole", s->name);
+    bad += tu_check_run(label, &c, in, s->frames, base, 1, TU_ALL, TU_ALL);
     runs += 2;
 
     for (size_t v = 0; v < sizeof variants / sizeof variants[0] && !bad; v++) {
@@ -107,25 +101,25 @@ static int run_case(const seam_case *sc)
             const gf_device dev = d ? GF_DEVICE_REF : GF_DEVICE_CPU;
             if (dev == GF_DEVICE_REF && !sc->ref_all)
                 continue;
-            c = case_config(sc, taps, dev, va->chunk);
+            c = case_config(c0, sc, dev, va->chunk);
             c.threads = va->threads;
             char pa[32], pb[32];
             describe_pattern(pa, sizeof pa, va->a);
             describe_pattern(pb, sizeof pb, va->b);
             if (va->process)
-                snprintf(label, sizeof label, "%s: %s chunk %zu, process pieces %s", sc->name,
+                snprintf(label, sizeof label, "%s: %s chunk %zu, process pieces %s", s->name,
                          tu_device_name(dev), c.chunk_frames, pa);
             else
-                snprintf(label, sizeof label, "%s: %s chunk %zu, push %s / pull %s", sc->name,
+                snprintf(label, sizeof label, "%s: %s chunk %zu, push %s / pull %s", s->name,
                          tu_device_name(dev), c.chunk_frames, pa, pb);
-            bad += tu_check_run(label, &c, in, sc->frames, base, va->process, va->a, va->b);
+            bad += tu_check_run(label, &c, in, s->frames, base, va->process, va->a, va->b);
             runs++;
         }
     }
     free(base);
-    free(in);
-    printf("%-40s %zu frames x %d ch: %zu runs identical, %.2f s\n", sc->name, sc->frames,
-           sc->channels, runs, tu_now() - t0);
+    tu_input_free(&input);
+    printf("%-40s %zu frames x %d ch: %zu runs identical, %.2f s\n", s->name, s->frames,
+           s->channels, runs, tu_now() - t0);
     return bad;
 }
 
@@ -414,13 +408,16 @@ static int test_lifecycle(void)
 static int seam_cases(void)
 {
     const seam_case cases[] = {
-        {"f32 stereo T=5 same", 2, 1200000, GF_PRECISION_F32, GF_MODE_SAME, 5, 0, 1, ALL},
-        {"f32 stereo T=5 causal mean", 2, 1200000, GF_PRECISION_F32, GF_MODE_CAUSAL, 5, 1, 1, ALL},
-        {"f32 stereo T=255 same", 2, 1200000, GF_PRECISION_F32, GF_MODE_SAME, 255, 0, 0, EVEN},
-        {"f32 mono T=255 causal mean", 1, 1050000, GF_PRECISION_F32, GF_MODE_CAUSAL, 255, 1, 0,
+        {{"f32 stereo T=5 same", 2, 1200000, GF_PRECISION_F32, GF_MODE_SAME, 5, 0}, 1, ALL},
+        {{"f32 stereo T=5 causal mean", 2, 1200000, GF_PRECISION_F32, GF_MODE_CAUSAL, 5, 1},
+         1,
+         ALL},
+        {{"f32 stereo T=255 same", 2, 1200000, GF_PRECISION_F32, GF_MODE_SAME, 255, 0}, 0, EVEN},
+        {{"f32 mono T=255 causal mean", 1, 1050000, GF_PRECISION_F32, GF_MODE_CAUSAL, 255, 1},
+         0,
          ODD},
-        {"f64 mono T=5 causal", 1, 1100000, GF_PRECISION_F64, GF_MODE_CAUSAL, 5, 0, 1, ALL},
-        {"f64 mono T=255 same mean", 1, 1100000, GF_PRECISION_F64, GF_MODE_SAME, 255, 1, 0, ODD},
+        {{"f64 mono T=5 causal", 1, 1100000, GF_PRECISION_F64, GF_MODE_CAUSAL, 5, 0}, 1, ALL},
+        {{"f64 mono T=255 same mean", 1, 1100000, GF_PRECISION_F64, GF_MODE_SAME, 255, 1}, 0, ODD},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !bad; i++)

@@ -800,6 +800,19 @@ const char *tu_run_kind_name(tu_run_kind k)
                                 : "process";
 }
 
+int tu_signal_case_setup(const tu_signal_case *sc, uint64_t seed, uint64_t taps_seed, gf_device dev,
+                         tu_input *in, gf_config *c)
+{
+    const size_t ss = tu_sample_size(sc->precision), ns = sc->frames * (size_t)sc->channels;
+    if (tu_input_alloc(in, sc->name, ns, ss, sc->num_taps))
+        return 1;
+    tu_fill_signal(in->x, ns, ss, seed);
+    tu_fill_taps(in->taps, sc->num_taps, taps_seed);
+    *c = tu_config(sc->channels, sc->num_taps, sc->mean ? NULL : in->taps, sc->mode, sc->precision,
+                   dev);
+    return 0;
+}
+
 int tu_hist_case_setup(const tu_hist_case *hc, uint64_t seed, uint64_t taps_seed, gf_device dev,
                        tu_input *in, gf_hist_config *h, gf_config *c)
 {

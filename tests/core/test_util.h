@@ -237,6 +237,25 @@ int tu_same_double(double a, double b);
 /* Every field of every record, doubles bitwise; prints the first difference. */
 int tu_recs_compare(const char *label, const tu_recs *want, const tu_recs *got);
 
+/* A filter test on a random stream: its shape and filter. */
+typedef struct tu_signal_case {
+    const char *name;
+    int channels;
+    size_t frames;
+    gf_precision precision;
+    gf_mode mode;
+    size_t num_taps;
+    int mean; /* the mean filter, else random taps */
+} tu_signal_case;
+
+/*
+ * The case's stream (tu_fill_signal from seed) and taps (from taps_seed)
+ * into in, and into c a config for device dev with them (taps NULL for the
+ * mean filter). Returns 0, or 1 after printing.
+ */
+int tu_signal_case_setup(const tu_signal_case *sc, uint64_t seed, uint64_t taps_seed, gf_device dev,
+                         tu_input *in, gf_config *c);
+
 /* A histogram test on a random stream: its shape, filter and histograms. */
 typedef struct tu_hist_case {
     const char *name;
