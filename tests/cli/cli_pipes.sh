@@ -445,7 +445,7 @@ if command -v script >/dev/null; then
 fi
 expect_no_output tty_out.raw
 
-# --- 10. Bugs these tests found (fixed): SIGINT with stdout a pipe, a WAV
+# --- 10. Signals and slow streams: SIGINT with stdout a pipe, a WAV
 # container on stdin held back, a signal while the output pipe is stalled,
 # and the container warning for a stream arriving in small pieces.
 {

@@ -31,7 +31,7 @@ assert_eq "samples that differ from 2x with clipping" "$bad" 0
 
 # mu-law and A-law: libsndfile indexes its tables with the scaled sample
 # unchecked, so a sample beyond +-1 must be clipped before it gets there
-# (it used to crash). The ramp times 500 clips where |k| >= 66 (k/32768 the
+# (else libsndfile crashes). The ramp times 500 clips where |k| >= 66 (k/32768 the
 # input): 32702 + 32703 per channel. Every clipped sample decodes to the
 # encoding's largest magnitude with the input's sign.
 echo 500 >gain500.txt

@@ -215,6 +215,16 @@ static int read_some(trickle_out *o, double ms)
     return 1;
 }
 
+/* Like read_some, with the wait bounded by ms after t0 (seconds, now_s).
+ * Returns 1 to go on, 0 once the time is up, -1 on error. */
+static int read_until(trickle_out *o, double t0, double ms)
+{
+    const double left = ms - (now_s() - t0) * 1e3;
+    if (left <= 0)
+        return 0;
+    return read_some(o, left) < 0 ? -1 : 1;
+}
+
 static int child_status(pid_t pid, char *what, size_t n)
 {
     int st = 0;
@@ -230,6 +240,135 @@ static int child_status(pid_t pid, char *what, size_t n)
     return 128 + WTERMSIG(st);
 }
 
+/* Start cmd (argv style) with pipes for its stdin (*to, ours to write) and
+ * stdout (*from, ours to read). Returns its pid, or -1 after printing. */
+static pid_t spawn_piped(char **cmd, int *to, int *from)
+{
+    int tp[2], fp[2];
+    if (pipe(tp) != 0 || pipe(fp) != 0) {
+        die("pipe: %s", strerror(errno));
+        return -1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    const pid_t pid = fork();
+    if (pid < 0) {
+        die("fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        dup2(tp[0], STDIN_FILENO);
+        dup2(fp[1], STDOUT_FILENO);
+        close(tp[0]);
+        close(tp[1]);
+        close(fp[0]);
+        close(fp[1]);
+        execvp(cmd[0], cmd);
+        fprintf(stderr, "pipetool: cannot run %s: %s\n", cmd[0], strerror(errno));
+        _exit(127);
+    }
+    close(tp[0]);
+    close(fp[1]);
+    *to = tp[1];
+    *from = fp[0];
+    return pid;
+}
+
+/* A trickle run: the input, the rules, the command's pipes, what was seen. */
+typedef struct trickle_job {
+    const unsigned char *in;
+    size_t fb; /* bytes a frame */
+    long frames, look;
+    double pause_ms, bound_ms;
+    int to;        /* the command's stdin */
+    trickle_out o; /* its stdout */
+    double max_lat;
+    long worst_frame;
+    char why[256]; /* the first failure, empty while there is none */
+} trickle_job;
+
+/* Input frame j; then the frames it completes must arrive within the bound,
+ * and nothing more during the pause. */
+static void trickle_frame(trickle_job *t, long j)
+{
+    trickle_out *o = &t->o;
+    if (write_all(t->to, t->in + (size_t)j * t->fb, t->fb) != 0) {
+        snprintf(t->why, sizeof t->why, "writing frame %ld: %s", j, strerror(errno));
+        return;
+    }
+    const double t0 = now_s();
+    const long want_frames = j + 1 - t->look > 0 ? j + 1 - t->look : 0;
+    const size_t want = (size_t)want_frames * t->fb;
+    /* The frames this one completes, within the bound. */
+    int r = 1;
+    while (o->got < want && !o->eof && (r = read_until(o, t0, t->bound_ms)) > 0) {
+    }
+    if (r < 0) {
+        snprintf(t->why, sizeof t->why, "reading output: %s", strerror(errno));
+        return;
+    }
+    const double lat = (now_s() - t0) * 1e3;
+    if (o->got < want) {
+        snprintf(t->why, sizeof t->why,
+                 "after input frame %ld: %.3g output frames within %.0f ms, expected %ld%s", j,
+                 (double)o->got / (double)t->fb, t->bound_ms, want_frames,
+                 o->eof ? " (output closed)" : "");
+        return;
+    }
+    if (want_frames > 0 && lat > t->max_lat) {
+        t->max_lat = lat;
+        t->worst_frame = j;
+    }
+    /* The pause: nothing more may arrive. */
+    for (;;) {
+        if (o->got > want) {
+            snprintf(t->why, sizeof t->why,
+                     "after input frame %ld: %.3g output frames, expected only %ld (output "
+                     "ahead of the input)",
+                     j, (double)o->got / (double)t->fb, want_frames);
+            return;
+        }
+        if (o->eof) {
+            snprintf(t->why, sizeof t->why, "output closed after input frame %ld", j);
+            return;
+        }
+        if ((r = read_until(o, t0, t->pause_ms)) <= 0)
+            break;
+    }
+    if (r < 0)
+        snprintf(t->why, sizeof t->why, "reading output: %s", strerror(errno));
+}
+
+/* The rest (the look-ahead's frames) after the end of input, within 10 s. */
+static void trickle_rest(trickle_job *t)
+{
+    const double t_end = now_s();
+    while (!t->why[0] && !t->o.eof) {
+        const int r = read_until(&t->o, t_end, 10000);
+        if (r == 0)
+            snprintf(t->why, sizeof t->why, "no end of output within 10 s of closing its input");
+        else if (r < 0)
+            snprintf(t->why, sizeof t->why, "reading output: %s", strerror(errno));
+    }
+}
+
+/* The whole output against EXPECTED, byte for byte. */
+static void trickle_compare(trickle_job *t, const unsigned char *expect, size_t exp_n)
+{
+    if (t->why[0])
+        return;
+    if (t->o.got != exp_n) {
+        snprintf(t->why, sizeof t->why, "%zu output bytes in all, expected %zu", t->o.got, exp_n);
+        return;
+    }
+    for (size_t i = 0; i < exp_n; i++)
+        if (t->o.buf[i] != expect[i]) {
+            snprintf(t->why, sizeof t->why, "output differs from EXPECTED at byte %zu (frame %zu)",
+                     i, i / t->fb);
+            return;
+        }
+}
+
 static int trickle(int argc, char **argv)
 {
     if (argc < 10 || strcmp(argv[8], "--") != 0)
@@ -238,130 +377,43 @@ static int trickle(int argc, char **argv)
     size_t in_n = 0, exp_n = 0;
     unsigned char *in = slurp(argv[2], &in_n), *expect = slurp(argv[3], &exp_n);
     const long fb = atol(argv[4]), look = atol(argv[5]);
-    const double pause_ms = atof(argv[6]), bound_ms = atof(argv[7]);
     if (!in || !expect)
         return die("trickle: cannot read IN or EXPECTED");
     if (fb < 1 || look < 0 || in_n % (size_t)fb != 0 || exp_n != in_n)
         return die("trickle: IN and EXPECTED must hold the same whole number of frames");
-    const long frames = (long)(in_n / (size_t)fb);
-
-    int to[2], from[2];
-    if (pipe(to) != 0 || pipe(from) != 0)
-        return die("pipe: %s", strerror(errno));
-    signal(SIGPIPE, SIG_IGN);
-    const pid_t pid = fork();
+    trickle_job t = {.in = in,
+                     .fb = (size_t)fb,
+                     .frames = (long)(in_n / (size_t)fb),
+                     .look = look,
+                     .pause_ms = atof(argv[6]),
+                     .bound_ms = atof(argv[7]),
+                     .worst_frame = -1};
+    int from = -1;
+    const pid_t pid = spawn_piped(argv + 9, &t.to, &from);
     if (pid < 0)
-        return die("fork: %s", strerror(errno));
-    if (pid == 0) {
-        signal(SIGPIPE, SIG_DFL);
-        dup2(to[0], STDIN_FILENO);
-        dup2(from[1], STDOUT_FILENO);
-        close(to[0]);
-        close(to[1]);
-        close(from[0]);
-        close(from[1]);
-        execvp(argv[9], argv + 9);
-        fprintf(stderr, "pipetool: cannot run %s: %s\n", argv[9], strerror(errno));
-        _exit(127);
-    }
-    close(to[0]);
-    close(from[1]);
-    trickle_out o = {.fd = from[0], .cap = in_n + 4096};
-    o.buf = malloc(o.cap);
-    if (!o.buf)
+        return 1;
+    t.o = (trickle_out){.fd = from, .cap = in_n + 4096};
+    t.o.buf = malloc(t.o.cap);
+    if (!t.o.buf)
         return die("out of memory");
-    char why[256] = "";
-    double max_lat = 0;
-    long worst_frame = -1;
-    for (long j = 0; j < frames && !why[0]; j++) {
-        if (write_all(to[1], in + (size_t)j * (size_t)fb, (size_t)fb) != 0) {
-            snprintf(why, sizeof why, "writing frame %ld: %s", j, strerror(errno));
-            break;
-        }
-        const double t0 = now_s();
-        const long want_frames = j + 1 - look > 0 ? j + 1 - look : 0;
-        const size_t want = (size_t)want_frames * (size_t)fb;
-        /* The frames this one completes, within the bound. */
-        while (o.got < want && !o.eof) {
-            const double left = bound_ms - (now_s() - t0) * 1e3;
-            if (left <= 0)
-                break;
-            if (read_some(&o, left) < 0) {
-                snprintf(why, sizeof why, "reading output: %s", strerror(errno));
-                break;
-            }
-        }
-        if (why[0])
-            break;
-        const double lat = (now_s() - t0) * 1e3;
-        if (o.got < want) {
-            snprintf(why, sizeof why,
-                     "after input frame %ld: %.3g output frames within %.0f ms, expected %ld%s", j,
-                     (double)o.got / (double)fb, bound_ms, want_frames,
-                     o.eof ? " (output closed)" : "");
-            break;
-        }
-        if (want_frames > 0 && lat > max_lat) {
-            max_lat = lat;
-            worst_frame = j;
-        }
-        /* The pause: nothing more may arrive. */
-        for (;;) {
-            if (o.got > want) {
-                snprintf(why, sizeof why,
-                         "after input frame %ld: %.3g output frames, expected only %ld (output "
-                         "ahead of the input)",
-                         j, (double)o.got / (double)fb, want_frames);
-                break;
-            }
-            if (o.eof) {
-                snprintf(why, sizeof why, "output closed after input frame %ld", j);
-                break;
-            }
-            const double left = pause_ms - (now_s() - t0) * 1e3;
-            if (left <= 0)
-                break;
-            if (read_some(&o, left) < 0) {
-                snprintf(why, sizeof why, "reading output: %s", strerror(errno));
-                break;
-            }
-        }
-    }
-    close(to[1]);
-    /* The rest (the look-ahead's frames) after the end of input. */
-    const double t_end = now_s();
-    while (!why[0] && !o.eof) {
-        const double left = 10000 - (now_s() - t_end) * 1e3;
-        if (left <= 0) {
-            snprintf(why, sizeof why, "no end of output within 10 s of closing its input");
-            break;
-        }
-        if (read_some(&o, left) < 0)
-            snprintf(why, sizeof why, "reading output: %s", strerror(errno));
-    }
-    close(o.fd);
+    for (long j = 0; j < t.frames && !t.why[0]; j++)
+        trickle_frame(&t, j);
+    close(t.to);
+    trickle_rest(&t);
+    close(t.o.fd);
     char st_text[64];
     const int st = child_status(pid, st_text, sizeof st_text);
-    if (!why[0] && o.got != exp_n)
-        snprintf(why, sizeof why, "%zu output bytes in all, expected %zu", o.got, exp_n);
-    if (!why[0]) {
-        for (size_t i = 0; i < exp_n; i++)
-            if (o.buf[i] != expect[i]) {
-                snprintf(why, sizeof why, "output differs from EXPECTED at byte %zu (frame %zu)", i,
-                         i / (size_t)fb);
-                break;
-            }
-    }
-    if (!why[0] && st != 0)
-        snprintf(why, sizeof why, "%s: %s", argv[9], st_text);
-    if (why[0]) {
-        fprintf(stderr, "pipetool: trickle: %s\n", why);
+    trickle_compare(&t, expect, exp_n);
+    if (!t.why[0] && st != 0)
+        snprintf(t.why, sizeof t.why, "%s: %s", argv[9], st_text);
+    if (t.why[0]) {
+        fprintf(stderr, "pipetool: trickle: %s\n", t.why);
         return 1;
     }
     printf("trickle: %ld frames, look-ahead %ld: every output within %.1f ms of the input "
            "frame that completes it (max at input frame %ld; bound %.0f ms)\n",
-           frames, look, max_lat, worst_frame, bound_ms);
-    free(o.buf);
+           t.frames, look, t.max_lat, t.worst_frame, t.bound_ms);
+    free(t.o.buf);
     free(in);
     free(expect);
     return 0;

@@ -54,24 +54,20 @@ static int expect_valid(const char *what, const gf_config *cfg)
     return bad;
 }
 
-static int test_validation(void)
+/* Channel and tap counts: the limits accepted, beyond them refused. */
+static int validation_counts(const gf_config *base)
 {
+    gf_config c = *base;
     int bad = 0;
-    const gf_config base = gf_config_default();
-    gf_config c;
-    double taps[8] = {0.25, 0.5, 0.25, 0, 0, 0, 0, 0};
-
-    bad += expect_valid("default config", &base);
-    c = base;
     c.device = GF_DEVICE_REF;
     c.channels = GF_MAX_CHANNELS;
     bad += expect_valid("1024 channels", &c);
-    c = base;
+    c = *base;
     c.device = GF_DEVICE_REF;
     c.num_taps = GF_MAX_TAPS;
     bad += expect_valid("GF_MAX_TAPS taps", &c);
 
-    c = base;
+    c = *base;
     c.channels = 0;
     bad += expect_invalid("channels 0", &c, "channels", "0");
     c.channels = GF_MAX_CHANNELS + 1;
@@ -79,13 +75,20 @@ static int test_validation(void)
     c.channels = -3;
     bad += expect_invalid("channels -3", &c, "channels", NULL);
 
-    c = base;
+    c = *base;
     c.num_taps = 0;
     bad += expect_invalid("taps 0", &c, "taps", "0");
     c.num_taps = GF_MAX_TAPS + 1;
     bad += expect_invalid("taps GF_MAX_TAPS+1", &c, "taps", "8193");
+    return bad;
+}
 
-    c = base;
+/* Coefficients that are not finite in the precision. */
+static int validation_coefficients(const gf_config *base)
+{
+    double taps[8] = {0.25, 0.5, 0.25, 0, 0, 0, 0, 0};
+    gf_config c = *base;
+    int bad = 0;
     c.num_taps = 3;
     c.taps = taps;
     taps[2] = NAN;
@@ -96,23 +99,28 @@ static int test_validation(void)
     bad += expect_invalid("coefficient overflowing f32", &c, "coefficient", NULL);
     c.precision = GF_PRECISION_F64;
     bad += expect_valid("1e39 coefficient in f64", &c);
-    taps[2] = 0.25;
+    return bad;
+}
 
-    c = base;
+/* Enumerations out of range, chunks too large, negative threads. */
+static int validation_fields(const gf_config *base)
+{
+    gf_config c = *base;
+    int bad = 0;
     c.mode = (gf_mode)2;
     bad += expect_invalid("mode 2", &c, "mode", NULL);
     c.mode = (gf_mode)-1;
     bad += expect_invalid("mode -1", &c, "mode", NULL);
-    c = base;
+    c = *base;
     c.precision = (gf_precision)2;
     bad += expect_invalid("precision 2", &c, "precision", NULL);
-    c = base;
+    c = *base;
     c.device = (gf_device)4;
     bad += expect_invalid("device 4", &c, "device", NULL);
     c.device = (gf_device)-1;
     bad += expect_invalid("device -1", &c, "device", NULL);
 
-    c = base;
+    c = *base;
     c.chunk_frames = ((size_t)1 << 28) + 1;
     bad += expect_invalid("chunk 2^28+1 frames", &c, "chunk", NULL);
     c.chunk_frames = (size_t)1 << 28;
@@ -122,20 +130,25 @@ static int test_validation(void)
     c.channels = 2;
     bad += expect_invalid("chunk SIZE_MAX", &c, "chunk", NULL);
 
-    c = base;
+    c = *base;
     c.threads = -1;
     bad += expect_invalid("threads -1", &c, "threads", NULL);
+    return bad;
+}
 
-    /* NULL config, NULL out, NULL or tiny detail buffers. */
+/* NULL config, NULL out, NULL or tiny detail buffers. */
+static int validation_arguments(const gf_config *base)
+{
+    int bad = 0;
     gf_engine *e = (gf_engine *)&e;
     char detail[64] = "";
     bad += TU_CHECK(gf_engine_create(NULL, &e, detail, sizeof detail) == GF_ERR_INVALID_ARGUMENT,
                     "NULL config accepted");
     bad += TU_CHECK(e == NULL, "NULL config: *out not NULL");
     bad += TU_CHECK(strstr(detail, "config") != NULL, "NULL config: detail '%s'", detail);
-    bad += TU_CHECK(gf_engine_create(&base, NULL, detail, sizeof detail) == GF_ERR_INVALID_ARGUMENT,
+    bad += TU_CHECK(gf_engine_create(base, NULL, detail, sizeof detail) == GF_ERR_INVALID_ARGUMENT,
                     "NULL out accepted");
-    c = base;
+    gf_config c = *base;
     c.channels = 0;
     bad += TU_CHECK(gf_engine_create(&c, &e, NULL, 0) == GF_ERR_INVALID_ARGUMENT && e == NULL,
                     "bad config with NULL detail");
@@ -147,6 +160,17 @@ static int test_validation(void)
                     "small detail buffer not truncated and terminated");
     bad += TU_CHECK(gf_engine_create(&c, &e, small, 0) == GF_ERR_INVALID_ARGUMENT,
                     "bad config with detail_size 0");
+    return bad;
+}
+
+static int test_validation(void)
+{
+    const gf_config base = gf_config_default();
+    int bad = expect_valid("default config", &base);
+    bad += validation_counts(&base);
+    bad += validation_coefficients(&base);
+    bad += validation_fields(&base);
+    bad += validation_arguments(&base);
     return bad;
 }
 
@@ -354,60 +378,33 @@ static int run_all(const gf_config *c, const void *in, size_t frames, void *out,
     return tu_filter_into(what, c, in, frames, 0, TU_FIXED(3), TU_FIXED(2), out, frames + 1);
 }
 
+/* Special values for the identity: 16 frames of 3 channels, a frame a line. */
+enum { ID_N = 16, ID_C = 3 };
+/* clang-format off */
+static const float identity_in[ID_N * ID_C] = {
+    0.0f,            -0.0f,       NAN,
+    -NAN,            INFINITY,    -INFINITY,
+    FLT_MAX,         -FLT_MAX,    FLT_MIN,
+    -FLT_MIN,        1e-45f,      -1e-45f,
+    1.0f,            -1.0f,       0.1f,
+    3.14159274f,     -2.5e-39f,   7.0e37f,
+    -0.0f,           -0.0f,       -0.0f,
+    NAN,             NAN,         NAN,
+    1.5f,            -1.5f,       65504.0f,
+    16777217.0f,     -1e30f,      1e-30f,
+    0.0f,            0.0f,        0.0f,
+    -0.0f,           -0.0f,       -0.0f,
+    1.17549421e-38f, 2.0f,        -3.0f,
+    4.0f,            -5.0f,       6.0f,
+    INFINITY,        NAN,         -INFINITY,
+    0.5f,            -0.25f,      0.125f,
+};
+/* clang-format on */
+
 static int test_identity(void)
 {
-    int bad = 0;
-    enum { C = 3, N = 16 };
-    const float fin[N * C] = {
-        0.0f,
-        -0.0f,
-        NAN,
-        -NAN,
-        INFINITY,
-        -INFINITY,
-        FLT_MAX,
-        -FLT_MAX,
-        FLT_MIN,
-        -FLT_MIN,
-        1e-45f,
-        -1e-45f,
-        1.0f,
-        -1.0f,
-        0.1f,
-        3.14159274f,
-        -2.5e-39f,
-        7.0e37f,
-        -0.0f,
-        -0.0f,
-        -0.0f,
-        NAN,
-        NAN,
-        NAN,
-        1.5f,
-        -1.5f,
-        65504.0f,
-        16777217.0f,
-        -1e30f,
-        1e-30f,
-        0.0f,
-        0.0f,
-        0.0f,
-        -0.0f,
-        -0.0f,
-        -0.0f,
-        1.17549421e-38f,
-        2.0f,
-        -3.0f,
-        4.0f,
-        -5.0f,
-        6.0f,
-        INFINITY,
-        NAN,
-        -INFINITY,
-        0.5f,
-        -0.25f,
-        0.125f,
-    };
+    enum { C = ID_C, N = ID_N };
+    const float *fin = identity_in;
     double din[N * C];
     for (size_t i = 0; i < N * C; i++)
         din[i] = (double)fin[i];
@@ -416,18 +413,14 @@ static int test_identity(void)
     din[7] = -4.9406564584124654e-324;
     din[8] = DBL_MIN;
     const double one = 1.0;
-
+    int bad = 0;
     for (size_t d = 0; d < 2; d++)
         for (int p = 0; p < 2; p++)
             for (int m = 0; m < 2; m++)
                 for (int explicit_tap = 0; explicit_tap < 2; explicit_tap++) {
-                    gf_config c = gf_config_default();
-                    c.device = cpu_devs[d];
-                    c.channels = C;
-                    c.num_taps = 1;
-                    c.taps = explicit_tap ? &one : NULL;
-                    c.mode = m ? GF_MODE_CAUSAL : GF_MODE_SAME;
-                    c.precision = p ? GF_PRECISION_F64 : GF_PRECISION_F32;
+                    gf_config c = tu_config(C, 1, explicit_tap ? &one : NULL,
+                                            m ? GF_MODE_CAUSAL : GF_MODE_SAME,
+                                            p ? GF_PRECISION_F64 : GF_PRECISION_F32, cpu_devs[d]);
                     c.chunk_frames = 5;
                     char what[128];
                     snprintf(what, sizeof what, "identity %s %s %s %s", tu_device_name(cpu_devs[d]),
@@ -482,31 +475,26 @@ static int test_nan_propagation(void)
 }
 
 /* The contract evaluated here, independently of the library: mono, in the
- * precision, out-of-range inputs read as +0.0 and used. */
+ * precision (the type of acc), out-of-range inputs read as +0.0 and used. */
+#define NAIVE_FIR(acc_type, h, T, x, n, lat, y)                                         \
+    for (size_t i = 0; i < (n); i++) {                                                  \
+        const ptrdiff_t j = (ptrdiff_t)(i + (lat));                                     \
+        acc_type acc = (h)[0] * (j < (ptrdiff_t)(n) ? (x)[j] : (acc_type)0);            \
+        for (size_t k = 1; k < (T); k++) {                                              \
+            const ptrdiff_t m = j - (ptrdiff_t)k;                                       \
+            acc = acc + (h)[k] * (m >= 0 && m < (ptrdiff_t)(n) ? (x)[m] : (acc_type)0); \
+        }                                                                               \
+        (y)[i] = acc;                                                                   \
+    }
+
 static void naive_f32(const float *h, size_t T, const float *x, size_t n, size_t lat, float *y)
 {
-    for (size_t i = 0; i < n; i++) {
-        const ptrdiff_t j = (ptrdiff_t)(i + lat);
-        float acc = h[0] * (j < (ptrdiff_t)n ? x[j] : 0.0f);
-        for (size_t k = 1; k < T; k++) {
-            const ptrdiff_t m = j - (ptrdiff_t)k;
-            acc = acc + h[k] * (m >= 0 && m < (ptrdiff_t)n ? x[m] : 0.0f);
-        }
-        y[i] = acc;
-    }
+    NAIVE_FIR(float, h, T, x, n, lat, y)
 }
 
 static void naive_f64(const double *h, size_t T, const double *x, size_t n, size_t lat, double *y)
 {
-    for (size_t i = 0; i < n; i++) {
-        const ptrdiff_t j = (ptrdiff_t)(i + lat);
-        double acc = h[0] * (j < (ptrdiff_t)n ? x[j] : 0.0);
-        for (size_t k = 1; k < T; k++) {
-            const ptrdiff_t m = j - (ptrdiff_t)k;
-            acc = acc + h[k] * (m >= 0 && m < (ptrdiff_t)n ? x[m] : 0.0);
-        }
-        y[i] = acc;
-    }
+    NAIVE_FIR(double, h, T, x, n, lat, y)
 }
 
 /* Signed zeros in the taps survive: a -0.0 tap is not a +0.0 tap (a sum of
@@ -534,12 +522,9 @@ static int test_signed_zero_taps(void)
             for (size_t d = 0; d < 2; d++)
                 for (int p = 0; p < 2; p++)
                     for (int m = 0; m < 2; m++) {
-                        gf_config c = gf_config_default();
-                        c.device = cpu_devs[d];
-                        c.num_taps = T;
-                        c.taps = tapsets[t];
-                        c.mode = m ? GF_MODE_CAUSAL : GF_MODE_SAME;
-                        c.precision = p ? GF_PRECISION_F64 : GF_PRECISION_F32;
+                        gf_config c =
+                            tu_config(1, T, tapsets[t], m ? GF_MODE_CAUSAL : GF_MODE_SAME,
+                                      p ? GF_PRECISION_F64 : GF_PRECISION_F32, cpu_devs[d]);
                         c.chunk_frames = 10;
                         const size_t lat = m ? 0 : (T - 1) / 2;
                         char what[160];
@@ -564,12 +549,7 @@ static int test_signed_zero_taps(void)
     /* The all -0.0 filter over the leading +0 / positive stretch gives -0.0. */
     double h0[4] = {-0.0, -0.0, -0.0, -0.0}, y[N + 1];
     for (size_t d = 0; d < 2; d++) {
-        gf_config c = gf_config_default();
-        c.device = cpu_devs[d];
-        c.num_taps = 4;
-        c.taps = h0;
-        c.mode = GF_MODE_CAUSAL;
-        c.precision = GF_PRECISION_F64;
+        gf_config c = tu_config(1, 4, h0, GF_MODE_CAUSAL, GF_PRECISION_F64, cpu_devs[d]);
         if (run_all(&c, xd, N, y, "all -0.0 taps")) {
             bad++;
             continue;
@@ -597,13 +577,9 @@ static int test_impulse(void)
                         const size_t T = ts[ti], P = pos[pi];
                         double taps[25];
                         tu_fill_taps(taps, T, 100 + T);
-                        gf_config c = gf_config_default();
-                        c.device = cpu_devs[d];
-                        c.channels = C;
-                        c.num_taps = T;
-                        c.taps = taps;
-                        c.mode = m ? GF_MODE_CAUSAL : GF_MODE_SAME;
-                        c.precision = p ? GF_PRECISION_F64 : GF_PRECISION_F32;
+                        gf_config c =
+                            tu_config(C, T, taps, m ? GF_MODE_CAUSAL : GF_MODE_SAME,
+                                      p ? GF_PRECISION_F64 : GF_PRECISION_F32, cpu_devs[d]);
                         c.chunk_frames = 9;
                         double xd[N * C] = {0}, yd[(N + 1) * C];
                         float xf[N * C] = {0}, yf[(N + 1) * C];

@@ -21,16 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define WHOLE SIZE_MAX
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* Process the input through a CUDA engine with page-locked input (and
  * output, unless plain_out) buffers and compare with expected. */
@@ -39,10 +31,8 @@ static int check_pinned(const char *label, const gf_config *cfg, const void *in,
 {
     const size_t fb = (size_t)cfg->channels * tu_sample_size(cfg->precision);
     gf_engine *probe = NULL;
-    char detail[256];
-    gf_status st = gf_engine_create(cfg, &probe, detail, sizeof detail);
-    if (st != GF_OK)
-        return TU_FAIL("%s: create: %s (%s)", label, gf_strerror(st), detail);
+    if (tu_create(label, cfg, &probe))
+        return 1;
     const size_t cap = frames + gf_engine_max_pending(probe) + 1;
     gf_engine_destroy(probe);
     void *pin = gf_host_alloc(frames * fb + 1);
@@ -85,16 +75,6 @@ static int golden_pinned(const tu_golden *cases, size_t n, size_t *runs)
     return bad;
 }
 
-typedef struct signal_case {
-    const char *name;
-    int channels;
-    size_t frames;
-    gf_precision precision;
-    gf_mode mode;
-    size_t num_taps;
-    int mean;
-} signal_case;
-
 /* Frames run at a given chunk size: chunk 1 and 7 cost one round trip per
  * chunk, so they see a prefix of the signal. */
 static size_t frames_for_chunk(size_t chunk, size_t frames)
@@ -103,26 +83,15 @@ static size_t frames_for_chunk(size_t chunk, size_t frames)
     return limit < frames ? limit : frames;
 }
 
-static int run_signal(const signal_case *sc)
+static int run_signal(const tu_signal_case *sc)
 {
-    const double t0 = now();
-    const size_t ss = tu_sample_size(sc->precision);
-    const size_t ns = sc->frames * (size_t)sc->channels;
-    void *in = malloc(ns * ss);
-    double *taps = malloc(sc->num_taps * sizeof(double));
-    if (!in || !taps) {
-        free(in);
-        free(taps);
-        return TU_FAIL("%s: out of memory", sc->name);
-    }
-    tu_fill_signal(in, ns, ss, 0xc0da0000u + sc->num_taps);
-    tu_fill_taps(taps, sc->num_taps, 555 + sc->num_taps);
-    gf_config c = gf_config_default();
-    c.channels = sc->channels;
-    c.num_taps = sc->num_taps;
-    c.taps = sc->mean ? NULL : taps;
-    c.mode = sc->mode;
-    c.precision = sc->precision;
+    const double t0 = tu_now();
+    tu_input input;
+    gf_config c;
+    if (tu_signal_case_setup(sc, 0xc0da0000u + sc->num_taps, 555 + sc->num_taps, GF_DEVICE_AUTO,
+                             &input, &c))
+        return 1;
+    const void *in = input.x;
 
     const size_t chunks[] = {1, 7, 4096, 1000000, WHOLE};
     int bad = 0;
@@ -168,10 +137,64 @@ static int run_signal(const signal_case *sc)
         runs += 5;
     }
     free(oracle);
-    free(taps);
-    free(in);
+    tu_input_free(&input);
     printf("%-36s %zu frames x %d ch: %zu cuda runs identical to ref, %.2f s\n", sc->name,
-           sc->frames, sc->channels, runs, now() - t0);
+           sc->frames, sc->channels, runs, tu_now() - t0);
+    return bad;
+}
+
+/* One long filter: cuda against the cpu over the whole signal (and the cpu
+ * against ref over a prefix), chunks from short to whole. */
+static int long_taps_case(const tu_signal_case *sc, size_t i)
+{
+    const double t0 = tu_now();
+    tu_input input;
+    gf_config c;
+    /* The cpu is bit-identical to ref (test_golden, test_seams), and faster. */
+    if (tu_signal_case_setup(sc, 0x10a6u + i, 0x7a95u + i, GF_DEVICE_CPU, &input, &c))
+        return 1;
+    const void *in = input.x;
+    c.chunk_frames = sc->frames;
+    char label[256];
+    snprintf(label, sizeof label, "%s: cpu oracle", sc->name);
+    void *oracle = tu_filter(label, &c, in, sc->frames, 1, TU_ALL, TU_ALL);
+    int bad = 0;
+    if (!oracle)
+        bad++;
+    /* ref agrees with the oracle on a prefix (ref is serial: keep it short). */
+    const size_t pre = sc->frames < 3000 ? sc->frames : 3000;
+    void *oracle_pre = NULL;
+    if (!bad) {
+        c.chunk_frames = pre;
+        snprintf(label, sizeof label, "%s: cpu oracle prefix", sc->name);
+        oracle_pre = tu_filter(label, &c, in, pre, 1, TU_ALL, TU_ALL);
+        c.device = GF_DEVICE_REF;
+        snprintf(label, sizeof label, "%s: ref prefix vs cpu", sc->name);
+        bad += oracle_pre ? tu_check_run(label, &c, in, pre, oracle_pre, 1, TU_ALL, TU_ALL) : 1;
+    }
+    const size_t chunks[] = {0, 1000, 4093, WHOLE};
+    c.device = GF_DEVICE_CUDA;
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0] && !bad; k++) {
+        c.chunk_frames = chunks[k] == WHOLE ? sc->frames : chunks[k];
+        snprintf(label, sizeof label, "%s: cuda chunk %zu, push/pull", sc->name, c.chunk_frames);
+        bad += tu_check_run(label, &c, in, sc->frames, oracle, 0, TU_RANDOM(7000, k),
+                            TU_RANDOM(5000, k + 1));
+        snprintf(label, sizeof label, "%s: cuda chunk %zu, pinned process", sc->name,
+                 c.chunk_frames);
+        bad += check_pinned(label, &c, in, sc->frames, oracle, TU_RANDOM(9000, k + 2), 0);
+    }
+    /* A chunk shorter than the halo: the halo spans several chunks. */
+    if (!bad) {
+        c.chunk_frames = 7;
+        snprintf(label, sizeof label, "%s: cuda chunk 7 over %zu frames", sc->name, pre);
+        bad +=
+            tu_check_run(label, &c, in, pre, oracle_pre, 0, TU_RANDOM(100, 9), TU_RANDOM(100, 10));
+    }
+    free(oracle_pre);
+    free(oracle);
+    tu_input_free(&input);
+    printf("%-36s %zu frames x %d ch: %s, %.2f s\n", sc->name, sc->frames, sc->channels,
+           bad ? "FAILED" : "identical", tu_now() - t0);
     return bad;
 }
 
@@ -180,7 +203,7 @@ static int run_signal(const signal_case *sc)
  * too large for shared memory: the global-memory kernel). */
 static int long_taps(void)
 {
-    const signal_case cases[] = {
+    const tu_signal_case cases[] = {
         {"long taps: T=255 8ch f32 same", 8, 60000, GF_PRECISION_F32, GF_MODE_SAME, 255, 0},
         {"long taps: T=8192 mono f64 same", 1, 40000, GF_PRECISION_F64, GF_MODE_SAME, 8192, 0},
         {"long taps: T=8192 mono f64 causal", 1, 30000, GF_PRECISION_F64, GF_MODE_CAUSAL, 8192, 1},
@@ -188,70 +211,8 @@ static int long_taps(void)
         {"long taps: T=8192 8ch f32 causal", 8, 6000, GF_PRECISION_F32, GF_MODE_CAUSAL, 8192, 0},
     };
     int bad = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !bad; i++) {
-        const signal_case *sc = &cases[i];
-        const double t0 = now();
-        const size_t ss = tu_sample_size(sc->precision);
-        const size_t ns = sc->frames * (size_t)sc->channels;
-        void *in = malloc(ns * ss);
-        double *taps = malloc(sc->num_taps * sizeof(double));
-        if (!in || !taps) {
-            free(in);
-            free(taps);
-            return TU_FAIL("out of memory");
-        }
-        tu_fill_signal(in, ns, ss, 0x10a6u + i);
-        tu_fill_taps(taps, sc->num_taps, 0x7a95u + i);
-        gf_config c = gf_config_default();
-        c.channels = sc->channels;
-        c.num_taps = sc->num_taps;
-        c.taps = sc->mean ? NULL : taps;
-        c.mode = sc->mode;
-        c.precision = sc->precision;
-        c.device = GF_DEVICE_CPU; /* bit-identical to ref (test_golden, test_seams), faster */
-        c.chunk_frames = sc->frames;
-        char label[256];
-        snprintf(label, sizeof label, "%s: cpu oracle", sc->name);
-        void *oracle = tu_filter(label, &c, in, sc->frames, 1, TU_ALL, TU_ALL);
-        if (!oracle)
-            bad++;
-        /* ref agrees with the oracle on a prefix (ref is serial: keep it short). */
-        const size_t pre = sc->frames < 3000 ? sc->frames : 3000;
-        void *oracle_pre = NULL;
-        if (!bad) {
-            c.chunk_frames = pre;
-            snprintf(label, sizeof label, "%s: cpu oracle prefix", sc->name);
-            oracle_pre = tu_filter(label, &c, in, pre, 1, TU_ALL, TU_ALL);
-            c.device = GF_DEVICE_REF;
-            snprintf(label, sizeof label, "%s: ref prefix vs cpu", sc->name);
-            bad += oracle_pre ? tu_check_run(label, &c, in, pre, oracle_pre, 1, TU_ALL, TU_ALL) : 1;
-        }
-        const size_t chunks[] = {0, 1000, 4093, WHOLE};
-        c.device = GF_DEVICE_CUDA;
-        for (size_t k = 0; k < sizeof chunks / sizeof chunks[0] && !bad; k++) {
-            c.chunk_frames = chunks[k] == WHOLE ? sc->frames : chunks[k];
-            snprintf(label, sizeof label, "%s: cuda chunk %zu, push/pull", sc->name,
-                     c.chunk_frames);
-            bad += tu_check_run(label, &c, in, sc->frames, oracle, 0, TU_RANDOM(7000, k),
-                                TU_RANDOM(5000, k + 1));
-            snprintf(label, sizeof label, "%s: cuda chunk %zu, pinned process", sc->name,
-                     c.chunk_frames);
-            bad += check_pinned(label, &c, in, sc->frames, oracle, TU_RANDOM(9000, k + 2), 0);
-        }
-        /* A chunk shorter than the halo: the halo spans several chunks. */
-        if (!bad) {
-            c.chunk_frames = 7;
-            snprintf(label, sizeof label, "%s: cuda chunk 7 over %zu frames", sc->name, pre);
-            bad += tu_check_run(label, &c, in, pre, oracle_pre, 0, TU_RANDOM(100, 9),
-                                TU_RANDOM(100, 10));
-        }
-        free(oracle_pre);
-        free(oracle);
-        free(taps);
-        free(in);
-        printf("%-36s %zu frames x %d ch: %s, %.2f s\n", sc->name, sc->frames, sc->channels,
-               bad ? "FAILED" : "identical", now() - t0);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !bad; i++)
+        bad += long_taps_case(&cases[i], i);
     return bad;
 }
 
@@ -274,12 +235,7 @@ typedef struct multi_engine {
 static int multi_setup(multi_engine *m, int channels, size_t T, gf_precision p, gf_mode mode,
                        size_t frames, size_t chunk, uint64_t seed)
 {
-    m->cfg = gf_config_default();
-    m->cfg.channels = channels;
-    m->cfg.num_taps = T;
-    m->cfg.taps = m->taps;
-    m->cfg.precision = p;
-    m->cfg.mode = mode;
+    m->cfg = tu_config(channels, T, m->taps, mode, p, GF_DEVICE_AUTO);
     m->cfg.chunk_frames = chunk;
     m->frames = frames;
     m->fb = (size_t)channels * tu_sample_size(p);
@@ -367,7 +323,7 @@ static int multi_run(multi_engine *ms, int n, const char *what)
 
 static int multi_engines(void)
 {
-    const double t0 = now();
+    const double t0 = tu_now();
     static multi_engine ms[MULTI];
     memset(ms, 0, sizeof ms);
     int bad = 0;
@@ -394,45 +350,46 @@ static int multi_engines(void)
     for (int i = 0; i < MULTI; i++)
         multi_free(&ms[i]);
     printf("%-36s %s, %.2f s\n", "several engines at once", bad ? "FAILED" : "identical",
-           now() - t0);
+           tu_now() - t0);
     return bad;
 }
 
 /* ---- histograms ---- */
 
-typedef struct hist_case {
-    const char *name;
-    int channels;
-    size_t frames, taps;
-    gf_mode mode;
-    gf_precision precision;
-    size_t bins, block;
-    int of_input, mix;
-} hist_case;
-
-static int hist_run_case(const hist_case *hc)
+/* The cpu's records over the first frames frames, for the runs that take
+ * that prefix; kept in *pre until a run takes another. */
+static int hist_prefix_oracle(const tu_hist_case *hc, gf_config c, const void *in, size_t frames,
+                              tu_recs *pre, size_t *pre_frames)
 {
-    const double t0 = now();
-    const size_t ss = tu_sample_size(hc->precision), ns = hc->frames * (size_t)hc->channels;
-    void *in = malloc(ns * ss);
-    double *taps = malloc(hc->taps * sizeof(double));
-    if (!in || !taps) {
-        free(in);
-        free(taps);
-        return TU_FAIL("%s: out of memory", hc->name);
-    }
-    tu_fill_hist_signal(in, ns, ss, 0x4157u + hc->frames, -1.0, 1.0);
-    tu_fill_taps(taps, hc->taps, 0x7a9u + hc->taps);
-    gf_hist_config h = {hc->bins, hc->block, -1.0, 1.0, hc->of_input, hc->mix};
-    gf_config c = gf_config_default();
-    c.channels = hc->channels;
-    c.num_taps = hc->taps;
-    c.taps = taps;
-    c.mode = hc->mode;
-    c.precision = hc->precision;
-    c.hist = &h;
+    if (frames == *pre_frames)
+        return 0;
+    tu_recs_free(pre);
+    c.device = GF_DEVICE_CPU;
+    char label[256];
+    snprintf(label, sizeof label, "%s: cpu, one chunk, %zu frames", hc->name, frames);
+    *pre_frames = frames;
+    return tu_run_hist(label, &c, in, frames, &tu_whole_stream, pre, NULL);
+}
 
-    const tu_run_spec whole = {TU_RUN_PROCESS, WHOLE, 0, 0, 0, 0, 1, 0};
+/* One run on cuda as rs says, against want. */
+static int hist_cuda_run(const tu_hist_case *hc, gf_config c, const void *in, size_t frames,
+                         const tu_run_spec *rs, const tu_recs *want)
+{
+    c.device = GF_DEVICE_CUDA;
+    char label[256];
+    snprintf(label, sizeof label, "%s: cuda chunk %zu, %s%s, %zu frames", hc->name, rs->chunk,
+             tu_run_kind_name(rs->kind), rs->pinned ? " (pinned)" : "", frames);
+    tu_recs got = {0};
+    int bad = tu_run_hist(label, &c, in, frames, rs, &got, NULL);
+    if (!bad)
+        bad = tu_recs_compare(label, want, &got);
+    tu_recs_free(&got);
+    return bad;
+}
+
+/* cuda with chunks from 1 to whole, staged and zero-copy, against the cpu. */
+static int hist_cuda_runs(const tu_hist_case *hc, const gf_config *c, const void *in, size_t *runs)
+{
     const tu_run_spec specs[] = {
         {TU_RUN_PUSHPULL, 0, 100000, 70000, 1, 0, 1, 0}, /* the default chunk */
         {TU_RUN_PROCESS, 0, 0, 0, 0, 0, 2, 1},           /* zero-copy, whole */
@@ -444,11 +401,12 @@ static int hist_run_case(const hist_case *hc)
         {TU_RUN_PUSHPULL, WHOLE, 0, 0, 0, 0, 8, 0},
     };
     tu_recs oracle = {0}, oracle_pre = {0};
-    size_t pre_frames = 0, runs = 0;
+    size_t pre_frames = 0;
+    gf_config cpu = *c;
+    cpu.device = GF_DEVICE_CPU;
     char label[256];
-    c.device = GF_DEVICE_CPU;
     snprintf(label, sizeof label, "%s: cpu, one chunk", hc->name);
-    int bad = tu_run_hist(label, &c, in, hc->frames, &whole, &oracle, NULL);
+    int bad = tu_run_hist(label, &cpu, in, hc->frames, &tu_whole_stream, &oracle, NULL);
     for (size_t k = 0; k < sizeof specs / sizeof specs[0] && !bad; k++) {
         const tu_run_spec *rs = &specs[k];
         const size_t frames = frames_for_chunk(rs->chunk, hc->frames);
@@ -459,56 +417,62 @@ static int hist_run_case(const hist_case *hc)
             continue;
         const tu_recs *want = &oracle;
         if (frames != hc->frames) {
-            if (frames != pre_frames) {
-                tu_recs_free(&oracle_pre);
-                c.device = GF_DEVICE_CPU;
-                snprintf(label, sizeof label, "%s: cpu, one chunk, %zu frames", hc->name, frames);
-                bad = tu_run_hist(label, &c, in, frames, &whole, &oracle_pre, NULL);
-                pre_frames = frames;
-            }
+            bad = hist_prefix_oracle(hc, *c, in, frames, &oracle_pre, &pre_frames);
             want = &oracle_pre;
         }
-        c.device = GF_DEVICE_CUDA;
-        snprintf(label, sizeof label, "%s: cuda chunk %zu, %s%s, %zu frames", hc->name, rs->chunk,
-                 tu_run_kind_name(rs->kind), rs->pinned ? " (pinned)" : "", frames);
-        tu_recs got = {0};
         if (!bad)
-            bad = tu_run_hist(label, &c, in, frames, rs, &got, NULL);
-        if (!bad)
-            bad = tu_recs_compare(label, want, &got);
-        tu_recs_free(&got);
-        runs++;
-    }
-    /* ref too, over a prefix (it is serial). */
-    if (!bad) {
-        const size_t frames = hc->frames < 50000 ? hc->frames : 50000;
-        tu_recs r = {0}, g = {0};
-        c.device = GF_DEVICE_REF;
-        snprintf(label, sizeof label, "%s: ref, %zu frames", hc->name, frames);
-        bad = tu_run_hist(label, &c, in, frames, &whole, &r, NULL);
-        c.device = GF_DEVICE_CUDA;
-        snprintf(label, sizeof label, "%s: cuda vs ref, %zu frames", hc->name, frames);
-        const tu_run_spec rs = {TU_RUN_PUSHPULL, 4093, 6000, 5000, 1, 0, 9, 0};
-        if (!bad)
-            bad = tu_run_hist(label, &c, in, frames, &rs, &g, NULL);
-        if (!bad)
-            bad = tu_recs_compare(label, &r, &g);
-        tu_recs_free(&r);
-        tu_recs_free(&g);
-        runs++;
+            bad = hist_cuda_run(hc, *c, in, frames, rs, want);
+        ++*runs;
     }
     tu_recs_free(&oracle);
     tu_recs_free(&oracle_pre);
-    free(in);
-    free(taps);
+    return bad;
+}
+
+/* ref too, over a prefix (it is serial). */
+static int hist_vs_ref(const tu_hist_case *hc, gf_config c, const void *in)
+{
+    const size_t frames = hc->frames < 50000 ? hc->frames : 50000;
+    tu_recs r = {0}, g = {0};
+    char label[256];
+    c.device = GF_DEVICE_REF;
+    snprintf(label, sizeof label, "%s: ref, %zu frames", hc->name, frames);
+    int bad = tu_run_hist(label, &c, in, frames, &tu_whole_stream, &r, NULL);
+    c.device = GF_DEVICE_CUDA;
+    snprintf(label, sizeof label, "%s: cuda vs ref, %zu frames", hc->name, frames);
+    const tu_run_spec rs = {TU_RUN_PUSHPULL, 4093, 6000, 5000, 1, 0, 9, 0};
+    if (!bad)
+        bad = tu_run_hist(label, &c, in, frames, &rs, &g, NULL);
+    if (!bad)
+        bad = tu_recs_compare(label, &r, &g);
+    tu_recs_free(&r);
+    tu_recs_free(&g);
+    return bad;
+}
+
+static int hist_run_case(const tu_hist_case *hc)
+{
+    const double t0 = tu_now();
+    tu_input in;
+    gf_hist_config h;
+    gf_config c;
+    if (tu_hist_case_setup(hc, 0x4157u + hc->frames, 0x7a9u + hc->taps, GF_DEVICE_CPU, &in, &h, &c))
+        return 1;
+    size_t runs = 0;
+    int bad = hist_cuda_runs(hc, &c, in.x, &runs);
+    if (!bad) {
+        bad = hist_vs_ref(hc, c, in.x);
+        runs++;
+    }
+    tu_input_free(&in);
     printf("%-44s %zu frames x %d ch: %zu cuda runs, records identical, %.2f s\n", hc->name,
-           hc->frames, hc->channels, runs, now() - t0);
+           hc->frames, hc->channels, runs, tu_now() - t0);
     return bad;
 }
 
 static int hist_cuda(void)
 {
-    const hist_case cases[] = {
+    const tu_hist_case cases[] = {
         {"hist f32 stereo T=5 256 bins each", 2, 1200000, 5, GF_MODE_SAME, GF_PRECISION_F32, 256,
          48000, 0, 0},
         {"hist f32 stereo T=5 4096 bins mix", 2, 1200000, 5, GF_MODE_SAME, GF_PRECISION_F32, 4096,
@@ -569,6 +533,40 @@ static int device_errors(void)
     return bad;
 }
 
+static const char *golden_dir; /* GOLDEN_DIR */
+
+/* The golden vectors on cuda, as on ref and cpu, and with page-locked buffers. */
+static int cuda_goldens(void)
+{
+    const double t0 = tu_now();
+    tu_golden *cases = NULL;
+    const size_t n = tu_golden_load(golden_dir, &cases);
+    if (n == 0)
+        return 1;
+    size_t runs = 0;
+    int bad = tu_golden_check_all(cases, n, GF_DEVICE_CUDA, &runs);
+    if (!bad)
+        bad += golden_pinned(cases, n, &runs);
+    tu_golden_free(cases, n);
+    printf("cuda: %zu golden cases, %zu runs compared bit for bit, %.2f s\n", n, runs,
+           tu_now() - t0);
+    return bad;
+}
+
+/* Long signals against ref, every chunk size and call pattern. */
+static int long_signals(void)
+{
+    const tu_signal_case signals[] = {
+        {"f32 stereo T=5 same", 2, 1200000, GF_PRECISION_F32, GF_MODE_SAME, 5, 0},
+        {"f32 stereo T=255 causal mean", 2, 1200000, GF_PRECISION_F32, GF_MODE_CAUSAL, 255, 1},
+        {"f64 mono T=25 same", 1, 1100000, GF_PRECISION_F64, GF_MODE_SAME, 25, 0},
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0] && !bad; i++)
+        bad += run_signal(&signals[i]);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     if (!gf_cuda_available()) {
@@ -579,40 +577,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s GOLDEN_DIR\n", argv[0]);
         return 1;
     }
-    const double t0 = now();
-    int bad = 0;
-
-    tu_golden *cases = NULL;
-    const size_t n = tu_golden_load(argv[1], &cases);
-    if (n == 0)
-        return 1;
-    size_t runs = 0;
-    if (!bad)
-        bad += tu_golden_check_all(cases, n, GF_DEVICE_CUDA, &runs);
-    if (!bad)
-        bad += golden_pinned(cases, n, &runs);
-    tu_golden_free(cases, n);
-    printf("cuda: %zu golden cases, %zu runs compared bit for bit, %.2f s\n", n, runs, now() - t0);
-
-    const signal_case signals[] = {
-        {"f32 stereo T=5 same", 2, 1200000, GF_PRECISION_F32, GF_MODE_SAME, 5, 0},
-        {"f32 stereo T=255 causal mean", 2, 1200000, GF_PRECISION_F32, GF_MODE_CAUSAL, 255, 1},
-        {"f64 mono T=25 same", 1, 1100000, GF_PRECISION_F64, GF_MODE_SAME, 25, 0},
-    };
-    for (size_t i = 0; i < sizeof signals / sizeof signals[0] && !bad; i++)
-        bad += run_signal(&signals[i]);
-    if (!bad)
-        bad += long_taps();
-    if (!bad)
-        bad += multi_engines();
-    if (!bad)
-        bad += hist_cuda();
-    if (!bad)
-        bad += device_errors();
-    if (bad) {
-        fprintf(stderr, "test_cuda: FAILED\n");
-        return 1;
-    }
-    printf("test_cuda: all bit-exact, %.1f s\n", now() - t0);
-    return 0;
+    golden_dir = argv[1];
+    static const tu_step steps[] = {cuda_goldens,  long_signals, long_taps,
+                                    multi_engines, hist_cuda,    device_errors};
+    return tu_run_steps("test_cuda", "all bit-exact", steps, sizeof steps / sizeof steps[0]);
 }

@@ -20,21 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define WHOLE SIZE_MAX
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static const char *dev_name(gf_device d)
-{
-    return tu_device_name(d);
-}
 
 /* ---- goldens ---- */
 
@@ -48,149 +35,66 @@ typedef struct hgold {
     tu_recs want;
 } hgold;
 
-static unsigned char *slurp(const char *path, size_t *size)
+/* The header of a golden (format: gen_hist.py) into g; *records gets the
+ * number of records that follow the samples. */
+static int read_gold_header(tu_reader *r, const char *path, const char *name, size_t size, hgold *g,
+                            uint32_t *records)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    unsigned char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 1 << 16;
-            unsigned char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = nb;
-        }
-        const size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    fclose(f);
-    *size = n;
-    return buf;
-}
-
-/* Little-endian readers over a bounded buffer. */
-typedef struct rd {
-    const unsigned char *p;
-    size_t left;
-    int bad;
-} rd;
-
-static uint64_t rd_u(rd *r, int bytes)
-{
-    uint64_t v = 0;
-    if (r->left < (size_t)bytes) {
-        r->bad = 1;
-        return 0;
-    }
-    for (int i = 0; i < bytes; i++)
-        v |= (uint64_t)r->p[i] << (8 * i);
-    r->p += bytes;
-    r->left -= (size_t)bytes;
-    return v;
-}
-
-static double rd_f64(rd *r)
-{
-    const uint64_t u = rd_u(r, 8);
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
-
-static int load_gold(const char *dir, const char *file, const char *name, hgold *g)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    size_t size = 0;
-    unsigned char *d = slurp(path, &size);
-    if (!d)
-        return TU_FAIL("hist golden: cannot read %s", path);
-    memset(g, 0, sizeof *g);
-    rd r = {d, size, 0};
-    int bad = 0;
-    if (size < 96 || memcmp(d, "GFHIST01", 8) != 0) {
-        bad = TU_FAIL("%s: not a GFHIST01 file", path);
-        goto out;
-    }
-    r.p += 8;
-    r.left -= 8;
-    const uint32_t prec = (uint32_t)rd_u(&r, 4), mode = (uint32_t)rd_u(&r, 4),
-                   C = (uint32_t)rd_u(&r, 4), T = (uint32_t)rd_u(&r, 4), N = (uint32_t)rd_u(&r, 4),
-                   bins = (uint32_t)rd_u(&r, 4), block = (uint32_t)rd_u(&r, 4),
-                   flags = (uint32_t)rd_u(&r, 4);
-    const double lo = rd_f64(&r), hi = rd_f64(&r);
-    const uint32_t R = (uint32_t)rd_u(&r, 4);
-    rd_u(&r, 4);
-    memcpy(g->name, r.p, 32);
+    unsigned char magic[8];
+    tu_read_bytes(r, magic, sizeof magic);
+    if (size < 96 || memcmp(magic, "GFHIST01", 8) != 0)
+        return TU_FAIL("%s: not a GFHIST01 file", path);
+    const uint32_t prec = (uint32_t)tu_read_uint(r, 4), mode = (uint32_t)tu_read_uint(r, 4),
+                   C = (uint32_t)tu_read_uint(r, 4), T = (uint32_t)tu_read_uint(r, 4),
+                   N = (uint32_t)tu_read_uint(r, 4), bins = (uint32_t)tu_read_uint(r, 4),
+                   block = (uint32_t)tu_read_uint(r, 4), flags = (uint32_t)tu_read_uint(r, 4);
+    const double lo = tu_read_f64(r), hi = tu_read_f64(r);
+    *records = (uint32_t)tu_read_uint(r, 4);
+    tu_read_uint(r, 4);
+    tu_read_bytes(r, g->name, 32);
     g->name[32] = '\0';
-    r.p += 32;
-    r.left -= 32;
     if (strcmp(g->name, name) != 0 || prec > 1 || mode > 1 || C < 1 || C > 64 || T < 1 ||
-        T > 1024 || bins < 1 || bins > 65536 || block < 1) {
-        bad = TU_FAIL("%s: bad header (name '%s', manifest '%s')", path, g->name, name);
-        goto out;
-    }
-    g->cfg = gf_config_default();
-    g->cfg.channels = (int)C;
-    g->cfg.num_taps = T;
-    g->cfg.mode = mode ? GF_MODE_CAUSAL : GF_MODE_SAME;
-    g->cfg.precision = prec ? GF_PRECISION_F64 : GF_PRECISION_F32;
-    g->hc.bins = bins;
-    g->hc.block_frames = block;
-    g->hc.lo = lo;
-    g->hc.hi = hi;
-    g->hc.of_input = (flags & 1) != 0;
-    g->hc.mix = (flags & 2) != 0;
+        T > 1024 || bins < 1 || bins > 65536 || block < 1)
+        return TU_FAIL("%s: bad header (name '%s', manifest '%s')", path, g->name, name);
+    g->cfg = tu_config((int)C, T, NULL, mode ? GF_MODE_CAUSAL : GF_MODE_SAME,
+                       prec ? GF_PRECISION_F64 : GF_PRECISION_F32, GF_DEVICE_AUTO);
+    g->hc = (gf_hist_config){.bins = bins,
+                             .block_frames = block,
+                             .lo = lo,
+                             .hi = hi,
+                             .of_input = (flags & 1) != 0,
+                             .mix = (flags & 2) != 0};
     g->frames = N;
-    g->taps = malloc(T * sizeof(double));
-    const size_t ss = prec ? 8 : 4, ns = (size_t)N * C;
-    g->x = malloc(ns * ss + 1);
-    if (!g->taps || !g->x) {
-        bad = TU_FAIL("out of memory");
-        goto out;
-    }
-    for (uint32_t k = 0; k < T; k++)
-        g->taps[k] = rd_f64(&r);
-    for (size_t i = 0; i < ns; i++) {
-        const uint64_t u = rd_u(&r, (int)ss);
-        if (ss == 4) {
-            const uint32_t u32 = (uint32_t)u;
-            memcpy((unsigned char *)g->x + 4 * i, &u32, 4);
-        } else
-            memcpy((unsigned char *)g->x + 8 * i, &u, 8);
-    }
+    return 0;
+}
+
+/* n records into g->want; each lists its non-zero bins as (bin, count). */
+static int read_gold_records(tu_reader *r, uint32_t n, hgold *g)
+{
+    const size_t bins = g->hc.bins;
     uint64_t *tmp = calloc(bins, sizeof *tmp);
-    if (!tmp) {
-        bad = TU_FAIL("out of memory");
-        goto out;
-    }
-    for (uint32_t i = 0; i < R && !r.bad && !bad; i++) {
+    if (!tmp)
+        return TU_FAIL("out of memory");
+    int bad = 0;
+    for (uint32_t i = 0; i < n && !r->bad && !bad; i++) {
         gf_hist_record rec;
         memset(&rec, 0, sizeof rec);
-        rec.block = rd_u(&r, 8);
-        rec.first_frame = rd_u(&r, 8);
-        rec.frames = rd_u(&r, 8);
-        rec.channel = (int)(int64_t)rd_u(&r, 8);
-        rec.below = rd_u(&r, 8);
-        rec.above = rd_u(&r, 8);
-        rec.nan = rd_u(&r, 8);
-        rec.min = rd_f64(&r);
-        rec.max = rd_f64(&r);
-        rec.rms = rd_f64(&r);
-        const uint64_t K = rd_u(&r, 8);
+        rec.block = tu_read_uint(r, 8);
+        rec.first_frame = tu_read_uint(r, 8);
+        rec.frames = tu_read_uint(r, 8);
+        rec.channel = (int)(int64_t)tu_read_uint(r, 8);
+        rec.below = tu_read_uint(r, 8);
+        rec.above = tu_read_uint(r, 8);
+        rec.nan = tu_read_uint(r, 8);
+        rec.min = tu_read_f64(r);
+        rec.max = tu_read_f64(r);
+        rec.rms = tu_read_f64(r);
+        const uint64_t K = tu_read_uint(r, 8);
         memset(tmp, 0, bins * sizeof *tmp);
-        for (uint64_t k = 0; k < K && !r.bad; k++) {
-            const uint64_t b = rd_u(&r, 8), c = rd_u(&r, 8);
+        for (uint64_t k = 0; k < K && !r->bad; k++) {
+            const uint64_t b = tu_read_uint(r, 8), c = tu_read_uint(r, 8);
             if (b >= bins)
-                r.bad = 1;
+                r->bad = 1;
             else
                 tmp[b] = c;
         }
@@ -198,9 +102,36 @@ static int load_gold(const char *dir, const char *file, const char *name, hgold 
         bad = tu_recs_add(&g->want, &rec, bins);
     }
     free(tmp);
-    if (r.bad || r.left != 0)
-        bad = TU_FAIL("%s: truncated or too long (%zu bytes left)", path, r.left);
-out:
+    return bad;
+}
+
+/* Load one golden; g holds freeable buffers (or none) even when it fails. */
+static int load_gold(const char *dir, const char *file, const char *name, hgold *g)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    memset(g, 0, sizeof *g);
+    size_t size = 0;
+    unsigned char *d = tu_read_file(path, &size);
+    if (!d)
+        return TU_FAIL("hist golden: cannot read %s", path);
+    tu_reader r = {d, size, 0};
+    uint32_t records = 0;
+    int bad = read_gold_header(&r, path, name, size, g, &records);
+    const size_t ss = tu_sample_size(g->cfg.precision), ns = g->frames * (size_t)g->cfg.channels;
+    if (!bad) {
+        g->taps = malloc(g->cfg.num_taps * sizeof(double));
+        g->x = malloc(ns * ss + 1);
+        if (!g->taps || !g->x)
+            bad = TU_FAIL("out of memory");
+    }
+    if (!bad) {
+        tu_read_samples(&r, g->taps, g->cfg.num_taps, 8);
+        tu_read_samples(&r, g->x, ns, ss);
+        bad = read_gold_records(&r, records, g);
+        if (!bad && (r.bad || r.left != 0))
+            bad = TU_FAIL("%s: truncated or too long (%zu bytes left)", path, r.left);
+    }
     free(d);
     return bad;
 }
@@ -234,132 +165,102 @@ static int gold_sanity(const hgold *g)
     return bad;
 }
 
-static int test_goldens(const char *dir)
+/* A golden through ref and cpu with many chunk sizes and call patterns. */
+static int gold_runs(hgold *g, const char *file, size_t *runs)
 {
-    const double t0 = now();
-    char mpath[4096];
-    snprintf(mpath, sizeof mpath, "%s/MANIFEST.txt", dir);
-    FILE *f = fopen(mpath, "r");
-    if (!f)
-        return TU_FAIL("cannot open %s", mpath);
-    char line[512];
-    int bad = 0, cases = 0, seen_bins[5] = {0}, seen_flags[4] = {0}, seen_prec[2] = {0};
-    size_t runs = 0;
-    while (!bad && fgets(line, sizeof line, f)) {
-        char file[128], name[128];
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        if (sscanf(line, "%127s %127s", file, name) != 2) {
-            bad = TU_FAIL("%s: bad line", mpath);
-            break;
+    g->cfg.taps = g->taps;
+    g->cfg.hist = &g->hc;
+    const gf_device devs[] = {GF_DEVICE_REF, GF_DEVICE_CPU};
+    const size_t N = g->frames;
+    const tu_run_spec specs[] = {
+        {TU_RUN_PUSHPULL, 0, 0, 0, 0, 0, 1, 0},    {TU_RUN_PUSHPULL, 1, 13, 5, 0, 1, 2, 0},
+        {TU_RUN_PUSHPULL, 7, 97, 61, 1, 2, 3, 0},  {TU_RUN_SUBMIT, 4096, 333, 0, 1, 3, 4, 0},
+        {TU_RUN_PROCESS, WHOLE, 0, 0, 0, 0, 5, 0}, {TU_RUN_PROCESS, 7, 500, 0, 1, 2, 6, 0},
+        {TU_RUN_SUBMIT, 1000, 1, 0, 0, 1, 7, 0},   {TU_RUN_PUSHPULL, N + 3, 1000, 1, 1, 4, 8, 0},
+    };
+    int bad = 0;
+    for (size_t d = 0; d < 2 && !bad; d++)
+        for (size_t k = 0; k < sizeof specs / sizeof specs[0] && !bad; k++) {
+            if (specs[k].chunk == 1 && specs[k].a == 1 && N > 3000)
+                continue;
+            char label[256];
+            snprintf(label, sizeof label, "golden %s (%s) on %s, chunk %zu, %s %zu/%zu%s", g->name,
+                     file, tu_device_name(devs[d]), specs[k].chunk, tu_run_kind_name(specs[k].kind),
+                     specs[k].a, specs[k].b, specs[k].rnd ? " random" : "");
+            g->cfg.device = devs[d];
+            tu_recs got = {0};
+            bad = tu_run_hist(label, &g->cfg, g->x, N, &specs[k], &got, NULL);
+            if (!bad)
+                bad = tu_recs_compare(label, &g->want, &got);
+            tu_recs_free(&got);
+            ++*runs;
         }
-        hgold g;
-        bad = load_gold(dir, file, name, &g);
-        if (!bad)
-            bad = gold_sanity(&g);
-        cases++;
-        seen_bins[0] |= g.hc.bins == 1;
-        seen_bins[1] |= g.hc.bins == 256;
-        seen_bins[2] |= g.hc.bins == 4096;
-        seen_bins[3] |= g.hc.bins == 65536;
-        seen_bins[4] |= g.hc.block_frames == 1;
-        seen_flags[g.hc.of_input | g.hc.mix << 1] = 1;
-        seen_prec[g.cfg.precision] = 1;
-        g.cfg.taps = g.taps;
-        g.cfg.hist = &g.hc;
-        const gf_device devs[] = {GF_DEVICE_REF, GF_DEVICE_CPU};
-        const size_t N = g.frames;
-        const tu_run_spec specs[] = {
-            {TU_RUN_PUSHPULL, 0, 0, 0, 0, 0, 1, 0},
-            {TU_RUN_PUSHPULL, 1, 13, 5, 0, 1, 2, 0},
-            {TU_RUN_PUSHPULL, 7, 97, 61, 1, 2, 3, 0},
-            {TU_RUN_SUBMIT, 4096, 333, 0, 1, 3, 4, 0},
-            {TU_RUN_PROCESS, WHOLE, 0, 0, 0, 0, 5, 0},
-            {TU_RUN_PROCESS, 7, 500, 0, 1, 2, 6, 0},
-            {TU_RUN_SUBMIT, 1000, 1, 0, 0, 1, 7, 0},
-            {TU_RUN_PUSHPULL, N + 3, 1000, 1, 1, 4, 8, 0},
-        };
-        for (size_t d = 0; d < 2 && !bad; d++)
-            for (size_t k = 0; k < sizeof specs / sizeof specs[0] && !bad; k++) {
-                if (specs[k].chunk == 1 && specs[k].a == 1 && N > 3000)
-                    continue;
-                char label[256];
-                snprintf(label, sizeof label, "golden %s (%s) on %s, chunk %zu, %s %zu/%zu%s",
-                         g.name, file, dev_name(devs[d]), specs[k].chunk,
-                         tu_run_kind_name(specs[k].kind), specs[k].a, specs[k].b,
-                         specs[k].rnd ? " random" : "");
-                g.cfg.device = devs[d];
-                tu_recs got = {0};
-                bad = tu_run_hist(label, &g.cfg, g.x, N, &specs[k], &got, NULL);
-                if (!bad)
-                    bad = tu_recs_compare(label, &g.want, &got);
-                tu_recs_free(&got);
-                runs++;
-            }
-        free_gold(&g);
-    }
-    fclose(f);
-    bad += TU_CHECK(cases >= 10, "only %d histogram goldens", cases);
-    bad += TU_CHECK(seen_bins[0] && seen_bins[1] && seen_bins[2] && seen_bins[3] && seen_bins[4],
+    return bad;
+}
+
+/* What the goldens cover, and the runs they took. */
+typedef struct gold_tally {
+    int seen_bins[5], seen_flags[4], seen_prec[2];
+    size_t runs;
+} gold_tally;
+
+static int gold_case(const char *dir, const char *file, const char *name, void *ctx)
+{
+    gold_tally *t = ctx;
+    hgold g;
+    int bad = load_gold(dir, file, name, &g);
+    if (!bad)
+        bad = gold_sanity(&g);
+    t->seen_bins[0] |= g.hc.bins == 1;
+    t->seen_bins[1] |= g.hc.bins == 256;
+    t->seen_bins[2] |= g.hc.bins == 4096;
+    t->seen_bins[3] |= g.hc.bins == 65536;
+    t->seen_bins[4] |= g.hc.block_frames == 1;
+    t->seen_flags[g.hc.of_input | g.hc.mix << 1] = 1;
+    t->seen_prec[g.cfg.precision] = 1;
+    if (!bad)
+        bad = gold_runs(&g, file, &t->runs);
+    free_gold(&g);
+    return bad;
+}
+
+static const char *hist_golden_dir; /* HIST_GOLDEN_DIR */
+
+static int test_goldens(void)
+{
+    const double t0 = tu_now();
+    gold_tally t;
+    memset(&t, 0, sizeof t);
+    size_t cases = 0;
+    int bad = tu_manifest_each("hist golden", hist_golden_dir, gold_case, &t, &cases);
+    bad += TU_CHECK(cases >= 10, "only %zu histogram goldens", cases);
+    bad += TU_CHECK(t.seen_bins[0] && t.seen_bins[1] && t.seen_bins[2] && t.seen_bins[3] &&
+                        t.seen_bins[4],
                     "goldens miss bins 1, 256, 4096 or 65536, or a 1-frame block");
-    bad += TU_CHECK(seen_flags[0] && seen_flags[1] && seen_flags[2] && seen_flags[3],
+    bad += TU_CHECK(t.seen_flags[0] && t.seen_flags[1] && t.seen_flags[2] && t.seen_flags[3],
                     "goldens miss one of each/mix x output/input");
-    bad += TU_CHECK(seen_prec[0] && seen_prec[1], "goldens miss f32 or f64");
-    printf("goldens: %d cases, %zu runs on ref and cpu, all records exact, %.2f s\n", cases, runs,
-           now() - t0);
+    bad += TU_CHECK(t.seen_prec[0] && t.seen_prec[1], "goldens miss f32 or f64");
+    printf("goldens: %zu cases, %zu runs on ref and cpu, all records exact, %.2f s\n", cases,
+           t.runs, tu_now() - t0);
     return bad;
 }
 
 /* ---- random streams: everything against ref in one chunk ---- */
 
-typedef struct xcase {
-    const char *name;
-    int channels;
-    size_t frames, taps;
-    gf_mode mode;
-    gf_precision prec;
-    size_t bins, block;
-    int of_input, mix;
-} xcase;
-
-static int cross_case(const xcase *xc)
+/* The ref oracle's records of xc, over the whole stream in one chunk: every
+ * sample in exactly one count, records in stream order. */
+static int check_oracle(const tu_hist_case *xc, const tu_recs *want)
 {
-    const double t0 = now();
-    const size_t ss = tu_sample_size(xc->prec), ns = xc->frames * (size_t)xc->channels;
-    void *in = malloc(ns * ss);
-    double *taps = malloc(xc->taps * sizeof(double));
-    if (!in || !taps) {
-        free(in);
-        free(taps);
-        return TU_FAIL("out of memory");
-    }
-    tu_fill_hist_signal(in, ns, ss, 0x5eed0000u + xc->frames + xc->taps, -1.0, 1.0);
-    tu_fill_taps(taps, xc->taps, 77 + xc->taps);
-    gf_hist_config hc = {xc->bins, xc->block, -1.0, 1.0, xc->of_input, xc->mix};
-    gf_config c = gf_config_default();
-    c.channels = xc->channels;
-    c.num_taps = xc->taps;
-    c.taps = taps;
-    c.mode = xc->mode;
-    c.precision = xc->prec;
-    c.hist = &hc;
-    c.device = GF_DEVICE_REF;
-    tu_recs want = {0};
-    char label[256];
-    snprintf(label, sizeof label, "%s: ref, one chunk", xc->name);
-    const tu_run_spec whole = {TU_RUN_PROCESS, WHOLE, 0, 0, 0, 0, 1, 0};
-    int bad = tu_run_hist(label, &c, in, xc->frames, &whole, &want, NULL);
-    /* Every sample in exactly one count, records in stream order. */
     const size_t per = xc->mix ? (size_t)xc->channels : 1;
     const size_t nblocks = (xc->frames + xc->block - 1) / xc->block;
-    bad += TU_CHECK(bad || want.n == nblocks * (xc->mix ? 1 : (size_t)xc->channels),
-                    "%s: %zu records for %zu blocks", xc->name, want.n, nblocks);
-    for (size_t i = 0; i < want.n && !bad; i++) {
-        const gf_hist_record *r = &want.r[i];
+    int bad = TU_CHECK(want->n == nblocks * (xc->mix ? 1 : (size_t)xc->channels),
+                       "%s: %zu records for %zu blocks", xc->name, want->n, nblocks);
+    for (size_t i = 0; i < want->n && !bad; i++) {
+        const gf_hist_record *r = &want->r[i];
         const uint64_t b = i / (xc->mix ? 1 : (size_t)xc->channels);
         uint64_t s = r->below + r->above + r->nan;
         for (size_t k = 0; k < xc->bins; k++)
-            s += tu_recs_bins(&want, i)[k];
+            s += tu_recs_bins(want, i)[k];
         const uint64_t fr = b + 1 < nblocks ? xc->block : xc->frames - b * xc->block;
         bad += TU_CHECK(
             r->block == b && r->first_frame == b * xc->block && r->frames == fr &&
@@ -369,6 +270,69 @@ static int cross_case(const xcase *xc)
             xc->name, i, (unsigned long long)r->block, (unsigned long long)r->first_frame,
             (unsigned long long)r->frames, r->channel, (unsigned long long)s);
     }
+    return bad;
+}
+
+/* The frames a run of xc takes, or 0 when it is skipped. */
+static size_t cross_frames(const tu_hist_case *xc, const tu_run_spec *rs, gf_device dev)
+{
+    /* Serial ref at chunk 1 and the 1-frame pushes: a prefix is plenty. */
+    size_t frames = xc->frames;
+    if ((rs->chunk == 1 || (rs->a == 1 && rs->rnd)) && frames > 20000)
+        frames = 20000;
+    if (dev == GF_DEVICE_REF && rs->chunk != 1 && rs->chunk != 7)
+        return 0; /* ref: the small chunks only (the oracle is ref already) */
+    /* Each chunk merges nrec x bins counts: skip what would take long. */
+    const size_t step = rs->kind == TU_RUN_SUBMIT && rs->a < rs->chunk ? rs->a : rs->chunk;
+    if (step != 0 && step != WHOLE && frames / step * xc->bins > ((size_t)1 << 27))
+        return 0;
+    return frames;
+}
+
+/* One run of xc on dev as rs says over frames frames of in, against want
+ * (the whole stream's records) or ref over that prefix. */
+static int cross_run(const tu_hist_case *xc, const gf_config *c0, const void *in,
+                     const tu_recs *want, gf_device dev, const tu_run_spec *rs, size_t frames)
+{
+    gf_config c = *c0;
+    tu_recs ref_pre = {0}, got = {0};
+    const tu_recs *oracle = want;
+    char label[256];
+    int bad = 0;
+    if (frames != xc->frames) {
+        c.device = GF_DEVICE_REF;
+        snprintf(label, sizeof label, "%s: ref, one chunk, first %zu frames", xc->name, frames);
+        bad = tu_run_hist(label, &c, in, frames, &tu_whole_stream, &ref_pre, NULL);
+        oracle = &ref_pre;
+    }
+    c.device = dev;
+    snprintf(label, sizeof label, "%s: %s, chunk %zu, %s %zu/%zu%s, %d threads, %zu frames",
+             xc->name, tu_device_name(dev), rs->chunk, tu_run_kind_name(rs->kind), rs->a, rs->b,
+             rs->rnd ? " random" : "", rs->threads, frames);
+    if (!bad)
+        bad = tu_run_hist(label, &c, in, frames, rs, &got, NULL);
+    if (!bad)
+        bad = tu_recs_compare(label, oracle, &got);
+    tu_recs_free(&ref_pre);
+    tu_recs_free(&got);
+    return bad;
+}
+
+static int cross_case(const tu_hist_case *xc)
+{
+    const double t0 = tu_now();
+    tu_input in;
+    gf_hist_config hc;
+    gf_config c;
+    if (tu_hist_case_setup(xc, 0x5eed0000u + xc->frames + xc->taps, 77 + xc->taps, GF_DEVICE_REF,
+                           &in, &hc, &c))
+        return 1;
+    tu_recs want = {0};
+    char label[256];
+    snprintf(label, sizeof label, "%s: ref, one chunk", xc->name);
+    int bad = tu_run_hist(label, &c, in.x, xc->frames, &tu_whole_stream, &want, NULL);
+    if (!bad)
+        bad = check_oracle(xc, &want);
     const tu_run_spec specs[] = {
         {TU_RUN_PUSHPULL, 1, 0, 0, 0, 1, 11, 0},
         {TU_RUN_PUSHPULL, 7, 50, 30, 1, 2, 12, 0},
@@ -384,49 +348,22 @@ static int cross_case(const xcase *xc)
     size_t runs = 0;
     for (size_t d = 0; d < 2 && !bad; d++)
         for (size_t k = 0; k < sizeof specs / sizeof specs[0] && !bad; k++) {
-            const tu_run_spec *rs = &specs[k];
-            /* Serial ref at chunk 1 and the 1-frame pushes: a prefix is plenty, */
-            size_t frames = xc->frames;
-            if ((rs->chunk == 1 || (rs->a == 1 && rs->rnd)) && frames > 20000)
-                frames = 20000;
-            if (d == 1 && rs->chunk != 1 && rs->chunk != 7)
-                continue; /* ref: the small chunks only (the oracle is ref already) */
-            /* Each chunk merges nrec x bins counts: skip what would take long. */
-            const size_t step = rs->kind == TU_RUN_SUBMIT && rs->a < rs->chunk ? rs->a : rs->chunk;
-            if (step != 0 && step != WHOLE && frames / step * xc->bins > ((size_t)1 << 27))
+            const size_t frames = cross_frames(xc, &specs[k], devs[d]);
+            if (frames == 0)
                 continue;
-            tu_recs ref_pre = {0}, got = {0};
-            const tu_recs *oracle = &want;
-            c.device = GF_DEVICE_REF;
-            if (frames != xc->frames) {
-                snprintf(label, sizeof label, "%s: ref, one chunk, first %zu frames", xc->name,
-                         frames);
-                bad = tu_run_hist(label, &c, in, frames, &whole, &ref_pre, NULL);
-                oracle = &ref_pre;
-            }
-            c.device = devs[d];
-            snprintf(label, sizeof label, "%s: %s, chunk %zu, %s %zu/%zu%s, %d threads, %zu frames",
-                     xc->name, dev_name(devs[d]), rs->chunk, tu_run_kind_name(rs->kind), rs->a,
-                     rs->b, rs->rnd ? " random" : "", rs->threads, frames);
-            if (!bad)
-                bad = tu_run_hist(label, &c, in, frames, rs, &got, NULL);
-            if (!bad)
-                bad = tu_recs_compare(label, oracle, &got);
-            tu_recs_free(&ref_pre);
-            tu_recs_free(&got);
+            bad = cross_run(xc, &c, in.x, &want, devs[d], &specs[k], frames);
             runs++;
         }
     tu_recs_free(&want);
-    free(in);
-    free(taps);
+    tu_input_free(&in);
     printf("%-44s %zu frames x %d ch: %zu runs identical to ref, %.2f s\n", xc->name, xc->frames,
-           xc->channels, runs, now() - t0);
+           xc->channels, runs, tu_now() - t0);
     return bad;
 }
 
 static int test_cross(void)
 {
-    const xcase cases[] = {
+    const tu_hist_case cases[] = {
         {"T=5 same f32 stereo 256 bins each", 2, 150000, 5, GF_MODE_SAME, GF_PRECISION_F32, 256,
          48000, 0, 0},
         {"T=63 same f32 stereo 256 bins input", 2, 100000, 63, GF_MODE_SAME, GF_PRECISION_F32, 256,
@@ -448,16 +385,11 @@ static int test_cross(void)
 
 /* ---- same mode: what input and output histograms count ---- */
 
+/* tu_config with histograms. */
 static gf_config hist_cfg(int C, size_t T, const double *taps, gf_mode mode, gf_precision p,
                           gf_device dev, const gf_hist_config *hc)
 {
-    gf_config c = gf_config_default();
-    c.channels = C;
-    c.num_taps = T;
-    c.taps = taps;
-    c.mode = mode;
-    c.precision = p;
-    c.device = dev;
+    gf_config c = tu_config(C, T, taps, mode, p, dev);
     c.hist = hc;
     return c;
 }
@@ -498,7 +430,7 @@ static int test_same_mode(void)
                 tu_recs got = {0}, want = {0};
                 char label[256];
                 snprintf(label, sizeof label, "same mode T=%zu on %s, %s histograms", T,
-                         dev_name(d), of_input ? "input" : "output");
+                         tu_device_name(d), of_input ? "input" : "output");
                 const tu_run_spec rs = {TU_RUN_PUSHPULL, 777, 1234, 999, 1, 2, T, 0};
                 bad = tu_run_hist(label, &c, in, N, &rs, &got, out);
                 /* The stream histogrammed, through the identity. */
@@ -506,12 +438,12 @@ static int test_same_mode(void)
                 hid.of_input = 1 - of_input; /* either way: input == output there */
                 gf_config ci =
                     hist_cfg(C, 1, NULL, GF_MODE_SAME, GF_PRECISION_F32, GF_DEVICE_REF, &hid);
-                const tu_run_spec whole = {TU_RUN_PROCESS, WHOLE, 0, 0, 0, 0, 1, 0};
                 char l2[300];
                 snprintf(l2, sizeof l2, "%s: identity over the %s", label,
                          of_input ? "input" : "output");
                 if (!bad)
-                    bad = tu_run_hist(l2, &ci, of_input ? in : out, N, &whole, &want, NULL);
+                    bad =
+                        tu_run_hist(l2, &ci, of_input ? in : out, N, &tu_whole_stream, &want, NULL);
                 if (!bad)
                     bad = tu_recs_compare(label, &want, &got);
                 if (!bad && of_input) {
@@ -679,11 +611,105 @@ static int test_tiny_blocks(void)
     return bad;
 }
 
+/* test_lifecycle's stream: blocks (and chunks) of LIFE_B frames, LIFE_C
+ * channels. */
+enum { LIFE_B = 100, LIFE_C = 2 };
+
+/* Two full blocks and one frame in: the full blocks' records come before
+ * flush, the short last block's after it. */
+static int life_blocks(gf_engine *e, const char *dn, const float *in, float *out)
+{
+    enum { B = LIFE_B, C = LIFE_C };
+    gf_hist_record rec;
+    size_t used = 0, got = 0, off = 0, total = 0;
+    int bad = TU_CHECK(gf_engine_hist_next(e, &rec) == 0, "%s: record before any input", dn);
+    while (off < 2 * B + 1 && !bad) {
+        bad += TU_CHECK(gf_engine_push(e, in + off * C, 2 * B + 1 - off, &used) == GF_OK,
+                        "%s: push", dn);
+        bad += TU_CHECK(gf_engine_pull(e, out + total * C, 3 * B - total, &got) == GF_OK,
+                        "%s: pull", dn);
+        off += used;
+        total += got;
+    }
+    bad += TU_CHECK(total == 2 * B, "%s: %zu frames out of 2 full chunks", dn, total);
+    int n = 0;
+    while (gf_engine_hist_next(e, &rec)) {
+        bad += TU_CHECK(rec.block == (uint64_t)(n / C) && rec.frames == B && rec.channel == n % C &&
+                            rec.bins != NULL,
+                        "%s: record %d before flush: block %llu frames %llu", dn, n,
+                        (unsigned long long)rec.block, (unsigned long long)rec.frames);
+        n++;
+    }
+    bad += TU_CHECK(n == 2 * C, "%s: %d records before flush, expected %d", dn, n, 2 * C);
+    /* The third block has 1 of its frames: nothing until flush. */
+    bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: flush", dn);
+    n = 0;
+    while (gf_engine_hist_next(e, &rec)) {
+        bad += TU_CHECK(rec.block == 2 && rec.frames == 1 && rec.first_frame == 2 * B,
+                        "%s: last record block %llu frames %llu", dn, (unsigned long long)rec.block,
+                        (unsigned long long)rec.frames);
+        n++;
+    }
+    bad += TU_CHECK(n == C, "%s: %d records after flush, expected %d", dn, n, C);
+    return bad;
+}
+
+/* Reset: a partial stream's records are forgotten; a new one starts at block 0. */
+static int life_reset(gf_engine *e, const char *dn, const float *in, float *out)
+{
+    enum { B = LIFE_B };
+    gf_hist_record rec;
+    size_t used = 0, got = 0;
+    int bad = TU_CHECK(gf_engine_reset(e) == GF_OK, "%s: reset", dn);
+    bad += TU_CHECK(gf_engine_push(e, in, B + 50, &used) == GF_OK, "%s: push", dn);
+    bad += TU_CHECK(gf_engine_pull(e, out, 3 * B, &got) == GF_OK, "%s: pull", dn);
+    bad += TU_CHECK(gf_engine_reset(e) == GF_OK, "%s: reset", dn);
+    bad += TU_CHECK(gf_engine_hist_next(e, &rec) == 0, "%s: a record after reset", dn);
+    bad += TU_CHECK(gf_engine_push(e, in, B, &used) == GF_OK, "%s: push", dn);
+    bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: flush", dn);
+    bad += TU_CHECK(gf_engine_hist_next(e, &rec) == 1 && rec.block == 0 && rec.frames == B &&
+                        rec.channel == 0,
+                    "%s: after reset, first record block %llu frames %llu", dn,
+                    (unsigned long long)rec.block, (unsigned long long)rec.frames);
+    /* Its counts are of this stream only: B samples in [0, 0.2). */
+    uint64_t s = rec.below + rec.above + rec.nan;
+    for (int k = 0; k < 16; k++)
+        s += rec.bins[k];
+    bad += TU_CHECK(s == B, "%s: after reset the first record counts %llu samples", dn,
+                    (unsigned long long)s);
+    return bad;
+}
+
+/* An empty stream has no records; histograms off: none either. */
+static int life_empty_and_off(gf_config c, const char *dn, const float *in, float *out)
+{
+    enum { B = LIFE_B };
+    gf_hist_record rec;
+    size_t used = 0, got = 0;
+    gf_engine *e = NULL;
+    int bad = 0;
+    if (gf_engine_create(&c, &e, NULL, 0) == GF_OK) {
+        bad += TU_CHECK(gf_engine_flush(e) == GF_OK && gf_engine_hist_next(e, &rec) == 0,
+                        "%s: a record from an empty stream", dn);
+        gf_engine_destroy(e);
+    }
+    c.hist = NULL;
+    if (gf_engine_create(&c, &e, NULL, 0) == GF_OK) {
+        gf_engine_push(e, in, 2 * B, &used);
+        gf_engine_flush(e);
+        gf_engine_pull(e, out, 3 * B, &got);
+        bad += TU_CHECK(gf_engine_hist_next(e, &rec) == 0, "%s: a record with histograms off", dn);
+        bad += TU_CHECK(gf_engine_hist_next(e, NULL) == 0, "%s: NULL record accepted", dn);
+        gf_engine_destroy(e);
+    }
+    return bad;
+}
+
 /* Records appear as soon as their blocks are filtered, before flush; the
  * last short block after flush; reset forgets everything. */
 static int test_lifecycle(void)
 {
-    enum { B = 100, C = 2 };
+    enum { B = LIFE_B, C = LIFE_C };
     float in[(3 * B + 1) * C];
     for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
         in[i] = (float)i / 1000.0f;
@@ -698,75 +724,10 @@ static int test_lifecycle(void)
         gf_engine *e = NULL;
         if (gf_engine_create(&c, &e, NULL, 0) != GF_OK)
             return TU_FAIL("lifecycle: create on %s", dn);
-        gf_hist_record rec;
-        size_t used = 0, got = 0, off = 0, total = 0;
-        bad += TU_CHECK(gf_engine_hist_next(e, &rec) == 0, "%s: record before any input", dn);
-        while (off < 2 * B + 1 && !bad) {
-            bad += TU_CHECK(gf_engine_push(e, in + off * C, 2 * B + 1 - off, &used) == GF_OK,
-                            "%s: push", dn);
-            bad += TU_CHECK(gf_engine_pull(e, out + total * C, 3 * B - total, &got) == GF_OK,
-                            "%s: pull", dn);
-            off += used;
-            total += got;
-        }
-        bad += TU_CHECK(total == 2 * B, "%s: %zu frames out of 2 full chunks", dn, total);
-        int n = 0;
-        while (gf_engine_hist_next(e, &rec)) {
-            bad += TU_CHECK(rec.block == (uint64_t)(n / C) && rec.frames == B &&
-                                rec.channel == n % C && rec.bins != NULL,
-                            "%s: record %d before flush: block %llu frames %llu", dn, n,
-                            (unsigned long long)rec.block, (unsigned long long)rec.frames);
-            n++;
-        }
-        bad += TU_CHECK(n == 2 * C, "%s: %d records before flush, expected %d", dn, n, 2 * C);
-        /* The third block has 1 of its frames: nothing until flush. */
-        bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: flush", dn);
-        n = 0;
-        while (gf_engine_hist_next(e, &rec)) {
-            bad += TU_CHECK(rec.block == 2 && rec.frames == 1 && rec.first_frame == 2 * B,
-                            "%s: last record block %llu frames %llu", dn,
-                            (unsigned long long)rec.block, (unsigned long long)rec.frames);
-            n++;
-        }
-        bad += TU_CHECK(n == C, "%s: %d records after flush, expected %d", dn, n, C);
-
-        /* Reset: a partial stream's records are forgotten; a new one starts at block 0. */
-        bad += TU_CHECK(gf_engine_reset(e) == GF_OK, "%s: reset", dn);
-        bad += TU_CHECK(gf_engine_push(e, in, B + 50, &used) == GF_OK, "%s: push", dn);
-        bad += TU_CHECK(gf_engine_pull(e, out, 3 * B, &got) == GF_OK, "%s: pull", dn);
-        bad += TU_CHECK(gf_engine_reset(e) == GF_OK, "%s: reset", dn);
-        bad += TU_CHECK(gf_engine_hist_next(e, &rec) == 0, "%s: a record after reset", dn);
-        bad += TU_CHECK(gf_engine_push(e, in, B, &used) == GF_OK, "%s: push", dn);
-        bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: flush", dn);
-        bad += TU_CHECK(gf_engine_hist_next(e, &rec) == 1 && rec.block == 0 && rec.frames == B &&
-                            rec.channel == 0,
-                        "%s: after reset, first record block %llu frames %llu", dn,
-                        (unsigned long long)rec.block, (unsigned long long)rec.frames);
-        /* Its counts are of this stream only: B samples in [0, 0.2). */
-        uint64_t s = rec.below + rec.above + rec.nan;
-        for (int k = 0; k < 16; k++)
-            s += rec.bins[k];
-        bad += TU_CHECK(s == B, "%s: after reset the first record counts %llu samples", dn,
-                        (unsigned long long)s);
+        bad += life_blocks(e, dn, in, out);
+        bad += life_reset(e, dn, in, out);
         gf_engine_destroy(e);
-
-        /* An empty stream has no records; histograms off: none either. */
-        c.hist = &hc;
-        if (gf_engine_create(&c, &e, NULL, 0) == GF_OK) {
-            bad += TU_CHECK(gf_engine_flush(e) == GF_OK && gf_engine_hist_next(e, &rec) == 0,
-                            "%s: a record from an empty stream", dn);
-            gf_engine_destroy(e);
-        }
-        c.hist = NULL;
-        if (gf_engine_create(&c, &e, NULL, 0) == GF_OK) {
-            gf_engine_push(e, in, 2 * B, &used);
-            gf_engine_flush(e);
-            gf_engine_pull(e, out, 3 * B, &got);
-            bad +=
-                TU_CHECK(gf_engine_hist_next(e, &rec) == 0, "%s: a record with histograms off", dn);
-            bad += TU_CHECK(gf_engine_hist_next(e, NULL) == 0, "%s: NULL record accepted", dn);
-            gf_engine_destroy(e);
-        }
+        bad += life_empty_and_off(c, dn, in, out);
     }
     gf_hist_record rec;
     bad += TU_CHECK(gf_engine_hist_next(NULL, &rec) == 0, "NULL engine accepted");
@@ -920,27 +881,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s HIST_GOLDEN_DIR\n", argv[0]);
         return 1;
     }
-    const double t0 = now();
-    int bad = 0;
-    bad += test_invalid();
-    if (!bad)
-        bad += test_lifecycle();
-    if (!bad)
-        bad += test_record_lifetime();
-    if (!bad)
-        bad += test_goldens(argv[1]);
-    if (!bad)
-        bad += test_tiny_blocks();
-    if (!bad)
-        bad += test_same_mode();
-    if (!bad)
-        bad += test_mix_vs_each();
-    if (!bad)
-        bad += test_cross();
-    if (bad) {
-        fprintf(stderr, "test_hist: FAILED\n");
-        return 1;
-    }
-    printf("test_hist: all records exact, %.1f s\n", now() - t0);
-    return 0;
+    hist_golden_dir = argv[1];
+    static const tu_step steps[] = {test_invalid,     test_lifecycle,   test_record_lifetime,
+                                    test_goldens,     test_tiny_blocks, test_same_mode,
+                                    test_mix_vs_each, test_cross};
+    return tu_run_steps("test_hist", "all records exact", steps, sizeof steps / sizeof steps[0]);
 }

@@ -274,6 +274,118 @@ static int per_sample_tests(std::mt19937_64 &rng)
     return 0;
 }
 
+/* One random case: a histogram config and plan, a chunk of a stream at
+ * some position, and its samples. */
+struct random_case {
+    gf_hist_config hc;
+    int C;
+    gf_hist_plan p;
+    size_t frames;
+    uint64_t pos;
+    bool f32;
+    std::vector<float> xf;
+    std::vector<double> xd;
+};
+
+/* The config, plan, chunk and position of a case, drawn from rng. */
+static void draw_case(std::mt19937_64 &rng, random_case &k)
+{
+    static const size_t binsv[] = {1, 3, 64, 256, 4096, 16384, 65536};
+    static const size_t blockv[] = {1, 3, 100, 777, 4096, 100000};
+    gf_hist_config &hc = k.hc;
+    hc.bins = binsv[rng() % 7];
+    hc.block_frames = blockv[rng() % 6];
+    const int lh = (int)(rng() % 4);
+    hc.lo = lh == 3 ? -0.1 : -1.0;
+    hc.hi = lh == 3 ? 0.3 : lh % 2 ? 1.0 : 0.7;
+    hc.of_input = 0;
+    hc.mix = (int)(rng() % 2);
+    k.C = 1 + (int)(rng() % (rng() % 3 == 0 ? 40 : 4));
+    /* Every thread block costs barrier round trips: keep the grids small. */
+    size_t chunk = 1 + rng() % 8000;
+    if (hc.block_frames < 10 && chunk > 150)
+        chunk = 1 + rng() % 150;
+    gf_hist_plan_make(&hc, k.C, 3, &chunk, &k.p);
+    k.frames = 1 + rng() % chunk;
+    k.pos = rng() % 1000000;
+    k.f32 = rng() % 2;
+}
+
+/* The case's samples: in and around the range, with NaN, infinities, signed
+ * zeros, 5000, lo, hi, values on and next to edges, and repeats. */
+static void draw_samples(std::mt19937_64 &rng, random_case &k)
+{
+    const size_t ns = k.frames * (size_t)k.C;
+    k.xf.assign(ns, 0.0f);
+    k.xd.assign(ns, 0.0);
+    std::uniform_real_distribution<double> u(-1.3, 1.3);
+    for (size_t i = 0; i < ns; i++) {
+        double v = u(rng);
+        const int r = (int)(rng() % 100);
+        if (r == 0)
+            v = NAN;
+        else if (r == 1)
+            v = rng() % 2 ? INFINITY : -INFINITY;
+        else if (r == 2)
+            v = rng() % 2 ? 0.0 : -0.0;
+        else if (r == 3)
+            v = 5000.0;
+        else if (r == 4)
+            v = k.hc.lo;
+        else if (r == 5)
+            v = k.hc.hi;
+        else if (r < 9) /* on or next to an edge */
+            v = std::nextafter(gf_hist_edge(&k.p.rule, (uint32_t)(rng() % k.p.rule.bins)),
+                               r == 6   ? 0.0
+                               : r == 7 ? INFINITY
+                                        : -INFINITY);
+        else if (r < 30)
+            v = std::round(v * 4) / 4; /* repeats: contended atomics */
+        k.xf[i] = (float)v;
+        k.xd[i] = k.f32 ? (double)k.xf[i] : v;
+    }
+}
+
+/* Which of the kernel's ways of holding partials the cases took. */
+struct kernel_paths {
+    int priv = 0, global = 0, groups = 0, big = 0;
+};
+
+/* Case c's partials from the kernel on the pool (on a grid for 1 to 3 SMs)
+ * against the host's, byte for byte. */
+static int check_case(block_pool &pool, std::mt19937_64 &rng, int c, random_case &k,
+                      kernel_paths &seen)
+{
+    const int sms = 1 + (int)(rng() % 3);
+    gf::hist_geometry g = gf::hist_geometry_for(&k.p, k.pos, k.frames, sms, 96 * 1024);
+    std::vector<unsigned char> want(g.bytes), got(g.bytes, 0);
+    size_t first = 0;
+    gf_hist_segments(&k.p, k.pos, k.frames, &first);
+    gf_hist_count_parts(&k.p, k.f32 ? (const void *)k.xf.data() : (const void *)k.xd.data(),
+                        k.f32 ? 4 : 8, k.frames, first, want.data(), 0, g.nseg * (size_t)k.p.nrec);
+    if (k.f32)
+        run_grid(pool, g, k.p.mix != 0, k.xf.data(), got.data());
+    else
+        run_grid(pool, g, k.p.mix != 0, k.xd.data(), got.data());
+    seen.priv |= g.a.priv;
+    seen.global |= !g.a.priv;
+    seen.groups |= g.grid.y > 1;
+    seen.big |= g.smem > 48 * 1024;
+    if (want == got)
+        return 0;
+    size_t i = 0;
+    while (want[i] == got[i])
+        i++;
+    fprintf(stderr,
+            "test_hist_kernel: case %d (%s, %d ch, %zu bins, block %zu, %s, %zu frames at "
+            "%llu; grid %ux%u, F %lld, G %d, priv %d): partial %zu differs at "
+            "byte %zu\n",
+            c, k.f32 ? "f32" : "f64", k.C, k.hc.bins, k.hc.block_frames, k.hc.mix ? "mix" : "each",
+            k.frames, (unsigned long long)k.pos, g.grid.x, g.grid.y, g.a.F, g.a.G, g.a.priv,
+            i / k.p.part_bytes, i % k.p.part_bytes);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     const int cases = argc > 1 ? atoi(argv[1]) : 40;
@@ -281,88 +393,17 @@ int main(int argc, char **argv)
     if (per_sample_tests(rng))
         return 1;
     block_pool pool;
-    const size_t binsv[] = {1, 3, 64, 256, 4096, 16384, 65536};
-    const size_t blockv[] = {1, 3, 100, 777, 4096, 100000};
-    int bad = 0, seen_priv = 0, seen_global = 0, seen_groups = 0, seen_big = 0;
+    kernel_paths seen;
+    int bad = 0;
     for (int c = 0; c < cases && !bad; c++) {
-        gf_hist_config hc;
-        hc.bins = binsv[rng() % 7];
-        hc.block_frames = blockv[rng() % 6];
-        const int lh = (int)(rng() % 4);
-        hc.lo = lh == 3 ? -0.1 : -1.0;
-        hc.hi = lh == 3 ? 0.3 : lh % 2 ? 1.0 : 0.7;
-        hc.of_input = 0;
-        hc.mix = (int)(rng() % 2);
-        const int C = 1 + (int)(rng() % (rng() % 3 == 0 ? 40 : 4));
-        /* Every thread block costs barrier round trips: keep the grids small. */
-        size_t chunk = 1 + rng() % 8000;
-        if (hc.block_frames < 10 && chunk > 150)
-            chunk = 1 + rng() % 150;
-        gf_hist_plan p;
-        gf_hist_plan_make(&hc, C, 3, &chunk, &p);
-        const size_t frames = 1 + rng() % chunk, ns = frames * (size_t)C;
-        const uint64_t pos = rng() % 1000000;
-        const bool f32 = rng() % 2;
-        std::vector<float> xf(ns);
-        std::vector<double> xd(ns);
-        std::uniform_real_distribution<double> u(-1.3, 1.3);
-        for (size_t i = 0; i < ns; i++) {
-            double v = u(rng);
-            const int r = (int)(rng() % 100);
-            if (r == 0)
-                v = NAN;
-            else if (r == 1)
-                v = rng() % 2 ? INFINITY : -INFINITY;
-            else if (r == 2)
-                v = rng() % 2 ? 0.0 : -0.0;
-            else if (r == 3)
-                v = 5000.0;
-            else if (r == 4)
-                v = hc.lo;
-            else if (r == 5)
-                v = hc.hi;
-            else if (r < 9) /* on or next to an edge */
-                v = std::nextafter(gf_hist_edge(&p.rule, (uint32_t)(rng() % p.rule.bins)),
-                                   r == 6   ? 0.0
-                                   : r == 7 ? INFINITY
-                                            : -INFINITY);
-            else if (r < 30)
-                v = std::round(v * 4) / 4; /* repeats: contended atomics */
-            xf[i] = (float)v;
-            xd[i] = f32 ? (double)xf[i] : v;
-        }
-        const int sms = 1 + (int)(rng() % 3);
-        gf::hist_geometry g = gf::hist_geometry_for(&p, pos, frames, sms, 96 * 1024);
-        std::vector<unsigned char> want(g.bytes), got(g.bytes, 0);
-        size_t first = 0;
-        gf_hist_segments(&p, pos, frames, &first);
-        gf_hist_count_parts(&p, f32 ? (const void *)xf.data() : (const void *)xd.data(), f32 ? 4 : 8,
-                           frames, first, want.data(), 0, g.nseg * (size_t)p.nrec);
-        if (f32)
-            run_grid(pool, g, p.mix != 0, xf.data(), got.data());
-        else
-            run_grid(pool, g, p.mix != 0, xd.data(), got.data());
-        seen_priv |= g.a.priv;
-        seen_global |= !g.a.priv;
-        seen_groups |= g.grid.y > 1;
-        seen_big |= g.smem > 48 * 1024;
-        if (want != got) {
-            size_t i = 0;
-            while (want[i] == got[i])
-                i++;
-            fprintf(stderr,
-                    "test_hist_kernel: case %d (%s, %d ch, %zu bins, block %zu, %s, %zu frames at "
-                    "%llu; grid %ux%u, F %lld, G %d, priv %d): partial %zu differs at "
-                    "byte %zu\n",
-                    c, f32 ? "f32" : "f64", C, hc.bins, hc.block_frames, hc.mix ? "mix" : "each",
-                    frames, (unsigned long long)pos, g.grid.x, g.grid.y, g.a.F, g.a.G, g.a.priv,
-                    i / p.part_bytes, i % p.part_bytes);
-            bad = 1;
-        }
+        random_case k{};
+        draw_case(rng, k);
+        draw_samples(rng, k);
+        bad = check_case(pool, rng, c, k, seen);
     }
-    if (!bad && cases >= 40 && !(seen_priv && seen_global && seen_groups && seen_big)) {
+    if (!bad && cases >= 40 && !(seen.priv && seen.global && seen.groups && seen.big)) {
         fprintf(stderr, "test_hist_kernel: the cases missed a kernel path (%d %d %d %d)\n",
-                seen_priv, seen_global, seen_groups, seen_big);
+                seen.priv, seen.global, seen.groups, seen.big);
         bad = 1;
     }
     if (bad) {

@@ -16,18 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define WHOLE SIZE_MAX /* chunk = the signal's length */
 
 typedef struct seam_case {
-    const char *name;
-    int channels;
-    size_t frames;
-    gf_precision precision;
-    gf_mode mode;
-    size_t num_taps;
-    int mean;      /* mean filter, else random taps */
+    tu_signal_case s;
     int ref_all;   /* every variant on ref as well as cpu */
     unsigned mask; /* which of variants[] to run: bit v for variants[v] */
 } seam_case;
@@ -39,23 +32,12 @@ typedef struct variant {
     int threads;
 } variant;
 
-static double now(void)
+/* The case's config c on device dev with a chunk size (WHOLE: the signal's
+ * length). */
+static gf_config case_config(gf_config c, const seam_case *sc, gf_device dev, size_t chunk)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static gf_config case_config(const seam_case *sc, const double *taps, gf_device dev, size_t chunk)
-{
-    gf_config c = gf_config_default();
-    c.channels = sc->channels;
-    c.num_taps = sc->num_taps;
-    c.taps = sc->mean ? NULL : taps;
-    c.mode = sc->mode;
-    c.precision = sc->precision;
     c.device = dev;
-    c.chunk_frames = chunk == WHOLE ? sc->frames : chunk;
+    c.chunk_frames = chunk == WHOLE ? sc->s.frames : chunk;
     return c;
 }
 
@@ -87,29 +69,28 @@ static void describe_pattern(char *buf, size_t size, tu_pattern p)
 
 static int run_case(const seam_case *sc)
 {
-    const double t0 = now();
-    const size_t ss = tu_sample_size(sc->precision);
-    const size_t ns = sc->frames * (size_t)sc->channels;
-    void *in = malloc(ns * ss);
-    double taps[255];
-    if (!in || sc->num_taps > 255)
-        return TU_FAIL("%s: setup", sc->name);
-    tu_fill_signal(in, ns, ss, 0x5eed0000u + sc->num_taps);
-    tu_fill_taps(taps, sc->num_taps, 77 + sc->num_taps);
+    const double t0 = tu_now();
+    const tu_signal_case *s = &sc->s;
+    tu_input input;
+    gf_config c0;
+    if (tu_signal_case_setup(s, 0x5eed0000u + s->num_taps, 77 + s->num_taps, GF_DEVICE_CPU, &input,
+                             &c0))
+        return 1;
+    const void *in = input.x;
 
     int bad = 0;
     size_t runs = 0;
     char label[256];
-    gf_config c = case_config(sc, taps, GF_DEVICE_CPU, WHOLE);
-    snprintf(label, sizeof label, "%s: cpu whole", sc->name);
-    void *base = tu_filter(label, &c, in, sc->frames, 1, TU_ALL, TU_ALL);
+    gf_config c = case_config(c0, sc, GF_DEVICE_CPU, WHOLE);
+    snprintf(label, sizeof label, "%s: cpu whole", s->name);
+    void *base = tu_filter(label, &c, in, s->frames, 1, TU_ALL, TU_ALL);
     if (!base) {
-        free(in);
+        tu_input_free(&input);
         return 1;
     }
-    c = case_config(sc, taps, GF_DEVICE_REF, WHOLE);
-    snprintf(label, sizeof label, "%s: ref whole vs cpu whole", sc->name);
-    bad += tu_check_run(label, &c, in, sc->frames, base, 1, TU_ALL, TU_ALL);
+    c = case_config(c0, sc, GF_DEVICE_REF, WHOLE);
+    snprintf(label, sizeof label, "%s: ref whole vs cpu whole", s->name);
+    bad += tu_check_run(label, &c, in, s->frames, base, 1, TU_ALL, TU_ALL);
     runs += 2;
 
     for (size_t v = 0; v < sizeof variants / sizeof variants[0] && !bad; v++) {
@@ -120,25 +101,25 @@ static int run_case(const seam_case *sc)
             const gf_device dev = d ? GF_DEVICE_REF : GF_DEVICE_CPU;
             if (dev == GF_DEVICE_REF && !sc->ref_all)
                 continue;
-            c = case_config(sc, taps, dev, va->chunk);
+            c = case_config(c0, sc, dev, va->chunk);
             c.threads = va->threads;
             char pa[32], pb[32];
             describe_pattern(pa, sizeof pa, va->a);
             describe_pattern(pb, sizeof pb, va->b);
             if (va->process)
-                snprintf(label, sizeof label, "%s: %s chunk %zu, process pieces %s", sc->name,
+                snprintf(label, sizeof label, "%s: %s chunk %zu, process pieces %s", s->name,
                          tu_device_name(dev), c.chunk_frames, pa);
             else
-                snprintf(label, sizeof label, "%s: %s chunk %zu, push %s / pull %s", sc->name,
+                snprintf(label, sizeof label, "%s: %s chunk %zu, push %s / pull %s", s->name,
                          tu_device_name(dev), c.chunk_frames, pa, pb);
-            bad += tu_check_run(label, &c, in, sc->frames, base, va->process, va->a, va->b);
+            bad += tu_check_run(label, &c, in, s->frames, base, va->process, va->a, va->b);
             runs++;
         }
     }
     free(base);
-    free(in);
-    printf("%-40s %zu frames x %d ch: %zu runs identical, %.2f s\n", sc->name, sc->frames,
-           sc->channels, runs, now() - t0);
+    tu_input_free(&input);
+    printf("%-40s %zu frames x %d ch: %zu runs identical, %.2f s\n", s->name, s->frames,
+           s->channels, runs, tu_now() - t0);
     return bad;
 }
 
@@ -224,139 +205,198 @@ static gf_status stream_all(gf_engine *e, const void *in, size_t frames, void *o
                : GF_OK;
 }
 
+/* test_lifecycle's stream: N frames of C channels. */
+enum { LIFE_N = 300000, LIFE_C = 2 };
+
+/* One engine of test_lifecycle, its input, and the output of the whole
+ * stream in one chunk to compare with. */
+typedef struct life {
+    const char *what;
+    gf_engine *e;
+    void *in, *base;
+    unsigned char *out;
+    size_t cap, fb, ss;
+} life;
+
+static void life_close(life *l)
+{
+    gf_engine_destroy(l->e);
+    free(l->out);
+    free(l->base);
+    free(l->in);
+}
+
+static int life_open(life *l, const gf_config *c, const char *what)
+{
+    enum { N = LIFE_N, C = LIFE_C };
+    memset(l, 0, sizeof *l);
+    l->what = what;
+    l->ss = tu_sample_size(c->precision);
+    l->fb = C * l->ss;
+    l->in = malloc(N * l->fb);
+    if (!l->in)
+        return TU_FAIL("out of memory");
+    tu_fill_signal(l->in, (size_t)N * C, l->ss, 31337);
+    gf_config cw = *c;
+    cw.chunk_frames = N;
+    l->base = tu_filter(what, &cw, l->in, N, 1, TU_ALL, TU_ALL);
+    if (!l->base || gf_engine_create(c, &l->e, NULL, 0) != GF_OK) {
+        life_close(l);
+        return TU_FAIL("%s: setup", what);
+    }
+    l->cap = N + gf_engine_max_pending(l->e) + 1;
+    l->out = malloc(l->cap * l->fb);
+    if (!l->out) {
+        life_close(l);
+        return TU_FAIL("out of memory");
+    }
+    return 0;
+}
+
+/* A stream that ended with st after n frames out: the whole stream's output. */
+static int life_output(const life *l, const char *label, gf_status st, size_t n)
+{
+    enum { N = LIFE_N, C = LIFE_C };
+    int bad = TU_CHECK(st == GF_OK && n == N, "%s: %zu frames out", label, n);
+    if (st == GF_OK && n == N)
+        bad += tu_compare(label, l->base, l->out, (size_t)N * C, l->ss, C);
+    return bad;
+}
+
+/* 1. A full stream, reset, the same stream again. */
+static int life_restart(const life *l)
+{
+    int bad = 0;
+    char label[192];
+    for (int round = 0; round < 2; round++) {
+        size_t n = 0;
+        memset(l->out, 0, l->cap * l->fb);
+        gf_status st = stream_all(l->e, l->in, LIFE_N, l->out, l->cap, l->fb, &n);
+        snprintf(label, sizeof label, "%s: stream %d of 2 (the second after reset)", l->what,
+                 round + 1);
+        bad += life_output(l, label, st, n);
+        bad += TU_CHECK(gf_engine_reset(l->e) == GF_OK, "%s: reset", label);
+    }
+    return bad;
+}
+
+/* 2. Reset in the middle of a stream forgets the input. */
+static int life_mid_reset(const life *l)
+{
+    enum { N = LIFE_N };
+    size_t n = 0, got = 0, used = 0;
+    int bad = TU_CHECK(gf_engine_push(l->e, l->in, N / 3, &used) == GF_OK, "%s: push", l->what);
+    bad += TU_CHECK(gf_engine_pull(l->e, l->out, N, &got) == GF_OK, "%s: pull", l->what);
+    bad += TU_CHECK(gf_engine_reset(l->e) == GF_OK, "%s: reset mid-stream", l->what);
+    gf_status st = stream_all(l->e, l->in, N, l->out, l->cap, l->fb, &n);
+    char label[192];
+    snprintf(label, sizeof label, "%s: stream after a mid-stream reset", l->what);
+    bad += life_output(l, label, st, n);
+    gf_engine_reset(l->e);
+    return bad;
+}
+
+/* 3. Flush twice, pull part, flush again, pull the rest; push and process
+ * are refused after flush. */
+static int life_flushes(const life *l)
+{
+    enum { N = LIFE_N };
+    gf_engine *e = l->e;
+    const char *what = l->what;
+    unsigned char *out = l->out;
+    const size_t cap = l->cap, fb = l->fb;
+    size_t off = 0, n = 0, got = 0, used = 0;
+    int bad = 0;
+    while (off < N) {
+        bad +=
+            TU_CHECK(gf_engine_push(e, (unsigned char *)l->in + off * fb, N - off, &used) == GF_OK,
+                     "%s: push", what);
+        off += used;
+        bad += TU_CHECK(gf_engine_pull(e, out + n * fb, cap - n, &got) == GF_OK, "%s: pull", what);
+        n += got;
+    }
+    bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: flush", what);
+    bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: second flush", what);
+    bad += TU_CHECK(gf_engine_pull(e, out + n * fb, 5, &got) == GF_OK, "%s: pull", what);
+    n += got;
+    bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: third flush", what);
+    gf_status st = gf_engine_push(e, l->in, 1, &used);
+    bad += TU_CHECK(st == GF_ERR_STATE && used == 0, "%s: push after flush: %d, consumed %zu", what,
+                    (int)st, used);
+    st = gf_engine_process(e, l->in, 1, out + n * fb, &got);
+    bad += TU_CHECK(st == GF_ERR_STATE && got == 0, "%s: process after flush: %d, produced %zu",
+                    what, (int)st, got);
+    while ((st = gf_engine_pull(e, out + n * fb, cap - n, &got)) == GF_OK && got > 0)
+        n += got;
+    bad += TU_CHECK(st == GF_OK, "%s: pull after flush: %s", what, gf_strerror(st));
+    bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: flush after the end", what);
+    bad += TU_CHECK(gf_engine_pull(e, out + n * fb, cap - n, &got) == GF_OK && got == 0,
+                    "%s: pull after the end gave %zu frames", what, got);
+    char label[192];
+    snprintf(label, sizeof label, "%s: repeated flush", what);
+    return bad + life_output(l, label, GF_OK, n);
+}
+
+/* 4. After reset, pushes are accepted again; mixed call patterns. */
+static int life_mixed(const life *l)
+{
+    int bad = 0;
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        bad += TU_CHECK(gf_engine_reset(l->e) == GF_OK, "%s: reset", l->what);
+        char label[192];
+        snprintf(label, sizeof label, "%s: mixed push/pull/process, seed %llu", l->what,
+                 (unsigned long long)seed);
+        size_t n = 0;
+        if (run_mixed(l->e, l->in, LIFE_N, l->out, l->cap, l->fb, seed, &n)) {
+            bad += TU_FAIL("%s: run failed", label);
+            continue;
+        }
+        bad += life_output(l, label, GF_OK, n);
+    }
+    return bad;
+}
+
+/* 5. An empty stream: flush at once, nothing out. */
+static int life_empty(const life *l)
+{
+    size_t got = 0;
+    gf_engine_reset(l->e);
+    int bad = TU_CHECK(gf_engine_flush(l->e) == GF_OK, "%s: flush empty", l->what);
+    bad += TU_CHECK(gf_engine_pull(l->e, l->out, l->cap, &got) == GF_OK && got == 0,
+                    "%s: empty stream gave %zu frames", l->what, got);
+    return bad;
+}
+
 /* Reset, repeated flush, refused calls after flush, and mixed call patterns,
  * on a shorter stream (both backends, f32 and f64, both modes). */
 static int test_lifecycle(void)
 {
-    const double t0 = now();
+    const double t0 = tu_now();
     int bad = 0;
-    enum { N = 300000, C = 2 };
     double taps[25];
     tu_fill_taps(taps, 25, 4242);
     for (int p = 0; p < 2; p++)
         for (int m = 0; m < 2; m++)
             for (int d = 0; d < 2; d++) {
-                gf_config c = gf_config_default();
-                c.channels = C;
-                c.num_taps = 25;
-                c.taps = taps;
-                c.mode = m ? GF_MODE_CAUSAL : GF_MODE_SAME;
-                c.precision = p ? GF_PRECISION_F64 : GF_PRECISION_F32;
-                c.device = d ? GF_DEVICE_REF : GF_DEVICE_CPU;
+                gf_config c = tu_config(LIFE_C, 25, taps, m ? GF_MODE_CAUSAL : GF_MODE_SAME,
+                                        p ? GF_PRECISION_F64 : GF_PRECISION_F32,
+                                        d ? GF_DEVICE_REF : GF_DEVICE_CPU);
                 c.chunk_frames = 10007;
-                const size_t ss = tu_sample_size(c.precision), fb = C * ss;
                 char what[128];
                 snprintf(what, sizeof what, "lifecycle %s %s %s", tu_device_name(c.device),
                          p ? "f64" : "f32", m ? "causal" : "same");
-                void *in = malloc(N * fb);
-                if (!in)
-                    return bad + TU_FAIL("out of memory");
-                tu_fill_signal(in, (size_t)N * C, ss, 31337);
-                gf_config cw = c;
-                cw.chunk_frames = N;
-                void *base = tu_filter(what, &cw, in, N, 1, TU_ALL, TU_ALL);
-                gf_engine *e = NULL;
-                if (!base || gf_engine_create(&c, &e, NULL, 0) != GF_OK) {
-                    free(in);
-                    free(base);
-                    return bad + TU_FAIL("%s: setup", what);
-                }
-                const size_t cap = N + gf_engine_max_pending(e) + 1;
-                unsigned char *out = malloc(cap * fb);
-                if (!out) {
-                    free(in);
-                    free(base);
-                    gf_engine_destroy(e);
-                    return bad + TU_FAIL("out of memory");
-                }
-                size_t n = 0, got = 0, used = 0;
-                char label[192];
-
-                /* 1. A full stream, reset, the same stream again. */
-                for (int round = 0; round < 2; round++) {
-                    memset(out, 0, cap * fb);
-                    gf_status st = stream_all(e, in, N, out, cap, fb, &n);
-                    snprintf(label, sizeof label, "%s: stream %d of 2 (the second after reset)",
-                             what, round + 1);
-                    bad += TU_CHECK(st == GF_OK && n == N, "%s: %zu frames out", label, n);
-                    if (st == GF_OK && n == N)
-                        bad += tu_compare(label, base, out, (size_t)N * C, ss, C);
-                    bad += TU_CHECK(gf_engine_reset(e) == GF_OK, "%s: reset", label);
-                }
-
-                /* 2. Reset in the middle of a stream forgets the input. */
-                bad += TU_CHECK(gf_engine_push(e, in, N / 3, &used) == GF_OK, "%s: push", what);
-                bad += TU_CHECK(gf_engine_pull(e, out, N, &got) == GF_OK, "%s: pull", what);
-                bad += TU_CHECK(gf_engine_reset(e) == GF_OK, "%s: reset mid-stream", what);
-                gf_status st = stream_all(e, in, N, out, cap, fb, &n);
-                snprintf(label, sizeof label, "%s: stream after a mid-stream reset", what);
-                bad += TU_CHECK(st == GF_OK && n == N, "%s: %zu frames out", label, n);
-                if (st == GF_OK && n == N)
-                    bad += tu_compare(label, base, out, (size_t)N * C, ss, C);
-                gf_engine_reset(e);
-
-                /* 3. Flush twice, pull part, flush again, pull the rest. */
-                size_t off = 0;
-                n = 0;
-                while (off < N) {
-                    bad += TU_CHECK(
-                        gf_engine_push(e, (unsigned char *)in + off * fb, N - off, &used) == GF_OK,
-                        "%s: push", what);
-                    off += used;
-                    bad += TU_CHECK(gf_engine_pull(e, out + n * fb, cap - n, &got) == GF_OK,
-                                    "%s: pull", what);
-                    n += got;
-                }
-                bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: flush", what);
-                bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: second flush", what);
-                bad +=
-                    TU_CHECK(gf_engine_pull(e, out + n * fb, 5, &got) == GF_OK, "%s: pull", what);
-                n += got;
-                bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: third flush", what);
-                st = gf_engine_push(e, in, 1, &used);
-                bad += TU_CHECK(st == GF_ERR_STATE && used == 0,
-                                "%s: push after flush: %d, consumed %zu", what, (int)st, used);
-                st = gf_engine_process(e, in, 1, out + n * fb, &got);
-                bad += TU_CHECK(st == GF_ERR_STATE && got == 0,
-                                "%s: process after flush: %d, produced %zu", what, (int)st, got);
-                while ((st = gf_engine_pull(e, out + n * fb, cap - n, &got)) == GF_OK && got > 0)
-                    n += got;
-                bad += TU_CHECK(st == GF_OK, "%s: pull after flush: %s", what, gf_strerror(st));
-                bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: flush after the end", what);
-                bad += TU_CHECK(gf_engine_pull(e, out + n * fb, cap - n, &got) == GF_OK && got == 0,
-                                "%s: pull after the end gave %zu frames", what, got);
-                snprintf(label, sizeof label, "%s: repeated flush", what);
-                bad += TU_CHECK(n == N, "%s: %zu frames out", label, n);
-                if (n == N)
-                    bad += tu_compare(label, base, out, (size_t)N * C, ss, C);
-
-                /* 4. After reset, pushes are accepted again; mixed call patterns. */
-                for (uint64_t seed = 1; seed <= 3; seed++) {
-                    bad += TU_CHECK(gf_engine_reset(e) == GF_OK, "%s: reset", what);
-                    snprintf(label, sizeof label, "%s: mixed push/pull/process, seed %llu", what,
-                             (unsigned long long)seed);
-                    if (run_mixed(e, in, N, out, cap, fb, seed, &n)) {
-                        bad += TU_FAIL("%s: run failed", label);
-                        continue;
-                    }
-                    bad += TU_CHECK(n == N, "%s: %zu frames out", label, n);
-                    if (n == N)
-                        bad += tu_compare(label, base, out, (size_t)N * C, ss, C);
-                }
-
-                /* 5. An empty stream: flush at once, nothing out. */
-                gf_engine_reset(e);
-                bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: flush empty", what);
-                bad += TU_CHECK(gf_engine_pull(e, out, cap, &got) == GF_OK && got == 0,
-                                "%s: empty stream gave %zu frames", what, got);
-
-                gf_engine_destroy(e);
-                free(out);
-                free(base);
-                free(in);
+                life l;
+                if (life_open(&l, &c, what))
+                    return bad + 1;
+                bad += life_restart(&l);
+                bad += life_mid_reset(&l);
+                bad += life_flushes(&l);
+                bad += life_mixed(&l);
+                bad += life_empty(&l);
+                life_close(&l);
             }
-    printf("%-40s %d frames x %d ch: %.2f s\n", "lifecycle (reset, flush, mixed calls)", N, C,
-           now() - t0);
+    printf("%-40s %d frames x %d ch: %.2f s\n", "lifecycle (reset, flush, mixed calls)", LIFE_N,
+           LIFE_C, tu_now() - t0);
     return bad;
 }
 
@@ -364,27 +404,29 @@ static int test_lifecycle(void)
 #define EVEN 0x199u /* variants 0, 3, 4, 7, 8 */
 #define ODD  0x266u /* variants 1, 2, 5, 6, 9 */
 
-int main(void)
+/* Every case through every variant it names. */
+static int seam_cases(void)
 {
     const seam_case cases[] = {
-        {"f32 stereo T=5 same", 2, 1200000, GF_PRECISION_F32, GF_MODE_SAME, 5, 0, 1, ALL},
-        {"f32 stereo T=5 causal mean", 2, 1200000, GF_PRECISION_F32, GF_MODE_CAUSAL, 5, 1, 1, ALL},
-        {"f32 stereo T=255 same", 2, 1200000, GF_PRECISION_F32, GF_MODE_SAME, 255, 0, 0, EVEN},
-        {"f32 mono T=255 causal mean", 1, 1050000, GF_PRECISION_F32, GF_MODE_CAUSAL, 255, 1, 0,
+        {{"f32 stereo T=5 same", 2, 1200000, GF_PRECISION_F32, GF_MODE_SAME, 5, 0}, 1, ALL},
+        {{"f32 stereo T=5 causal mean", 2, 1200000, GF_PRECISION_F32, GF_MODE_CAUSAL, 5, 1},
+         1,
+         ALL},
+        {{"f32 stereo T=255 same", 2, 1200000, GF_PRECISION_F32, GF_MODE_SAME, 255, 0}, 0, EVEN},
+        {{"f32 mono T=255 causal mean", 1, 1050000, GF_PRECISION_F32, GF_MODE_CAUSAL, 255, 1},
+         0,
          ODD},
-        {"f64 mono T=5 causal", 1, 1100000, GF_PRECISION_F64, GF_MODE_CAUSAL, 5, 0, 1, ALL},
-        {"f64 mono T=255 same mean", 1, 1100000, GF_PRECISION_F64, GF_MODE_SAME, 255, 1, 0, ODD},
+        {{"f64 mono T=5 causal", 1, 1100000, GF_PRECISION_F64, GF_MODE_CAUSAL, 5, 0}, 1, ALL},
+        {{"f64 mono T=255 same mean", 1, 1100000, GF_PRECISION_F64, GF_MODE_SAME, 255, 1}, 0, ODD},
     };
-    const double t0 = now();
     int bad = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !bad; i++)
         bad += run_case(&cases[i]);
-    if (!bad)
-        bad += test_lifecycle();
-    if (bad) {
-        fprintf(stderr, "test_seams: FAILED\n");
-        return 1;
-    }
-    printf("test_seams: all identical, %.1f s\n", now() - t0);
-    return 0;
+    return bad;
+}
+
+int main(void)
+{
+    static const tu_step steps[] = {seam_cases, test_lifecycle};
+    return tu_run_steps("test_seams", "all identical", steps, sizeof steps / sizeof steps[0]);
 }

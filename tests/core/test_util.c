@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int tu_fail(const char *file, int line, const char *fmt, ...)
 {
@@ -17,6 +18,27 @@ int tu_fail(const char *file, int line, const char *fmt, ...)
     va_end(ap);
     fflush(stderr);
     return 1;
+}
+
+double tu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int tu_run_steps(const char *prog, const char *summary, const tu_step *steps, size_t n)
+{
+    const double t0 = tu_now();
+    int bad = 0;
+    for (size_t i = 0; i < n && !bad; i++)
+        bad += steps[i]();
+    if (bad) {
+        fprintf(stderr, "%s: FAILED\n", prog);
+        return 1;
+    }
+    printf("%s: %s, %.1f s\n", prog, summary, tu_now() - t0);
+    return 0;
 }
 
 uint64_t tu_rng_next(tu_rng *r)
@@ -62,6 +84,46 @@ void tu_fill_taps(double *taps, size_t n, uint64_t seed)
 size_t tu_sample_size(gf_precision p)
 {
     return p == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
+}
+
+gf_config tu_config(int channels, size_t num_taps, const double *taps, gf_mode mode,
+                    gf_precision precision, gf_device device)
+{
+    gf_config c = gf_config_default();
+    c.channels = channels;
+    c.num_taps = num_taps;
+    c.taps = taps;
+    c.mode = mode;
+    c.precision = precision;
+    c.device = device;
+    return c;
+}
+
+int tu_input_alloc(tu_input *in, const char *label, size_t samples, size_t ss, size_t num_taps)
+{
+    in->x = malloc(samples * ss);
+    in->taps = malloc(num_taps * sizeof(double));
+    if (in->x && in->taps)
+        return 0;
+    tu_input_free(in);
+    return TU_FAIL("%s: out of memory", label);
+}
+
+void tu_input_free(tu_input *in)
+{
+    free(in->x);
+    free(in->taps);
+    in->x = NULL;
+    in->taps = NULL;
+}
+
+int tu_create(const char *label, const gf_config *cfg, gf_engine **e)
+{
+    char detail[256];
+    const gf_status st = gf_engine_create(cfg, e, detail, sizeof detail);
+    if (st != GF_OK)
+        return TU_FAIL("%s: create: %s (%s)", label, gf_strerror(st), detail);
+    return 0;
 }
 
 size_t tu_first_diff(const void *a, const void *b, size_t n, size_t ss)
@@ -113,33 +175,9 @@ int tu_compare(const char *what, const void *expected, const void *actual, size_
                    what, i, i / channels, i % channels, e, a, count, n);
 }
 
-/* ---- golden vectors ---- */
+/* ---- golden files ---- */
 
-static uint32_t le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t le64(const unsigned char *p)
-{
-    return le32(p) | (uint64_t)le32(p + 4) << 32;
-}
-
-/* Decode n little-endian samples of ss bytes into host floats/doubles. */
-static void decode(void *dst, const unsigned char *src, size_t n, size_t ss)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (ss == 4) {
-            uint32_t u = le32(src + 4 * i);
-            memcpy((unsigned char *)dst + 4 * i, &u, 4);
-        } else {
-            uint64_t u = le64(src + 8 * i);
-            memcpy((unsigned char *)dst + 8 * i, &u, 8);
-        }
-    }
-}
-
-static unsigned char *read_file(const char *path, size_t *size)
+unsigned char *tu_read_file(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -172,37 +210,101 @@ static unsigned char *read_file(const char *path, size_t *size)
     return buf;
 }
 
-static int load_case(const char *dir, const char *file, const char *name, tu_golden *g)
+uint64_t tu_read_uint(tu_reader *r, int bytes)
+{
+    if (r->left < (size_t)bytes) {
+        r->bad = 1;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; i++)
+        v |= (uint64_t)r->p[i] << (8 * i);
+    r->p += bytes;
+    r->left -= (size_t)bytes;
+    return v;
+}
+
+double tu_read_f64(tu_reader *r)
+{
+    const uint64_t u = tu_read_uint(r, 8);
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+void tu_read_bytes(tu_reader *r, void *dst, size_t n)
+{
+    if (r->left < n) {
+        r->bad = 1;
+        if (dst)
+            memset(dst, 0, n);
+        return;
+    }
+    if (dst)
+        memcpy(dst, r->p, n);
+    r->p += n;
+    r->left -= n;
+}
+
+void tu_read_samples(tu_reader *r, void *dst, size_t n, size_t ss)
+{
+    unsigned char *d = dst;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t u = tu_read_uint(r, (int)ss);
+        if (ss == 4) {
+            const uint32_t u32 = (uint32_t)u;
+            memcpy(d + 4 * i, &u32, 4);
+        } else
+            memcpy(d + 8 * i, &u, 8);
+    }
+}
+
+int tu_manifest_each(const char *what, const char *dir, tu_case_fn each, void *ctx, size_t *cases)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    size_t size = 0;
-    unsigned char *d = read_file(path, &size);
-    if (!d)
-        return TU_FAIL("golden: cannot read %s", path);
+    snprintf(path, sizeof path, "%s/MANIFEST.txt", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return TU_FAIL("%s: cannot open %s", what, path);
+    char line[512];
     int bad = 0;
-    memset(g, 0, sizeof *g);
-    snprintf(g->file, sizeof g->file, "%s", file);
-    if (size < 64 || memcmp(d, "GFGOLD01", 8) != 0) {
-        bad = TU_FAIL("golden: %s: not a GFGOLD01 file", path);
-        goto done;
+    while (!bad && fgets(line, sizeof line, f)) {
+        char file[128], name[128];
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        if (sscanf(line, "%127s %127s", file, name) != 2) {
+            bad = TU_FAIL("%s: %s: bad line '%s'", what, path, line);
+            break;
+        }
+        bad = each(dir, file, name, ctx);
+        ++*cases;
     }
-    const uint32_t prec = le32(d + 8), mode = le32(d + 12), C = le32(d + 16), T = le32(d + 20),
-                   N = le32(d + 24), kind = le32(d + 28);
-    memcpy(g->name, d + 32, 32);
+    fclose(f);
+    return bad;
+}
+
+/* A golden case's header into g, checked, and against the file's size. */
+static int read_case_header(tu_reader *r, const char *path, const char *name, size_t size,
+                            tu_golden *g)
+{
+    unsigned char magic[8];
+    tu_read_bytes(r, magic, sizeof magic);
+    if (size < 64 || memcmp(magic, "GFGOLD01", 8) != 0)
+        return TU_FAIL("golden: %s: not a GFGOLD01 file", path);
+    const uint32_t prec = (uint32_t)tu_read_uint(r, 4), mode = (uint32_t)tu_read_uint(r, 4),
+                   C = (uint32_t)tu_read_uint(r, 4), T = (uint32_t)tu_read_uint(r, 4),
+                   N = (uint32_t)tu_read_uint(r, 4), kind = (uint32_t)tu_read_uint(r, 4);
+    tu_read_bytes(r, g->name, 32);
     g->name[32] = '\0';
     if (prec > 1 || mode > 1 || C < 1 || C > GF_MAX_CHANNELS || T < 1 || T > GF_MAX_TAPS ||
-        kind > 1) {
-        bad = TU_FAIL("golden: %s: bad header (precision %lu mode %lu channels %lu taps %lu "
-                      "kind %lu)",
-                      path, (unsigned long)prec, (unsigned long)mode, (unsigned long)C,
-                      (unsigned long)T, (unsigned long)kind);
-        goto done;
-    }
-    if (strcmp(g->name, name) != 0) {
-        bad = TU_FAIL("golden: %s: header names case '%s', MANIFEST.txt '%s'", path, g->name, name);
-        goto done;
-    }
+        kind > 1)
+        return TU_FAIL("golden: %s: bad header (precision %lu mode %lu channels %lu taps %lu "
+                       "kind %lu)",
+                       path, (unsigned long)prec, (unsigned long)mode, (unsigned long)C,
+                       (unsigned long)T, (unsigned long)kind);
+    if (strcmp(g->name, name) != 0)
+        return TU_FAIL("golden: %s: header names case '%s', MANIFEST.txt '%s'", path, g->name,
+                       name);
     g->precision = prec ? GF_PRECISION_F64 : GF_PRECISION_F32;
     g->mode = mode ? GF_MODE_CAUSAL : GF_MODE_SAME;
     g->channels = (int)C;
@@ -210,23 +312,38 @@ static int load_case(const char *dir, const char *file, const char *name, tu_gol
     g->frames = N;
     g->mean = (int)kind;
     g->ss = tu_sample_size(g->precision);
-    const size_t ns = (size_t)N * C;
-    if (size != 64 + 8 * (size_t)T + 2 * ns * g->ss) {
-        bad = TU_FAIL("golden: %s: %zu bytes, header says %zu", path, size,
-                      64 + 8 * (size_t)T + 2 * ns * g->ss);
-        goto done;
+    const size_t want = 64 + 8 * (size_t)T + 2 * (size_t)N * C * g->ss;
+    if (size != want)
+        return TU_FAIL("golden: %s: %zu bytes, header says %zu", path, size, want);
+    return 0;
+}
+
+/* Load one case; g holds freeable buffers (or none) even when it fails. */
+static int load_case(const char *dir, const char *file, const char *name, tu_golden *g)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    memset(g, 0, sizeof *g);
+    snprintf(g->file, sizeof g->file, "%s", file);
+    size_t size = 0;
+    unsigned char *d = tu_read_file(path, &size);
+    if (!d)
+        return TU_FAIL("golden: cannot read %s", path);
+    tu_reader r = {d, size, 0};
+    int bad = read_case_header(&r, path, name, size, g);
+    const size_t ns = g->frames * (size_t)g->channels;
+    if (!bad) {
+        g->taps = malloc(g->num_taps * sizeof(double));
+        g->x = malloc(ns ? ns * g->ss : 1);
+        g->y = malloc(ns ? ns * g->ss : 1);
+        if (!g->taps || !g->x || !g->y)
+            bad = TU_FAIL("golden: out of memory");
     }
-    g->taps = malloc(T * sizeof(double));
-    g->x = malloc(ns ? ns * g->ss : 1);
-    g->y = malloc(ns ? ns * g->ss : 1);
-    if (!g->taps || !g->x || !g->y) {
-        bad = TU_FAIL("golden: out of memory");
-        goto done;
+    if (!bad) {
+        tu_read_samples(&r, g->taps, g->num_taps, 8);
+        tu_read_samples(&r, g->x, ns, g->ss);
+        tu_read_samples(&r, g->y, ns, g->ss);
     }
-    decode(g->taps, d + 64, T, 8);
-    decode(g->x, d + 64 + 8 * (size_t)T, ns, g->ss);
-    decode(g->y, d + 64 + 8 * (size_t)T + ns * g->ss, ns, g->ss);
-done:
     free(d);
     return bad;
 }
@@ -243,61 +360,46 @@ void tu_golden_free(tu_golden *cases, size_t n)
     free(cases);
 }
 
+typedef struct golden_list {
+    tu_golden *cases;
+    size_t n, cap;
+} golden_list;
+
+static int add_case(const char *dir, const char *file, const char *name, void *ctx)
+{
+    golden_list *l = ctx;
+    if (l->n == l->cap) {
+        const size_t cap = l->cap ? 2 * l->cap : 64;
+        tu_golden *nl = realloc(l->cases, cap * sizeof *nl);
+        if (!nl)
+            return TU_FAIL("golden: out of memory");
+        l->cases = nl;
+        l->cap = cap;
+    }
+    return load_case(dir, file, name, &l->cases[l->n++]);
+}
+
 size_t tu_golden_load(const char *dir, tu_golden **cases)
 {
-    *cases = NULL;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/MANIFEST.txt", dir);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        TU_FAIL("golden: cannot open %s", path);
-        return 0;
-    }
-    tu_golden *list = NULL;
-    size_t n = 0, cap = 0;
-    char line[512];
-    int bad = 0;
-    while (!bad && fgets(line, sizeof line, f)) {
-        char file[64], name[64];
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        if (sscanf(line, "%63s %63s", file, name) != 2) {
-            bad = TU_FAIL("golden: %s: bad line '%s'", path, line);
-            break;
-        }
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            tu_golden *nl = realloc(list, cap * sizeof *nl);
-            if (!nl) {
-                bad = TU_FAIL("golden: out of memory");
-                break;
-            }
-            list = nl;
-        }
-        bad = load_case(dir, file, name, &list[n]);
-        n++; /* a failed case still holds (freeable) buffers */
-    }
-    fclose(f);
-    if (!bad && n == 0)
-        bad = TU_FAIL("golden: %s lists no cases", path);
+    golden_list l = {NULL, 0, 0};
+    size_t lines = 0;
+    int bad = tu_manifest_each("golden", dir, add_case, &l, &lines);
+    if (!bad && l.n == 0)
+        bad = TU_FAIL("golden: %s/MANIFEST.txt lists no cases", dir);
     if (bad) {
-        tu_golden_free(list, n);
+        tu_golden_free(l.cases, l.n);
+        *cases = NULL;
         return 0;
     }
-    *cases = list;
-    return n;
+    *cases = l.cases;
+    return l.n;
 }
 
 gf_config tu_golden_config(const tu_golden *g, gf_device dev, size_t chunk)
 {
-    gf_config c = gf_config_default();
-    c.channels = g->channels;
-    c.num_taps = g->num_taps;
-    c.taps = g->mean ? NULL : g->taps;
-    c.mode = g->mode;
-    c.precision = g->precision;
+    gf_config c =
+        tu_config(g->channels, g->num_taps, g->mean ? NULL : g->taps, g->mode, g->precision, dev);
     c.chunk_frames = chunk;
-    c.device = dev;
     return c;
 }
 
@@ -450,10 +552,8 @@ int tu_filter_into(const char *label, const gf_config *cfg, const void *in, size
 {
     const size_t fb = (size_t)cfg->channels * tu_sample_size(cfg->precision);
     gf_engine *e = NULL;
-    char detail[256];
-    gf_status st = gf_engine_create(cfg, &e, detail, sizeof detail);
-    if (st != GF_OK)
-        return TU_FAIL("%s: create: %s (%s)", label, gf_strerror(st), detail);
+    if (tu_create(label, cfg, &e))
+        return 1;
     int bad = 0;
     if (cfg->device != GF_DEVICE_AUTO &&
         strcmp(gf_engine_backend(e), tu_device_name(cfg->device)) != 0) {
@@ -533,10 +633,8 @@ static int check_taps(const tu_golden *g, gf_device dev)
 {
     gf_config cfg = tu_golden_config(g, dev, 0);
     gf_engine *e = NULL;
-    char detail[256];
-    gf_status st = gf_engine_create(&cfg, &e, detail, sizeof detail);
-    if (st != GF_OK)
-        return TU_FAIL("%s: create: %s (%s)", g->name, gf_strerror(st), detail);
+    if (tu_create(g->name, &cfg, &e))
+        return 1;
     double *got = malloc(g->num_taps * sizeof(double));
     int bad = 0;
     if (!got) {
@@ -693,11 +791,114 @@ static size_t hist_pick(tu_rng *r, size_t fixed, int rnd, size_t left)
     return n;
 }
 
+const tu_run_spec tu_whole_stream = {TU_RUN_PROCESS, SIZE_MAX, 0, 0, 0, 0, 1, 0};
+
 const char *tu_run_kind_name(tu_run_kind k)
 {
     return k == TU_RUN_PUSHPULL ? "push/pull"
            : k == TU_RUN_SUBMIT ? "push/submit/wait/pull"
                                 : "process";
+}
+
+int tu_signal_case_setup(const tu_signal_case *sc, uint64_t seed, uint64_t taps_seed, gf_device dev,
+                         tu_input *in, gf_config *c)
+{
+    const size_t ss = tu_sample_size(sc->precision), ns = sc->frames * (size_t)sc->channels;
+    if (tu_input_alloc(in, sc->name, ns, ss, sc->num_taps))
+        return 1;
+    tu_fill_signal(in->x, ns, ss, seed);
+    tu_fill_taps(in->taps, sc->num_taps, taps_seed);
+    *c = tu_config(sc->channels, sc->num_taps, sc->mean ? NULL : in->taps, sc->mode, sc->precision,
+                   dev);
+    return 0;
+}
+
+int tu_hist_case_setup(const tu_hist_case *hc, uint64_t seed, uint64_t taps_seed, gf_device dev,
+                       tu_input *in, gf_hist_config *h, gf_config *c)
+{
+    const size_t ss = tu_sample_size(hc->precision), ns = hc->frames * (size_t)hc->channels;
+    if (tu_input_alloc(in, hc->name, ns, ss, hc->taps))
+        return 1;
+    tu_fill_hist_signal(in->x, ns, ss, seed, -1.0, 1.0);
+    tu_fill_taps(in->taps, hc->taps, taps_seed);
+    *h = (gf_hist_config){hc->bins, hc->block, -1.0, 1.0, hc->of_input, hc->mix};
+    *c = tu_config(hc->channels, hc->taps, in->taps, hc->mode, hc->precision, dev);
+    c->hist = h;
+    return 0;
+}
+
+/* One stream of tu_run_hist: the engine, its buffers and how far it is. */
+typedef struct hist_stream {
+    const char *label;
+    const tu_run_spec *rs;
+    gf_engine *e;
+    tu_recs *recs;
+    const unsigned char *src;
+    unsigned char *dst;
+    size_t fb, cap, nbins, total;
+    tu_rng r;
+} hist_stream;
+
+/* The input through the engine as rs says, taking records at random moments. */
+static int hist_feed(hist_stream *s, size_t frames)
+{
+    const tu_run_spec *rs = s->rs;
+    size_t off = 0;
+    int bad = 0;
+    while (off < frames && !bad) {
+        size_t n = hist_pick(&s->r, rs->a, rs->rnd, frames - off), used = 0, got = 0;
+        gf_status st;
+        if (rs->kind == TU_RUN_PROCESS) {
+            st = gf_engine_process(s->e, s->src + off * s->fb, n, s->dst + s->total * s->fb, &got);
+            used = n;
+            s->total += got;
+        } else {
+            st = gf_engine_push(s->e, s->src + off * s->fb, n, &used);
+            if (st == GF_OK && rs->kind == TU_RUN_SUBMIT) {
+                st = gf_engine_submit(s->e);
+                if (st == GF_OK)
+                    st = gf_engine_wait(s->e);
+            }
+            if (st == GF_OK) {
+                const size_t m = rs->kind == TU_RUN_SUBMIT
+                                     ? s->cap - s->total
+                                     : hist_pick(&s->r, rs->b, rs->rnd, s->cap - s->total);
+                st = gf_engine_pull(s->e, s->dst + s->total * s->fb, m, &got);
+                s->total += got;
+            }
+        }
+        if (st != GF_OK)
+            return TU_FAIL("%s: %s at frame %zu: %s (%s)", s->label, tu_run_kind_name(rs->kind),
+                           off, gf_strerror(st), gf_engine_error(s->e));
+        off += used;
+        if (tu_rng_below(&s->r, 3) == 0)
+            bad = tu_recs_drain(s->recs, s->e, s->nbins);
+    }
+    return bad;
+}
+
+/* Flush, then take the rest of the output and of the records. */
+static int hist_finish(hist_stream *s, size_t frames)
+{
+    gf_status st = gf_engine_flush(s->e);
+    if (st != GF_OK)
+        return TU_FAIL("%s: flush: %s (%s)", s->label, gf_strerror(st), gf_engine_error(s->e));
+    if (tu_rng_below(&s->r, 2) == 0 && tu_recs_drain(s->recs, s->e, s->nbins))
+        return 1; /* records taken before the output is pulled */
+    for (;;) {
+        const size_t m = hist_pick(&s->r, s->rs->b, s->rs->rnd, s->cap - s->total);
+        size_t got = 0;
+        if ((st = gf_engine_pull(s->e, s->dst + s->total * s->fb, m ? m : 1, &got)) != GF_OK)
+            return TU_FAIL("%s: pull after flush: %s", s->label, gf_strerror(st));
+        if (got == 0)
+            break;
+        s->total += got;
+    }
+    if (tu_recs_drain(s->recs, s->e, s->nbins))
+        return 1;
+    if (s->total != frames)
+        return TU_FAIL("%s: %zu frames in, %zu out", s->label, frames, s->total);
+    return 0;
 }
 
 int tu_run_hist(const char *label, const gf_config *cfg0, const void *in, size_t frames,
@@ -706,89 +907,36 @@ int tu_run_hist(const char *label, const gf_config *cfg0, const void *in, size_t
     gf_config cfg = *cfg0;
     cfg.chunk_frames = rs->chunk == SIZE_MAX ? (frames ? frames : 1) : rs->chunk;
     cfg.threads = rs->threads;
-    const size_t ss = tu_sample_size(cfg.precision), fb = (size_t)cfg.channels * ss;
-    const size_t nbins = cfg.hist->bins;
-    gf_engine *e = NULL;
-    char detail[256];
-    gf_status st = gf_engine_create(&cfg, &e, detail, sizeof detail);
-    if (st != GF_OK)
-        return TU_FAIL("%s: create: %s (%s)", label, gf_strerror(st), detail);
-    const size_t cap = frames + gf_engine_max_pending(e) + 64;
-    unsigned char *dst = rs->pinned ? gf_host_alloc(cap * fb) : malloc(cap * fb);
-    unsigned char *pin = rs->pinned ? gf_host_alloc(frames * fb + 1) : NULL;
-    const unsigned char *src = in;
+    hist_stream s = {label, rs, NULL, recs, in, NULL, 0, 0, cfg.hist->bins, 0, {rs->seed}};
+    s.fb = (size_t)cfg.channels * tu_sample_size(cfg.precision);
+    if (tu_create(label, &cfg, &s.e))
+        return 1;
+    s.cap = frames + gf_engine_max_pending(s.e) + 64;
+    s.dst = rs->pinned ? gf_host_alloc(s.cap * s.fb) : malloc(s.cap * s.fb);
+    unsigned char *pin = rs->pinned ? gf_host_alloc(frames * s.fb + 1) : NULL;
     if (pin) {
-        memcpy(pin, in, frames * fb);
-        src = pin;
+        memcpy(pin, in, frames * s.fb);
+        s.src = pin;
     }
-    tu_rng r = {rs->seed};
-    size_t off = 0, total = 0, got = 0;
     int bad = 0;
-    if (!dst || (rs->pinned && !pin)) {
+    if (!s.dst || (rs->pinned && !pin))
         bad = TU_FAIL("%s: out of memory", label);
-        goto done;
-    }
-    while (off < frames && !bad) {
-        size_t n = hist_pick(&r, rs->a, rs->rnd, frames - off), used = 0;
-        if (rs->kind == TU_RUN_PROCESS) {
-            st = gf_engine_process(e, src + off * fb, n, dst + total * fb, &got);
-            used = n;
-            total += got;
-        } else {
-            st = gf_engine_push(e, src + off * fb, n, &used);
-            if (st == GF_OK && rs->kind == TU_RUN_SUBMIT) {
-                st = gf_engine_submit(e);
-                if (st == GF_OK)
-                    st = gf_engine_wait(e);
-            }
-            if (st == GF_OK) {
-                const size_t m = rs->kind == TU_RUN_SUBMIT
-                                     ? cap - total
-                                     : hist_pick(&r, rs->b, rs->rnd, cap - total);
-                st = gf_engine_pull(e, dst + total * fb, m, &got);
-                total += got;
-            }
-        }
-        if (st != GF_OK) {
-            bad = TU_FAIL("%s: %s at frame %zu: %s (%s)", label, tu_run_kind_name(rs->kind), off,
-                          gf_strerror(st), gf_engine_error(e));
-            break;
-        }
-        off += used;
-        if (tu_rng_below(&r, 3) == 0)
-            bad = tu_recs_drain(recs, e, nbins);
-    }
-    if (!bad && (st = gf_engine_flush(e)) != GF_OK)
-        bad = TU_FAIL("%s: flush: %s (%s)", label, gf_strerror(st), gf_engine_error(e));
-    if (!bad && tu_rng_below(&r, 2) == 0)
-        bad = tu_recs_drain(recs, e, nbins); /* before the output is pulled */
-    while (!bad) {
-        const size_t m = hist_pick(&r, rs->b, rs->rnd, cap - total);
-        if ((st = gf_engine_pull(e, dst + total * fb, m ? m : 1, &got)) != GF_OK) {
-            bad = TU_FAIL("%s: pull after flush: %s", label, gf_strerror(st));
-            break;
-        }
-        if (got == 0)
-            break;
-        total += got;
-    }
     if (!bad)
-        bad = tu_recs_drain(recs, e, nbins);
-    if (!bad && total != frames)
-        bad = TU_FAIL("%s: %zu frames in, %zu out", label, frames, total);
+        bad = hist_feed(&s, frames);
+    if (!bad)
+        bad = hist_finish(&s, frames);
     if (!bad && out)
-        memcpy(out, dst, frames * fb);
+        memcpy(out, s.dst, frames * s.fb);
     /* Nothing more once drained. */
     gf_hist_record extra;
-    if (!bad && gf_engine_hist_next(e, &extra))
+    if (!bad && gf_engine_hist_next(s.e, &extra))
         bad = TU_FAIL("%s: a record after the stream was drained", label);
-done:
-    gf_engine_destroy(e);
+    gf_engine_destroy(s.e);
     if (rs->pinned) {
-        gf_host_free(dst);
+        gf_host_free(s.dst);
         gf_host_free(pin);
     } else
-        free(dst);
+        free(s.dst);
     return bad;
 }
 

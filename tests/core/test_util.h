@@ -1,9 +1,11 @@
 /*
- * Helpers shared by the core tests: failure reporting, a deterministic
- * random source, the golden-vector loader (format: tests/golden/gen_golden.py)
- * and drivers that run a whole stream through an engine with a given
- * pattern of push / pull / process sizes; histogram records: collecting,
- * comparing bit for bit, and a driver that takes them as a stream runs.
+ * Helpers shared by the core tests: failure reporting, running a test
+ * program's steps, a deterministic random source, configs and inputs,
+ * reading golden files (the vectors' loader, format:
+ * tests/golden/gen_golden.py) and drivers that run a whole stream through an
+ * engine with a given pattern of push / pull / process sizes; histogram
+ * records: collecting, comparing bit for bit, and a driver that takes them
+ * as a stream runs.
  *
  * Every check prints one line naming what failed and returns a non-zero
  * count; tests add those up and exit 1 when any is non-zero.
@@ -28,6 +30,17 @@ int tu_fail(const char *file, int line, const char *fmt, ...)
 #endif
     ;
 
+/* Seconds on a monotonic clock. */
+double tu_now(void);
+
+/* A test program's part: returns its number of failures. */
+typedef int (*tu_step)(void);
+
+/* Run steps in order until one fails, then print "prog: FAILED" to stderr,
+ * or "prog: summary, S s" with the seconds taken. Returns the exit status
+ * (0 or 1). */
+int tu_run_steps(const char *prog, const char *summary, const tu_step *steps, size_t n);
+
 /* splitmix64: deterministic, platform-independent. */
 typedef struct tu_rng {
     uint64_t s;
@@ -51,6 +64,25 @@ void tu_fill_taps(double *taps, size_t n, uint64_t seed);
 /* Bytes per sample for a precision. */
 size_t tu_sample_size(gf_precision p);
 
+/* gf_config_default with these fields set. */
+gf_config tu_config(int channels, size_t num_taps, const double *taps, gf_mode mode,
+                    gf_precision precision, gf_device device);
+
+/* A stream and taps for a test, malloc'd; the caller fills them. */
+typedef struct tu_input {
+    void *x;      /* the samples */
+    double *taps; /* the taps */
+} tu_input;
+
+/* Allocate samples samples of ss bytes and num_taps taps. Returns 0, or 1
+ * after printing (label names the test). */
+int tu_input_alloc(tu_input *in, const char *label, size_t samples, size_t ss, size_t num_taps);
+void tu_input_free(tu_input *in);
+
+/* gf_engine_create; when it fails, prints "label: create: status (detail)".
+ * Returns 0, or 1. */
+int tu_create(const char *label, const gf_config *cfg, gf_engine **e);
+
 /* Index of the first of n samples (ss bytes each) that differ bitwise, or n. */
 size_t tu_first_diff(const void *a, const void *b, size_t n, size_t ss);
 
@@ -61,6 +93,39 @@ size_t tu_first_diff(const void *a, const void *b, size_t n, size_t ss);
  */
 int tu_compare(const char *what, const void *expected, const void *actual, size_t n, size_t ss,
                size_t channels);
+
+/* ---- golden files ---- */
+
+/* The whole of a file, malloc'd, its length in *size; NULL when it cannot be
+ * read. */
+unsigned char *tu_read_file(const char *path, size_t *size);
+
+/* Little-endian fields from a buffer, in order. Reading past its end sets
+ * bad and gives zeros. */
+typedef struct tu_reader {
+    const unsigned char *p;
+    size_t left;
+    int bad;
+} tu_reader;
+
+/* A little-endian unsigned integer of 1 to 8 bytes. */
+uint64_t tu_read_uint(tu_reader *r, int bytes);
+double tu_read_f64(tu_reader *r);
+/* n bytes as they are into dst (skipped when dst is NULL). */
+void tu_read_bytes(tu_reader *r, void *dst, size_t n);
+/* n samples of ss bytes (4 or 8) as host floats or doubles into dst. */
+void tu_read_samples(tu_reader *r, void *dst, size_t n, size_t ss);
+
+/* Called for each case of a manifest: its file, in dir, and its name. */
+typedef int (*tu_case_fn)(const char *dir, const char *file, const char *name, void *ctx);
+
+/*
+ * Call each for every line "FILE NAME" of dir/MANIFEST.txt in order ('#'
+ * lines and blank lines skipped) until it returns non-zero; *cases counts
+ * the calls. Returns 0, what each returned, or 1 after printing why the
+ * manifest cannot be read (what names the set in the message).
+ */
+int tu_manifest_each(const char *what, const char *dir, tu_case_fn each, void *ctx, size_t *cases);
 
 /* One golden case (see gen_golden.py for the file format). */
 typedef struct tu_golden {
@@ -172,6 +237,44 @@ int tu_same_double(double a, double b);
 /* Every field of every record, doubles bitwise; prints the first difference. */
 int tu_recs_compare(const char *label, const tu_recs *want, const tu_recs *got);
 
+/* A filter test on a random stream: its shape and filter. */
+typedef struct tu_signal_case {
+    const char *name;
+    int channels;
+    size_t frames;
+    gf_precision precision;
+    gf_mode mode;
+    size_t num_taps;
+    int mean; /* the mean filter, else random taps */
+} tu_signal_case;
+
+/*
+ * The case's stream (tu_fill_signal from seed) and taps (from taps_seed)
+ * into in, and into c a config for device dev with them (taps NULL for the
+ * mean filter). Returns 0, or 1 after printing.
+ */
+int tu_signal_case_setup(const tu_signal_case *sc, uint64_t seed, uint64_t taps_seed, gf_device dev,
+                         tu_input *in, gf_config *c);
+
+/* A histogram test on a random stream: its shape, filter and histograms. */
+typedef struct tu_hist_case {
+    const char *name;
+    int channels;
+    size_t frames, taps;
+    gf_mode mode;
+    gf_precision precision;
+    size_t bins, block;
+    int of_input, mix;
+} tu_hist_case;
+
+/*
+ * The case's stream (tu_fill_hist_signal over [-1, 1] from seed) and taps
+ * (from taps_seed) into in, its histograms (over [-1, 1]) into h, and into c
+ * a config for device dev with both. Returns 0, or 1 after printing.
+ */
+int tu_hist_case_setup(const tu_hist_case *hc, uint64_t seed, uint64_t taps_seed, gf_device dev,
+                       tu_input *in, gf_hist_config *h, gf_config *c);
+
 typedef enum tu_run_kind { TU_RUN_PUSHPULL, TU_RUN_SUBMIT, TU_RUN_PROCESS } tu_run_kind;
 
 /* How tu_run_hist drives a stream. */
@@ -186,6 +289,9 @@ typedef struct tu_run_spec {
 } tu_run_spec;
 
 const char *tu_run_kind_name(tu_run_kind k);
+
+/* The oracles' run: the whole stream in one chunk, one gf_engine_process call. */
+extern const tu_run_spec tu_whole_stream;
 
 /*
  * Run frames input frames through an engine for cfg (cfg->hist set) as rs

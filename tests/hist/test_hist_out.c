@@ -1,11 +1,11 @@
 /*
- * The CLI's histogram output (src/cli/hist_out.c): exact CSV and JSON-lines
+ * The CLI's histogram output (src/cli/hist_out/): exact CSV and JSON-lines
  * text, the PNG's size and pixels against the layout in docs/hist-output.md,
  * column merging with bounded memory, and error paths that leave nothing
  * behind.
  *
  * Usage: test_hist_out WORKDIR. The files it commits stay in WORKDIR for
- * hist_out_json.sh (JSON and CSV parsed by Python) and for looking at.
+ * hist_out_parse.sh (JSON and CSV parsed by Python) and for looking at.
  */
 #include "hist_out.h"
 
@@ -304,7 +304,7 @@ static void test_exact(const char *name, const char *expected)
           got ? got : "(none)", expected);
     free(got);
     CHECK(dir_count(d, NULL, 0) == 1, "%s: files other than the output remain", name);
-    rename(path, keep); /* for hist_out_json.sh */
+    rename(path, keep); /* for hist_out_parse.sh */
 }
 
 /* Records are on disk once their block is complete, under the temporary name. */
@@ -386,6 +386,90 @@ static size_t count_char(const char *s, char c, const char **end_of_line)
     return n;
 }
 
+/* blocks records of B bins each (per channel, or mixed) into CSV and PNG
+ * together, and into JSON. Returns 0, or 1 when the files cannot be opened. */
+static int sizes_write(const char *csv, const char *json, const char *png, size_t B, int mix,
+                       int channels, size_t blocks)
+{
+    gf_hist_config hc = config(B, 100, mix);
+    gf_hist_out *hc_out = NULL, *hj = NULL;
+    char err[256] = "";
+    int rc = gf_hist_out_open(&hc_out, csv, png, &hc, channels, 0, err, sizeof err);
+    rc |= gf_hist_out_open(&hj, json, NULL, &hc, channels, 0, err, sizeof err);
+    CHECK(rc == 0, "bins %zu mix %d: open: %s", B, mix, err);
+    if (rc) {
+        gf_hist_out_abort(&hc_out);
+        gf_hist_out_abort(&hj);
+        return 1;
+    }
+    uint64_t *bins = calloc(B, sizeof *bins);
+    for (size_t b = 0; b < blocks; b++)
+        for (int c = mix ? -1 : 0; c < (mix ? 0 : channels); c++) {
+            for (size_t i = 0; i < B; i++)
+                bins[i] = (i * 7 + b + (size_t)c) % 5 == 0 ? 100 + i % 3 : 0;
+            gf_hist_record r = record(b, 100, 100, c, bins);
+            r.above = b == 1;
+            rc = gf_hist_out_write(hc_out, &r, err, sizeof err);
+            rc |= gf_hist_out_write(hj, &r, err, sizeof err);
+            CHECK(rc == 0, "write: %s", err);
+        }
+    free(bins);
+    rc = gf_hist_out_commit(&hc_out, err, sizeof err);
+    rc |= gf_hist_out_commit(&hj, err, sizeof err);
+    CHECK(rc == 0, "bins %zu mix %d: commit: %s", B, mix, err);
+    return 0;
+}
+
+/* CSV: a comment, the header, one line per record, 10 + B fields. */
+static void sizes_check_csv(const char *csv, size_t B, int mix, size_t records)
+{
+    char *text = slurp(csv);
+    const char *p = text ? text : "";
+    size_t lines = 0;
+    int ok = p[0] == '#';
+    count_char(p, ',', &p);
+    while (*p) {
+        const size_t commas = count_char(p, ',', &p);
+        ok &= commas == 9 + B;
+        lines++;
+    }
+    CHECK(ok && lines == 1 + records, "bins %zu mix %d: CSV has %zu lines of the wrong shape", B,
+          mix, lines);
+    char last_field[32];
+    snprintf(last_field, sizeof last_field, ",bin%zu\n", B - 1);
+    CHECK(text && strstr(text, last_field), "bins %zu: no %s column", B, last_field);
+    free(text);
+}
+
+/* JSON lines: one record a line. */
+static void sizes_check_json(const char *json, size_t B, int mix, size_t records)
+{
+    char *text = slurp(json);
+    const char *p = text ? text : "";
+    size_t lines = 0;
+    while (*p) {
+        const char *start = p;
+        count_char(p, ',', &p);
+        lines += strncmp(start, "{\"block\":", 9) == 0;
+    }
+    CHECK(lines == records, "bins %zu mix %d: JSON has %zu records", B, mix, lines);
+    free(text);
+}
+
+/* The PNG's size by the layout rule (rows: the rule worked out by hand). */
+static void sizes_check_png(const char *png, size_t B, int mix, int panels, size_t blocks,
+                            unsigned rows_by_hand)
+{
+    unsigned w = 0, hgt = 0;
+    CHECK(png_dims(png, &w, &hgt) == 0, "bins %zu: no PNG", B);
+    const unsigned rows = map_rows(B, panels);
+    CHECK(rows == rows_by_hand, "rule vs table: %u %u", rows, rows_by_hand);
+    const unsigned want_w = WIDTH_EXTRA + map_width(blocks),
+                   want_h = HEADER_H + (unsigned)panels * (rows + PANEL_EXTRA) + FOOTER_H;
+    CHECK(w == want_w && hgt == want_h, "bins %zu mix %d: PNG %ux%u, expected %ux%u", B, mix, w,
+          hgt, want_w, want_h);
+}
+
 static void test_sizes(void)
 {
     static const struct {
@@ -402,71 +486,11 @@ static void test_sizes(void)
             snprintf(csv, sizeof csv, "%s", path_in(d, "h.csv"));
             snprintf(json, sizeof json, "%s", path_in(d, "h.json"));
             snprintf(png, sizeof png, "%s", path_in(d, "h.png"));
-            gf_hist_config hc = config(B, 100, mix);
-            gf_hist_out *hc_out = NULL, *hj = NULL;
-            char err[256] = "";
-            int rc = gf_hist_out_open(&hc_out, csv, png, &hc, channels, 0, err, sizeof err);
-            rc |= gf_hist_out_open(&hj, json, NULL, &hc, channels, 0, err, sizeof err);
-            CHECK(rc == 0, "bins %zu mix %d: open: %s", B, mix, err);
-            if (rc) {
-                gf_hist_out_abort(&hc_out);
-                gf_hist_out_abort(&hj);
+            if (sizes_write(csv, json, png, B, mix, channels, blocks))
                 continue;
-            }
-            uint64_t *bins = calloc(B, sizeof *bins);
-            for (size_t b = 0; b < blocks; b++)
-                for (int c = mix ? -1 : 0; c < (mix ? 0 : channels); c++) {
-                    for (size_t i = 0; i < B; i++)
-                        bins[i] = (i * 7 + b + (size_t)c) % 5 == 0 ? 100 + i % 3 : 0;
-                    gf_hist_record r = record(b, 100, 100, c, bins);
-                    r.above = b == 1;
-                    rc = gf_hist_out_write(hc_out, &r, err, sizeof err);
-                    rc |= gf_hist_out_write(hj, &r, err, sizeof err);
-                    CHECK(rc == 0, "write: %s", err);
-                }
-            free(bins);
-            rc = gf_hist_out_commit(&hc_out, err, sizeof err);
-            rc |= gf_hist_out_commit(&hj, err, sizeof err);
-            CHECK(rc == 0, "bins %zu mix %d: commit: %s", B, mix, err);
-
-            /* CSV: a comment, the header, one line per record, 10 + B fields. */
-            char *text = slurp(csv);
-            const char *p = text ? text : "";
-            size_t lines = 0;
-            int ok = p[0] == '#';
-            count_char(p, ',', &p);
-            while (*p) {
-                const size_t commas = count_char(p, ',', &p);
-                ok &= commas == 9 + B;
-                lines++;
-            }
-            CHECK(ok && lines == 1 + blocks * (size_t)panels,
-                  "bins %zu mix %d: CSV has %zu lines of the wrong shape", B, mix, lines);
-            char last_field[32];
-            snprintf(last_field, sizeof last_field, ",bin%zu\n", B - 1);
-            CHECK(text && strstr(text, last_field), "bins %zu: no %s column", B, last_field);
-            free(text);
-
-            text = slurp(json);
-            p = text ? text : "";
-            lines = 0;
-            while (*p) {
-                const char *start = p;
-                count_char(p, ',', &p);
-                lines += strncmp(start, "{\"block\":", 9) == 0;
-            }
-            CHECK(lines == blocks * (size_t)panels, "bins %zu mix %d: JSON has %zu records", B, mix,
-                  lines);
-            free(text);
-
-            unsigned w = 0, hgt = 0;
-            CHECK(png_dims(png, &w, &hgt) == 0, "bins %zu: no PNG", B);
-            const unsigned rows = map_rows(B, panels);
-            CHECK(rows == cases[ci].rows, "rule vs table: %u %u", rows, cases[ci].rows);
-            const unsigned want_w = WIDTH_EXTRA + map_width(blocks),
-                           want_h = HEADER_H + (unsigned)panels * (rows + PANEL_EXTRA) + FOOTER_H;
-            CHECK(w == want_w && hgt == want_h, "bins %zu mix %d: PNG %ux%u, expected %ux%u", B,
-                  mix, w, hgt, want_w, want_h);
+            sizes_check_csv(csv, B, mix, blocks * (size_t)panels);
+            sizes_check_json(json, B, mix, blocks * (size_t)panels);
+            sizes_check_png(png, B, mix, panels, blocks, cases[ci].rows);
             CHECK(dir_count(d, NULL, 0) == 3, "bins %zu: stray files", B);
         }
 }
@@ -624,15 +648,15 @@ static void test_merging(void)
 
 /* --- errors --- */
 
-static void test_errors(void)
+/* Opens that fail on the file system: one-line messages, no handle, no
+ * temporary left behind. */
+static void errors_paths(const char *d, const gf_hist_config *hc)
 {
-    const char *d = fresh_dir("errors");
-    gf_hist_config hc = config(8, 10, 0);
-    gf_hist_out *h = (gf_hist_out *)&hc; /* must come back NULL */
+    gf_hist_out *h = (gf_hist_out *)&h; /* must come back NULL */
     char err[4096] = "", want[4096], path[1024], png[1024];
 
     snprintf(path, sizeof path, "%s/nodir/h.csv", d);
-    int rc = gf_hist_out_open(&h, path, NULL, &hc, 1, 0, err, sizeof err);
+    int rc = gf_hist_out_open(&h, path, NULL, hc, 1, 0, err, sizeof err);
     snprintf(want, sizeof want,
              "cannot create histogram file '%s': directory '%s/nodir' does not exist", path, d);
     CHECK(rc == GF_EXIT_OUTPUT && !h && strcmp(err, want) == 0, "missing dir: %d '%s'", rc, err);
@@ -640,7 +664,7 @@ static void test_errors(void)
     /* The CSV's temporary is removed when the PNG cannot be created. */
     snprintf(path, sizeof path, "%s/h.csv", d);
     snprintf(png, sizeof png, "%s/nodir/h.png", d);
-    rc = gf_hist_out_open(&h, path, png, &hc, 1, 0, err, sizeof err);
+    rc = gf_hist_out_open(&h, path, png, hc, 1, 0, err, sizeof err);
     snprintf(want, sizeof want,
              "cannot create histogram image '%s': directory '%s/nodir' does not exist", png, d);
     CHECK(rc == GF_EXIT_OUTPUT && !h && strcmp(err, want) == 0, "missing png dir: %d '%s'", rc,
@@ -649,7 +673,7 @@ static void test_errors(void)
 
     snprintf(path, sizeof path, "%s/adir", d);
     mkdir(path, 0777);
-    rc = gf_hist_out_open(&h, NULL, path, &hc, 1, 0, err, sizeof err);
+    rc = gf_hist_out_open(&h, NULL, path, hc, 1, 0, err, sizeof err);
     snprintf(want, sizeof want, "histogram image '%s' is a directory", path);
     CHECK(rc == GF_EXIT_OUTPUT && !h && strcmp(err, want) == 0, "directory: %d '%s'", rc, err);
     rmdir(path);
@@ -658,7 +682,7 @@ static void test_errors(void)
         snprintf(path, sizeof path, "%s/ro", d);
         mkdir(path, 0555);
         snprintf(path, sizeof path, "%s/ro/h.json", d);
-        rc = gf_hist_out_open(&h, path, NULL, &hc, 1, 0, err, sizeof err);
+        rc = gf_hist_out_open(&h, path, NULL, hc, 1, 0, err, sizeof err);
         snprintf(want, sizeof want, "cannot create histogram file '%s': %s", path,
                  strerror(EACCES));
         CHECK(rc == GF_EXIT_OUTPUT && !h && strcmp(err, want) == 0, "read-only dir: %d '%s'", rc,
@@ -667,31 +691,53 @@ static void test_errors(void)
         CHECK(dir_count(path, NULL, 0) == 0, "read-only dir not empty");
         rmdir(path);
     }
+}
 
-    rc = gf_hist_out_open(&h, "-", NULL, &hc, 1, 0, err, sizeof err);
+/* Opens refused for their arguments; no paths at all is a no-op. */
+static void errors_arguments(const char *d, const gf_hist_config *hc)
+{
+    gf_hist_out *h = NULL;
+    char err[4096] = "", want[4096], path[1024];
+    int rc = gf_hist_out_open(&h, "-", NULL, hc, 1, 0, err, sizeof err);
     CHECK(rc == GF_EXIT_USAGE && !h &&
               strcmp(err, "--hist: give a file name ('-' is not one)") == 0,
           "'-': %d '%s'", rc, err);
     snprintf(path, sizeof path, "%s/same", d);
-    rc = gf_hist_out_open(&h, path, path, &hc, 1, 0, err, sizeof err);
+    rc = gf_hist_out_open(&h, path, path, hc, 1, 0, err, sizeof err);
     snprintf(want, sizeof want, "--hist and --hist-png name the same file '%s'", path);
     CHECK(rc == GF_EXIT_USAGE && !h && strcmp(err, want) == 0, "same file: %d '%s'", rc, err);
     gf_hist_config bad = config(8, 10, 0);
     bad.lo = 2;
     rc = gf_hist_out_open(&h, path, NULL, &bad, 1, 0, err, sizeof err);
     CHECK(rc == GF_EXIT_INTERNAL && !h, "lo > hi accepted");
-    CHECK(gf_hist_out_open(&h, NULL, NULL, &hc, 1, 0, err, sizeof err) == 0 && !h,
+    CHECK(gf_hist_out_open(&h, NULL, NULL, hc, 1, 0, err, sizeof err) == 0 && !h,
           "no paths: not a no-op");
     CHECK(dir_count(d, NULL, 0) == 0, "failed opens left files behind");
+}
 
-    /* Records that break the order or the config. */
-    snprintf(path, sizeof path, "%s/h.csv", d);
-    snprintf(png, sizeof png, "%s/h.png", d);
-    CHECK(gf_hist_out_open(&h, path, png, &hc, 2, 0, err, sizeof err) == 0, "open: %s", err);
+/* d/h.csv and d/h.png (their paths into path and png, n bytes each) opened
+ * for two channels. */
+static gf_hist_out *open_csv_png(const char *d, const gf_hist_config *hc, char *path, char *png,
+                                 size_t n)
+{
+    gf_hist_out *h = NULL;
+    char err[4096] = "";
+    snprintf(path, n, "%s/h.csv", d);
+    snprintf(png, n, "%s/h.png", d);
+    CHECK(gf_hist_out_open(&h, path, png, hc, 2, 0, err, sizeof err) == 0, "open: %s", err);
+    return h;
+}
+
+/* Records that break the order or the config; abort leaves nothing, abort
+ * after commit and on NULL are no-ops. */
+static void errors_records(const char *d, const gf_hist_config *hc)
+{
+    char err[4096] = "", path[1024], png[1024];
+    gf_hist_out *h = open_csv_png(d, hc, path, png, sizeof path);
     uint64_t bins[8] = {1};
     gf_hist_record r = record(0, 10, 10, 0, bins);
     CHECK(gf_hist_out_write(h, &r, err, sizeof err) == 0, "write: %s", err);
-    rc = gf_hist_out_write(h, &r, err, sizeof err);
+    int rc = gf_hist_out_write(h, &r, err, sizeof err);
     CHECK(rc == GF_EXIT_INTERNAL &&
               strcmp(err, "histogram record (block 0, channel 0) is out of order") == 0,
           "repeated record: %d '%s'", rc, err);
@@ -704,16 +750,19 @@ static void test_errors(void)
     rc = gf_hist_out_write(h, &r, err, sizeof err);
     CHECK(rc == GF_EXIT_INTERNAL, "mix record accepted without mix");
 
-    /* Abort leaves nothing; abort after commit and on NULL are no-ops. */
     CHECK(dir_count(d, NULL, 0) == 2, "two temporaries while open");
     gf_hist_out_abort(&h);
     CHECK(!h && dir_count(d, NULL, 0) == 0, "abort left files behind");
     gf_hist_out_abort(&h);
     gf_hist_out_abort(NULL);
     CHECK(gf_hist_out_commit(&h, err, sizeof err) == 0, "commit(NULL) is not a no-op");
+}
 
-    /* An empty stream commits a header-only CSV and a "no blocks" picture. */
-    CHECK(gf_hist_out_open(&h, path, png, &hc, 2, 0, err, sizeof err) == 0, "open: %s", err);
+/* An empty stream commits a header-only CSV and a "no blocks" picture. */
+static void errors_empty_stream(const char *d, const gf_hist_config *hc)
+{
+    char err[4096] = "", path[1024], png[1024];
+    gf_hist_out *h = open_csv_png(d, hc, path, png, sizeof path);
     CHECK(gf_hist_out_commit(&h, err, sizeof err) == 0, "commit: %s", err);
     gf_hist_out_abort(&h);
     CHECK(exists(path) && exists(png) && dir_count(d, NULL, 0) == 2, "empty stream: files");
@@ -727,6 +776,16 @@ static void test_errors(void)
               im.h == HEADER_H + 2 * (256 + PANEL_EXTRA) + FOOTER_H,
           "empty stream: PNG %ux%u", im.w, im.h);
     free(im.px);
+}
+
+static void test_errors(void)
+{
+    const char *d = fresh_dir("errors");
+    const gf_hist_config hc = config(8, 10, 0);
+    errors_paths(d, &hc);
+    errors_arguments(d, &hc);
+    errors_records(d, &hc);
+    errors_empty_stream(d, &hc);
 }
 
 /* Write failures (a file-size limit stands in for a full disk): a one-line

@@ -186,146 +186,208 @@ static int write_file(const char *path, const float *p, size_t n)
     return fclose(fp);
 }
 
-int main(int argc, char **argv)
+typedef struct args {
+    const char *target, *sig_path, *rec_path;
+    int C;
+    double seconds, timeout;
+} args;
+
+/* Returns 0, or 1 after printing the usage. */
+static int parse_args(int argc, char **argv, args *a)
 {
-    const char *target = NULL, *sig_path = NULL, *rec_path = NULL;
-    int C = 2;
-    double seconds = 2.0, timeout = 30.0;
+    *a = (args){.C = 2, .seconds = 2.0, .timeout = 30.0};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
             usage();
             return 1;
         }
-        if (strcmp(a, "--target") == 0)
-            target = v;
-        else if (strcmp(a, "--channels") == 0)
-            C = atoi(v);
-        else if (strcmp(a, "--seconds") == 0)
-            seconds = atof(v);
-        else if (strcmp(a, "--timeout") == 0)
-            timeout = atof(v);
-        else if (strcmp(a, "--signal") == 0)
-            sig_path = v;
-        else if (strcmp(a, "--record") == 0)
-            rec_path = v;
+        if (strcmp(o, "--target") == 0)
+            a->target = v;
+        else if (strcmp(o, "--channels") == 0)
+            a->C = atoi(v);
+        else if (strcmp(o, "--seconds") == 0)
+            a->seconds = atof(v);
+        else if (strcmp(o, "--timeout") == 0)
+            a->timeout = atof(v);
+        else if (strcmp(o, "--signal") == 0)
+            a->sig_path = v;
+        else if (strcmp(o, "--record") == 0)
+            a->rec_path = v;
         else {
             usage();
             return 1;
         }
         i++;
     }
-    if (!sig_path || !rec_path || C < 1 || C > MAX_CH || !(seconds > 0)) {
+    if (!a->sig_path || !a->rec_path || a->C < 1 || a->C > MAX_CH || !(a->seconds > 0)) {
         usage();
         return 1;
     }
+    return 0;
+}
 
-    static feed f;
-    f.C = C;
+/* Open the two clients and make the signal for the server's rate. Returns
+ * 0, 1 on failure, 77 when no JACK server can be reached. */
+static int open_clients(feed *f, double seconds, double *rate, jack_nframes_t *period)
+{
     jack_status_t st;
-    f.play = jack_client_open("gf_play", JackNoStartServer, &st);
-    if (!f.play) {
+    f->play = jack_client_open("gf_play", JackNoStartServer, &st);
+    if (!f->play) {
         fprintf(stderr, "jack_feed: no JACK server (status 0x%x)\n", (unsigned)st);
         return 77;
     }
-    f.rec = jack_client_open("gf_rec", JackNoStartServer, &st);
-    if (!f.rec) {
+    f->rec = jack_client_open("gf_rec", JackNoStartServer, &st);
+    if (!f->rec) {
         fprintf(stderr, "jack_feed: cannot open a second client (status 0x%x)\n", (unsigned)st);
-        jack_client_close(f.play);
+        jack_client_close(f->play);
         return 1;
     }
-    const double rate = jack_get_sample_rate(f.play);
-    const jack_nframes_t period = jack_get_buffer_size(f.play);
-    f.N = (size_t)(seconds * rate);
-    f.R = f.N + REC_EXTRA;
-    f.x = malloc(f.N * (size_t)C * sizeof(float));
-    f.y = calloc(f.R * (size_t)C, sizeof(float));
-    if (!f.x || !f.y) {
+    *rate = jack_get_sample_rate(f->play);
+    *period = jack_get_buffer_size(f->play);
+    f->N = (size_t)(seconds * *rate);
+    f->R = f->N + REC_EXTRA;
+    f->x = malloc(f->N * (size_t)f->C * sizeof(float));
+    f->y = calloc(f->R * (size_t)f->C, sizeof(float));
+    if (!f->x || !f->y) {
         fprintf(stderr, "jack_feed: out of memory\n");
         return 1;
     }
-    make_signal(&f, rate);
-    int rc = 1;
-    for (int c = 0; c < C; c++) {
+    make_signal(f, *rate);
+    return 0;
+}
+
+/* Our ports and callbacks, then both clients running. */
+static int start_clients(feed *f)
+{
+    for (int c = 0; c < f->C; c++) {
         char name[32];
         snprintf(name, sizeof name, "play_%d", c + 1);
-        f.out[c] = jack_port_register(f.play, name, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
+        f->out[c] = jack_port_register(f->play, name, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
         snprintf(name, sizeof name, "rec_%d", c + 1);
-        f.in[c] = jack_port_register(f.rec, name, JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput, 0);
-        if (!f.out[c] || !f.in[c]) {
+        f->in[c] = jack_port_register(f->rec, name, JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput, 0);
+        if (!f->out[c] || !f->in[c]) {
             fprintf(stderr, "jack_feed: cannot register ports\n");
-            goto out;
+            return 1;
         }
     }
-    jack_set_process_callback(f.play, on_play, &f);
-    jack_set_process_callback(f.rec, on_rec, &f);
-    jack_set_xrun_callback(f.play, on_xrun, &f);
-    if (jack_activate(f.play) || jack_activate(f.rec)) {
+    jack_set_process_callback(f->play, on_play, f);
+    jack_set_process_callback(f->rec, on_rec, f);
+    jack_set_xrun_callback(f->play, on_xrun, f);
+    if (jack_activate(f->play) || jack_activate(f->rec)) {
         fprintf(stderr, "jack_feed: cannot activate\n");
-        goto out;
+        return 1;
     }
+    return 0;
+}
 
-    /* Wait for gpufilt's ports. */
-    const double t_end = now_s() + timeout;
-    const char **ins = NULL, **outs = NULL;
-    const char *names[] = {target ? target : "gpufilt", "PortAudio"};
+/* Wait until t_end for C input and C output ports of gpufilt. Returns 1
+ * with them in *ins and *outs (free with jack_free), or 0 after printing. */
+static int wait_for_ports(feed *f, const args *a, double t_end, const char ***ins,
+                          const char ***outs)
+{
+    const char *names[] = {a->target ? a->target : "gpufilt", "PortAudio"};
     int nin = 0, nout = 0;
+    *ins = *outs = NULL;
     while (now_s() < t_end) {
-        for (int k = 0; k < (target ? 1 : 2) && (nin < C || nout < C); k++) {
-            if (ins)
-                jack_free(ins);
-            if (outs)
-                jack_free(outs);
-            ins = outs = NULL;
-            nin = find_ports(f.play, names[k], 1, &ins);
-            nout = find_ports(f.play, names[k], 0, &outs);
+        for (int k = 0; k < (a->target ? 1 : 2) && (nin < a->C || nout < a->C); k++) {
+            if (*ins)
+                jack_free(*ins);
+            if (*outs)
+                jack_free(*outs);
+            *ins = *outs = NULL;
+            nin = find_ports(f->play, names[k], 1, ins);
+            nout = find_ports(f->play, names[k], 0, outs);
         }
-        if (nin >= C && nout >= C)
-            break;
+        if (nin >= a->C && nout >= a->C)
+            return 1;
         sleep_ms(50);
     }
-    if (nin < C || nout < C) {
-        fprintf(stderr, "jack_feed: gpufilt's ports did not appear within %.0f s (%d in, %d out)\n",
-                timeout, nin, nout);
-        goto out;
-    }
-    for (int c = 0; c < C; c++) {
-        /* Only our signal into gpufilt's inputs. */
+    fprintf(stderr, "jack_feed: gpufilt's ports did not appear within %.0f s (%d in, %d out)\n",
+            a->timeout, nin, nout);
+    if (*ins)
+        jack_free(*ins);
+    if (*outs)
+        jack_free(*outs);
+    return 0;
+}
+
+/* Our player alone into gpufilt's inputs (its other connections removed),
+ * its outputs into our recorder. */
+static int connect_ports(feed *f, const char **ins, const char **outs)
+{
+    for (int c = 0; c < f->C; c++) {
         const char **conn =
-            jack_port_get_all_connections(f.play, jack_port_by_name(f.play, ins[c]));
+            jack_port_get_all_connections(f->play, jack_port_by_name(f->play, ins[c]));
         for (int k = 0; conn && conn[k]; k++)
-            jack_disconnect(f.play, conn[k], ins[c]);
+            jack_disconnect(f->play, conn[k], ins[c]);
         if (conn)
             jack_free(conn);
-        if (jack_connect(f.play, jack_port_name(f.out[c]), ins[c]) ||
-            jack_connect(f.rec, outs[c], jack_port_name(f.in[c]))) {
+        if (jack_connect(f->play, jack_port_name(f->out[c]), ins[c]) ||
+            jack_connect(f->rec, outs[c], jack_port_name(f->in[c]))) {
             fprintf(stderr, "jack_feed: cannot connect to %s / %s\n", ins[c], outs[c]);
-            goto out;
+            return 1;
         }
     }
+    return 0;
+}
+
+/* gpufilt's ports found by t_end and connected. */
+static int connect_gpufilt(feed *f, const args *a, double t_end)
+{
+    const char **ins = NULL, **outs = NULL;
+    if (!wait_for_ports(f, a, t_end, &ins, &outs))
+        return 1;
+    const int rc = connect_ports(f, ins, outs);
     jack_free(ins);
     jack_free(outs);
+    return rc;
+}
+
+/* Play the signal and wait for the whole recording (until the ports'
+ * deadline t_end plus the recording's length). */
+static int play_and_record(feed *f, double rate, double t_end)
+{
     sleep_ms(200); /* let the graph settle in its new order */
-    atomic_store(&f.state, STATE_PLAY);
-    while (atomic_load(&f.state) != STATE_DONE && now_s() < t_end + (double)f.R / rate)
+    atomic_store(&f->state, STATE_PLAY);
+    while (atomic_load(&f->state) != STATE_DONE && now_s() < t_end + (double)f->R / rate)
         sleep_ms(20);
-    if (atomic_load(&f.state) != STATE_DONE) {
+    if (atomic_load(&f->state) != STATE_DONE) {
         fprintf(stderr, "jack_feed: recording did not complete (%zu of %zu frames)\n",
-                atomic_load(&f.recorded), f.R);
-        goto out;
+                atomic_load(&f->recorded), f->R);
+        return 1;
     }
-    rc = 0;
-out:
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    args a;
+    if (parse_args(argc, argv, &a))
+        return 1;
+    static feed f;
+    f.C = a.C;
+    double rate = 0;
+    jack_nframes_t period = 0;
+    const int open_rc = open_clients(&f, a.seconds, &rate, &period);
+    if (open_rc)
+        return open_rc;
+    int rc = 1;
+    if (start_clients(&f) == 0) {
+        const double t_end = now_s() + a.timeout;
+        if (connect_gpufilt(&f, &a, t_end) == 0 && play_and_record(&f, rate, t_end) == 0)
+            rc = 0;
+    }
     jack_deactivate(f.play);
     jack_deactivate(f.rec);
-    if (rc == 0 && (write_file(sig_path, f.x, f.N * (size_t)C) != 0 ||
-                    write_file(rec_path, f.y, f.R * (size_t)C) != 0)) {
-        fprintf(stderr, "jack_feed: cannot write %s / %s\n", sig_path, rec_path);
+    if (rc == 0 && (write_file(a.sig_path, f.x, f.N * (size_t)a.C) != 0 ||
+                    write_file(a.rec_path, f.y, f.R * (size_t)a.C) != 0)) {
+        fprintf(stderr, "jack_feed: cannot write %s / %s\n", a.sig_path, a.rec_path);
         rc = 1;
     }
     printf("jack_feed: played %zu frames x %d ch, recorded %zu; rate %.0f Hz, period %u frames, "
            "JACK xruns %d\n",
-           f.N, C, f.R, rate, (unsigned)period, atomic_load(&f.xruns));
+           f.N, a.C, f.R, rate, (unsigned)period, atomic_load(&f.xruns));
     jack_client_close(f.play);
     jack_client_close(f.rec);
     free(f.x);

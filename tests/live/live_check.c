@@ -122,90 +122,80 @@ static int silent(const sig *rec, size_t from, size_t n, int C)
     return 1;
 }
 
-/* Free everything main allocated and return rc. */
-static int finish(int rc, sig *x, sig *rec, double *h, float *y, float *hf, double *hd)
+typedef struct options {
+    const char *sig_path, *rec_path, *coeffs;
+    int C, f64;
+    size_t T;
+    long latency, xruns;
+    int exact_latency;
+} options;
+
+/* --make-coeffs N SEED: N random taps, one per line. */
+static int make_coeffs(const char *count, const char *seed)
 {
-    free(x->p);
-    free(rec->p);
-    free(h);
-    free(y);
-    free(hf);
-    free(hd);
-    return rc;
+    const int n = atoi(count);
+    uint64_t s = strtoull(seed, NULL, 10) * 2654435761u + 1;
+    printf("# %d random taps, seed %s\n", n, seed);
+    for (int k = 0; k < n; k++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        const double u = (double)(s >> 11) / 9007199254740992.0; /* [0, 1) */
+        printf("%.17g\n", (u - 0.5) * 2.0 / sqrt((double)n));
+    }
+    return 0;
 }
 
-int main(int argc, char **argv)
+/* Returns 0, or 2 (the exit code) after printing. */
+static int parse_options(int argc, char **argv, options *o)
 {
-    if (argc == 4 && strcmp(argv[1], "--make-coeffs") == 0) {
-        const int n = atoi(argv[2]);
-        uint64_t s = strtoull(argv[3], NULL, 10) * 2654435761u + 1;
-        printf("# %d random taps, seed %s\n", n, argv[3]);
-        for (int k = 0; k < n; k++) {
-            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-            const double u = (double)(s >> 11) / 9007199254740992.0; /* [0, 1) */
-            printf("%.17g\n", (u - 0.5) * 2.0 / sqrt((double)n));
-        }
-        return 0;
-    }
-    const char *sig_path = NULL, *rec_path = NULL, *coeffs = NULL;
-    int C = 2, f64 = 0;
-    size_t T = 0;
-    long latency = -1, xruns = 0;
-    int exact_latency = 0;
+    *o = (options){.C = 2, .latency = -1};
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *a = argv[i], *v = argv[i + 1];
         if (strcmp(a, "--signal") == 0)
-            sig_path = v;
+            o->sig_path = v;
         else if (strcmp(a, "--record") == 0)
-            rec_path = v;
+            o->rec_path = v;
         else if (strcmp(a, "--channels") == 0)
-            C = atoi(v);
+            o->C = atoi(v);
         else if (strcmp(a, "--taps") == 0)
-            T = (size_t)atol(v);
+            o->T = (size_t)atol(v);
         else if (strcmp(a, "--coeffs") == 0)
-            coeffs = v;
+            o->coeffs = v;
         else if (strcmp(a, "--precision") == 0)
-            f64 = strcmp(v, "f64") == 0;
+            o->f64 = strcmp(v, "f64") == 0;
         else if (strcmp(a, "--latency") == 0)
-            latency = atol(v);
+            o->latency = atol(v);
         else if (strcmp(a, "--xruns") == 0)
-            xruns = atol(v);
+            o->xruns = atol(v);
         else if (strcmp(a, "--exact-latency") == 0)
-            exact_latency = atoi(v);
+            o->exact_latency = atoi(v);
         else {
             fprintf(stderr, "live_check: unknown option %s\n", a);
             return 2;
         }
     }
-    if (!sig_path || !rec_path || C < 1 || (!T && !coeffs) || (argc % 2) == 0) {
+    if (!o->sig_path || !o->rec_path || o->C < 1 || (!o->T && !o->coeffs) || (argc % 2) == 0) {
         fprintf(stderr, "usage: live_check --signal X --record Y --channels C (--taps N | "
                         "--coeffs FILE) [--precision f32|f64] [--latency L] [--xruns N]\n");
         return 2;
     }
-    double *h = NULL;
-    if (coeffs) {
-        h = load_coeffs(coeffs, &T);
-        if (!h || T == 0) {
-            fprintf(stderr, "live_check: cannot read taps from %s\n", coeffs);
-            return 2;
-        }
-    }
-    sig x = {NULL, 0}, rec = {NULL, 0};
-    if (load(sig_path, C, &x) != 0 || load(rec_path, C, &rec) != 0) {
-        free(x.p);
-        free(rec.p);
-        free(h);
-        return 2;
-    }
-    const size_t N = x.frames;
+    return 0;
+}
 
-    /* The oracle, in the engine's precision; output as float (what the
-     * live path plays). */
+/* The oracle: the causal filter of x (taps h, or the mean filter when h is
+ * NULL) in the engine's precision, output as float (what the live path
+ * plays). NULL when out of memory. */
+static float *filter_oracle(const sig *x, int C, size_t T, const double *h, int f64)
+{
+    const size_t N = x->frames;
     float *y = malloc(N * (size_t)C * sizeof(float));
     float *hf = malloc(T * sizeof(float));
     double *hd = malloc(T * sizeof(double));
-    if (!y || !hf || !hd)
-        return finish(2, &x, &rec, h, y, hf, hd);
+    if (!y || !hf || !hd) {
+        free(y);
+        free(hf);
+        free(hd);
+        return NULL;
+    }
     for (size_t k = 0; k < T; k++) {
         hf[k] = h ? (float)h[k] : 1.0f / (float)T;
         hd[k] = h ? h[k] : 1.0 / (double)T;
@@ -213,118 +203,183 @@ int main(int argc, char **argv)
     for (int c = 0; c < C; c++)
         for (size_t i = 0; i < N; i++) {
             if (!f64) {
-                float acc = hf[0] * x.p[i * (size_t)C + (size_t)c];
+                float acc = hf[0] * x->p[i * (size_t)C + (size_t)c];
                 for (size_t k = 1; k < T; k++) {
-                    const float xv = k <= i ? x.p[(i - k) * (size_t)C + (size_t)c] : 0.0f;
+                    const float xv = k <= i ? x->p[(i - k) * (size_t)C + (size_t)c] : 0.0f;
                     const float prod = hf[k] * xv;
                     acc = acc + prod;
                 }
                 y[i * (size_t)C + (size_t)c] = acc;
             } else {
-                double acc = hd[0] * (double)x.p[i * (size_t)C + (size_t)c];
+                double acc = hd[0] * (double)x->p[i * (size_t)C + (size_t)c];
                 for (size_t k = 1; k < T; k++) {
-                    const double xv = k <= i ? (double)x.p[(i - k) * (size_t)C + (size_t)c] : 0.0;
+                    const double xv = k <= i ? (double)x->p[(i - k) * (size_t)C + (size_t)c] : 0.0;
                     const double prod = hd[k] * xv;
                     acc = acc + prod;
                 }
                 y[i * (size_t)C + (size_t)c] = (float)acc;
             }
         }
+    free(hf);
+    free(hd);
+    return y;
+}
 
-    /* Where does y start in the recording? */
-    size_t o = 0;
+/* How many offsets in [0, SEARCH] hold the first HEAD frames of y; the
+ * first one goes to *o. */
+static int find_offset(const sig *rec, const float *y, int C, size_t *o)
+{
     int found = 0;
     for (size_t cand = 0; cand <= SEARCH; cand++)
-        if (span_eq(&rec, cand, y, 0, HEAD, C)) {
+        if (span_eq(rec, cand, y, 0, HEAD, C)) {
             if (!found)
-                o = cand;
+                *o = cand;
             found++;
         }
-    if (found != 1) {
-        printf("live_check: FAIL: the first %d filtered frames were found %d times in the first "
-               "%d frames of the recording (want exactly once)\n",
-               HEAD, found, SEARCH);
-        return finish(xruns > 0 ? 3 : 1, &x, &rec, h, y, hf, hd);
-    }
-    printf("live_check: %zu frames x %d ch, %zu taps, %s; y starts at recording frame %zu", N, C, T,
-           f64 ? "f64" : "f32", o);
-    if (latency >= 0)
-        printf(" (gpufilt reported %ld frames of latency: %s)", latency,
-               (long)o == latency ? "equal" : "DIFFERENT");
-    printf("\n");
+    return found;
+}
 
-    /* Strict: every frame at one offset. */
-    size_t bad = 0, first_bad = N;
-    for (size_t i = 0; i < N; i++)
-        if (o + i >= rec.frames || !frame_eq(rec.p + (o + i) * (size_t)C, y + i * (size_t)C, C)) {
-            if (!bad)
-                first_bad = i;
-            bad++;
+/* After a mismatch at frame i of y (at offset o): the first i2 from i to
+ * T + 4096 frames later whose next RESYNC_LEN frames stand exactly in the
+ * recording within RESYNC_WIN frames of o. Returns 1 with i2 and the new
+ * offset, or 0. */
+static int find_resumption(const sig *rec, const float *y, size_t N, int C, size_t T, size_t i,
+                           size_t o, size_t *i2_out, size_t *o_out)
+{
+    const size_t i_end = i + T + 4096 < N - RESYNC_LEN ? i + T + 4096 : N - RESYNC_LEN;
+    for (size_t i2 = i; i2 <= i_end && i2 + RESYNC_LEN <= N; i2++) {
+        const size_t lo = o + i2 > RESYNC_WIN ? o + i2 - RESYNC_WIN : 0;
+        for (size_t p = lo; p <= o + i2 + RESYNC_WIN && p + RESYNC_LEN <= rec->frames; p++) {
+            if (memcmp(rec->p + p * (size_t)C, y + i2 * (size_t)C, sizeof(float)) != 0)
+                continue;
+            if (p >= i2 && span_eq(rec, p - i2, y, i2, RESYNC_LEN, C)) {
+                *i2_out = i2;
+                *o_out = p - i2;
+                return 1;
+            }
         }
-    if (bad == 0) {
-        if (exact_latency && xruns == 0 && latency >= 0 && (long)o != latency) {
-            printf("live_check: FAIL: bit-exact, but %zu frames late instead of the %ld gpufilt "
-                   "reported\n",
-                   o, latency);
-            return finish(1, &x, &rec, h, y, hf, hd);
-        }
-        printf("live_check: PASS: all %zu frames bit-exact at offset %zu\n", N, o);
-        return finish(0, &x, &rec, h, y, hf, hd);
     }
-    printf("live_check: %zu of %zu frames differ at offset %zu, the first at frame %zu\n", bad, N,
-           o, first_bad);
-    if (xruns <= 0) {
-        printf("live_check: FAIL: wrong samples with no xrun reported\n");
-        return finish(1, &x, &rec, h, y, hf, hd);
-    }
+    return 0;
+}
 
-    /* Piecewise, since xruns were reported. */
+/* The check for a recording with xruns: piecewise, from offset o. Returns
+ * the exit code. */
+static int check_piecewise(const options *opt, const sig *rec, const float *y, size_t N, size_t o)
+{
+    const int C = opt->C;
     size_t i = 0, verified = 0, skipped = 0, disc = 0;
     while (i < N) {
-        if (o + i < rec.frames && frame_eq(rec.p + (o + i) * (size_t)C, y + i * (size_t)C, C)) {
+        if (o + i < rec->frames && frame_eq(rec->p + (o + i) * (size_t)C, y + i * (size_t)C, C)) {
             verified++;
             i++;
             continue;
         }
         disc++;
-        int ok = 0;
-        const size_t i_end = i + T + 4096 < N - RESYNC_LEN ? i + T + 4096 : N - RESYNC_LEN;
-        for (size_t i2 = i; i2 <= i_end && i2 + RESYNC_LEN <= N && !ok; i2++) {
-            const size_t lo = o + i2 > RESYNC_WIN ? o + i2 - RESYNC_WIN : 0;
-            for (size_t p = lo; p <= o + i2 + RESYNC_WIN && p + RESYNC_LEN <= rec.frames; p++) {
-                if (memcmp(rec.p + p * (size_t)C, y + i2 * (size_t)C, sizeof(float)) != 0)
-                    continue;
-                if (p >= i2 && span_eq(&rec, p - i2, y, i2, RESYNC_LEN, C)) {
-                    /* An xrun shifts the stream (frames lost or silence
-                     * inserted); resuming at the same offset is only
-                     * excused over silence (a cycle nobody recorded). */
-                    if (p - i2 == o && !silent(&rec, o + i, i2 - i, C)) {
-                        printf("live_check: piecewise: frames %zu..%zu are wrong, not shifted "
-                               "and not silent\n",
-                               i, i2);
-                        return finish(1, &x, &rec, h, y, hf, hd);
-                    }
-                    skipped += i2 - i;
-                    o = p - i2;
-                    i = i2;
-                    ok = 1;
-                    break;
-                }
-            }
-        }
-        if (!ok) {
+        size_t i2 = 0, o2 = 0;
+        if (!find_resumption(rec, y, N, C, opt->T, i, o, &i2, &o2)) {
             printf("live_check: piecewise: no exact resumption within %zu frames after frame %zu\n",
-                   (size_t)(T + 4096), i);
-            return finish(3, &x, &rec, h, y, hf, hd);
+                   (size_t)(opt->T + 4096), i);
+            return 3;
         }
+        /* An xrun shifts the stream (frames lost or silence inserted);
+         * resuming at the same offset is only excused over silence (a cycle
+         * nobody recorded). */
+        if (o2 == o && !silent(rec, o + i, i2 - i, C)) {
+            printf("live_check: piecewise: frames %zu..%zu are wrong, not shifted "
+                   "and not silent\n",
+                   i, i2);
+            return 1;
+        }
+        skipped += i2 - i;
+        o = o2;
+        i = i2;
     }
     printf("live_check: piecewise: %zu frames verified exactly, %zu skipped around %zu "
            "discontinuities (%ld xruns reported)\n",
-           verified, skipped, disc, xruns);
-    if (disc > 2 * (size_t)xruns || skipped * 10 > N) {
+           verified, skipped, disc, opt->xruns);
+    if (disc > 2 * (size_t)opt->xruns || skipped * 10 > N) {
         printf("live_check: too many discontinuities or frames skipped for the xruns reported\n");
-        return finish(3, &x, &rec, h, y, hf, hd);
+        return 3;
     }
     printf("live_check: PASS (piecewise, xruns reported)\n");
-    return finish(0, &x, &rec, h, y, hf, hd);
+    return 0;
+}
+
+/* The recording against y (N frames): aligned, then strictly or, with
+ * xruns, piecewise. Returns the exit code. */
+static int check(const options *opt, const sig *rec, const float *y, size_t N)
+{
+    const int C = opt->C;
+    size_t o = 0;
+    const int found = find_offset(rec, y, C, &o);
+    if (found != 1) {
+        printf("live_check: FAIL: the first %d filtered frames were found %d times in the first "
+               "%d frames of the recording (want exactly once)\n",
+               HEAD, found, SEARCH);
+        return opt->xruns > 0 ? 3 : 1;
+    }
+    printf("live_check: %zu frames x %d ch, %zu taps, %s; y starts at recording frame %zu", N, C,
+           opt->T, opt->f64 ? "f64" : "f32", o);
+    if (opt->latency >= 0)
+        printf(" (gpufilt reported %ld frames of latency: %s)", opt->latency,
+               (long)o == opt->latency ? "equal" : "DIFFERENT");
+    printf("\n");
+
+    /* Strict: every frame at one offset. */
+    size_t bad = 0, first_bad = N;
+    for (size_t i = 0; i < N; i++)
+        if (o + i >= rec->frames || !frame_eq(rec->p + (o + i) * (size_t)C, y + i * (size_t)C, C)) {
+            if (!bad)
+                first_bad = i;
+            bad++;
+        }
+    if (bad == 0) {
+        if (opt->exact_latency && opt->xruns == 0 && opt->latency >= 0 && (long)o != opt->latency) {
+            printf("live_check: FAIL: bit-exact, but %zu frames late instead of the %ld gpufilt "
+                   "reported\n",
+                   o, opt->latency);
+            return 1;
+        }
+        printf("live_check: PASS: all %zu frames bit-exact at offset %zu\n", N, o);
+        return 0;
+    }
+    printf("live_check: %zu of %zu frames differ at offset %zu, the first at frame %zu\n", bad, N,
+           o, first_bad);
+    if (opt->xruns <= 0) {
+        printf("live_check: FAIL: wrong samples with no xrun reported\n");
+        return 1;
+    }
+    return check_piecewise(opt, rec, y, N, o);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "--make-coeffs") == 0)
+        return make_coeffs(argv[2], argv[3]);
+    options opt;
+    int rc = parse_options(argc, argv, &opt);
+    if (rc)
+        return rc;
+    double *h = NULL;
+    if (opt.coeffs) {
+        h = load_coeffs(opt.coeffs, &opt.T);
+        if (!h || opt.T == 0) {
+            fprintf(stderr, "live_check: cannot read taps from %s\n", opt.coeffs);
+            free(h);
+            return 2;
+        }
+    }
+    sig x = {NULL, 0}, rec = {NULL, 0};
+    float *y = NULL;
+    if (load(opt.sig_path, opt.C, &x) != 0 || load(opt.rec_path, opt.C, &rec) != 0)
+        rc = 2;
+    else if (!(y = filter_oracle(&x, opt.C, opt.T, h, opt.f64)))
+        rc = 2;
+    else
+        rc = check(&opt, &rec, y, x.frames);
+    free(x.p);
+    free(rec.p);
+    free(h);
+    free(y);
+    return rc;
 }
