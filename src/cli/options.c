@@ -257,7 +257,9 @@ static int check_options(const gf_cli_options *o)
         gf_cli_error("--partition: '%zu' is not a power of two (%zu, %zu, ... %zu)", o->partition,
                      GF_MIN_PARTITION, 2 * GF_MIN_PARTITION, GF_MAX_PARTITION);
         return GF_EXIT_USAGE;
-    } else if (o->method == GF_METHOD_DIRECT && o->taps > GF_MAX_TAPS)
+    } else if (o->method == GF_METHOD_DIRECT && o->partition)
+        bad = "--partition sets the FFT method's block size: it does nothing with --method direct";
+    else if (o->method == GF_METHOD_DIRECT && o->taps > GF_MAX_TAPS)
         bad = "--method direct takes at most 8192 taps (the FFT method up to 4194304)";
     else if (live && o->mode_given && o->mode == GF_MODE_SAME)
         bad = "--live filters causally: --mode same needs input from the future";

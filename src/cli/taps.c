@@ -9,10 +9,12 @@
 #include <sndfile.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* A growing array of doubles. */
 typedef struct dvec {
@@ -147,13 +149,20 @@ static int ir_load(const char *path, gf_taps *t, char *err, size_t n)
 {
     SF_INFO info;
     memset(&info, 0, sizeof info);
-    SNDFILE *sf = sf_open(path, SFM_READ, &info);
+    struct stat st;
+    int fd = -1;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, n, "impulse response '%s' is a directory", path);
+        return GF_EXIT_USAGE;
+    }
+    if ((fd = open(path, O_RDONLY)) < 0) {
+        snprintf(err, n, "cannot open impulse response '%s': %s", path, strerror(errno));
+        return GF_EXIT_USAGE;
+    }
+    SNDFILE *sf = sf_open_fd(fd, SFM_READ, &info, 1);
     if (!sf) {
-        if (errno == ENOENT)
-            snprintf(err, n, "cannot open impulse response '%s': %s", path, strerror(ENOENT));
-        else
-            snprintf(err, n, "impulse response '%s' is not an audio file libsndfile can read (%s)",
-                     path, sf_strerror(NULL));
+        snprintf(err, n, "impulse response '%s' is not an audio file libsndfile can read (%s)",
+                 path, sf_strerror(NULL));
         return GF_EXIT_USAGE;
     }
     int rc = GF_EXIT_OK;

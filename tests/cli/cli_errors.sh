@@ -24,19 +24,20 @@ expect 0 "gpufilt: warning: input 'trunc.wav' is truncated (data : 192000 (shoul
 assert_eq "frames filtered from a truncated input" "$("$SFTOOL" frames tout.wav)" 25000
 
 # Usage problems: exit 2.
-expect 2 "${E}--taps: '0' is out of range 1..8192" in.wav out.wav --taps 0
-expect 2 "${E}--taps: '-3' is out of range 1..8192" in.wav out.wav --taps -3
+expect 2 "${E}--taps: '0' is out of range 1..4194304" in.wav out.wav --taps 0
+expect 2 "${E}--taps: '-3' is out of range 1..4194304" in.wav out.wav --taps -3
 expect 2 "${E}--taps: 'five' is not a whole number" in.wav out.wav --taps five
 expect 2 "${E}--taps: '5x' is not a whole number" in.wav out.wav --taps 5x
-expect 2 "${E}--taps: '8193' is out of range 1..8192" in.wav out.wav --taps 8193
-expect 2 "${E}--taps: '99999999999999999999999' is out of range 1..8192" in.wav out.wav --taps 99999999999999999999999
+expect 2 "${E}--taps: '4194305' is out of range 1..4194304" in.wav out.wav --taps 4194305
+expect 2 "${E}--taps: '99999999999999999999999' is out of range 1..4194304" in.wav out.wav --taps 99999999999999999999999
 expect 2 "${E}option '--taps' needs a value" in.wav out.wav --taps
 expect 2 "${E}unknown option '--frobnicate' (see gpufilt --help)" in.wav out.wav --taps 5 --frobnicate
-expect 2 "${E}one of --taps N or --coeffs FILE is required" in.wav out.wav
-expect 2 "${E}use either --taps or --coeffs, not both" in.wav out.wav --taps 5 --coeffs c.txt
+expect 2 "${E}one of --taps N, --coeffs FILE or --ir FILE is required" in.wav out.wav
+expect 2 "${E}use one of --taps, --coeffs and --ir, not several" in.wav out.wav --taps 5 --coeffs c.txt
+expect 2 "${E}use one of --taps, --coeffs and --ir, not several" in.wav out.wav --coeffs c.txt --ir ir.wav
 expect 2 "${E}expected IN and OUT (files, or - for standard input/output; see gpufilt --help)" in.wav --taps 5
 expect 2 "${E}unexpected argument 'extra.wav' (expected only IN and OUT)" in.wav out.wav extra.wav --taps 5
-expect 2 "${E}--mode: 'centred' is not one of same, causal" in.wav out.wav --taps 5 --mode centred
+expect 2 "${E}--mode: 'centred' is not one of same, causal, full" in.wav out.wav --taps 5 --mode centred
 expect 2 "${E}--precision: 'f16' is not one of f32, f64" in.wav out.wav --taps 5 --precision f16
 expect 2 "${E}--device: 'tpu' is not one of auto, cpu, cuda, ref" in.wav out.wav --taps 5 --device tpu
 expect 2 "${E}--chunk: '0' is out of range 1..268435456" in.wav out.wav --taps 5 --chunk 0
@@ -63,18 +64,44 @@ expect_no_output out.wav h.csv
 # Coefficient files: exit 2, naming file and line.
 printf '0.5\n# a comment\n\n0.25 # trailing comment\nzero\n' >bad1.txt
 expect 2 "${E}bad1.txt:5: 'zero' is not a number" in.wav out.wav --coeffs bad1.txt
-printf '0.5 0.25\n' >bad2.txt
-expect 2 "${E}bad2.txt:1: expected one number per line, found '0.5' then more" in.wav out.wav --coeffs bad2.txt
+printf '0.5 0.25\n0.125\n' >bad2.txt
+expect 2 "${E}bad2.txt:2: 1 column, but line 1 has 2" in.wav out.wav --coeffs bad2.txt
 printf '0.5\nnan\n' >bad3.txt
 expect 2 "${E}bad3.txt:2: 'nan' is not a finite number" in.wav out.wav --coeffs bad3.txt
 printf '# only comments\n\n' >bad4.txt
 expect 2 "${E}coefficient file 'bad4.txt' holds no coefficients" in.wav out.wav --coeffs bad4.txt
 expect 2 "${E}cannot open coefficient file 'nocoeffs.txt': No such file or directory" in.wav out.wav --coeffs nocoeffs.txt
-seq 1 8193 >bad5.txt
-expect 2 "${E}bad5.txt: more than 8192 coefficients" in.wav out.wav --coeffs bad5.txt
+seq 1 4194305 >bad5.txt
+expect 2 "${E}bad5.txt: more than 4194304 coefficients" in.wav out.wav --coeffs bad5.txt
 printf '1e999\n' >bad6.txt
 expect 2 "${E}bad6.txt:1: '1e999' is not a finite number" in.wav out.wav --coeffs bad6.txt
 expect_no_output out.wav
+
+# Long filters: impulse responses, coefficient columns, method and partition: exit 2.
+"$SFTOOL" gen ir0.wav wavf 1 48000 0 noise
+"$SFTOOL" gen ir3.wav wavf 3 48000 100 impulse:0
+"$SFTOOL" gen ir441.wav wavf 1 44100 100 impulse:0
+"$SFTOOL" gen irnan.wav wavf 2 48000 10 nan:2
+"$SFTOOL" gen irlong.wav wav16 1 48000 4194305 impulse:0
+printf '1 2 3\n' >c3.txt
+expect 2 "${E}cannot open impulse response 'noir.wav': No such file or directory" in.wav out.wav --ir noir.wav
+expect 2 "${E}impulse response 'notaudio.wav' is not an audio file libsndfile can read (*" in.wav out.wav --ir notaudio.wav
+expect 2 "${E}impulse response 'ir0.wav' holds no frames" in.wav out.wav --ir ir0.wav
+expect 2 "${E}impulse response 'adir' is a directory" in.wav out.wav --ir adir
+expect 2 "${E}impulse response 'ir3.wav' has 3 channels; the input has 2 channels (give one for every channel, or one per channel)" in.wav out.wav --ir ir3.wav
+expect 2 "${E}impulse response 'ir441.wav' is at 44100 Hz, the input at 48000 Hz: resample the response first, e.g. sox ir441.wav -r 48000 response-48000.wav" in.wav out.wav --ir ir441.wav
+expect 2 "${E}impulse response 'irnan.wav': sample 3 of channel 1 is not finite" in.wav out.wav --ir irnan.wav
+expect 2 "${E}impulse response 'irlong.wav' has 4194305 frames: at most 4194304 taps are supported" in.wav out.wav --ir irlong.wav
+expect 2 "${E}coefficient file 'c3.txt' has 3 columns; the input has 2 channels (give one for every channel, or one per channel)" in.wav out.wav --coeffs c3.txt
+expect 2 "${E}--method: 'fast' is not one of auto, direct, fft" in.wav out.wav --taps 5 --method fast
+expect 2 "${E}--method direct takes at most 8192 taps (the FFT method up to 4194304)" in.wav out.wav --taps 8193 --method direct
+expect 2 "${E}the ref backend of this build has no FFT method in f32" in.wav out.wav --taps 5 --method fft --device ref
+expect 2 "${E}--partition: '1000' is not a power of two (16, 32, ... 1048576)" in.wav out.wav --taps 5 --partition 1000
+expect 2 "${E}--partition: '8' is out of range 16..1048576" in.wav out.wav --taps 5 --partition 8
+expect 2 "${E}--partition: '2097152' is out of range 16..1048576" in.wav out.wav --taps 5 --partition 2097152
+expect 2 "${E}--partition sets the FFT method's block size: it does nothing with --method direct" in.wav out.wav --taps 5 --partition 64 --method direct
+expect_no_output out.wav
+rm -f irlong.wav
 
 # Output problems: exit 4.
 expect 4 "${E}cannot create output 'nodir/out.wav': directory 'nodir' does not exist" in.wav nodir/out.wav --taps 5

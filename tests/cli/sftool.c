@@ -4,13 +4,15 @@
  *   sftool gen FILE FORMAT CHANNELS RATE FRAMES PATTERN
  *       FORMAT: wav16 wav24 wav32 wavu8 wavf wavd aiff16 flac16 flac24
  *       PATTERN: noise (deterministic, full scale / 2), ramp (every 16-bit value
- *       once per channel, frames must be 65536), impulse:N (1/2 at frame N)
+ *       once per channel, frames must be 65536), impulse:N (1/2 at frame N),
+ *       nan:N (NaN at frame N, else 1/4: for float formats)
  *   sftool cmp A B     exit 0 when both hold the same frames, channels and
  *                      sample values (integers for PCM, bits for float), else 1
  *   sftool dump FILE   one line per frame: samples as %.17g (exact doubles)
  *   sftool frames FILE print the frame count
  *   sftool format FILE print "MAJOR / SUBTYPE" as libsndfile names them
  */
+#include <math.h>
 #include <sndfile.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -62,6 +64,19 @@ static int gen(int argc, char **argv)
     long impulse = -1;
     if (strncmp(pattern, "impulse:", 8) == 0)
         impulse = atol(pattern + 8);
+    if (strncmp(pattern, "nan:", 4) == 0) {
+        const long at = atol(pattern + 4);
+        double *row = malloc((size_t)C * sizeof *row);
+        for (long i = 0; i < frames; i++) {
+            for (int c = 0; c < C; c++)
+                row[c] = i == at ? NAN : 0.25;
+            if (sf_writef_double(f, row, 1) != 1)
+                return fprintf(stderr, "sftool: write failed: %s\n", sf_strerror(f)), 1;
+        }
+        free(row);
+        free(buf);
+        return sf_close(f) == 0 ? 0 : 1;
+    }
     for (long i = 0; i < frames; i++) {
         for (int c = 0; c < C; c++) {
             int32_t v;

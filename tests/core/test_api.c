@@ -79,7 +79,11 @@ static int validation_counts(const gf_config *base)
     c.num_taps = 0;
     bad += expect_invalid("taps 0", &c, "taps", "0");
     c.num_taps = GF_MAX_TAPS + 1;
-    bad += expect_invalid("taps GF_MAX_TAPS+1", &c, "taps", "8193");
+    c.method = GF_METHOD_DIRECT;
+    bad += expect_invalid("direct taps GF_MAX_TAPS+1", &c, "taps", "8193");
+    c.method = GF_METHOD_AUTO;
+    c.num_taps = GF_MAX_FFT_TAPS + 1;
+    bad += expect_invalid("taps GF_MAX_FFT_TAPS+1", &c, "taps", "4194305");
     return bad;
 }
 
@@ -107,8 +111,8 @@ static int validation_fields(const gf_config *base)
 {
     gf_config c = *base;
     int bad = 0;
-    c.mode = (gf_mode)2;
-    bad += expect_invalid("mode 2", &c, "mode", NULL);
+    c.mode = (gf_mode)3;
+    bad += expect_invalid("mode 3", &c, "mode", NULL);
     c.mode = (gf_mode)-1;
     bad += expect_invalid("mode -1", &c, "mode", NULL);
     c = *base;

@@ -96,6 +96,7 @@ gf_config tu_config(int channels, size_t num_taps, const double *taps, gf_mode m
     c.mode = mode;
     c.precision = precision;
     c.device = device;
+    c.method = GF_METHOD_DIRECT;
     return c;
 }
 

@@ -64,7 +64,8 @@ void tu_fill_taps(double *taps, size_t n, uint64_t seed);
 /* Bytes per sample for a precision. */
 size_t tu_sample_size(gf_precision p);
 
-/* gf_config_default with these fields set. */
+/* gf_config_default with these fields set, and the direct method: the
+ * bit-exact one the golden vectors and seam tests are about. */
 gf_config tu_config(int channels, size_t num_taps, const double *taps, gf_mode mode,
                     gf_precision precision, gf_device device);
 

@@ -7,13 +7,18 @@
  *
  *   live_check --signal X.f32 --record Y.f32 --channels C
  *              (--taps N | --coeffs FILE) [--precision f32|f64]
- *              [--latency L [--exact-latency 1]] [--xruns N]
+ *              [--latency L [--exact-latency 1]] [--xruns N] [--fft-partition P]
  *   live_check --make-coeffs N SEED            (random taps, one per line)
  *
  * Alignment: the offset o with rec[o + i] == y[i] for the first 64 frames
  * is searched in [0, 16384] and must be unique. Then every frame of y must
  * equal rec[o + i]. If --latency is given it is reported against o; with
  * --exact-latency 1 and no xruns, o must equal it.
+ *
+ * With --fft-partition P (gpufilt's FFT method), "equal" means within the
+ * error bound gpufilt.h states for that method, eps * (2 log2(2P) + K + 4)
+ * * sum|h| * max|x| with K = ceil(T / P), plus the output's own rounding,
+ * against the sum accumulated in double.
  *
  * Exit codes: 0 pass; 1 wrong samples; 2 usage or I/O error; 3 mismatch
  * while xruns were reported (--xruns > 0) that piecewise checking could not
@@ -98,18 +103,31 @@ static double *load_coeffs(const char *path, size_t *n)
     return h;
 }
 
-/* Frame equality, bit for bit. */
+/* Allowed |difference| of a sample: 0 (bit for bit) unless --fft-partition. */
+static double g_tol = 0;
+
+static int sample_eq(float a, float b)
+{
+    return g_tol == 0 ? memcmp(&a, &b, sizeof a) == 0 : fabs((double)a - (double)b) <= g_tol;
+}
+
+/* Frame equality: bit for bit, or within the FFT bound. */
 static int frame_eq(const float *a, const float *b, int C)
 {
-    return memcmp(a, b, (size_t)C * sizeof(float)) == 0;
+    for (int c = 0; c < C; c++)
+        if (!sample_eq(a[c], b[c]))
+            return 0;
+    return 1;
 }
 
 static int span_eq(const sig *rec, size_t o, const float *y, size_t i, size_t len, int C)
 {
     if (o + i + len > rec->frames)
         return 0;
-    return memcmp(rec->p + (o + i) * (size_t)C, y + i * (size_t)C,
-                  len * (size_t)C * sizeof(float)) == 0;
+    for (size_t k = 0; k < len; k++)
+        if (!frame_eq(rec->p + (o + i + k) * (size_t)C, y + (i + k) * (size_t)C, C))
+            return 0;
+    return 1;
 }
 
 /* Whether recording frames [from, from + n) are all zero. */
@@ -128,6 +146,7 @@ typedef struct options {
     size_t T;
     long latency, xruns;
     int exact_latency;
+    size_t fft_partition;
 } options;
 
 /* --make-coeffs N SEED: N random taps, one per line. */
@@ -168,6 +187,8 @@ static int parse_options(int argc, char **argv, options *o)
             o->xruns = atol(v);
         else if (strcmp(a, "--exact-latency") == 0)
             o->exact_latency = atoi(v);
+        else if (strcmp(a, "--fft-partition") == 0)
+            o->fft_partition = (size_t)atol(v);
         else {
             fprintf(stderr, "live_check: unknown option %s\n", a);
             return 2;
@@ -183,8 +204,9 @@ static int parse_options(int argc, char **argv, options *o)
 
 /* The oracle: the causal filter of x (taps h, or the mean filter when h is
  * NULL) in the engine's precision, output as float (what the live path
- * plays). NULL when out of memory. */
-static float *filter_oracle(const sig *x, int C, size_t T, const double *h, int f64)
+ * plays); with `exact`, the taps of the precision summed in double (the
+ * FFT method's reference). NULL when out of memory. */
+static float *filter_oracle(const sig *x, int C, size_t T, const double *h, int f64, int exact)
 {
     const size_t N = x->frames;
     float *y = malloc(N * (size_t)C * sizeof(float));
@@ -199,10 +221,12 @@ static float *filter_oracle(const sig *x, int C, size_t T, const double *h, int 
     for (size_t k = 0; k < T; k++) {
         hf[k] = h ? (float)h[k] : 1.0f / (float)T;
         hd[k] = h ? h[k] : 1.0 / (double)T;
+        if (exact && !f64)
+            hd[k] = hf[k];
     }
     for (int c = 0; c < C; c++)
         for (size_t i = 0; i < N; i++) {
-            if (!f64) {
+            if (!f64 && !exact) {
                 float acc = hf[0] * x->p[i * (size_t)C + (size_t)c];
                 for (size_t k = 1; k < T; k++) {
                     const float xv = k <= i ? x->p[(i - k) * (size_t)C + (size_t)c] : 0.0f;
@@ -223,6 +247,22 @@ static float *filter_oracle(const sig *x, int C, size_t T, const double *h, int 
     free(hf);
     free(hd);
     return y;
+}
+
+/* The FFT method's bound (gpufilt.h) plus the float output's rounding. */
+static double fft_bound(const options *o, const double *h, const sig *x)
+{
+    const double eps = o->f64 ? 0x1p-53 : 0x1p-24;
+    const double P = (double)o->fft_partition, K = ceil((double)o->T / P);
+    double sum_h = 0, max_x = 0;
+    for (size_t k = 0; k < o->T; k++)
+        sum_h += h ? fabs(o->f64 ? h[k] : (double)(float)h[k]) : 1.0 / (double)o->T;
+    for (size_t i = 0; i < x->frames * (size_t)o->C; i++)
+        max_x = fmax(max_x, fabs((double)x->p[i]));
+    const double bound = eps * (2 * log2(2 * P) + K + 4) * sum_h * max_x;
+    printf("live_check: FFT method (partition %.0f, K %.0f): samples equal within %.3g\n", P, K,
+           bound + 0x1p-24 * sum_h * max_x);
+    return bound + 0x1p-24 * sum_h * max_x;
 }
 
 /* How many offsets in [0, SEARCH] hold the first HEAD frames of y; the
@@ -250,7 +290,7 @@ static int find_resumption(const sig *rec, const float *y, size_t N, int C, size
     for (size_t i2 = i; i2 <= i_end && i2 + RESYNC_LEN <= N; i2++) {
         const size_t lo = o + i2 > RESYNC_WIN ? o + i2 - RESYNC_WIN : 0;
         for (size_t p = lo; p <= o + i2 + RESYNC_WIN && p + RESYNC_LEN <= rec->frames; p++) {
-            if (memcmp(rec->p + p * (size_t)C, y + i2 * (size_t)C, sizeof(float)) != 0)
+            if (!sample_eq(rec->p[p * (size_t)C], y[i2 * (size_t)C]))
                 continue;
             if (p >= i2 && span_eq(rec, p - i2, y, i2, RESYNC_LEN, C)) {
                 *i2_out = i2;
@@ -335,12 +375,20 @@ static int check(const options *opt, const sig *rec, const float *y, size_t N)
         }
     if (bad == 0) {
         if (opt->exact_latency && opt->xruns == 0 && opt->latency >= 0 && (long)o != opt->latency) {
-            printf("live_check: FAIL: bit-exact, but %zu frames late instead of the %ld gpufilt "
+            printf("live_check: FAIL: %s, but %zu frames late instead of the %ld gpufilt "
                    "reported\n",
-                   o, opt->latency);
+                   g_tol ? "within the bound" : "bit-exact", o, opt->latency);
             return 1;
         }
-        printf("live_check: PASS: all %zu frames bit-exact at offset %zu\n", N, o);
+        if (g_tol) {
+            double worst = 0;
+            for (size_t i = 0; i < N * (size_t)C; i++)
+                worst = fmax(worst, fabs((double)rec->p[o * (size_t)C + i] - (double)y[i]));
+            printf("live_check: PASS: all %zu frames within the bound at offset %zu (largest "
+                   "error %.3g of it)\n",
+                   N, o, worst / g_tol);
+        } else
+            printf("live_check: PASS: all %zu frames bit-exact at offset %zu\n", N, o);
         return 0;
     }
     printf("live_check: %zu of %zu frames differ at offset %zu, the first at frame %zu\n", bad, N,
@@ -373,10 +421,13 @@ int main(int argc, char **argv)
     float *y = NULL;
     if (load(opt.sig_path, opt.C, &x) != 0 || load(opt.rec_path, opt.C, &rec) != 0)
         rc = 2;
-    else if (!(y = filter_oracle(&x, opt.C, opt.T, h, opt.f64)))
+    else if (!(y = filter_oracle(&x, opt.C, opt.T, h, opt.f64, opt.fft_partition > 0)))
         rc = 2;
-    else
+    else {
+        if (opt.fft_partition)
+            g_tol = fft_bound(&opt, h, &x);
         rc = check(&opt, &rec, y, x.frames);
+    }
     free(x.p);
     free(rec.p);
     free(h);

@@ -178,9 +178,13 @@ fails=0
 case_with_retry taps5_f32 "--coeffs $work/taps5.txt" \
     --coeffs "$work/taps5.txt" --frames "$frames" || fails=$((fails + 1))
 case_with_retry mean255_f32 "--taps 255" \
-    --taps 255 --frames "$frames" || fails=$((fails + 1))
+    --taps 255 --method direct --frames "$frames" || fails=$((fails + 1))
 case_with_retry taps31_f64 "--coeffs $work/taps31.txt --precision f64" \
     --coeffs "$work/taps31.txt" --precision f64 --frames "$frames" || fails=$((fails + 1))
+# The FFT method, partition = the block: within its error bound, not bitwise.
+"$check" --make-coeffs 3000 3 >"$work/taps3000.txt"
+case_with_retry fft3000_f32 "--coeffs $work/taps3000.txt --fft-partition $frames" \
+    --coeffs "$work/taps3000.txt" --method fft --frames "$frames" || fails=$((fails + 1))
 
-echo "live_jack: device $device: $((3 - fails)) passed, $fails failed"
+echo "live_jack: device $device: $((4 - fails)) passed, $fails failed"
 [ "$fails" = 0 ]
