@@ -18,8 +18,12 @@
  *      cupyx.scipy.signal.oaconvolve and torchaudio's fftconvolve on the same
  *      data and prints the ratio (target: <= 1/3 of cupyx).
  *
- *   bench_long [--quick] [--device-only] [--json FILE]
+ *   bench_long [--quick] [--device-only] [--taps T,...] [--partitions P,...]
+ *              [--json FILE]
  *     --device-only: section 3 alone (for a profiler)
+ *     --taps:        the lengths of section 3 (default 65536; the target's)
+ *     --partitions:  section 3 also at these partition sizes (where
+ *                    T/32768 <= P < 2T): to calibrate the cost model
  *
  * Exit status: 0 (targets missed included), 1 wrong results, 2 CUDA or
  * library error, 77 no CUDA device.
@@ -281,6 +285,7 @@ template <class Op> static double time_device(int reps, Op op)
     return median(t);
 }
 
+/* The FFT filter alone over d_x: partition *P, or the cost model's if 0. */
 static double device_filter(const float *d_x, float *d_y, size_t N, size_t T, size_t chunk,
                             int reps, size_t *P)
 {
@@ -294,7 +299,7 @@ static double device_filter(const float *d_x, float *d_y, size_t N, size_t T, si
     p.num_taps = T;
     p.taps = hf.data();
     p.method = GF_METHOD_FFT;
-    p.partition = gf_partition_choose(T, GF_DEVICE_CUDA);
+    p.partition = *P ? *P : gf_partition_choose(T, GF_DEVICE_CUDA);
     p.precision = GF_PRECISION_F32;
     p.chunk_frames = chunk / p.partition * p.partition;
     gf::fft_conv *f = NULL;
@@ -318,7 +323,8 @@ static double device_filter(const float *d_x, float *d_y, size_t N, size_t T, si
     return ms;
 }
 
-static void bench_device(const ceilings &ce, size_t N, int reps, FILE *json)
+static void bench_device(const ceilings &ce, size_t N, const std::vector<size_t> &Ts,
+                         const std::vector<size_t> &Ps, int reps, FILE *json)
 {
     float *hx = (float *)malloc(N * sizeof(float));
     float *d_x, *d_y;
@@ -327,10 +333,6 @@ static void bench_device(const ceilings &ce, size_t N, int reps, FILE *json)
     fill(hx, N, 3);
     CK(cudaMemcpy(d_x, hx, N * sizeof(float), cudaMemcpyHostToDevice));
     free(hx);
-    const size_t T = 65536;
-    size_t P1 = 0, P2 = 0;
-    const double chunked = device_filter(d_x, d_y, N, T, (size_t)1 << 21, reps, &P1);
-    const double whole = device_filter(d_x, d_y, N, T, N, reps, &P2);
     /* A batched 4096-point R2C over the same samples. */
     cufftHandle plan;
     cufftComplex *d_c;
@@ -343,16 +345,39 @@ static void bench_device(const ceilings &ce, size_t N, int reps, FILE *json)
     cufftDestroy(plan);
     cudaFree(d_c);
     const double copy_ms = 2.0 * (double)N * sizeof(float) / ce.d2d / 1e6;
-    printf("\nFFT filter alone on the device: %zu f32 samples, %zu taps\n", N, T);
-    printf("  gpufilt, engine chunks (%d MiB, P = %zu): %8.3f ms\n",
-           (int)(((size_t)1 << 21) * 4 >> 20), P1, chunked);
-    printf("  gpufilt, one chunk (P = %zu):               %8.3f ms\n", P2, whole);
-    printf("  batched 4096-point R2C, same samples:        %8.3f ms\n", r2c);
-    printf("  same-size device copy (at the measured rate): %7.3f ms\n", copy_ms);
+    const double pcie_ms = (double)N * sizeof(float) / ce.both_each / 1e6;
+    printf("\nFFT filter alone on the device: %zu f32 samples\n", N);
+    printf("  batched 4096-point R2C, same samples:         %8.3f ms\n", r2c);
+    printf("  same-size device copy (at the measured rate): %8.3f ms\n", copy_ms);
+    printf("  the samples over PCIe (both ways at once):    %8.3f ms\n", pcie_ms);
+    printf("%9s %8s %12s %12s %12s\n", "taps", "P", "chunked ms", "1 chunk ms", "% of PCIe");
     if (json)
-        fprintf(json,
-                "\"device_ms_chunked\": %.4f, \"device_ms_whole\": %.4f, \"r2c4096_ms\": %.4f",
-                chunked, whole, r2c);
+        fprintf(json, "\"r2c4096_ms\": %.4f, \"device\": [", r2c);
+    for (size_t i = 0; i < Ts.size(); i++) {
+        /* Any partitions asked for (--partitions), then the cost model's. */
+        for (size_t j = 0; j < Ps.size(); j++) {
+            size_t P = Ps[j];
+            if (P >= 2 * Ts[i] || P * 32768 < Ts[i])
+                continue;
+            const double ms = device_filter(d_x, d_y, N, Ts[i], (size_t)1 << 21, reps, &P);
+            printf("%9zu %8zu %12.3f %12s %11.1f%%   (--partitions)\n", Ts[i], P, ms, "-",
+                   100 * ms / pcie_ms);
+        }
+        size_t P1 = 0, P2 = 0;
+        const double chunked = device_filter(d_x, d_y, N, Ts[i], (size_t)1 << 21, reps, &P1);
+        const double whole = Ts[i] == 65536 ? device_filter(d_x, d_y, N, Ts[i], N, reps, &P2) : 0.0;
+        char whole_s[32] = "-";
+        if (whole > 0)
+            snprintf(whole_s, sizeof whole_s, "%.3f", whole);
+        printf("%9zu %8zu %12.3f %12s %11.1f%%\n", Ts[i], P1, chunked, whole_s,
+               100 * chunked / pcie_ms);
+        if (json)
+            fprintf(json, "%s{\"taps\": %zu, \"partition\": %zu, \"ms_chunked\": %.4f}",
+                    i ? ", " : "", Ts[i], P1, chunked);
+        fflush(stdout);
+    }
+    if (json)
+        fprintf(json, "]");
     cudaFree(d_x);
     cudaFree(d_y);
 }
@@ -361,6 +386,7 @@ int main(int argc, char **argv)
 {
     int quick = 0, device_only = 0;
     const char *json_path = NULL;
+    std::vector<size_t> device_taps, partitions;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
@@ -368,8 +394,19 @@ int main(int argc, char **argv)
             device_only = 1;
         else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
             json_path = argv[++i];
-        else {
-            fprintf(stderr, "usage: bench_long [--quick] [--device-only] [--json FILE]\n");
+        else if ((strcmp(argv[i], "--taps") == 0 || strcmp(argv[i], "--partitions") == 0) &&
+                 i + 1 < argc) {
+            std::vector<size_t> &list = argv[i][2] == 't' ? device_taps : partitions;
+            for (char *t = argv[++i]; *t;) {
+                char *end;
+                list.push_back(strtoull(t, &end, 10));
+                if (end == t || list.back() < 1 || (*end && *end != ','))
+                    return fprintf(stderr, "bench_long: bad list '%s'\n", argv[i]), 2;
+                t = *end ? end + 1 : end;
+            }
+        } else {
+            fprintf(stderr, "usage: bench_long [--quick] [--device-only] [--taps T,...] "
+                            "[--partitions P,...] [--json FILE]\n");
             return 2;
         }
     }
@@ -391,7 +428,9 @@ int main(int argc, char **argv)
         bench_pipeline(ce, N, reps, json);
     if (json)
         fprintf(json, "], ");
-    bench_device(ce, N, quick ? 3 : 7, json);
+    if (device_taps.empty())
+        device_taps.push_back(65536);
+    bench_device(ce, N, device_taps, partitions, quick ? 3 : 7, json);
     if (json) {
         fprintf(json, "}\n");
         fclose(json);

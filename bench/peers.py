@@ -105,11 +105,15 @@ def main():
     if a.bench_json and "cupyx.oaconvolve" in results:
         with open(a.bench_json) as f:
             b = json.load(f)
-        ours = b["device_ms_chunked"]
+        row = [d for d in b["device"] if d["taps"] == 65536]
+        if not row:
+            print("target: not checked (bench_long timed no 65536-tap filter alone)")
+            return 0
+        ours = row[0]["ms_chunked"]
         ratio = ours / results["cupyx.oaconvolve"]
         print("target: gpufilt's FFT filter alone <= 1/3 of cupyx oaconvolve's device time: %s "
-              "(gpufilt %.3f ms in engine chunks, %.3f ms in one; %.3f of cupyx)"
-              % ("PASS" if ratio <= 1 / 3 else "MISS", ours, b["device_ms_whole"], ratio))
+              "(gpufilt %.3f ms in engine chunks; %.3f of cupyx)"
+              % ("PASS" if ratio <= 1 / 3 else "MISS", ours, ratio))
     return 0
 
 

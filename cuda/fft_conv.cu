@@ -16,11 +16,11 @@ struct fft_conv {
     gf_precision prec;
     size_t ss; /* bytes per real */
     int C, nh;
-    size_t T, P, N, K, M, R, bins, sstride;
+    size_t T, P, N, K, M, W, R, bins, sstride;
     size_t S;     /* split-K runs */
     size_t group; /* transforms per cuFFT call: from P alone, never from the chunk */
-    size_t slots; /* transforms the buffers hold: C M rounded up to whole groups */
-    void *win, *spec, *Y, *part, *ring, *H, *tail[2];
+    size_t slots; /* windows the buffers hold: C W rounded up to whole groups */
+    void *xp, *win, *spec, *Y, *part, *ring, *H, *tail[2];
     int par;     /* tail[par] holds each channel's last block */
     size_t head; /* ring slot of the next block */
     cufftHandle r2c, c2r;
@@ -72,7 +72,8 @@ void fft_conv_destroy(fft_conv *f)
         cufftDestroy(f->r2c);
     if (f->have_c2r)
         cufftDestroy(f->c2r);
-    void *bufs[] = {f->win, f->spec, f->Y, f->part, f->ring, f->H, f->tail[0], f->tail[1], f->work};
+    void *bufs[] = {f->xp,   f->win, f->spec,    f->Y,       f->part,
+                    f->ring, f->H,   f->tail[0], f->tail[1], f->work};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         cudaFree(bufs[i]);
     cudaGetLastError(); /* teardown reports nothing */
@@ -82,7 +83,8 @@ void fft_conv_destroy(fft_conv *f)
 /* The batched plans, without work areas yet; *work receives the larger
  * one's size. Every transform goes through a plan of f->group transforms,
  * whatever the chunk: cuFFT may compute a transform differently in plans
- * of different batch sizes, and output must not depend on the chunk. */
+ * of different batch sizes, and output must not depend on the chunk. The
+ * forward plan reads overlapping windows in place (distance P). */
 static gf_status make_plans(fft_conv *f, size_t *work, char *err, size_t n)
 {
     int N = (int)f->N, inembed = (int)f->N, onembed = (int)f->sstride;
@@ -95,7 +97,7 @@ static gf_status make_plans(fft_conv *f, size_t *work, char *err, size_t n)
     f->have_c2r = 1;
     FFT_TRY_CUFFT(cufftSetAutoAllocation(f->r2c, 0));
     FFT_TRY_CUFFT(cufftSetAutoAllocation(f->c2r, 0));
-    FFT_TRY_CUFFT(cufftMakePlanMany(f->r2c, 1, &N, &inembed, 1, (int)f->N, &onembed, 1,
+    FFT_TRY_CUFFT(cufftMakePlanMany(f->r2c, 1, &N, &inembed, 1, (int)f->P, &onembed, 1,
                                     (int)f->sstride, f32 ? CUFFT_R2C : CUFFT_D2Z, batch, &w1));
     FFT_TRY_CUFFT(cufftMakePlanMany(f->c2r, 1, &N, &onembed, 1, (int)f->sstride, &inembed, 1,
                                     (int)f->N, f32 ? CUFFT_C2R : CUFFT_Z2D, batch, &w2));
@@ -184,8 +186,10 @@ static gf_status alloc_buffers(fft_conv *f, size_t work, char *err, size_t n)
     const size_t cbytes = 2 * f->ss; /* one complex */
     const size_t h_bytes = (size_t)f->nh * f->K * f->sstride * cbytes;
     const size_t ring_bytes = (size_t)f->C * f->R * f->sstride * cbytes;
-    const size_t part_bytes = f->S > 1 ? f->S * f->M * (size_t)f->C * f->sstride * cbytes : 0;
-    const size_t chunk_bytes = f->slots * (f->N * f->ss + 2 * f->sstride * cbytes) + part_bytes;
+    const size_t part_bytes = f->S > 1 ? f->S * f->W * (size_t)f->C * f->sstride * cbytes : 0;
+    const size_t xp_bytes = (f->slots + 1) * f->P * f->ss;
+    const size_t chunk_bytes =
+        xp_bytes + f->slots * (f->N * f->ss + 2 * f->sstride * cbytes) + part_bytes;
     const size_t tail_bytes = (size_t)f->C * f->P * f->ss;
     /* the spectra's double-precision scratch at create */
     const size_t scratch = f->K * (f->N * sizeof(double) + f->sstride * 2 * sizeof(double));
@@ -203,13 +207,14 @@ static gf_status alloc_buffers(fft_conv *f, size_t work, char *err, size_t n)
     }
     FFT_TRY_CUDA(cudaMalloc(&f->H, h_bytes));
     FFT_TRY_CUDA(cudaMalloc(&f->ring, ring_bytes));
+    FFT_TRY_CUDA(cudaMalloc(&f->xp, xp_bytes));
     FFT_TRY_CUDA(cudaMalloc(&f->win, f->slots * f->N * f->ss));
     FFT_TRY_CUDA(cudaMalloc(&f->spec, f->slots * f->sstride * cbytes));
     FFT_TRY_CUDA(cudaMalloc(&f->Y, f->slots * f->sstride * cbytes));
     if (part_bytes)
         FFT_TRY_CUDA(cudaMalloc(&f->part, part_bytes));
     /* Transforms past a chunk's end read whatever is there: make it defined. */
-    FFT_TRY_CUDA(cudaMemset(f->win, 0, f->slots * f->N * f->ss));
+    FFT_TRY_CUDA(cudaMemset(f->xp, 0, xp_bytes));
     FFT_TRY_CUDA(cudaMemset(f->Y, 0, f->slots * f->sstride * cbytes));
     FFT_TRY_CUDA(cudaMalloc(&f->tail[0], tail_bytes));
     FFT_TRY_CUDA(cudaMalloc(&f->tail[1], tail_bytes));
@@ -236,6 +241,7 @@ gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err,
     f->N = 2 * f->P;
     f->K = (f->T + f->P - 1) / f->P;
     f->M = p->chunk_frames / f->P;
+    f->W = f->M + 1;
     f->R = f->K - 1 + f->M;
     f->bins = f->P + 1;
     f->sstride = (f->bins + 7) & ~(size_t)7;
@@ -243,7 +249,7 @@ gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err,
     /* 2^22 reals per call: few calls for a whole chunk of the default size
      * (2^21 samples), little wasted where a chunk holds fewer (live blocks). */
     f->group = f->N >= ((size_t)1 << 22) ? 1 : ((size_t)1 << 22) / f->N;
-    f->slots = ((size_t)f->C * f->M + f->group - 1) / f->group * f->group;
+    f->slots = ((size_t)f->C * f->W + f->group - 1) / f->group * f->group;
     size_t work = 0;
     gf_status st = make_plans(f, &work, err, n);
     if (st == GF_OK)
@@ -277,37 +283,53 @@ cudaError_t fft_conv_reset(fft_conv *f, cudaStream_t st)
     return e;
 }
 
-enum stage { FRAME, MAC, EMIT };
+enum stage { PLANAR, MAC, EMIT };
+
+/* A flat grid for n items of a grid-stride loop. */
+static unsigned flat_grid(long long n)
+{
+    const long long blocks = (n + FFT_THREADS - 1) / FFT_THREADS;
+    return (unsigned)(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
+}
 
 template <typename T>
-static void launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, long long m,
-                          long long skip, void *d_out, stage which)
+static cudaError_t launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, long long m,
+                                 long long skip, void *d_out, stage which)
 {
     typedef typename cplx<T>::type V;
     const unsigned ymax = 65535;
     const unsigned C = (unsigned)f->C, my = (unsigned)(m < ymax ? m : ymax);
-    const long long P = (long long)f->P, M = (long long)f->M;
-    if (which == FRAME) {
-        const dim3 grid((unsigned)((f->N + FFT_THREADS - 1) / FFT_THREADS), my, C);
-        fft_frame<T><<<grid, FFT_THREADS, 0, st>>>((const T *)d_in, m, f->C, P,
-                                                   (const T *)f->tail[f->par], (T *)f->win,
-                                                   (T *)f->tail[f->par ^ 1]);
+    const long long P = (long long)f->P, W = (long long)f->W;
+    int lp = 0;
+    while ((1LL << lp) < P)
+        lp++;
+    if (which == PLANAR) {
+        fft_planar<T><<<flat_grid((m + 1) * P), FFT_THREADS, 0, st>>>(
+            (const T *)d_in, m, f->C, lp, W, (const T *)f->tail[f->par], (T *)f->xp,
+            (T *)f->tail[f->par ^ 1]);
     } else if (which == MAC) {
         const unsigned bx = (unsigned)((f->bins + FFT_THREADS - 1) / FFT_THREADS);
-        const long long tiles = (m + MAC_BT - 1) / MAC_BT;
+        /* Chunks of few blocks (live audio: one) take smaller tiles. */
+        const int bt = m >= mac_tile<T>::BT ? mac_tile<T>::BT : m >= 4 ? 4 : 1;
+        const long long tiles = (m + bt - 1) / bt, ty = tiles * (long long)f->S;
+        const dim3 grid(bx, (unsigned)(ty < ymax ? ty : ymax), C);
         V *part = f->S > 1 ? (V *)f->part : (V *)f->Y;
-        fft_mac<T><<<dim3(bx, (unsigned)(tiles * (long long)f->S), C), FFT_THREADS, 0, st>>>(
-            (const V *)f->spec, (V *)f->ring, (const V *)f->H, part, m, M, f->C, (long long)f->K,
-            (long long)f->R, (long long)f->head, (long long)f->bins, (long long)f->sstride,
-            f->nh > 1);
+        auto mac = bt == mac_tile<T>::BT ? fft_mac<T, mac_tile<T>::BT, mac_tile<T>::KT>
+                   : bt == 4             ? fft_mac<T, 4, mac_tile<T>::KT>
+                                         : fft_mac<T, 1, mac_tile<T>::KT>;
+        mac<<<grid, FFT_THREADS, 0, st>>>((const V *)f->spec, (V *)f->ring, (const V *)f->H, part,
+                                          m, W, f->C, (long long)f->K, (long long)f->R,
+                                          (long long)f->head, (long long)f->bins,
+                                          (long long)f->sstride, f->nh > 1);
         if (f->S > 1)
             fft_reduce<T><<<dim3(bx, my, C), FFT_THREADS, 0, st>>>(
-                (const V *)f->part, (V *)f->Y, m, M, f->C, (long long)f->S, (long long)f->bins,
+                (const V *)f->part, (V *)f->Y, m, W, f->C, (long long)f->S, (long long)f->bins,
                 (long long)f->sstride);
-    } else {
-        const dim3 grid((unsigned)((f->P + FFT_THREADS - 1) / FFT_THREADS), my, C);
-        fft_emit<T><<<grid, FFT_THREADS, 0, st>>>((const T *)f->win, m, f->C, P, skip, (T *)d_out);
+    } else if (m * P > skip) {
+        fft_emit<T><<<flat_grid(m * P - skip), FFT_THREADS, 0, st>>>((const T *)f->win, m, f->C, lp,
+                                                                     W, skip, (T *)d_out);
     }
+    return cudaGetLastError();
 }
 
 /* The transforms of the chunk's first `count` windows (or spectra), in
@@ -318,7 +340,8 @@ static cufftResult transform(fft_conv *f, cudaStream_t st, int forward, size_t c
     cufftHandle plan = forward ? f->r2c : f->c2r;
     cufftResult r = cufftSetStream(plan, st);
     for (size_t g = 0; r == CUFFT_SUCCESS && g < count; g += f->group) {
-        unsigned char *w = (unsigned char *)f->win + g * f->N * f->ss;
+        unsigned char *w = forward ? (unsigned char *)f->xp + g * f->P * f->ss
+                                   : (unsigned char *)f->win + g * f->N * f->ss;
         unsigned char *sp =
             (unsigned char *)(forward ? f->spec : f->Y) + g * f->sstride * 2 * f->ss;
         if (forward)
@@ -335,24 +358,23 @@ cudaError_t fft_conv_run(fft_conv *f, cudaStream_t st, const void *d_in, size_t 
                          void *d_out, char *err, size_t n)
 {
     const long long m = (long long)(frames / f->P);
-    const size_t count = (size_t)m * (size_t)f->C;
-    const stage stages[] = {FRAME, MAC, EMIT};
+    const size_t count = (size_t)(f->C - 1) * f->W + (size_t)m; /* through channel C-1's last */
+    const stage stages[] = {PLANAR, MAC, EMIT};
     for (int i = 0; i < 3; i++) {
-        if (f->prec == GF_PRECISION_F32)
-            launch_kernel<float>(f, st, d_in, m, (long long)skip, d_out, stages[i]);
-        else
-            launch_kernel<double>(f, st, d_in, m, (long long)skip, d_out, stages[i]);
-        const cudaError_t e = cudaGetLastError();
+        const cudaError_t e =
+            f->prec == GF_PRECISION_F32
+                ? launch_kernel<float>(f, st, d_in, m, (long long)skip, d_out, stages[i])
+                : launch_kernel<double>(f, st, d_in, m, (long long)skip, d_out, stages[i]);
         if (e != cudaSuccess) {
-            snprintf(err, n, "FFT method, kernel %d: %s", i, cudaGetErrorString(e));
+            snprintf(err, n, "FFT method, step %d: %s", i, cudaGetErrorString(e));
             return e;
         }
         if (stages[i] == EMIT)
             break;
-        const cufftResult r = transform(f, st, stages[i] == FRAME, count);
+        const cufftResult r = transform(f, st, stages[i] == PLANAR, count);
         if (r != CUFFT_SUCCESS) {
             snprintf(err, n, "FFT method, cuFFT %s: %s (%d)",
-                     stages[i] == FRAME ? "forward" : "inverse", cufft_name(r), (int)r);
+                     stages[i] == PLANAR ? "forward" : "inverse", cufft_name(r), (int)r);
             return cudaErrorUnknown;
         }
     }

@@ -1,15 +1,19 @@
 /*
  * The CUDA backend's FFT method (fft_conv.cu): uniformly partitioned
  * overlap-save with a frequency-domain delay line on the device, cuFFT
- * plans made at create with a fixed batch (every channel, M blocks), so
- * every block is transformed by the same plan whatever the chunk.
+ * plans made at create with a fixed batch (2^22 reals a call, from P
+ * alone), so every block is transformed by the same plan whatever the
+ * chunk.
  *
- * A chunk runs on one stream, in stream order: windows (fft_frame), a
- * batched R2C, the delay-line multiply-accumulate (fft_mac), a batched C2R,
- * the output (fft_emit). Device memory, allocated at create:
+ * A chunk runs on one stream, in stream order: the chunk deinterleaved
+ * behind each channel's previous block (fft_planar), a batched R2C reading
+ * the overlapping windows in place, the delay-line multiply-accumulate
+ * (fft_mac), a batched C2R, the output (fft_emit). Device memory,
+ * allocated at create:
  *   filter spectra  nh x K x (P+1) complex   (nh = 1, or C per-channel)
  *   delay line      C x (K-1+M) x (P+1) complex
- *   chunk buffers   C x M x (2P reals + 2 x (P+1) complex), tails 2 x C x P
+ *   chunk buffers   C x (M+1) x (P reals + 2P reals + 2 x (P+1) complex),
+ *                   each rounded up to whole cuFFT batches, tails 2 x C x P
  *   cuFFT work areas
  * with K = ceil(T/P) and M = chunk frames / P. C++ for backend_cuda.cu.
  */

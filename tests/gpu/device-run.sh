@@ -8,7 +8,7 @@
 #   tests/gpu/device-run.sh [--quick] [--only STEP,...]
 #     --quick: smaller benchmark sizes
 #     --only:  run only these of: ctest contention demo bench long clibench pipes live
-#              (the build always runs)
+#              profile (the build always runs; profile runs only when named)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/out}
@@ -104,11 +104,21 @@ if want bench && [ -x build-gpu/bench/bench_gpu ]; then
 fi
 if want long && [ -x build-gpu/bench/bench_long ]; then
     step "long filters: pipeline at 5 .. 2^22 taps, the FFT filter alone, and its peers"
-    ./build-gpu/bench/bench_long $quick --json "$OUT/long.json" 2>&1 | tee "$OUT/long.log"
+    ./build-gpu/bench/bench_long $quick --taps 4095,65536,1048576,4194304 --json "$OUT/long.json" 2>&1 | tee "$OUT/long.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     samples=$([ -n "$quick" ] && echo 16777216 || echo 134217728)
     PYTHONUNBUFFERED=1 python3 bench/peers.py --samples "$samples" --bench-json "$OUT/long.json" 2>&1 |
         tee "$OUT/peers.log"
+fi
+# Opt-in (--only profile): each kernel's share of the FFT filter's device
+# time, per filter length, from Nsight Compute (one timing pass per kernel).
+if [[ $only == *,profile,* ]] && command -v ncu >/dev/null; then
+    step "profile: the FFT filter's kernels (bench_long --device-only under ncu)"
+    for t in ${PROFILE_TAPS:-4095 65536 1048576 4194304}; do
+        ncu --metrics gpu__time_duration.sum --csv --log-file "$OUT/ncu-$t.csv" \
+            ./build-gpu/bench/bench_long --quick --device-only --taps "$t" >"$OUT/ncu-$t.log" 2>&1
+        python3 bench/kernel_summary.py "$OUT/ncu-$t.csv" "taps $t" | tee -a "$OUT/profile.txt"
+    done
 fi
 if want clibench && [ -x bench/cli_bench.sh ]; then
     bench/cli_bench.sh build-gpu /tmp/gpufilt-clibench 2>&1 | tee "$OUT/cli_bench.log"
