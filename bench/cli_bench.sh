@@ -5,18 +5,24 @@
 #
 # Makes a deterministic WAV (default 10 minutes, 48 kHz, stereo, 16-bit) in
 # WORK_DIR with bench_makewav, then times, wall clock, the median of N runs
-# (default 5, after one untimed warm-up run each):
+# (default 5, after one untimed warm-up run each, cases interleaved):
 #
-#   copy float   bench_sfcopy IN OUT           (sf_readf_float / sf_writef_float)
-#   copy int     bench_sfcopy --int IN OUT     (sf_readf_int / sf_writef_int)
-#   gpufilt cpu  gpufilt IN OUT --taps 5 --device cpu --quiet
-#   gpufilt cuda gpufilt IN OUT --taps 5 --device cuda --quiet   (skipped if it fails)
-#   sox fir      sox IN OUT fir 0.2 0.2 0.2 0.2 0.2            (only if sox is on PATH)
+#   copy float       bench_sfcopy IN OUT       (sf_readf_float / sf_writef_float)
+#   copy int         bench_sfcopy --int IN OUT (sf_readf_int / sf_writef_int)
+#   gpufilt          gpufilt IN OUT --taps 5 --quiet   (--device auto)
+#   gpufilt cpu|cuda the same with --device cpu or cuda (cuda skipped if it fails)
+#   cpu --sync       --taps 5 --device cpu --sync
+#   4095 taps DEV    --taps 4095 --device auto, cpu, cuda
+#   65536 taps DEV   --coeffs h65536.txt --device cpu, cuda (decaying noise)
+#   sox fir          sox IN OUT fir 0.2 0.2 0.2 0.2 0.2     (if sox is on PATH)
+#   sox fir 65536    sox IN OUT fir h65536.txt              (the same taps)
+#   1 s file DEV     --taps 5 on a one-second file: the start-up
 #
 # and prints a table of seconds and ratios against the plain copies, then
-# the target: gpufilt <= 1.3x the plain float copy (the like-for-like
-# ceiling: decode to float, encode from float). Output files go to the page
-# cache; nothing is synced, the same for every case.
+# the targets: gpufilt <= 1.3x the plain float copy (the like-for-like
+# ceiling: decode to float, encode from float), and 65536 taps on the cpu
+# >= 3x faster than sox with the same coefficients. Output files go to
+# the page cache; nothing is synced, the same for every case.
 #
 # Exit status: 0 when every case that ran worked (a missed target included),
 # 1 when a copy or `gpufilt --device cpu` failed, 2 on bad usage.
@@ -149,10 +155,25 @@ else
             echo "cli_bench: 4095 taps on $dev skipped: $(head -n 1 "$WORK/4095_taps_$dev.err")" >&2
     done
 fi
+# A room-sized filter: 65536 taps of decaying noise, the same file for
+# gpufilt and SoX (whose fir effect convolves by FFT too).
+awk 'BEGIN { s = 1; for (k = 0; k < 65536; k++) {
+    s = (s * 1103515245 + 12345) % 2147483648
+    printf "%.9g\n", (s / 1073741824 - 1) * exp(-k / 8000) / 40 } }' >"$WORK/h65536.txt"
+if [[ -n $GPUFILT ]]; then
+    for dev in cpu cuda; do
+        gpufilt_case "65536 taps $dev" "$IN" "out_room_$dev.wav" --coeffs "$WORK/h65536.txt" \
+            --device $dev ||
+            echo "cli_bench: 65536 taps on $dev skipped: $(head -n 1 "$WORK/65536_taps_$dev.err")" >&2
+    done
+fi
 if [[ -n $SOX ]]; then
     run_case "sox fir" "$OUTDIR/out_sox.wav" \
         "$SOX" "$IN" "$OUTDIR/out_sox.wav" fir 0.2 0.2 0.2 0.2 0.2 ||
         echo "cli_bench: sox failed, skipped: $(head -n 1 "$WORK/sox_fir.err")" >&2
+    run_case "sox fir 65536" "$OUTDIR/out_sox_room.wav" \
+        "$SOX" "$IN" "$OUTDIR/out_sox_room.wav" fir "$WORK/h65536.txt" ||
+        echo "cli_bench: sox with 65536 taps failed, skipped: $(head -n 1 "$WORK/sox_fir_65536.err")" >&2
 else
     echo "cli_bench: sox not on PATH: skipping the sox case" >&2
 fi
@@ -224,6 +245,15 @@ for c in "${GPUFILT_CASES[@]}"; do
         printf "  %-4s  %-12s %.2fx the copy (%.3f s vs %.3f s)\n", (r <= 1.3 ? "PASS" : "MISS"), n, r, m, b
     }'
 done
+ROOM=$(median_of "65536 taps cpu")
+SOXROOM=$(median_of "sox fir 65536")
+echo "target: 65536 taps with --device cpu >= 3x faster than sox fir with the same coefficients ($(nproc) CPUs)"
+if [[ -n $ROOM && -n $SOXROOM ]]; then
+    awk -v g="$ROOM" -v s="$SOXROOM" 'BEGIN {
+        printf "  %-4s  %.2fx faster (gpufilt %.3f s, sox %.3f s)\n", (s / g >= 3 ? "PASS" : "MISS"), s / g, g, s }'
+else
+    echo "  SKIP  a case did not run"
+fi
 echo "(CSV: $CSV)"
 
 if [[ $KEEP -eq 0 ]]; then

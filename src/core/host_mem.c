@@ -12,8 +12,12 @@
 #include "gf_cuda.h"
 #endif
 
+#include "backends/backend.h"
+
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define HOST_HEADER 64
 enum { HOST_PLAIN = 0x67667031, HOST_PINNED = 0x67667032 };
@@ -62,4 +66,24 @@ void gf_host_free(void *user)
     }
 #endif
     free(p);
+}
+
+size_t gf_host_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    unsigned long long kib = 0;
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
+    if (f)
+        fclose(f);
+    if (found)
+        return kib > SIZE_MAX / 1024 ? SIZE_MAX : (size_t)kib * 1024;
+#ifdef _SC_AVPHYS_PAGES
+    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0)
+        return (size_t)pages * (size_t)page;
+#endif
+    return SIZE_MAX;
 }

@@ -134,6 +134,11 @@ void gf_detail(char *detail, size_t size, const char *fmt, ...)
 #endif
     ;
 
+/* Bytes of host memory available to a new allocation without swapping:
+ * MemAvailable where /proc/meminfo has it, else free physical pages;
+ * SIZE_MAX when neither is known (host_mem.c). */
+size_t gf_host_available(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -130,6 +130,16 @@ gf_status gf_cpu_fft_create(const gf_backend_params *p, int threads, gf_cpu_fft 
     const size_t need = ((size_t)f->nh * f->K + (size_t)f->C * f->R) * spec_bytes +
                         (size_t)f->C * f->P * f->ss +
                         (size_t)threads * (2 * f->N * f->ss + spec_bytes);
+    const size_t avail = gf_host_available();
+    if (need > avail) {
+        gf_detail(detail, detail_size,
+                  "the FFT filter needs %.1f MiB of host memory (%zu taps x %d channel%s, "
+                  "partition %zu); %.1f MiB are available",
+                  (double)need / (1 << 20), f->T, f->C, f->C == 1 ? "" : "s", f->P,
+                  (double)avail / (1 << 20));
+        gf_cpu_fft_destroy(f);
+        return GF_ERR_NO_MEMORY;
+    }
     f->H = gf_fft_alloc((size_t)f->nh * f->K * spec_bytes);
     f->ring = gf_fft_alloc((size_t)f->C * f->R * spec_bytes);
     f->tail = gf_fft_alloc((size_t)f->C * f->P * f->ss);
