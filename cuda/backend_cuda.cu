@@ -59,6 +59,7 @@ typedef struct cuda_slot {
 typedef struct cuda_state {
     gf_backend_params p;
     int dev;
+    int dev_set; /* cudaSetDevice(dev) succeeded: there is something to tear down */
     size_t ss, hs;
     int const_page, const_npages; /* -1: taps in global memory */
     void *d_taps;
@@ -73,14 +74,74 @@ typedef struct cuda_state {
     char err[256];
 } cuda_state;
 
-/* Record the failing call and return its status. */
-#define CUDA_TRY(s, call)                                                                       \
-    do {                                                                                        \
-        cudaError_t e_ = (call);                                                                \
-        if (e_ != cudaSuccess) {                                                                \
-            snprintf((s)->err, sizeof(s)->err, "%s failed: %s", #call, cudaGetErrorString(e_)); \
-            return e_ == cudaErrorMemoryAllocation ? GF_ERR_NO_MEMORY : GF_ERR_CUDA;            \
-        }                                                                                       \
+#ifdef GPUFILT_FAULT_INJECTION
+/*
+ * Test builds only (-DGPUFILT_FAULT_INJECTION=ON): GPUFILT_FAULT=TEXT:N
+ * makes the N-th checked CUDA call whose source text contains TEXT fail
+ * (after it ran), as a device that runs out of memory or goes away would:
+ * cudaMalloc fails with cudaErrorMemoryAllocation, anything else with
+ * cudaErrorDevicesUnavailable. tests/gpu/faults.sh drives it.
+ */
+static cudaError_t fault_inject(cudaError_t e, const char *text)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static long seen;
+    const char *spec = getenv("GPUFILT_FAULT");
+    if (e != cudaSuccess || !spec || !*spec)
+        return e;
+    char want[64];
+    long nth = 1;
+    if (sscanf(spec, "%63[^:]:%ld", want, &nth) < 1 || !strstr(text, want))
+        return e;
+    pthread_mutex_lock(&mu);
+    const int hit = ++seen == nth;
+    pthread_mutex_unlock(&mu);
+    if (!hit)
+        return e;
+    return strstr(text, "cudaMalloc") ? cudaErrorMemoryAllocation : cudaErrorDevicesUnavailable;
+}
+#define CUDA_CHECKED(call) fault_inject((call), #call)
+#else
+#define CUDA_CHECKED(call) (call)
+#endif
+
+/* Record the failing call by its function's name and return its status. */
+static gf_status cuda_fail(cuda_state *s, cudaError_t e, const char *call)
+{
+    snprintf(s->err, sizeof s->err, "%.*s failed: %s", (int)strcspn(call, "("), call,
+             cudaGetErrorString(e));
+    return e == cudaErrorMemoryAllocation ? GF_ERR_NO_MEMORY : GF_ERR_CUDA;
+}
+
+#define CUDA_TRY(s, call)                          \
+    do {                                           \
+        const cudaError_t e_ = CUDA_CHECKED(call); \
+        if (e_ != cudaSuccess)                     \
+            return cuda_fail((s), e_, #call);      \
+    } while (0)
+
+/* cudaMalloc, failing with what it was for, its size and the free memory. */
+static gf_status dev_alloc(cuda_state *s, void **p, size_t bytes, const char *what)
+{
+    const cudaError_t e = CUDA_CHECKED(cudaMalloc(p, bytes));
+    if (e == cudaSuccess)
+        return GF_OK;
+    if (e != cudaErrorMemoryAllocation)
+        return cuda_fail(s, e, "cudaMalloc");
+    cudaGetLastError();
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    snprintf(s->err, sizeof s->err, "out of GPU memory: %.1f MiB for %s, %.1f MiB free of %.1f",
+             (double)bytes / (1 << 20), what, (double)free_b / (1 << 20),
+             (double)total_b / (1 << 20));
+    return GF_ERR_NO_MEMORY;
+}
+
+#define DEV_ALLOC(s, p, bytes, what)                                       \
+    do {                                                                   \
+        const gf_status st_ = dev_alloc((s), (void **)(p), (bytes), what); \
+        if (st_ != GF_OK)                                                  \
+            return st_;                                                    \
     } while (0)
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
@@ -150,9 +211,15 @@ static void cuda_destroy(void *state)
     cuda_state *s = (cuda_state *)state;
     if (!s)
         return;
-    /* Teardown reports nothing; leave no error for the next caller's check. */
-    if (cudaSetDevice(s->dev) != cudaSuccess)
+    /* Teardown reports nothing; leave no error for the next caller's check.
+     * Without a device set (an ordinal that does not exist), nothing was
+     * made on one: no CUDA call at all. */
+    if (s->dev_set && cudaSetDevice(s->dev) != cudaSuccess)
         cudaGetLastError();
+    if (!s->dev_set) {
+        free(s);
+        return;
+    }
     if (s->compute)
         cudaStreamSynchronize(s->compute);
     for (int i = 0; i < CUDA_SLOTS; i++) {
@@ -193,7 +260,7 @@ static gf_status setup_direct(cuda_state *s)
     if (s->const_page >= 0) {
         CUDA_TRY(s, gf::fir_const_upload(p->taps, tap_bytes, (size_t)s->const_page * CONST_PAGE));
     } else {
-        CUDA_TRY(s, cudaMalloc(&s->d_taps, tap_bytes));
+        DEV_ALLOC(s, &s->d_taps, tap_bytes, "the taps");
         CUDA_TRY(s, cudaMemcpy(s->d_taps, p->taps, tap_bytes, cudaMemcpyHostToDevice));
     }
     const int const_off = s->const_page < 0 ? -1 : (int)(s->const_page * CONST_PAGE / s->ss);
@@ -224,6 +291,7 @@ static gf_status setup(cuda_state *s)
         return GF_ERR_NO_DEVICE;
     }
     CUDA_TRY(s, cudaSetDevice(s->dev));
+    s->dev_set = 1;
     CUDA_TRY(s, cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, s->dev));
     const gf_status st = p->method == GF_METHOD_FFT ? setup_fft(s) : setup_direct(s);
     if (st != GF_OK)
@@ -249,13 +317,13 @@ static gf_status setup(cuda_state *s)
             CUDA_TRY(s, cudaEventCreateWithFlags(&sl->uploaded, cudaEventDisableTiming));
             CUDA_TRY(s, cudaEventCreateWithFlags(&sl->computed, cudaEventDisableTiming));
         }
-        CUDA_TRY(s, cudaMalloc(&sl->d_in, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss));
-        CUDA_TRY(s, cudaMalloc(&sl->d_out, chunk * s->ss));
+        DEV_ALLOC(s, &sl->d_in, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss, "a chunk's input");
+        DEV_ALLOC(s, &sl->d_out, chunk * s->ss, "a chunk's output");
         /* The padding is read by vector loads; keep it defined. */
         CUDA_TRY(s, cudaMemset(sl->d_in, 0, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss));
         if (s->has_hist)
-            CUDA_TRY(s, cudaMalloc(&sl->d_hist,
-                                   s->hist.max_segs * (size_t)s->hist.nrec * s->hist.part_bytes));
+            DEV_ALLOC(s, &sl->d_hist, s->hist.max_segs * (size_t)s->hist.nrec * s->hist.part_bytes,
+                      "a chunk's histograms");
     }
     /* The memsets and the tap upload above ran on the legacy default stream,
      * which the non-blocking slot streams do not wait for: finish them here,
@@ -373,12 +441,13 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
 static gf_status cuda_query(void *state, int slot, int *done)
 {
     cuda_state *s = (cuda_state *)state;
-    cudaError_t e = cudaEventQuery(s->slot[slot].done);
+    const cudaError_t e = CUDA_CHECKED(cudaEventQuery(s->slot[slot].done));
     if (e == cudaErrorNotReady) {
         *done = 0;
         return GF_OK;
     }
-    CUDA_TRY(s, e);
+    if (e != cudaSuccess)
+        return cuda_fail(s, e, "cudaEventQuery");
     *done = 1;
     return GF_OK;
 }

@@ -50,18 +50,20 @@ static const char *cufft_name(cufftResult r)
     do {                                                                             \
         const cudaError_t e_ = (call);                                               \
         if (e_ != cudaSuccess) {                                                     \
-            snprintf(err, n, "%s failed: %s", #call, cudaGetErrorString(e_));        \
+            snprintf(err, n, "%.*s failed: %s", (int)strcspn(#call, "("), #call,     \
+                     cudaGetErrorString(e_));                                        \
             return e_ == cudaErrorMemoryAllocation ? GF_ERR_NO_MEMORY : GF_ERR_CUDA; \
         }                                                                            \
     } while (0)
 
-#define FFT_TRY_CUFFT(call)                                                               \
-    do {                                                                                  \
-        const cufftResult r_ = (call);                                                    \
-        if (r_ != CUFFT_SUCCESS) {                                                        \
-            snprintf(err, n, "%s failed: cuFFT %s (%d)", #call, cufft_name(r_), (int)r_); \
-            return r_ == CUFFT_ALLOC_FAILED ? GF_ERR_NO_MEMORY : GF_ERR_CUDA;             \
-        }                                                                                 \
+#define FFT_TRY_CUFFT(call)                                                                 \
+    do {                                                                                    \
+        const cufftResult r_ = (call);                                                      \
+        if (r_ != CUFFT_SUCCESS) {                                                          \
+            snprintf(err, n, "%.*s failed: cuFFT %s (%d)", (int)strcspn(#call, "("), #call, \
+                     cufft_name(r_), (int)r_);                                              \
+            return r_ == CUFFT_ALLOC_FAILED ? GF_ERR_NO_MEMORY : GF_ERR_CUDA;               \
+        }                                                                                   \
     } while (0)
 
 void fft_conv_destroy(fft_conv *f)
@@ -124,8 +126,10 @@ static gf_status make_spectra(fft_conv *f, const gf_backend_params *p, char *err
                  win_n * sizeof(double));
         return GF_ERR_NO_MEMORY;
     }
+    /* (the spectra's padding past P + 1 bins is scaled too: define it) */
     if ((ce = cudaMalloc(&d_win, win_n * sizeof(double))) != cudaSuccess ||
-        (ce = cudaMalloc(&d_spec, spec_n * sizeof(double2))) != cudaSuccess)
+        (ce = cudaMalloc(&d_spec, spec_n * sizeof(double2))) != cudaSuccess ||
+        (ce = cudaMemset(d_spec, 0, spec_n * sizeof(double2))) != cudaSuccess)
         goto cuda_fail;
     if ((cr = cufftPlanMany(&plan, 1, &N, &inembed, 1, (int)f->N, &onembed, 1, (int)f->sstride,
                             CUFFT_D2Z, (int)f->K)) != CUFFT_SUCCESS)
@@ -186,7 +190,8 @@ static gf_status alloc_buffers(fft_conv *f, size_t work, char *err, size_t n)
     const size_t cbytes = 2 * f->ss; /* one complex */
     const size_t h_bytes = (size_t)f->nh * f->K * f->sstride * cbytes;
     const size_t ring_bytes = (size_t)f->C * f->R * f->sstride * cbytes;
-    const size_t part_bytes = f->S > 1 ? f->S * f->W * (size_t)f->C * f->sstride * cbytes : 0;
+    const size_t part_bytes =
+        f->S > 1 ? f->S * (size_t)FFT_PART_BLOCKS * (size_t)f->C * f->sstride * cbytes : 0;
     const size_t xp_bytes = (f->slots + 1) * f->P * f->ss;
     const size_t chunk_bytes =
         xp_bytes + f->slots * (f->N * f->ss + 2 * f->sstride * cbytes) + part_bytes;
@@ -292,6 +297,23 @@ static unsigned flat_grid(long long n)
     return (unsigned)(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
 }
 
+/* An fft_mac instance: tiles of bt blocks; multi: a thread sums several runs. */
+template <typename T, typename V = typename cplx<T>::type>
+using mac_fn = void (*)(const V *, V *, const V *, V *, long long, long long, int, long long,
+                        long long, long long, long long, long long, int, int, long long);
+
+template <typename T> static mac_fn<T> pick_mac(int bt, bool multi)
+{
+    const int BT = mac_tile<T>::BT, KT = mac_tile<T>::KT;
+    if (multi)
+        return bt == BT  ? fft_mac<T, BT, KT, true>
+               : bt == 4 ? fft_mac<T, 4, KT, true>
+                         : fft_mac<T, 1, KT, true>;
+    return bt == BT  ? fft_mac<T, BT, KT, false>
+           : bt == 4 ? fft_mac<T, 4, KT, false>
+                     : fft_mac<T, 1, KT, false>;
+}
+
 template <typename T>
 static cudaError_t launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, long long m,
                                  long long skip, void *d_out, stage which)
@@ -309,22 +331,22 @@ static cudaError_t launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in,
             (T *)f->tail[f->par ^ 1]);
     } else if (which == MAC) {
         const unsigned bx = (unsigned)((f->bins + FFT_THREADS - 1) / FFT_THREADS);
-        /* Chunks of few blocks (live audio: one) take smaller tiles. */
+        /* Chunks of few blocks (live audio: one) take smaller tiles, and
+         * split the runs over threads (the same sums: fft_kernels.cuh). */
         const int bt = m >= mac_tile<T>::BT ? mac_tile<T>::BT : m >= 4 ? 4 : 1;
-        const long long tiles = (m + bt - 1) / bt, ty = tiles * (long long)f->S;
+        const int split = f->S > 1 && m < FFT_PART_BLOCKS;
+        const long long tiles = (m + bt - 1) / bt, ty = tiles * (split ? (long long)f->S : 1);
         const dim3 grid(bx, (unsigned)(ty < ymax ? ty : ymax), C);
-        V *part = f->S > 1 ? (V *)f->part : (V *)f->Y;
-        auto mac = bt == mac_tile<T>::BT ? fft_mac<T, mac_tile<T>::BT, mac_tile<T>::KT>
-                   : bt == 4             ? fft_mac<T, 4, mac_tile<T>::KT>
-                                         : fft_mac<T, 1, mac_tile<T>::KT>;
-        mac<<<grid, FFT_THREADS, 0, st>>>((const V *)f->spec, (V *)f->ring, (const V *)f->H, part,
-                                          m, W, f->C, (long long)f->K, (long long)f->R,
-                                          (long long)f->head, (long long)f->bins,
-                                          (long long)f->sstride, f->nh > 1);
-        if (f->S > 1)
+        V *out = split ? (V *)f->part : (V *)f->Y;
+        auto mac = pick_mac<T>(bt, f->S > 1 && !split);
+        mac<<<grid, FFT_THREADS, 0, st>>>(
+            (const V *)f->spec, (V *)f->ring, (const V *)f->H, out, m, W, f->C, (long long)f->K,
+            (long long)f->R, (long long)f->head, (long long)f->bins, (long long)f->sstride,
+            f->nh > 1, split, (long long)FFT_PART_BLOCKS);
+        if (split)
             fft_reduce<T><<<dim3(bx, my, C), FFT_THREADS, 0, st>>>(
-                (const V *)f->part, (V *)f->Y, m, W, f->C, (long long)f->S, (long long)f->bins,
-                (long long)f->sstride);
+                (const V *)f->part, (V *)f->Y, m, W, f->C, (long long)f->S,
+                (long long)FFT_PART_BLOCKS, (long long)f->bins, (long long)f->sstride);
     } else if (m * P > skip) {
         fft_emit<T><<<flat_grid(m * P - skip), FFT_THREADS, 0, st>>>((const T *)f->win, m, f->C, lp,
                                                                      W, skip, (T *)d_out);

@@ -13,7 +13,8 @@
  *   ring    spectra of earlier blocks: (c R + slot) sstride, block j at slot
  *           (head + j - j0) mod R, j0 the chunk's first
  *   H       the filter's partitions, (h K + k) sstride, scaled by 1/N
- *   part    split-K partial sums, (s C W + c W + b) sstride
+ *   part    split-K partial sums of chunks of few blocks, (s C pw + c pw + b)
+ *           sstride, pw = FFT_PART_BLOCKS
  *   Y       output spectrum (c, b) at (c W + b) sstride
  *   win     inverse transform (c, b) at (c W + b) N
  *
@@ -49,7 +50,8 @@ __device__ __forceinline__ double fma_rn(double a, double b, double c)
 
 enum {
     FFT_THREADS = 256,
-    MAC_KS = 128 /* partitions per split-K run */
+    MAC_KS = 128,        /* partitions per split-K run */
+    FFT_PART_BLOCKS = 16 /* chunks of fewer blocks split the runs over threads */
 };
 
 /* fft_mac's tile: BT blocks per thread, KT partitions loaded per step.
@@ -99,83 +101,119 @@ template <typename V> __device__ __forceinline__ void cmac(V &acc, const V h, co
     acc.y = fma_rn(h.y, x.x, acc.y);
 }
 
+/* Where fft_mac reads and writes for one bin f of one channel c. */
+template <typename V> struct mac_view {
+    const V *sc; /* this chunk's spectra: block d at d sstride */
+    V *rc;       /* the ring: slot at slot sstride */
+    const V *hc; /* the filter: partition k at k sstride */
+    long long m, K, R, head, sstride;
+};
+
+/* acc[i] = sum over partitions k in [k_lo, k_hi), in k order, of H_k X_(b0+i-k):
+ * H and X loaded once per step of KT partitions and reused from registers. */
+template <typename V, int BT, int KT>
+__device__ __forceinline__ void mac_run(const mac_view<V> &v, long long b0, long long k_lo,
+                                        long long k_hi, V (&acc)[BT])
+{
+#pragma unroll
+    for (int i = 0; i < BT; i++)
+        acc[i] = V{0, 0};
+    for (long long k0 = k_lo; k0 < k_hi; k0 += KT) {
+        /* X_{j0+d} for d = b0 - (k0 + KT - 1) .. b0 + BT - 1 - k0 */
+        V x[BT + KT - 1], h[KT];
+#pragma unroll
+        for (int i = 0; i < KT; i++)
+            h[i] = k0 + i < k_hi ? v.hc[(size_t)(k0 + i) * v.sstride] : V{0, 0};
+        long long d = b0 - (k0 + KT - 1);
+        long long slot = ((v.head + d) % v.R + v.R) % v.R;
+#pragma unroll
+        for (int i = 0; i < BT + KT - 1; i++, d++) {
+            V xv = V{0, 0};
+            if (d >= 0 && d < v.m)
+                xv = v.sc[(size_t)d * v.sstride];
+            else if (d < 0 && d > -v.R)
+                xv = v.rc[(size_t)slot * v.sstride];
+            x[i] = xv;
+            slot = slot + 1 == v.R ? 0 : slot + 1;
+        }
+#pragma unroll
+        for (int bi = 0; bi < BT; bi++)
+#pragma unroll
+            for (int ki = 0; ki < KT; ki++)
+                if (k0 + ki < k_hi)
+                    cmac(acc[bi], h[ki], x[bi + KT - 1 - ki]);
+    }
+}
+
 /*
- * Partial sums over run s of the partitions for MAC_BT blocks of one bin of
- * one channel per thread: H and X values are loaded once per step of
- * MAC_KT partitions and reused from registers (the sum is in k order
- * whatever MAC_BT and MAC_KT). X of an earlier chunk comes
- * from the ring. Run 0's threads then store the spectra later chunks will
- * need (the last K - 1 blocks) into the ring, in slots this chunk does not
- * read. Grid: x over bins, y striding over block tiles x runs, z over
- * channels. With one run the partial sum is the output spectrum.
+ * The delay-line multiply-accumulate, for MAC_BT blocks of one bin of one
+ * channel per thread. Summation order, whatever the tile or the mode: the
+ * partitions in runs of MAC_KS, each run summed from zero in k order, the
+ * runs' sums added in run order. Two modes, the same arithmetic:
+ *   split = 0: a thread sums every run of its tile and writes Y;
+ *   split = 1 (chunks of few blocks, e.g. live audio: more threads): a
+ *     thread sums one run and writes it to part (pw blocks per channel),
+ *     and fft_reduce adds the runs (with one run, part is Y).
+ * The threads of run 0 then store the spectra later chunks will need (the
+ * last K - 1 blocks) into the ring, in slots this chunk does not read.
+ * MULTI: a thread may sum more than one run (split = 0 and S > 1); without
+ * it the kernel keeps one set of accumulators. Grid: x over bins, y
+ * striding over block tiles (x runs when split), z over channels.
  */
-template <typename T, int MAC_BT, int MAC_KT>
+template <typename T, int MAC_BT, int MAC_KT, bool MULTI>
 __global__ void __launch_bounds__(FFT_THREADS)
     fft_mac(const typename cplx<T>::type *__restrict__ spec, typename cplx<T>::type *ring,
-            const typename cplx<T>::type *__restrict__ H, typename cplx<T>::type *__restrict__ part,
+            const typename cplx<T>::type *__restrict__ H, typename cplx<T>::type *__restrict__ out,
             long long m, long long W, int C, long long K, long long R, long long head,
-            long long bins, long long sstride, int per_channel)
+            long long bins, long long sstride, int per_channel, int split, long long pw)
 {
     typedef typename cplx<T>::type V;
     const long long f = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long tiles = (m + MAC_BT - 1) / MAC_BT;
+    const long long tiles = (m + MAC_BT - 1) / MAC_BT, S = (K + MAC_KS - 1) / MAC_KS;
     const int c = (int)blockIdx.z;
     if (f >= bins)
         return;
-    for (long long yy = blockIdx.y; yy < tiles * ((K + MAC_KS - 1) / MAC_KS); yy += gridDim.y) {
-        const long long s = yy / tiles, b0 = (yy % tiles) * MAC_BT;
-        const long long k_lo = s * MAC_KS, k_hi = k_lo + MAC_KS < K ? k_lo + MAC_KS : K;
-        const V *sc = spec + (size_t)c * W * sstride + f; /* block d at d sstride */
-        V *rc = ring + (size_t)c * R * sstride + f;
-        const V *hc = H + (per_channel ? (size_t)c * K * sstride : 0) + f;
-        V acc[MAC_BT];
+    const mac_view<V> v = {spec + (size_t)c * W * sstride + f,
+                           ring + (size_t)c * R * sstride + f,
+                           H + (per_channel ? (size_t)c * K * sstride : 0) + f,
+                           m,
+                           K,
+                           R,
+                           head,
+                           sstride};
+    for (long long yy = blockIdx.y; yy < tiles * (split ? S : 1); yy += gridDim.y) {
+        const long long s0 = split ? yy / tiles : 0, s1 = split ? s0 + 1 : S;
+        const long long b0 = (yy % tiles) * MAC_BT;
+        V total[MAC_BT];
+        mac_run<V, MAC_BT, MAC_KT>(v, b0, s0 * MAC_KS, min(s0 * MAC_KS + MAC_KS, K), total);
+        if (MULTI)
+            for (long long s = s0 + 1; s < s1; s++) {
+                V acc[MAC_BT];
+                mac_run<V, MAC_BT, MAC_KT>(v, b0, s * MAC_KS, min(s * MAC_KS + MAC_KS, K), acc);
 #pragma unroll
-        for (int i = 0; i < MAC_BT; i++)
-            acc[i] = V{0, 0};
-        for (long long k0 = k_lo; k0 < k_hi; k0 += MAC_KT) {
-            /* X_{j0+d} for d = b0 - (k0 + MAC_KT - 1) .. b0 + MAC_BT - 1 - k0 */
-            V x[MAC_BT + MAC_KT - 1], h[MAC_KT];
-#pragma unroll
-            for (int i = 0; i < MAC_KT; i++)
-                h[i] = k0 + i < k_hi ? hc[(size_t)(k0 + i) * sstride] : V{0, 0};
-            long long d = b0 - (k0 + MAC_KT - 1);
-            long long slot = ((head + d) % R + R) % R;
-#pragma unroll
-            for (int i = 0; i < MAC_BT + MAC_KT - 1; i++, d++) {
-                V v = V{0, 0};
-                if (d >= 0 && d < m)
-                    v = sc[(size_t)d * sstride];
-                else if (d < 0 && d > -R)
-                    v = rc[(size_t)slot * sstride];
-                x[i] = v;
-                slot = slot + 1 == R ? 0 : slot + 1;
+                for (int bi = 0; bi < MAC_BT; bi++)
+                    total[bi] = V{total[bi].x + acc[bi].x, total[bi].y + acc[bi].y};
             }
-#pragma unroll
-            for (int bi = 0; bi < MAC_BT; bi++)
-#pragma unroll
-                for (int ki = 0; ki < MAC_KT; ki++)
-                    if (k0 + ki < k_hi)
-                        cmac(acc[bi], h[ki], x[bi + MAC_KT - 1 - ki]);
-        }
-        V *pc = part + ((size_t)s * C * W + (size_t)c * W) * sstride + f;
+        V *oc = split && S > 1 ? out + ((size_t)s0 * C * pw + (size_t)c * pw) * sstride + f
+                               : out + (size_t)c * W * sstride + f;
 #pragma unroll
         for (int bi = 0; bi < MAC_BT; bi++) {
             const long long b = b0 + bi;
             if (b >= m)
                 break;
-            pc[(size_t)b * sstride] = acc[bi];
-            if (s == 0 && b >= m - (K - 1))
-                rc[(size_t)((head + b) % R) * sstride] = sc[(size_t)b * sstride];
+            oc[(size_t)b * sstride] = total[bi];
+            if (s0 == 0 && b >= m - (K - 1))
+                v.rc[(size_t)((head + b) % R) * sstride] = v.sc[(size_t)b * sstride];
         }
     }
 }
 
-/* Y = the runs' partial sums added in run order. Grid: x over bins, y over
- * blocks, z over channels. */
+/* Y = the runs' partial sums (pw blocks per channel in part) added in run
+ * order. Grid: x over bins, y striding over blocks, z over channels. */
 template <typename T>
 __global__ void fft_reduce(const typename cplx<T>::type *__restrict__ part,
                            typename cplx<T>::type *__restrict__ Y, long long m, long long W, int C,
-                           long long S, long long bins, long long sstride)
+                           long long S, long long pw, long long bins, long long sstride)
 {
     typedef typename cplx<T>::type V;
     const long long f = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -183,14 +221,14 @@ __global__ void fft_reduce(const typename cplx<T>::type *__restrict__ part,
     if (f >= bins)
         return;
     for (long long b = blockIdx.y; b < m; b += gridDim.y) {
-        const size_t at = ((size_t)c * W + (size_t)b) * sstride + f;
+        const size_t at = ((size_t)c * pw + (size_t)b) * sstride + f;
         V acc = part[at];
         for (long long s = 1; s < S; s++) {
-            const V p = part[(size_t)s * C * W * sstride + at];
+            const V p = part[(size_t)s * C * pw * sstride + at];
             acc.x = acc.x + p.x;
             acc.y = acc.y + p.y;
         }
-        Y[at] = acc;
+        Y[((size_t)c * W + (size_t)b) * sstride + f] = acc;
     }
 }
 

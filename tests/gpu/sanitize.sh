@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The CUDA backend under compute-sanitizer, on a GPU machine: memcheck
+# (with leak checking), racecheck, synccheck and initcheck over a matrix of
+# small gpufilt runs that reach every kernel (direct f32/f64, constant and
+# global taps, per-channel taps, FFT f32/f64 with short and long filters,
+# histograms, full mode, small chunks), then the library's GPU tests under
+# memcheck. Any report fails the run.
+#
+#   tests/gpu/sanitize.sh BUILD_DIR [OUT_DIR] [--quick]
+#     --quick: the gpufilt matrix only (no library tests)
+# Exit: 0 clean, 1 a report or a failed run, 77 no GPU or no compute-sanitizer.
+set -uo pipefail
+BUILD=$(cd "$1" && pwd)
+OUT=${2:-/tmp/gpufilt-sanitize}
+quick=${3:-}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$OUT"
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+command -v compute-sanitizer >/dev/null || { echo "sanitize.sh: compute-sanitizer not found" && exit 77; }
+G=$BUILD/gpufilt
+"$BUILD/tests/cli/sftool" gen "$W/in.wav" wav16 2 48000 24000 noise
+"$BUILD/tests/cli/sftool" gen "$W/in7.wav" wav24 7 48000 6000 noise
+"$G" "$W/in.wav" "$W/probe.wav" --taps 5 --device cuda --quiet 2>/dev/null ||
+    { echo "sanitize.sh: no usable GPU" && exit 77; }
+printf '0.5 0.25\n0.25 0.5\n0.125 -0.25\n' >"$W/pc.txt"
+
+# Every run: IN then options (OUT is added).
+runs=(
+    "in.wav --taps 5"
+    "in.wav --taps 63 --precision f64"
+    "in.wav --taps 4095 --method direct --chunk 5000"
+    "in.wav --coeffs pc.txt"
+    "in7.wav --taps 31 --chunk 1000 --hist h.csv --hist-block 480"
+    "in.wav --taps 3000 --method fft --partition 256 --chunk 3000"
+    "in.wav --taps 70000 --method fft --precision f64 --mode full"
+    "in7.wav --taps 300 --method fft --partition 16 --hist h.csv --hist-of input"
+)
+tools=("memcheck --leak-check full" "racecheck" "synccheck" "initcheck")
+status=0
+for tool in "${tools[@]}"; do
+    name=${tool%% *}
+    for r in "${runs[@]}"; do
+        # shellcheck disable=SC2086
+        set -- $r
+        in=$1
+        shift
+        log="$OUT/sanitize-$name.log"
+        (cd "$W" && compute-sanitizer --tool $tool --error-exitcode 99 \
+            "$G" "$in" out.wav "$@" --device cuda --quiet) >>"$log" 2>&1
+        rc=$?
+        if [ $rc -ne 0 ]; then
+            echo "sanitize.sh: $name: gpufilt $r: exit $rc (see $log)"
+            status=1
+        fi
+    done
+    echo "sanitize.sh: $name: ${#runs[@]} gpufilt runs, $(grep -cE "(ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards)" "$OUT/sanitize-$name.log") clean"
+done
+
+if [ "$quick" != --quick ]; then
+    for t in "test_fft $SRC/tests/golden cuda" "test_cuda $SRC/tests/golden"; do
+        set -- $t
+        log="$OUT/sanitize-memcheck-$1.log"
+        start=$(date +%s)
+        timeout 900 compute-sanitizer --tool memcheck --error-exitcode 99 \
+            "$BUILD/tests/core/$1" "${@:2}" >"$log" 2>&1
+        rc=$?
+        echo "sanitize.sh: memcheck: $1: exit $rc in $(($(date +%s) - start)) s ($(tail -n 1 "$log"))"
+        [ $rc -eq 0 ] || status=1
+    done
+fi
+echo "sanitize.sh: $([ $status -eq 0 ] && echo clean || echo FAILED)"
+exit $status
