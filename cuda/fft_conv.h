@@ -14,6 +14,7 @@
  *   delay line      C x (K-1+M) x (P+1) complex
  *   chunk buffers   C x (M+1) x (P reals + 2P reals + 2 x (P+1) complex),
  *                   each rounded up to whole cuFFT batches, tails 2 x C x P
+ *   split-K sums    S x C x 16 x (P+1) complex, S = ceil(K / 128), if S > 1
  *   cuFFT work areas
  * with K = ceil(T/P) and M = chunk frames / P. C++ for backend_cuda.cu.
  */
