@@ -505,6 +505,23 @@ static const char *cuda_error(void *state)
     return ((cuda_state *)state)->err;
 }
 
+/* Hand-off: page-lock the engine's buffers (allocated by the backend it
+ * started on) for asynchronous copies. */
+static gf_status cuda_host_register(void *state, void *p, size_t bytes)
+{
+    cuda_state *s = (cuda_state *)state;
+    CUDA_TRY(s, cudaSetDevice(s->dev));
+    CUDA_TRY(s, cudaHostRegister(p, bytes, cudaHostRegisterPortable));
+    return GF_OK;
+}
+
+static void cuda_host_unregister(void *state, void *p)
+{
+    (void)state;
+    if (cudaHostUnregister(p) != cudaSuccess)
+        cudaGetLastError(); /* teardown reports nothing */
+}
+
 extern "C" const gf_backend_ops gf_backend_cuda = {
     .name = "cuda",
     .device = GF_DEVICE_CUDA,
@@ -522,4 +539,6 @@ extern "C" const gf_backend_ops gf_backend_cuda = {
     .query = cuda_query,
     .wait = cuda_wait,
     .error = cuda_error,
+    .host_register = cuda_host_register,
+    .host_unregister = cuda_host_unregister,
 };

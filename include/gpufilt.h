@@ -229,6 +229,17 @@ typedef struct gf_config {
      * Ignored by the direct method.
      */
     size_t partition;
+    /**
+     * Hand-off: GF_DEVICE_AUTO (default) for none. GF_DEVICE_CUDA: start
+     * filtering on `device` (GF_DEVICE_CPU or _REF) at once while the CUDA
+     * backend is set up on a background thread (its start-up costs a few
+     * tenths of a second); from the first chunk after it is ready, chunks
+     * go to it. Direct method only: with the FFT method (whose output
+     * depends on its backend) the hand-off is not made. Output bytes are the
+     * same whoever filtered which chunk. gf_engine_handoff_frame says where
+     * it happened.
+     */
+    gf_device handoff;
 } gf_config;
 
 /** A config with defaults: 1 channel, 1 tap, same mode, f32, auto device and method. */
@@ -353,7 +364,8 @@ size_t gf_engine_max_pending(const gf_engine *e);
  * and full (the FFT method also holds back an incomplete partition). */
 size_t gf_engine_latency(const gf_engine *e);
 
-/** The backend actually in use: "ref", "cpu" or "cuda". */
+/** The backend actually in use: "ref", "cpu" or "cuda" (after a hand-off, the
+ * one handed to). */
 const char *gf_engine_backend(const gf_engine *e);
 
 /**
@@ -379,6 +391,16 @@ double gf_engine_error_bound(const gf_engine *e, int channel, double max_abs_x);
 
 /** Chunk size in frames actually in use. */
 size_t gf_engine_chunk_frames(const gf_engine *e);
+
+/**
+ * The input frame from which the hand-off backend (gf_config.handoff)
+ * filtered the stream, or -1 while the first backend filters all of it.
+ */
+int64_t gf_engine_handoff_frame(const gf_engine *e);
+
+/** Why the hand-off backend could not be set up ("" if it was, or is still
+ * being set up, or none was asked for); the first backend then goes on. */
+const char *gf_engine_handoff_error(const gf_engine *e);
 
 /** The last error's detail for this engine ("" if none); owned by the engine. */
 const char *gf_engine_error(const gf_engine *e);

@@ -64,7 +64,7 @@ class _Config(ctypes.Structure):
                 ("precision", ctypes.c_int), ("chunk_frames", _size), ("device", ctypes.c_int),
                 ("threads", ctypes.c_int), ("cuda_device", ctypes.c_int),
                 ("hist", ctypes.POINTER(_HistConfig)), ("taps_per_channel", ctypes.c_int),
-                ("method", ctypes.c_int), ("partition", _size)]
+                ("method", ctypes.c_int), ("partition", _size), ("handoff", ctypes.c_int)]
 
 
 def _declare(name, restype, *argtypes):

@@ -66,6 +66,15 @@ gf_status gf_config_check(const gf_config *c, char *detail, size_t n)
         gf_detail(detail, n, "unknown device %d", (int)c->device);
         return GF_ERR_INVALID_ARGUMENT;
     }
+    if (c->handoff < GF_DEVICE_AUTO || c->handoff > GF_DEVICE_REF) {
+        gf_detail(detail, n, "unknown hand-off device %d", (int)c->handoff);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->handoff != GF_DEVICE_AUTO && c->device != GF_DEVICE_CPU && c->device != GF_DEVICE_REF) {
+        gf_detail(detail, n, "a hand-off starts on the cpu or ref device, not device %d",
+                  (int)c->device);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
     if (c->chunk_frames > GF_MAX_CHUNK_FRAMES ||
         c->chunk_frames * (size_t)c->channels > GF_MAX_CHUNK_SAMPLES) {
         gf_detail(detail, n, "chunk of %zu frames too large (at most %zu frames, %zu samples)",

@@ -22,6 +22,13 @@
  * tail of the previous slot's buffer, which stays intact until that slot
  * comes round again.
  *
+ * Hand-off (gf_config.handoff, handoff.h): the engine starts on a backend
+ * that finishes chunks in submit (cpu, ref) while another is set up on a
+ * background thread with the same parameters; at the first chunk boundary
+ * after it is ready, chunks go to it. The slot buffers (allocated by the
+ * first, registered with the second) and the halo in them carry on as they
+ * are; each slot remembers which backend took its chunk.
+ *
  * Histograms (hist.h): every chunk is told which frames of the
  * histogrammed stream it holds (hist_chunk) and its partials are merged
  * when its slot is seen ready, which happens in stream order (pull and the
@@ -30,6 +37,7 @@
  * once the stream has been flushed and every chunk is ready.
  */
 #include "backends/backend.h"
+#include "handoff.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -84,7 +92,32 @@ struct gf_engine {
     uint64_t in_real;  /* input frames taken (flush zeros not counted) */
     uint64_t in_sub;   /* input frames submitted, flush zeros included */
     uint64_t out_sub;  /* output frames submitted */
+    gf_handoff *ho;    /* the hand-off backend being set up, or NULL */
+    const gf_backend_ops *ops2;
+    void *bk2;                         /* the hand-off backend once taken */
+    int64_t handoff_frame;             /* input frame where it took over; -1 */
+    unsigned char owner[GF_MAX_SLOTS]; /* 1: the slot's chunk went to bk2 */
+    int err_owner;                     /* whose error detail fail_with reports */
 };
+
+/* The backend of slot s's chunk. */
+static gf_status bk_submit(gf_engine *e, int s, const gf_chunk *c)
+{
+    e->err_owner = e->owner[s];
+    return e->owner[s] ? e->ops2->submit(e->bk2, s, c) : e->ops->submit(e->bk, s, c);
+}
+
+static gf_status bk_query(gf_engine *e, int s, int *done)
+{
+    e->err_owner = e->owner[s];
+    return e->owner[s] ? e->ops2->query(e->bk2, s, done) : e->ops->query(e->bk, s, done);
+}
+
+static gf_status bk_wait(gf_engine *e, int s)
+{
+    e->err_owner = e->owner[s];
+    return e->owner[s] ? e->ops2->wait(e->bk2, s) : e->ops->wait(e->bk, s);
+}
 
 /* Taps rounded to the precision; the mean filter's 1/T is a correctly
  * rounded division in that precision. */
@@ -134,13 +167,39 @@ static gf_status pick_backend(const gf_config *c, const gf_backend_ops **ops, ch
     return GF_ERR_INVALID_ARGUMENT;
 }
 
+/* The backend a hand-off goes to, if this build has it and the engine can
+ * hand over: the direct method, from a backend that finishes chunks in
+ * submit (one slot). */
+static const gf_backend_ops *handoff_ops(const gf_engine *e, gf_device d)
+{
+    if (e->method != GF_METHOD_DIRECT || e->ops->slots != 1)
+        return NULL;
+    switch (d) {
+    case GF_DEVICE_CPU:
+        return &gf_backend_cpu;
+    case GF_DEVICE_REF:
+        return &gf_backend_ref;
+    case GF_DEVICE_CUDA:
+#ifdef GPUFILT_HAVE_CUDA
+        return &gf_backend_cuda;
+#else
+        return NULL;
+#endif
+    default:
+        return NULL;
+    }
+}
+
 void gf_engine_destroy(gf_engine *e)
 {
     if (!e)
         return;
     if (e->bk) {
         for (int s = 0; s < e->nslots; s++)
-            e->ops->wait(e->bk, s); /* nothing may still read or write host buffers */
+            bk_wait(e, s);         /* nothing may still read or write host buffers */
+        gf_handoff_destroy(e->ho); /* joins its thread, unregisters the buffers */
+        if (e->bk2)
+            e->ops2->destroy(e->bk2);
         for (int s = 0; s < e->nslots; s++) {
             e->ops->host_free(e->bk, e->slot[s].in);
             e->ops->host_free(e->bk, e->slot[s].out);
@@ -212,7 +271,10 @@ static gf_status plan_chunks(gf_engine *e, const gf_config *config, char *detail
 {
     e->chunk = config->chunk_frames;
     if (e->chunk == 0) {
-        e->chunk = e->ops->chunk_samples / e->C;
+        size_t samples = e->ops->chunk_samples;
+        if (e->ops2 && e->ops2->chunk_samples > samples) /* the hand-off's: it does the most */
+            samples = e->ops2->chunk_samples;
+        e->chunk = samples / e->C;
         if (e->chunk == 0)
             e->chunk = 1;
     }
@@ -226,7 +288,7 @@ static gf_status plan_chunks(gf_engine *e, const gf_config *config, char *detail
     if (config->hist) {
         e->hcfg = *config->hist;
         e->cfg.hist = &e->hcfg;
-        gf_hist_plan_make(&e->hcfg, config->channels, e->ops->slots, &e->chunk, &e->hplan);
+        gf_hist_plan_make(&e->hcfg, config->channels, e->nslots, &e->chunk, &e->hplan);
         if (e->P) { /* a chunk holds whole partitions, whatever that costs */
             e->chunk = round_to_partitions(e->chunk, e->P, 0);
             e->hplan.max_segs = gf_hist_segs_for(e->chunk, e->hplan.block);
@@ -264,6 +326,28 @@ static gf_status alloc_buffers(gf_engine *e, char *detail, size_t n)
     if (e->P)
         e->carry = e->ops->host_alloc(e->bk, e->P * e->C * e->ss);
     return e->history && (!e->P || e->carry) ? GF_OK : GF_ERR_NO_MEMORY;
+}
+
+/* Set up the hand-off backend in the background, with the slot buffers
+ * to register. */
+static gf_status start_handoff(gf_engine *e, const gf_backend_params *p, char *detail, size_t n)
+{
+    void *bufs[3 * GF_MAX_SLOTS];
+    size_t sizes[3 * GF_MAX_SLOTS];
+    const size_t part_bytes = e->hplan.max_segs * (size_t)e->hplan.nrec * e->hplan.part_bytes;
+    int k = 0;
+    for (int s = 0; s < e->nslots; s++) {
+        bufs[k] = e->slot[s].in;
+        sizes[k++] = (e->hs + e->chunk * e->C) * e->ss;
+        bufs[k] = e->slot[s].out;
+        sizes[k++] = e->chunk * e->C * e->ss;
+        bufs[k] = e->slot[s].hparts; /* NULL without histograms: skipped */
+        sizes[k++] = part_bytes;
+    }
+    const gf_status st = gf_handoff_start(&e->ho, e->ops2, p, bufs, sizes, k);
+    if (st != GF_OK)
+        gf_detail(detail, n, "cannot start the hand-off's set-up thread");
+    return st;
 }
 
 gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detail,
@@ -306,6 +390,9 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
     e->hs = e->method == GF_METHOD_DIRECT ? (e->T - 1) * e->C : 0;
     e->cfg.method = e->method;
     e->cfg.partition = e->P;
+    e->handoff_frame = -1;
+    e->ops2 = handoff_ops(e, config->handoff);
+    e->nslots = e->ops2 && e->ops2->slots > e->ops->slots ? e->ops2->slots : e->ops->slots;
     if ((st = plan_chunks(e, config, detail, detail_size)) != GF_OK)
         goto fail;
     const gf_backend_params p = {
@@ -325,8 +412,8 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
         e->bk = NULL;
         goto fail;
     }
-    e->nslots = e->ops->slots;
-    if ((st = alloc_buffers(e, detail, detail_size)) != GF_OK)
+    if ((st = alloc_buffers(e, detail, detail_size)) != GF_OK ||
+        (e->ops2 && (st = start_handoff(e, &p, detail, detail_size)) != GF_OK))
         goto fail;
     reset_state(e);
     *out = e;
@@ -340,7 +427,8 @@ fail:
 static gf_status fail_with(gf_engine *e, gf_status st)
 {
     e->failed = st;
-    snprintf(e->err, sizeof e->err, "%s", e->ops->error(e->bk));
+    snprintf(e->err, sizeof e->err, "%s",
+             e->err_owner ? e->ops2->error(e->bk2) : e->ops->error(e->bk));
     return st;
 }
 
@@ -424,6 +512,16 @@ static void begin_fill(gf_engine *e)
     e->carried = 0;
 }
 
+/* At a chunk boundary: take the hand-off backend if it is ready. The chunk
+ * about to be submitted is the first it filters. */
+static void take_handoff(gf_engine *e, size_t chunk_frames)
+{
+    if (!e->ho || e->bk2 || gf_handoff_poll(e->ho) != 1)
+        return;
+    e->bk2 = gf_handoff_take(e->ho);
+    e->handoff_frame = (int64_t)(e->in_sub - chunk_frames); /* in_sub counts this chunk */
+}
+
 /* Submit the slot being filled. The FFT method submits whole partitions:
  * at the end of the stream (flushed, no zeros left to feed) the last one is
  * padded with zeros whose outputs are dropped; before it, an incomplete one
@@ -462,7 +560,9 @@ static gf_status submit_fill(gf_engine *e)
     e->filled = 0;
     e->nsub++;
     e->history_slot = s;
-    gf_status st = e->ops->submit(e->bk, s, &c);
+    take_handoff(e, frames);
+    e->owner[s] = e->bk2 != NULL;
+    gf_status st = bk_submit(e, s, &c);
     return st == GF_OK ? GF_OK : fail_with(e, st);
 }
 
@@ -562,13 +662,13 @@ gf_status gf_engine_pull(gf_engine *e, void *out, size_t max_frames, size_t *got
         gf_slot *h = &e->slot[s];
         if (!h->ready) {
             int done = 0;
-            if ((st = e->ops->query(e->bk, s, &done)) != GF_OK)
+            if ((st = bk_query(e, s, &done)) != GF_OK)
                 return fail_with(e, st);
             if (!done) {
                 /* Wait only when nothing else can make progress. */
                 if (*got > 0 || !(e->nsub == e->nslots || e->flushed))
                     break;
-                if ((st = e->ops->wait(e->bk, s)) != GF_OK)
+                if ((st = bk_wait(e, s)) != GF_OK)
                     return fail_with(e, st);
             }
             if ((st = set_ready(e, s)) != GF_OK)
@@ -613,7 +713,7 @@ gf_status gf_engine_wait(gf_engine *e)
     for (int i = 0; i < e->nsub; i++) {
         gf_slot *s = &e->slot[(e->head + i) % e->nslots];
         if (!s->ready) {
-            gf_status st = e->ops->wait(e->bk, (e->head + i) % e->nslots);
+            gf_status st = bk_wait(e, (e->head + i) % e->nslots);
             if (st != GF_OK)
                 return fail_with(e, st);
             if ((st = set_ready(e, (e->head + i) % e->nslots)) != GF_OK)
@@ -628,9 +728,11 @@ gf_status gf_engine_reset(gf_engine *e)
     if (!e)
         return GF_ERR_INVALID_ARGUMENT;
     for (int s = 0; s < e->nslots; s++)
-        e->ops->wait(e->bk, s);
+        bk_wait(e, s);
     if (e->ops->reset)
         e->ops->reset(e->bk);
+    if (e->bk2 && e->ops2->reset)
+        e->ops2->reset(e->bk2);
     reset_state(e);
     e->failed = GF_OK;
     e->err[0] = '\0';
@@ -673,7 +775,7 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
     for (i = 0; off < frames; i++) {
         const int s = (e->head + i) % e->nslots;
         if (inflight[s]) {
-            if ((st = e->ops->wait(e->bk, s)) != GF_OK)
+            if ((st = bk_wait(e, s)) != GF_OK)
                 return fail_with(e, st);
             inflight[s] = 0;
             if ((st = hist_merge(e, &e->slot[s])) != GF_OK)
@@ -698,7 +800,7 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
         e->skip_left -= skip;
         e->in_real += n;
         hist_chunk(e, &e->slot[s], &c, n, n - skip);
-        if ((st = e->ops->submit(e->bk, s, &c)) != GF_OK)
+        if ((st = bk_submit(e, s, &c)) != GF_OK)
             return fail_with(e, st);
         inflight[s] = 1;
         *produced += n - skip;
@@ -709,7 +811,7 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
         const int s = (e->head + j) % e->nslots;
         if (!inflight[s])
             continue;
-        if ((st = e->ops->wait(e->bk, s)) != GF_OK)
+        if ((st = bk_wait(e, s)) != GF_OK)
             return fail_with(e, st);
         if ((st = hist_merge(e, &e->slot[s])) != GF_OK)
             return st;
@@ -743,7 +845,7 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
     /* Straight from `in` to `out` where nothing is buffered: whole
      * partitions for the FFT method; the rest goes the staged way. */
     const size_t whole = e->P ? frames - frames % e->P : frames;
-    if (whole && e->nsub == 0 && !(e->filling && e->filled > 0) && e->carried == 0 &&
+    if (whole && !e->ho && e->nsub == 0 && !(e->filling && e->filled > 0) && e->carried == 0 &&
         e->ops->direct_ok(e->bk, in, whole * fb) && e->ops->direct_ok(e->bk, out, whole * fb)) {
         if ((st = process_direct(e, in, whole, out, produced)) != GF_OK)
             return st;
@@ -763,7 +865,7 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
         }
         /* Once everything is pushed, wait for each chunk still in flight. */
         if (frames == 0 && e->nsub > 0 && !e->slot[e->head].ready) {
-            if ((st = e->ops->wait(e->bk, e->head)) != GF_OK)
+            if ((st = bk_wait(e, e->head)) != GF_OK)
                 return fail_with(e, st);
             if ((st = set_ready(e, e->head)) != GF_OK)
                 return st;
@@ -784,7 +886,7 @@ static void hist_poll(gf_engine *e)
         if (e->slot[s].ready)
             continue;
         int done = 0;
-        gf_status st = e->ops->query(e->bk, s, &done);
+        gf_status st = bk_query(e, s, &done);
         if (st != GF_OK) {
             fail_with(e, st);
             return;
@@ -816,7 +918,7 @@ size_t gf_engine_latency(const gf_engine *e)
 
 const char *gf_engine_backend(const gf_engine *e)
 {
-    return e ? e->ops->name : "";
+    return !e ? "" : e->bk2 ? e->ops2->name : e->ops->name;
 }
 
 size_t gf_engine_chunk_frames(const gf_engine *e)
@@ -827,6 +929,20 @@ size_t gf_engine_chunk_frames(const gf_engine *e)
 const char *gf_engine_error(const gf_engine *e)
 {
     return e ? e->err : "";
+}
+
+int64_t gf_engine_handoff_frame(const gf_engine *e)
+{
+    return e ? e->handoff_frame : -1;
+}
+
+const char *gf_engine_handoff_error(const gf_engine *e)
+{
+    if (!e || !e->ho)
+        return e && e->cfg.handoff != GF_DEVICE_AUTO && !e->ops2
+                   ? "no hand-off: it needs the direct method, and a backend this build has"
+                   : "";
+    return gf_handoff_poll(e->ho) < 0 ? gf_handoff_error(e->ho) : "";
 }
 
 void gf_engine_taps(const gf_engine *e, double *taps)

@@ -102,6 +102,11 @@ typedef struct gf_backend_ops {
     gf_status (*wait)(void *state, int slot);
     /* Detail of the last failure ("" if none). */
     const char *(*error)(void *state);
+    /* Optional (NULL: not needed): make host memory another backend
+     * allocated usable for fast transfers (hand-off, handoff.h), and undo
+     * it before that memory is freed. */
+    gf_status (*host_register)(void *state, void *p, size_t bytes);
+    void (*host_unregister)(void *state, void *p);
 } gf_backend_ops;
 
 extern const gf_backend_ops gf_backend_ref;
