@@ -18,6 +18,7 @@ set(GPUFILT_CORE_SOURCES
   src/core/hist_count.c
   src/core/host_mem.c
   src/core/handoff.c
+  src/core/copy_pool.c
   src/core/backends/ref.c
   src/core/backends/cpu.c
   src/core/backends/cpu_fft.c

@@ -37,6 +37,7 @@
  * once the stream has been flushed and every chunk is ready.
  */
 #include "backends/backend.h"
+#include "copy_pool.h"
 #include "handoff.h"
 
 #include <math.h>
@@ -45,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct gf_slot {
     unsigned char *in;  /* halo_samples + chunk samples */
@@ -98,6 +100,7 @@ struct gf_engine {
     int64_t handoff_frame;             /* input frame where it took over; -1 */
     unsigned char owner[GF_MAX_SLOTS]; /* 1: the slot's chunk went to bk2 */
     int err_owner;                     /* whose error detail fail_with reports */
+    gf_copy_pool *copies;              /* staging copies for the CUDA backend, or NULL */
 };
 
 /* The backend of slot s's chunk. */
@@ -198,6 +201,7 @@ void gf_engine_destroy(gf_engine *e)
         for (int s = 0; s < e->nslots; s++)
             bk_wait(e, s);         /* nothing may still read or write host buffers */
         gf_handoff_destroy(e->ho); /* joins its thread, unregisters the buffers */
+        gf_copy_pool_destroy(e->copies);
         if (e->bk2)
             e->ops2->destroy(e->bk2);
         for (int s = 0; s < e->nslots; s++) {
@@ -415,6 +419,12 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
     if ((st = alloc_buffers(e, detail, detail_size)) != GF_OK ||
         (e->ops2 && (st = start_handoff(e, &p, detail, detail_size)) != GF_OK))
         goto fail;
+    /* Staging copies to and from page-locked slots: one thread does a
+     * fraction of PCIe's rate, so the CUDA backend's are split. */
+    if (e->ops->device == GF_DEVICE_CUDA || (e->ops2 && e->ops2->device == GF_DEVICE_CUDA)) {
+        const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        e->copies = gf_copy_pool_create(cpus < 8 ? (int)cpus : 8);
+    }
     reset_state(e);
     *out = e;
     return GF_OK;
@@ -587,7 +597,7 @@ gf_status gf_engine_push(gf_engine *e, const void *in, size_t frames, size_t *co
         size_t n = e->chunk - e->filled;
         if (n > frames)
             n = frames;
-        memcpy(f->in + e->hs * e->ss + e->filled * fb, src, n * fb);
+        gf_copy(e->copies, f->in + e->hs * e->ss + e->filled * fb, src, n * fb);
         e->filled += n;
         e->in_real += n;
         src += n * fb;
@@ -677,7 +687,7 @@ gf_status gf_engine_pull(gf_engine *e, void *out, size_t max_frames, size_t *got
         size_t n = h->out_frames - h->out_pos;
         if (n > max_frames)
             n = max_frames;
-        memcpy(dst, h->out + h->out_pos * fb, n * fb);
+        gf_copy(e->copies, dst, h->out + h->out_pos * fb, n * fb);
         dst += n * fb;
         h->out_pos += n;
         max_frames -= n;
