@@ -65,5 +65,18 @@ if [ -x "$PREFIX/bin/gpufilt" ]; then
     v=$(env -u LD_LIBRARY_PATH "$PREFIX/bin/gpufilt" --version | head -n 1) &&
         ok "installed gpufilt runs: $v" || fail "installed gpufilt does not run"
 fi
+# Bash completion: options from the installed gpufilt's --help, fixed values.
+comp=$PREFIX/share/bash-completion/completions/gpufilt
+if [ -x "$PREFIX/bin/gpufilt" ]; then
+    if [ -f "$comp" ]; then
+        got=$(bash -c 'source "$1"; COMP_WORDS=("$2" in.wav out.wav --meth); COMP_CWORD=3; _gpufilt
+                       printf "%s " "${COMPREPLY[@]}"; COMP_WORDS=("$2" --method ""); COMP_CWORD=2
+                       _gpufilt; printf "| %s " "${COMPREPLY[@]}"' _ "$comp" "$PREFIX/bin/gpufilt")
+        [ "$got" = "--method | auto | direct | fft " ] && ok "bash completion" ||
+            fail "bash completion gave '$got'"
+    else
+        fail "no bash completion installed"
+    fi
+fi
 [ "$fails" -eq 0 ] && echo "check_install: all passed" || echo "check_install: $fails failed"
 [ "$fails" -eq 0 ]
