@@ -58,7 +58,8 @@ foreach(t gpufilt_core gpufilt_shared)
   target_include_directories(${t} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-  target_link_libraries(${t} PRIVATE ${GPUFILT_LINK_DEPS})
+  # gpufilt_flags: a sanitizer build links its runtime into the .so too.
+  target_link_libraries(${t} PRIVATE $<BUILD_INTERFACE:gpufilt_flags> ${GPUFILT_LINK_DEPS})
   set_target_properties(${t} PROPERTIES OUTPUT_NAME gpufilt PUBLIC_HEADER include/gpufilt.h)
 endforeach()
 
