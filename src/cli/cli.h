@@ -119,6 +119,20 @@ void gf_cli_warn(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+void gf_cli_say(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/*
+ * src as the terminal should show it: valid UTF-8 text as it is; C0 and C1
+ * control characters, DEL and the marks and overrides that reorder text
+ * (U+061C, U+200E/F, U+202A..E, U+2066..9) as \xNN or \uNNNN; a byte that
+ * is not valid UTF-8 as \xNN. Writes at most n bytes (NUL included) to dst
+ * (may be NULL when n is 0) and returns the length of the whole result.
+ */
+size_t gf_cli_escape(char *dst, size_t n, const char *src);
 
 /* Seconds on a monotonic clock (clock.c). */
 double gf_now(void);
@@ -139,6 +153,13 @@ typedef struct gf_taps {
 } gf_taps;
 /* Load them; an exit code after a one-line error naming the file (and line). */
 int gf_taps_load(const gf_cli_options *o, gf_taps *t);
+/* The parsers gf_taps_load uses (exposed for the fuzz tests): a coefficient
+ * file's text from f (`path` names it in messages), or an impulse response
+ * file; taps beyond f32's range are refused when p is f32. *t must be
+ * zeroed; on success t->h, n and filters (and for an impulse response, the
+ * rate) are set. An exit code with a one-line message in err. */
+int gf_coeffs_parse(FILE *f, const char *path, gf_precision p, gf_taps *t, char *err, size_t n);
+int gf_ir_load(const char *path, gf_precision p, gf_taps *t, char *err, size_t n);
 /* Check them against the input's channels and rate (0: unknown); an exit
  * code after a one-line error. */
 int gf_taps_fit(const gf_taps *t, int channels, int rate);

@@ -500,17 +500,16 @@ static void report(const run *r, const char *out_format)
     char method[48] = "direct";
     if (gf_engine_method(r->e) == GF_METHOD_FFT)
         snprintf(method, sizeof method, "fft (partition %zu)", gf_engine_partition(r->e));
-    fprintf(stderr,
-            "gpufilt: %s -> %s: %lld frames x %d ch%s, %zu tap%s%s, %s, %s, %s, %s backend"
-            "%s%s%s, %.3f s\n",
-            o->in_path, o->out_path, (long long)r->src.frames_read, r->src.fmt.channels, rate,
-            ntaps, ntaps == 1 ? "" : "s", kind,
-            o->mode == GF_MODE_SAME     ? "same"
-            : o->mode == GF_MODE_CAUSAL ? "causal"
-                                        : "full",
-            o->precision == GF_PRECISION_F32 ? "f32" : "f64", method, gf_engine_backend(r->e),
-            why ? " (" : "", r->why, why ? ")" : "", gf_now() - r->t_start);
-    fprintf(stderr, "gpufilt: output format %s\n", out_format);
+    gf_cli_say("%s -> %s: %lld frames x %d ch%s, %zu tap%s%s, %s, %s, %s, %s backend"
+               "%s%s%s, %.3f s",
+               o->in_path, o->out_path, (long long)r->src.frames_read, r->src.fmt.channels, rate,
+               ntaps, ntaps == 1 ? "" : "s", kind,
+               o->mode == GF_MODE_SAME     ? "same"
+               : o->mode == GF_MODE_CAUSAL ? "causal"
+                                           : "full",
+               o->precision == GF_PRECISION_F32 ? "f32" : "f64", method, gf_engine_backend(r->e),
+               why ? " (" : "", r->why, why ? ")" : "", gf_now() - r->t_start);
+    gf_cli_say("output format %s", out_format);
 }
 
 static void cleanup(run *r)
