@@ -28,4 +28,8 @@ case "$(head -n 1 stderr.txt)" in
 *) fail "summary line: '$(head -n 1 stderr.txt)'" ;;
 esac
 if grep -q "$(printf '\033')" stderr.txt; then fail "an escape character reached stderr"; else pass; fi
+
+# --- libsndfile's phrases in our words.
+echo "just some text" >text.wav
+expect 3 "${E}input 'text.wav' is not an audio file libsndfile can read (not a format libsndfile knows)" text.wav out.wav --taps 5
 finish

@@ -389,7 +389,7 @@ expect 2 "${E}--channels: '0' is out of range 1..1024" - - --raw s16le -c 0 --ta
 pipe_status 'cat in_wav16_s16le.raw | "$GPUFILT" - - --raw s16le -c 2 --rate 48000 --taps 5 --out-format wav 2>wav_err.txt | cat >wav_out.bin'
 assert_eq "WAV to a pipe: exit status" "${PS[1]}" 2
 assert_eq "WAV to a pipe: message" "$(cat wav_err.txt)" \
-    "${E}cannot write WAV (Microsoft) / Signed 16 bit PCM to standard output (Error : this file format does not support pipe write.); use --out-raw FMT, or --out-format au or flac"
+    "${E}cannot write WAV (Microsoft) / Signed 16 bit PCM to standard output (the format cannot be written to a pipe); use --out-raw FMT, or --out-format au or flac"
 assert_eq "WAV to a pipe: nothing written" "$(stat -c %s wav_out.bin)" 0
 expect 2 "${E}writing WAV (Microsoft) / Signed 16 bit PCM to 'out.wav' needs a sample rate: give --rate (raw input carries none)" \
     in_wav16_s16le.raw out.wav --raw s16le -c 2 --taps 5

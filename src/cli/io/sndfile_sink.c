@@ -214,7 +214,8 @@ static int sf_write(gf_sink *k, gf_precision p, const void *frames, size_t count
     }
     if (wrote != (sf_count_t)count || sf_error(f->sf) != SF_ERR_NO_ERROR) {
         const int pipe_closed = k->out.stream && errno == EPIPE;
-        snprintf(err, n, "writing output '%s': %s", k->out.name, sf_strerror(f->sf));
+        char why[256];
+        snprintf(err, n, "writing output '%s': %s", k->out.name, gf_sf_why(f->sf, why, sizeof why));
         return pipe_closed ? GF_EXIT_PIPE : GF_EXIT_OUTPUT;
     }
     k->frames_written += (int64_t)count;
@@ -238,7 +239,9 @@ static int sf_finish(gf_sink *k, char *err, size_t n)
     const int rc = sf_close(f->sf);
     f->sf = NULL;
     if (rc != 0) {
-        snprintf(err, n, "writing output '%s': %s", k->out.name, sf_error_number(rc));
+        char why[256];
+        gf_sf_reason(sf_error_number(rc), why, sizeof why);
+        snprintf(err, n, "writing output '%s': %s", k->out.name, why);
         return GF_EXIT_OUTPUT;
     }
     return 0;
@@ -346,6 +349,7 @@ static int open_encoder(gf_sink *k, sf_sink *f, const char *path, SF_INFO *info,
     } else {
         f->sf = sf_open_fd(k->out.fd, SFM_WRITE, info, SF_FALSE);
     }
+    char why[256];
     if (!f->sf && k->out.stream) {
         /* A format that must seek back to finish its header (WAV, AIFF,
          * ...) works only on a regular file; libsndfile refuses it on a
@@ -356,16 +360,16 @@ static int open_encoder(gf_sink *k, sf_sink *f, const char *path, SF_INFO *info,
             snprintf(err, n,
                      "cannot write %s to standard output (%s); use --out-raw FMT, or "
                      "--out-format au or flac",
-                     name, sf_strerror(NULL));
+                     name, gf_sf_why(NULL, why, sizeof why));
         else
             snprintf(err, n,
                      "cannot write %s to '%s' (%s); use --out-raw FMT, or --out-format au or "
                      "flac",
-                     name, path, sf_strerror(NULL));
+                     name, path, gf_sf_why(NULL, why, sizeof why));
         return GF_EXIT_USAGE;
     }
     if (!f->sf) {
-        snprintf(err, n, "cannot write output '%s': %s", path, sf_strerror(NULL));
+        snprintf(err, n, "cannot write output '%s': %s", path, gf_sf_why(NULL, why, sizeof why));
         return GF_EXIT_OUTPUT;
     }
     return 0;

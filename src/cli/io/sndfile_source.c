@@ -77,7 +77,8 @@ static int64_t sf_read(gf_source *s, gf_precision p, void *out, size_t frames, c
         got = sf_readf_double(f->sf, out, (sf_count_t)frames);
     }
     if (got < 0 || sf_error(f->sf) != SF_ERR_NO_ERROR) {
-        snprintf(err, n, "reading input '%s': %s", s->path, sf_strerror(f->sf));
+        char why[256];
+        snprintf(err, n, "reading input '%s': %s", s->path, gf_sf_why(f->sf, why, sizeof why));
         return -1;
     }
     s->frames_read += got;
@@ -136,19 +137,20 @@ static int check_path(gf_source *s, const char *path, struct stat *st, char *err
 /* libsndfile's message when it cannot open the input. */
 static void explain_open_failure(const gf_source *s, const char *path, char *err, size_t n)
 {
+    char why[256];
+    gf_sf_why(NULL, why, sizeof why);
     if (s->is_stdin && strstr(sf_strerror(NULL), "flac"))
         snprintf(err, n,
                  "libsndfile cannot decode FLAC from a pipe (%s); decode it first, e.g. "
                  "sox in.flac -t f32 - | gpufilt - OUT --raw f32le -c CHANNELS ...",
-                 sf_strerror(NULL));
+                 why);
     else if (s->is_stdin)
         snprintf(err, n,
                  "standard input is not audio libsndfile can read from a pipe (%s); "
                  "for headerless samples give --raw FMT --channels N",
-                 sf_strerror(NULL));
+                 why);
     else
-        snprintf(err, n, "input '%s' is not an audio file libsndfile can read (%s)", path,
-                 sf_strerror(NULL));
+        snprintf(err, n, "input '%s' is not an audio file libsndfile can read (%s)", path, why);
 }
 
 /* libsndfile opens a truncated file with the frames that exist and notes
