@@ -107,8 +107,10 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o);
 /* The --help text (help.c). */
 void gf_cli_help(FILE *f);
 
-/* "gpufilt: error: " / "gpufilt: warning: " + message + newline on stderr
- * (messages.c). */
+/* "gpufilt: error: " / "gpufilt: warning: " / "gpufilt: " + message +
+ * newline on stderr (messages.c). The message is escaped for the terminal
+ * (gf_cli_escape): names and strings from the command line and from files
+ * can be put in it as they are. */
 void gf_cli_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))

@@ -29,7 +29,44 @@ case "$(head -n 1 stderr.txt)" in
 esac
 if grep -q "$(printf '\033')" stderr.txt; then fail "an escape character reached stderr"; else pass; fi
 
+# --- Coefficient files: every finite double is a number.
+# A subnormal (1e-320) is a number; in f32 it is 0, so these taps give the
+# bytes of "0.5 0" exactly.
+printf '0.5\n1e-320\n' >tiny.txt
+printf '0.5\n0\n' >zero.txt
+expect 0 "" in.wav tiny.wav --coeffs tiny.txt --quiet
+expect 0 "" in.wav zero.wav --coeffs zero.txt --quiet
+if cmp -s tiny.wav zero.wav; then pass; else fail "taps 0.5 1e-320 differ from 0.5 0 in f32"; fi
+printf '1e-400\n' >under.txt
+expect 0 "" in.wav under.wav --coeffs under.txt --precision f64 --quiet
+# Beyond f32: the message says what would work.
+printf '0.5\n1e39\n' >huge.txt
+expect 2 "${E}huge.txt:2: '1e39' is beyond the range of f32 arithmetic (3.4e+38 at most): use --precision f64" in.wav out.wav --coeffs huge.txt
+expect 0 "" in.wav huge.wav --coeffs huge.txt --precision f64 --out-format wav:double --quiet
+assert_eq "frames filtered with a 1e39 tap in f64" "$("$SFTOOL" frames huge.wav)" 4800
+"$SFTOOL" gen irhuge.wav wavd 1 48000 4 value:1e39
+expect 2 "${E}impulse response 'irhuge.wav': sample 1 of channel 1 is beyond the range of f32 arithmetic: use --precision f64" in.wav out.wav --ir irhuge.wav
+# A NUL byte is not "line too long"; a long line (200 columns) is fine; a
+# line over 1 MiB is not a coefficient file's; a byte-order mark is skipped.
+printf '0.5\n0.2\0\n' >nul.txt
+expect 2 "${E}nul.txt:2: a NUL byte: 'nul.txt' is not a text file of numbers" in.wav out.wav --coeffs nul.txt
+"$SFTOOL" gen in200.wav wavf 200 48000 100 noise
+awk 'BEGIN { for (k = 0; k < 3; k++) { for (c = 0; c < 200; c++) printf "%s%.17g", c ? " " : "", (k + 1) / (c + 7); print "" } }' >wide.txt
+[ "$(head -n 1 wide.txt | wc -c)" -gt 4096 ] || fail "wide.txt's lines are not longer than 4096 bytes"
+expect 0 "" in200.wav wide.wav --coeffs wide.txt --quiet
+assert_eq "channels after 200 coefficient columns" "$("$SFTOOL" frames wide.wav)" 100
+head -c 1100000 /dev/zero | tr '\0' '1' >longline.txt
+expect 2 "${E}longline.txt:1: a line longer than 1 MiB: 'longline.txt' is not a text file of numbers" in.wav out.wav --coeffs longline.txt
+printf '\357\273\2770.5\n0.5\n' >bom.txt
+expect 0 "" in.wav bom.wav --coeffs bom.txt --quiet
+printf '0.5\n0.5\n' >nobom.txt
+expect 0 "" in.wav nobom.wav --coeffs nobom.txt --quiet
+if cmp -s bom.wav nobom.wav; then pass; else fail "a byte-order mark changed the taps"; fi
+mkdir cdir
+expect 2 "${E}coefficient file 'cdir' is a directory" in.wav out.wav --coeffs cdir
+
 # --- libsndfile's phrases in our words.
 echo "just some text" >text.wav
 expect 3 "${E}input 'text.wav' is not an audio file libsndfile can read (not a format libsndfile knows)" text.wav out.wav --taps 5
+expect 2 "${E}impulse response 'text.wav' is not an audio file libsndfile can read (not a format libsndfile knows)" in.wav out.wav --ir text.wav
 finish

@@ -5,7 +5,8 @@
  *       FORMAT: wav16 wav24 wav32 wavu8 wavf wavd aiff16 flac16 flac24
  *       PATTERN: noise (deterministic, full scale / 2), ramp (every 16-bit value
  *       once per channel, frames must be 65536), impulse:N (1/2 at frame N),
- *       nan:N (NaN at frame N, else 1/4: for float formats)
+ *       nan:N (NaN at frame N, else 1/4: for float formats), value:X (every
+ *       sample X, written as a double: for float formats)
  *   sftool cmp A B     exit 0 when both hold the same frames, channels and
  *                      sample values (integers for PCM, bits for float), else 1
  *   sftool dump FILE   one line per frame: samples as %.17g (exact doubles)
@@ -64,12 +65,14 @@ static int gen(int argc, char **argv)
     long impulse = -1;
     if (strncmp(pattern, "impulse:", 8) == 0)
         impulse = atol(pattern + 8);
-    if (strncmp(pattern, "nan:", 4) == 0) {
-        const long at = atol(pattern + 4);
+    const int nan = strncmp(pattern, "nan:", 4) == 0, value = strncmp(pattern, "value:", 6) == 0;
+    if (nan || value) {
+        const long at = nan ? atol(pattern + 4) : -1;
+        const double v = value ? strtod(pattern + 6, NULL) : 0.25;
         double *row = malloc((size_t)C * sizeof *row);
         for (long i = 0; i < frames; i++) {
             for (int c = 0; c < C; c++)
-                row[c] = i == at ? NAN : 0.25;
+                row[c] = i == at ? NAN : v;
             if (sf_writef_double(f, row, 1) != 1)
                 return fprintf(stderr, "sftool: write failed: %s\n", sf_strerror(f)), 1;
         }
