@@ -198,8 +198,9 @@ static int open_input(run *r)
 {
     const gf_cli_options *o = r->o;
     if (strcmp(o->in_path, "-") == 0 && isatty(STDIN_FILENO)) {
-        gf_cli_error("standard input is a terminal: pipe samples in, e.g. "
-                     "sox in.wav -t f32 - | gpufilt - out.wav --raw f32le -c 2 --taps 5");
+        gf_cli_error("standard input is a terminal: pipe audio in, e.g. "
+                     "sox in.flac -t wav - | gpufilt - out.wav --taps 5 (headerless samples: "
+                     "--raw FMT -c CHANNELS, and -r RATE to write a container)");
         return GF_EXIT_USAGE;
     }
     if (strcmp(o->out_path, "-") == 0 && isatty(STDOUT_FILENO)) {

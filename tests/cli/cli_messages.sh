@@ -69,4 +69,21 @@ expect 2 "${E}coefficient file 'cdir' is a directory" in.wav out.wav --coeffs cd
 echo "just some text" >text.wav
 expect 3 "${E}input 'text.wav' is not an audio file libsndfile can read (not a format libsndfile knows)" text.wav out.wav --taps 5
 expect 2 "${E}impulse response 'text.wav' is not an audio file libsndfile can read (not a format libsndfile knows)" in.wav out.wav --ir text.wav
+
+# --- An option given twice is an error (flags may repeat); so is an option
+# that would be ignored.
+expect 2 "${E}--taps given twice ('5' and '7'): give it once" in.wav out.wav --taps 5 --taps 7
+expect 2 "${E}--taps given twice ('5' and '7'): give it once" in.wav out.wav -t 5 --taps=7
+expect 2 "${E}--mode given twice ('same' and 'causal'): give it once" in.wav out.wav --taps 5 -m same --mode causal
+expect 2 "${E}--hist given twice ('a.csv' and 'b.csv'): give it once" in.wav out.wav --taps 5 --hist a.csv --hist b.csv
+expect 0 "" in.wav q.wav --taps 5 --quiet -q
+expect 2 "${E}--hist-bins needs --hist FILE or --hist-png FILE (it sets their histograms)" in.wav out.wav --taps 5 --hist-bins 64
+expect 2 "${E}--hist-block needs --hist FILE or --hist-png FILE (it sets their histograms)" in.wav out.wav --taps 5 --hist-block 100
+expect 2 "${E}--hist-range needs --hist FILE or --hist-png FILE (it sets their histograms)" in.wav out.wav --taps 5 --hist-range 0:1
+expect 2 "${E}--hist-of needs --hist FILE or --hist-png FILE (it sets their histograms)" in.wav out.wav --taps 5 --hist-of input
+expect 2 "${E}--hist-channels needs --hist FILE or --hist-png FILE (it sets their histograms)" in.wav out.wav --taps 5 --hist-channels mix
+expect 2 "${E}--chunk is for IN and OUT, not --live" --live --taps 5 --chunk 64
+expect 2 "${E}--verify is for IN and OUT, not --live" --live --taps 5 --verify
+expect 2 "${E}--out-format is for IN and OUT, not --live" --live --taps 5 --out-format wav
+expect_no_output out.wav a.csv b.csv
 finish

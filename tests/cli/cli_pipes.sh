@@ -436,7 +436,19 @@ if command -v script >/dev/null; then
     script -qec "$(printf '%q ' "$GPUFILT") - tty_out.raw --raw f32le -c 2 --taps 5" /dev/null >tty.txt || rc=$?
     assert_eq "stdin a terminal: exit status" "$rc" 2
     assert_eq "stdin a terminal: message" "$(tr -d '\r' <tty.txt)" \
-        "${E}standard input is a terminal: pipe samples in, e.g. sox in.wav -t f32 - | gpufilt - out.wav --raw f32le -c 2 --taps 5"
+        "${E}standard input is a terminal: pipe audio in, e.g. sox in.flac -t wav - | gpufilt - out.wav --taps 5 (headerless samples: --raw FMT -c CHANNELS, and -r RATE to write a container)"
+    # The hint's example works as it stands (with in.flac, or a WAV where
+    # this SoX has no FLAC).
+    hint=$(tr -d '\r' <tty.txt | sed -n 's/.*e\.g\. \(sox .*--taps 5\) (headerless.*/\1/p')
+    src=in.flac
+    [ $sox_flac = 1 ] || src=in.wav
+    "$SFTOOL" gen "$src" "$([ $src = in.flac ] && echo flac16 || echo wav16)" 2 44100 30000 noise
+    hint=${hint/in.flac/$src}
+    hint=${hint/gpufilt/\"\$GPUFILT\"}
+    pipe_status "$hint -q"
+    assert_eq "stdin a terminal: the hint's command ($hint): exit statuses" "${PS[*]}" "0 0"
+    assert_eq "stdin a terminal: the hint's command: frames out" "$("$SFTOOL" frames out.wav)" 30000
+    rm -f out.wav
     rc=0
     script -qec "$(printf '%q ' "$GPUFILT") - - --raw s16le -c 2 --taps 5 <in_wav16_s16le.raw" /dev/null >tty.txt || rc=$?
     assert_eq "stdout a terminal: exit status" "$rc" 2
