@@ -215,6 +215,14 @@ static int open_input(run *r)
         gf_cli_error("%s", r->err);
         return rc;
     }
+    const gf_raw_format sample = r->src.fmt.sample;
+    if (o->precision == GF_PRECISION_F32 && (sample == GF_RAW_S32LE || sample == GF_RAW_F64LE)) {
+        const int dash = r->src.is_stdin;
+        gf_cli_warn("%s%s%s holds %s samples: f32 arithmetic keeps 24 bits of each "
+                    "(--precision f64 keeps them all)",
+                    dash ? "standard input" : "input '", dash ? "" : r->src.path, dash ? "" : "'",
+                    sample == GF_RAW_S32LE ? "32-bit" : "64-bit float");
+    }
     if (o->rate && !o->raw && o->rate != r->src.fmt.rate)
         gf_cli_warn("--rate %d ignored: %s says %d Hz", o->rate, r->src.path, r->src.fmt.rate);
     if (r->src.header_note[0] && !o->allow_truncated) {

@@ -86,4 +86,21 @@ expect 2 "${E}--chunk is for IN and OUT, not --live" --live --taps 5 --chunk 64
 expect 2 "${E}--verify is for IN and OUT, not --live" --live --taps 5 --verify
 expect 2 "${E}--out-format is for IN and OUT, not --live" --live --taps 5 --out-format wav
 expect_no_output out.wav a.csv b.csv
+
+# --- A loss of precision is said once.
+"$SFTOOL" gen in32.wav wav32 2 48000 4800 noise
+"$SFTOOL" gen ind.wav wavd 2 48000 4800 noise
+expect 0 "${W}input 'in32.wav' holds 32-bit samples: f32 arithmetic keeps 24 bits of each (--precision f64 keeps them all)" in32.wav o32.wav --taps 1 --quiet
+expect 0 "" in32.wav o32.wav --taps 1 --precision f64 --quiet
+expect 0 "${W}input 'ind.wav' holds 64-bit float samples: f32 arithmetic keeps 24 bits of each (--precision f64 keeps them all)" ind.wav od.wav --taps 1 --quiet
+expect 0 "${W}output 'o32.flac' is written as 24-bit PCM: FLAC (Free Lossless Audio Codec) cannot hold the input's 32-bit samples" in32.wav o32.flac --taps 1 --precision f64 --quiet
+assert_eq "format of the FLAC from 32-bit PCM" "$("$SFTOOL" format o32.flac)" "FLAC (Free Lossless Audio Codec) / Signed 24 bit PCM"
+expect 0 "" in32.wav o32b.flac --taps 1 --precision f64 --out-format flac:pcm_24 --quiet
+"$SFTOOL" gen inf.wav wavf 2 48000 4800 value:0.5
+expect 0 "${W}output 'of.flac' is written as 24-bit PCM: FLAC (Free Lossless Audio Codec) cannot hold the input's 32-bit float samples (beyond +-1 they clip)" inf.wav of.flac --taps 1 --quiet
+head -c 4000 /dev/zero >zeros.raw
+rc=0
+"$GPUFILT" - - --raw s32le -c 2 --taps 1 --quiet <zeros.raw >/dev/null 2>stderr.txt || rc=$?
+assert_eq "raw s32le in f32: exit" "$rc" 0
+assert_eq "raw s32le in f32: warning" "$(cat stderr.txt)" "${W}standard input holds 32-bit samples: f32 arithmetic keeps 24 bits of each (--precision f64 keeps them all)"
 finish

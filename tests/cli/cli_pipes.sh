@@ -270,7 +270,7 @@ for how in file pipe au flac; do
     case $how in
     file) cmd='"$GPUFILT" - - --raw f32le -c 2 --taps 5 <big.raw 2>epipe_err.txt | head -c 100 >head.out' ;;
     pipe) cmd='cat big.raw | "$GPUFILT" - - --raw f32le -c 2 --taps 5 2>epipe_err.txt | head -c 100 >head.out' ;;
-    *) cmd="cat big.raw | \"\$GPUFILT\" - - --raw f32le -c 2 --rate 48000 --taps 5 --out-format $how 2>epipe_err.txt | head -c 100 >head.out" ;;
+    *) cmd="cat big.raw | \"\$GPUFILT\" - - --raw f32le -c 2 --rate 48000 --taps 5 --out-format ${how/flac/flac:pcm_24} 2>epipe_err.txt | head -c 100 >head.out" ;;
     esac
     t0=$(date +%s%N)
     pipe_status "$cmd"

@@ -85,62 +85,118 @@ static int fit_subtype(int major, const SF_INFO *in)
     return 0;
 }
 
+/* WAV, WAVEX (WAVE_FORMAT_EXTENSIBLE, e.g. a channel layout) and RF64 are
+ * one family: a name ending in .wav keeps whichever the input is. */
+static int wav_family(int major)
+{
+    return major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX || major == SF_FORMAT_RF64;
+}
+
+/* The container and sample type: the input's, unless out_format or the
+ * extension of path names another container. *implied is set when the
+ * sample type was chosen here for a new container, not named. */
+static int pick_format(const char *path, const SF_INFO *in, const char *out_format, int *format,
+                       int *implied, char *err, size_t n)
+{
+    int major = in->format & SF_FORMAT_TYPEMASK;
+    int subtype = in->format & SF_FORMAT_SUBMASK;
+    int endian = in->format & SF_FORMAT_ENDMASK;
+    char buf[64];
+    const char *name = NULL, *sub = NULL;
+    *implied = 0;
+    if (out_format) {
+        snprintf(buf, sizeof buf, "%s", out_format);
+        char *colon = strchr(buf, ':');
+        if (colon) {
+            *colon = '\0';
+            sub = colon + 1;
+        }
+        name = buf;
+    } else {
+        const char *slash = strrchr(path, '/');
+        const char *dot = strrchr(slash ? slash : path, '.');
+        name = dot ? dot + 1 : NULL;
+    }
+    const int m = name ? major_for_extension(name) : 0;
+    if (out_format && !m) {
+        snprintf(err, n, "--out-format: unknown major format '%s'", buf);
+        return GF_EXIT_USAGE;
+    }
+    if (m && m != major && !(m == SF_FORMAT_WAV && wav_family(major))) {
+        major = m;
+        endian = 0;
+        subtype = fit_subtype(major, in);
+        *implied = 1;
+    }
+    if (sub) {
+        subtype = 0;
+        for (size_t i = 0; i < sizeof subtypes / sizeof subtypes[0]; i++)
+            if (strcasecmp(sub, subtypes[i].name) == 0)
+                subtype = subtypes[i].subtype;
+        if (!subtype) {
+            snprintf(err, n, "--out-format: unknown sample type '%s'", sub);
+            return GF_EXIT_USAGE;
+        }
+        *implied = 0;
+    }
+    *format = major | subtype | endian;
+    return 0;
+}
+
+/* Bits of precision a subtype keeps (float: its 24-bit significand, with
+ * a range integers lack), 0 for encodings that are not plain samples. */
+static int sample_bits(int format, int *is_float)
+{
+    const int sub = format & SF_FORMAT_SUBMASK;
+    *is_float = sub == SF_FORMAT_FLOAT || sub == SF_FORMAT_DOUBLE;
+    return sub == SF_FORMAT_DOUBLE ? 53 : sub == SF_FORMAT_FLOAT ? 24 : gf_sf_pcm_bits(format);
+}
+
+/* A container that cannot hold the input's samples as they are: say so
+ * once, when the sample type was not asked for. */
+static void warn_narrower(const char *path, int in_format, int out_format)
+{
+    int in_float, out_float;
+    const int in_bits = sample_bits(in_format, &in_float);
+    const int out_bits = sample_bits(out_format, &out_float);
+    if (!in_bits || !out_bits || out_float || (!in_float && in_bits <= out_bits))
+        return;
+    char name[128];
+    gf_sf_format_name(out_format, name, sizeof name);
+    char *slash = strstr(name, " / ");
+    if (slash)
+        *slash = '\0';
+    char what[32];
+    if (in_float)
+        snprintf(what, sizeof what, "%d-bit float", in_bits > 24 ? 64 : 32);
+    else
+        snprintf(what, sizeof what, "%d-bit", in_bits);
+    const int dash = strcmp(path, "-") == 0;
+    gf_cli_warn("%s%s%s is written as %d-bit PCM: %s cannot hold the input's %s samples%s",
+                dash ? "standard output" : "output '", dash ? "" : path, dash ? "" : "'", out_bits,
+                name, what, in_float ? " (beyond +-1 they clip)" : "");
+}
+
 static int choose_format(const char *path, const gf_format *in_fmt, const char *out_format,
                          SF_INFO *info, char *err, size_t n)
 {
     /* The input's container, or headerless samples as libsndfile's RAW. */
-    const SF_INFO in_info = {
+    const SF_INFO in = {
         .samplerate = in_fmt->rate,
         .channels = in_fmt->channels,
         .format = in_fmt->container ? in_fmt->container
                                     : SF_FORMAT_RAW | gf_sf_format_for_raw(in_fmt->sample),
     };
-    const SF_INFO *in = &in_info;
-    *info = (SF_INFO){.samplerate = in->samplerate, .channels = in->channels};
-    int major = in->format & SF_FORMAT_TYPEMASK;
-    int subtype = in->format & SF_FORMAT_SUBMASK;
-    int endian = in->format & SF_FORMAT_ENDMASK;
-    if (out_format) {
-        char buf[64];
-        snprintf(buf, sizeof buf, "%s", out_format);
-        char *colon = strchr(buf, ':');
-        if (colon)
-            *colon = '\0';
-        int m = major_for_extension(buf);
-        if (!m) {
-            snprintf(err, n, "--out-format: unknown major format '%s'", buf);
-            return GF_EXIT_USAGE;
-        }
-        if (m != major) {
-            major = m;
-            endian = 0;
-            subtype = fit_subtype(major, in);
-        }
-        if (colon) {
-            subtype = 0;
-            for (size_t i = 0; i < sizeof subtypes / sizeof subtypes[0]; i++)
-                if (strcasecmp(colon + 1, subtypes[i].name) == 0)
-                    subtype = subtypes[i].subtype;
-            if (!subtype) {
-                snprintf(err, n, "--out-format: unknown sample type '%s'", colon + 1);
-                return GF_EXIT_USAGE;
-            }
-        }
-    } else {
-        const char *slash = strrchr(path, '/');
-        const char *dot = strrchr(slash ? slash : path, '.');
-        int m = dot ? major_for_extension(dot + 1) : 0;
-        if (m && m != major) {
-            major = m;
-            endian = 0;
-            subtype = fit_subtype(major, in);
-        }
-    }
-    info->format = major | subtype | endian;
+    *info = (SF_INFO){.samplerate = in.samplerate, .channels = in.channels};
+    int implied;
+    int rc = pick_format(path, &in, out_format, &info->format, &implied, err, n);
+    if (rc)
+        return rc;
+    const int major = info->format & SF_FORMAT_TYPEMASK;
     if (info->samplerate <= 0) {
         if (major != SF_FORMAT_RAW) {
             char name[128];
-            gf_sf_format_name(major | subtype, name, sizeof name);
+            gf_sf_format_name(info->format, name, sizeof name);
             snprintf(err, n,
                      "writing %s to '%s' needs a sample rate: give --rate (raw input "
                      "carries none)",
@@ -149,13 +205,15 @@ static int choose_format(const char *path, const gf_format *in_fmt, const char *
         }
         info->samplerate = 48000; /* headerless: not stored anywhere */
     }
-    if (!subtype || !sf_format_check(info)) {
+    if (!(info->format & SF_FORMAT_SUBMASK) || !sf_format_check(info)) {
         char name[128];
-        gf_sf_format_name(major | subtype, name, sizeof name);
+        gf_sf_format_name(info->format, name, sizeof name);
         snprintf(err, n, "cannot write %s with %d channels at %d Hz to '%s'", name, info->channels,
                  info->samplerate, path);
         return out_format ? GF_EXIT_USAGE : GF_EXIT_OUTPUT;
     }
+    if (implied)
+        warn_narrower(path, in.format, info->format);
     return 0;
 }
 
