@@ -60,6 +60,14 @@ typedef struct run {
 
 /* ---- moving frames ---- */
 
+/* A file in and a file out is all or nothing: after a signal nothing more
+ * is worth computing or writing. A stream (or a stream output, which
+ * cannot be taken back) ends with every frame filtered so far written. */
+static int abandoned(const run *r)
+{
+    return *r->stop && !r->src.streaming && !r->sink.out.stream;
+}
+
 /* The writer failed: a closed pipe ends the run quietly (like SIGPIPE
  * would, without the noise); anything else is an error. */
 static int output_failed(run *r)
@@ -86,7 +94,9 @@ static int stalled(run *r)
 static int collect_hist(run *r, gf_engine *e, int side)
 {
     gf_hist_record rec;
-    while (r->hist && gf_engine_hist_next(e, &rec)) {
+    /* Records can be many per chunk (small blocks, many bins): a signal is
+     * looked at before each. */
+    while (r->hist && !abandoned(r) && gf_engine_hist_next(e, &rec)) {
         if (side == 0) {
             r->hist_blocks++;
             int rc = gf_hist_out_write(r->hout, &rec, r->err, sizeof r->err);
@@ -139,7 +149,7 @@ static int drain(run *r, gf_engine *e, int side)
 /* Push n frames into engine e (side 0: backend, 1: reference). */
 static int feed(run *r, gf_engine *e, int side, const unsigned char *in, size_t n)
 {
-    while (n > 0) {
+    while (n > 0 && !abandoned(r)) {
         size_t used = 0;
         const double t0 = gf_now();
         gf_status st = gf_engine_push(e, in, n, &used);
@@ -327,7 +337,9 @@ static int stream(run *r)
     int64_t frames_in = 0;
     int owed = 0; /* input fed since the last catch-up */
     int rc = GF_EXIT_OK;
-    for (;;) {
+    /* A reader faster than the engine always has a block ready: the stop
+     * flag is looked at on every one, not only while waiting. */
+    while (!*r->stop) {
         gf_block *b = gf_stages_input(&r->stages, r->stop, owed ? CATCH_UP_S : -1);
         if (!b && owed && !*r->stop) {
             if ((rc = catch_up(r)) != 0)
