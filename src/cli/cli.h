@@ -31,6 +31,9 @@ enum {
     GF_EXIT_INTERRUPTED = 130 /* SIGINT or SIGTERM */
 };
 
+/* The default --hist-limit: 1 GiB of CSV or JSON lines. */
+#define GF_HIST_DEFAULT_LIMIT ((uint64_t)1 << 30)
+
 /* Headerless sample formats (FFmpeg's names), for --raw and --out-raw. */
 typedef enum gf_raw_format {
     GF_RAW_NONE = 0,
@@ -73,6 +76,7 @@ typedef struct gf_cli_options {
     int threads;
     const char *out_format; /* --out-format MAJOR[:SUBTYPE] or NULL */
     int verify, quiet, allow_truncated, sync;
+    int force; /* --force: replace a read-only OUT (or histogram file) */
 
     /* Raw streams (pipes): --raw, --out-raw, --channels, --rate. channels
      * and rate are 0 when not given; --raw requires --channels. */
@@ -85,8 +89,9 @@ typedef struct gf_cli_options {
     size_t hist_bins;  /* 1..GF_HIST_MAX_BINS, default 256 */
     size_t hist_block; /* frames; 0 = one second at the rate (65536 if unknown) */
     double hist_lo, hist_hi;
-    int hist_of_input; /* --hist-of input */
-    int hist_mix;      /* --hist-channels mix */
+    int hist_of_input;   /* --hist-of input */
+    int hist_mix;        /* --hist-channels mix */
+    uint64_t hist_limit; /* --hist-limit: bytes of --hist FILE at most; UINT64_MAX: none */
 
     /* Live audio: --live / --list-devices and their options. */
     int stats;
@@ -135,6 +140,25 @@ void gf_cli_say(const char *fmt, ...)
  * (may be NULL when n is 0) and returns the length of the whole result.
  */
 size_t gf_cli_escape(char *dst, size_t n, const char *src);
+
+/* A size for messages: "512 bytes", "1 GiB", "6.13 GiB" (powers of 1024,
+ * three significant digits) into buf; returns buf. Inline: the histogram
+ * writer and the output files use it without the rest of the CLI. */
+static inline const char *gf_cli_bytes(char *buf, size_t n, uint64_t bytes)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)bytes / 1024;
+    int u = 0;
+    while (v >= 1024 && u < 5) {
+        v /= 1024;
+        u++;
+    }
+    if (bytes < 1024)
+        snprintf(buf, n, "%llu byte%s", (unsigned long long)bytes, bytes == 1 ? "" : "s");
+    else
+        snprintf(buf, n, "%.3g %s", v, units[u]);
+    return buf;
+}
 
 /* Seconds on a monotonic clock (clock.c). */
 double gf_now(void);

@@ -281,6 +281,62 @@ static int setup_engines(run *r)
     return GF_EXIT_OK;
 }
 
+static void warn_notice(const char *msg)
+{
+    gf_cli_warn("%s", msg);
+}
+
+/* How every output of the run is opened: never over the input, read-only
+ * files only with --force, notices as warnings. */
+static gf_outfile_opts out_opts(const run *r)
+{
+    return (gf_outfile_opts){
+        .in_path = r->src.is_stdin ? NULL : r->o->in_path,
+        .force = r->o->force,
+        .notice = warn_notice,
+    };
+}
+
+/* Frames the output will hold, or -1 for a stream. */
+static int64_t output_frames(const run *r)
+{
+    if (r->src.fmt.frames < 0)
+        return -1;
+    return r->src.fmt.frames + (r->o->mode == GF_MODE_FULL ? (int64_t)r->taps->n - 1 : 0);
+}
+
+/* A --hist file of this many bytes or more gets a warning up front. */
+#define HIST_WARN_BYTES ((uint64_t)256 << 20)
+
+/* Before anything is written, for an input of known length: a --hist file
+ * that would be huge (bins x channels x blocks) is refused past
+ * --hist-limit, and from HIST_WARN_BYTES gets a warning. (The limit also
+ * holds while writing, for streams.) */
+static int check_hist_size(const run *r)
+{
+    const gf_cli_options *o = r->o;
+    if (!o->hist_path || r->src.fmt.frames < 0)
+        return GF_EXIT_OK;
+    const uint64_t frames = (uint64_t)(r->hc.of_input ? r->src.fmt.frames : output_frames(r));
+    const uint64_t records = (frames + r->hc.block_frames - 1) / r->hc.block_frames *
+                             (r->hc.mix ? 1 : (uint64_t)r->src.fmt.channels);
+    const uint64_t least = gf_hist_out_min_bytes(records, r->hc.bins);
+    char size[32], limit[32];
+    gf_cli_bytes(size, sizeof size, least);
+    if (o->hist_limit != UINT64_MAX && least > o->hist_limit) {
+        gf_cli_error("--hist '%s' would hold at least %s (%llu records of %zu bins), past "
+                     "--hist-limit %s: raise the limit (--hist-limit SIZE, or none), or use "
+                     "fewer bins or longer blocks",
+                     o->hist_path, size, (unsigned long long)records, r->hc.bins,
+                     gf_cli_bytes(limit, sizeof limit, o->hist_limit));
+        return GF_EXIT_USAGE;
+    }
+    if (least >= HIST_WARN_BYTES)
+        gf_cli_warn("--hist '%s' will hold at least %s (%llu records of %zu bins)", o->hist_path,
+                    size, (unsigned long long)records, r->hc.bins);
+    return GF_EXIT_OK;
+}
+
 static int open_hist_files(run *r)
 {
     const gf_cli_options *o = r->o;
@@ -291,9 +347,15 @@ static int open_hist_files(run *r)
                          strcmp(paths[i], o->out_path) == 0 ? "output" : "input");
             return GF_EXIT_USAGE;
         }
-    const int rc =
-        gf_hist_out_open(&r->hout, o->hist_path, o->hist_png, &r->hc, r->src.fmt.channels,
-                         r->src.fmt.rate > 0 ? r->src.fmt.rate : 0, r->err, sizeof r->err);
+    int rc = check_hist_size(r);
+    if (rc)
+        return rc;
+    const gf_hist_out_opts ho = {
+        .out = out_opts(r),
+        .csv_limit = o->hist_limit == UINT64_MAX ? 0 : o->hist_limit,
+    };
+    rc = gf_hist_out_create(&r->hout, o->hist_path, o->hist_png, &r->hc, r->src.fmt.channels,
+                            r->src.fmt.rate > 0 ? r->src.fmt.rate : 0, &ho, r->err, sizeof r->err);
     if (rc)
         gf_cli_error("%s", r->err);
     return rc;
@@ -310,10 +372,10 @@ static int open_outputs(run *r)
     gf_raw_format out_raw = o->out_raw;
     if (strcmp(o->out_path, "-") == 0 && !out_raw && !o->out_format)
         out_raw = r->src.fmt.sample;
-    const char *in_path = r->src.is_stdin ? NULL : o->in_path;
-    rc = out_raw ? gf_raw_sink_open(&r->sink, o->out_path, out_raw, &r->src.fmt, in_path,
-                                    BLOCK_FRAMES, r->err, sizeof r->err)
-                 : gf_sndfile_sink_open(&r->sink, o->out_path, &r->src.fmt, in_path, o->out_format,
+    const gf_sink_opts so = {.out = out_opts(r)};
+    rc = out_raw ? gf_raw_sink_open(&r->sink, o->out_path, out_raw, &r->src.fmt, &so, BLOCK_FRAMES,
+                                    r->err, sizeof r->err)
+                 : gf_sndfile_sink_open(&r->sink, o->out_path, &r->src.fmt, o->out_format, &so,
                                         BLOCK_FRAMES, r->err, sizeof r->err);
     if (rc) {
         gf_cli_error("%s", r->err);

@@ -23,6 +23,7 @@ typedef enum arg_kind {
     ARG_RAW,     /* gf_raw_format */
     ARG_RANGE,   /* --hist-range LO:HI */
     ARG_SECONDS, /* --duration */
+    ARG_BYTES,   /* --hist-limit: a size with an optional K/M/G/T suffix, or "none" */
     ARG_ACTION,  /* --live, --list-devices: the action lo */
     ARG_HELP,
     ARG_VERSION
@@ -78,6 +79,7 @@ static const opt_spec specs[] = {
     {"verify", 0, ARG_FLAG, F(verify), 0, 0, NULL},
     {"allow-truncated", 0, ARG_FLAG, F(allow_truncated), 0, 0, NULL},
     {"sync", 0, ARG_FLAG, F(sync), 0, 0, NULL},
+    {"force", 0, ARG_FLAG, F(force), 0, 0, NULL},
     {"raw", 0, ARG_RAW, F(raw), 0, 0, NULL},
     {"out-raw", 0, ARG_RAW, F(out_raw), 0, 0, NULL},
     {"channels", 'c', ARG_INT, F(channels), 1, GF_MAX_CHANNELS, NULL},
@@ -89,6 +91,7 @@ static const opt_spec specs[] = {
     {"hist-range", 0, ARG_RANGE, 0, 0, 0, NULL},
     {"hist-of", 0, ARG_CHOICE, F(hist_of_input), 0, 0, hist_of},
     {"hist-channels", 0, ARG_CHOICE, F(hist_mix), 0, 0, hist_channels},
+    {"hist-limit", 0, ARG_BYTES, F(hist_limit), 0, 0, NULL},
     {"live", 0, ARG_ACTION, 0, GF_ACTION_LIVE, 0, NULL},
     {"list-devices", 0, ARG_ACTION, 0, GF_ACTION_LIST_DEVICES, 0, NULL},
     {"in", 0, ARG_STRING, F(live_in), 0, 0, NULL},
@@ -149,6 +152,35 @@ static int parse_range(const char *s, double *lo, double *hi)
     return GF_EXIT_USAGE;
 }
 
+/* A size in bytes: a whole number with an optional binary suffix K, M, G
+ * or T (any case, an optional trailing B or iB), or "none" (no limit). */
+static int parse_bytes(const char *opt, const char *s, uint64_t *out)
+{
+    if (strcmp(s, "none") == 0) {
+        *out = UINT64_MAX;
+        return GF_EXIT_OK;
+    }
+    static const char units[] = "kmgt";
+    char *end = NULL;
+    errno = 0;
+    const unsigned long long v = *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
+    int shift = -1;
+    if (end && end != s) {
+        const char *u = *end ? strchr(units, *end | 0x20) : NULL;
+        const char *rest = u ? end + 1 : end;
+        if (*rest == '\0' || (u && (strcmp(rest, "B") == 0 || strcmp(rest, "iB") == 0)))
+            shift = u ? 10 * (int)(u - units + 1) : 0;
+    }
+    if (shift < 0 || errno == ERANGE || v == 0 || v > (UINT64_MAX >> shift)) {
+        gf_cli_error("%s: '%s' is not a size in bytes (e.g. 500M or 20G: K, M, G and T are "
+                     "powers of 1024) or none",
+                     opt, s);
+        return GF_EXIT_USAGE;
+    }
+    *out = (uint64_t)v << shift;
+    return GF_EXIT_OK;
+}
+
 static int parse_choice(const char *opt, const choice *c, const char *s, int *out)
 {
     char names[128] = "";
@@ -198,6 +230,9 @@ static int parse_value(const opt_spec *sp, const char *arg, gf_cli_options *o)
         break;
     case ARG_RANGE:
         rc = parse_range(arg, &o->hist_lo, &o->hist_hi);
+        break;
+    case ARG_BYTES:
+        rc = parse_bytes(opt, arg, (uint64_t *)field);
         break;
     case ARG_SECONDS: {
         char *end = NULL;
@@ -257,10 +292,10 @@ static const char *first_given(const char *const *given, const char *const *name
  * without a histogram file, those of IN and OUT with --live. */
 static int check_given(const gf_cli_options *o, const char *const *given)
 {
-    static const char *const hist_params[] = {"hist-bins", "hist-block",    "hist-range",
-                                              "hist-of",   "hist-channels", NULL};
-    static const char *const not_live[] = {"chunk", "verify",     "allow-truncated",
-                                           "sync",  "out-format", NULL};
+    static const char *const hist_params[] = {
+        "hist-bins", "hist-block", "hist-range", "hist-of", "hist-channels", "hist-limit", NULL};
+    static const char *const not_live[] = {"chunk", "verify",     "allow-truncated", "sync",
+                                           "force", "out-format", "hist-limit",      NULL};
     const char *name;
     if (!o->hist_path && !o->hist_png && (name = first_given(given, hist_params))) {
         gf_cli_error("--%s needs --hist FILE or --hist-png FILE (it sets their histograms)", name);
@@ -342,6 +377,7 @@ static void set_defaults(gf_cli_options *o)
     o->hist_bins = 256;
     o->hist_lo = -1.0;
     o->hist_hi = 1.0;
+    o->hist_limit = GF_HIST_DEFAULT_LIMIT;
 }
 
 int gf_cli_parse(int argc, char **argv, gf_cli_options *o)

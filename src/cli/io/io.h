@@ -106,6 +106,11 @@ int gf_sink_commit(gf_sink *k, char *err, size_t n);
  * open and on a zeroed sink. */
 void gf_sink_abort(gf_sink *k);
 
+/* How a sink is opened; all zero: the defaults. */
+typedef struct gf_sink_opts {
+    gf_outfile_opts out; /* the input (refused), --force, notices (outfile.h) */
+} gf_sink_opts;
+
 /* ---- the handlers ---- */
 
 /*
@@ -126,7 +131,7 @@ int gf_raw_source_open(gf_source *s, const char *path, gf_raw_format f, int chan
 
 /*
  * An audio file (or standard output for "-") for the stream `in` (channels
- * and rate; in_path, when not NULL, is refused as the output). The format is
+ * and rate), opened as `o` says (o->out.in_path is refused). The format is
  * the input's, unless the extension of `path` names another container or
  * out_format ("MAJOR[:SUBTYPE]") is given. Integer PCM is rounded to nearest
  * (ties to even) and clipped; encodings libsndfile converts from float
@@ -134,8 +139,8 @@ int gf_raw_source_open(gf_source *s, const char *path, gf_raw_format f, int chan
  * NaN is written as 0. Clipped samples are counted. Returns 0, or an exit
  * code with err set.
  */
-int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, const char *in_path,
-                         const char *out_format, size_t max_block, char *err, size_t n);
+int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, const char *out_format,
+                         const gf_sink_opts *o, size_t max_block, char *err, size_t n);
 
 /*
  * Headerless samples of format f to path ("-": standard output), with the
@@ -143,7 +148,7 @@ int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, cons
  * with err set.
  */
 int gf_raw_sink_open(gf_sink *k, const char *path, gf_raw_format f, const gf_format *in,
-                     const char *in_path, size_t max_block, char *err, size_t n);
+                     const gf_sink_opts *o, size_t max_block, char *err, size_t n);
 
 /* Bytes per sample of a raw format, 0 for GF_RAW_NONE (raw_format.c). */
 size_t gf_raw_sample_bytes(gf_raw_format f);

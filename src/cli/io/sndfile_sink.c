@@ -433,8 +433,8 @@ static int open_encoder(gf_sink *k, sf_sink *f, const char *path, SF_INFO *info,
     return 0;
 }
 
-int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, const char *in_path,
-                         const char *out_format, size_t max_block, char *err, size_t n)
+int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, const char *out_format,
+                         const gf_sink_opts *o, size_t max_block, char *err, size_t n)
 {
     memset(k, 0, sizeof *k);
     k->out.fd = -1;
@@ -442,7 +442,7 @@ int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, cons
     int rc = choose_format(path, in, out_format, &info, err, n);
     if (rc)
         return rc;
-    if ((rc = gf_outfile_open(&k->out, "output", path, in_path, err, n)) != 0)
+    if ((rc = gf_outfile_open(&k->out, "output", path, &o->out, err, n)) != 0)
         return rc;
     sf_sink *f = calloc(1, sizeof *f);
     if (!f) {
