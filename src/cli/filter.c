@@ -372,7 +372,7 @@ static int open_outputs(run *r)
     gf_raw_format out_raw = o->out_raw;
     if (strcmp(o->out_path, "-") == 0 && !out_raw && !o->out_format)
         out_raw = r->src.fmt.sample;
-    const gf_sink_opts so = {.out = out_opts(r)};
+    const gf_sink_opts so = {.out = out_opts(r), .frames = output_frames(r), .meta = r->src.meta};
     rc = out_raw ? gf_raw_sink_open(&r->sink, o->out_path, out_raw, &r->src.fmt, &so, BLOCK_FRAMES,
                                     r->err, sizeof r->err)
                  : gf_sndfile_sink_open(&r->sink, o->out_path, &r->src.fmt, o->out_format, &so,
@@ -618,7 +618,6 @@ int gf_filter_run(const gf_cli_options *o, const gf_taps *t, volatile sig_atomic
     r.stop = stop;
     r.t_start = gf_now();
     r.sink.out.fd = -1;
-    char out_format[128] = "";
     int rc = open_input(&r);
     if (!rc)
         rc = setup_engines(&r);
@@ -631,11 +630,10 @@ int gf_filter_run(const gf_cli_options *o, const gf_taps *t, volatile sig_atomic
     if (!rc && (r.ref || r.exact))
         rc = check_verify(&r);
     if (!rc) {
-        r.sink.ops->describe(&r.sink, out_format, sizeof out_format);
         rc = commit(&r);
         /* After a commit the run happened: say what it did, whatever it adds. */
         if ((rc == GF_EXIT_OK || rc == GF_EXIT_PARTIAL || rc == GF_EXIT_INTERRUPTED) && !o->quiet)
-            report(&r, out_format);
+            report(&r, r.sink.written_as);
     }
     cleanup(&r);
     return rc;

@@ -1,11 +1,44 @@
 #!/usr/bin/env bash
-# Nothing lost on the way through: an existing output keeps its
-# permissions, a read-only one is replaced only with --force; an output
-# name as long as the file system allows works.
+# Nothing lost on the way through: what a file says besides its samples
+# (channel layout, strings, bext, cue points, instrument data) is carried
+# to the output, and what the output's container cannot hold is named; an
+# existing output keeps its permissions, a read-only one is replaced only
+# with --force; an output name as long as the file system allows works.
 source "$(dirname "$0")/lib.sh" "$@"
 E='gpufilt: error: '
 W='gpufilt: warning: '
 "$SFTOOL" gen in.wav wav16 2 48000 4800 noise
+
+# --- Metadata: a 5.1 (side) WAVE_FORMAT_EXTENSIBLE file with strings, a
+# bext chunk, cue points and instrument data.
+"$SFTOOL" genmeta meta.wav
+"$SFTOOL" meta meta.wav >meta.txt
+assert_eq "the input's layout" "$(head -n 1 meta.txt)" "layout: 2 3 4 11 14 15"
+expect 0 "" meta.wav out.wav --taps 1 --quiet
+assert_eq "WAV -> WAV: everything carried" "$("$SFTOOL" meta out.wav)" "$(cat meta.txt)"
+assert_eq "WAV -> WAV: still WAVE_FORMAT_EXTENSIBLE" "$("$SFTOOL" format out.wav)" "WAVEX (Microsoft) / Signed 16 bit PCM"
+if "$SFTOOL" cmp meta.wav out.wav; then pass; else fail "WAV -> WAV: samples"; fi
+# Through a pipe: strings and layout before the samples are carried; the
+# output of unknown length is RF64 (a WAV while it stays under 4 GiB),
+# which keeps no cue points or instrument data: said.
+cat meta.wav | "$GPUFILT" - piped.wav --taps 1 --quiet 2>stderr.txt
+assert_eq "WAV on a pipe -> WAV: message" "$(cat stderr.txt)" \
+    "${W}output 'piped.wav': RF64, as a WAV of unknown length or past 2 GiB is written, does not keep the input's cue points, instrument (sampler) data"
+assert_eq "WAV on a pipe -> WAV: what is carried" "$("$SFTOOL" meta piped.wav)" "$(grep -v '^cue\|^instrument' meta.txt)"
+# Containers that hold less: what they drop is named, what they keep is kept.
+expect 0 "${W}output 'out.flac': FLAC (Free Lossless Audio Codec) does not keep the input's channel layout, broadcast (bext) chunk, cue points, instrument (sampler) data" \
+    meta.wav out.flac --taps 1 --quiet
+assert_eq "WAV -> FLAC: strings carried" "$("$SFTOOL" meta out.flac)" "$(grep -v '^layout\|^bext\|^cue\|^instrument' meta.txt)"
+expect 0 "${W}output 'out.aiff': AIFF (Apple/SGI) does not keep the input's channel layout, date, album, track number, genre, broadcast (bext) chunk, cue points, instrument (sampler) data" \
+    meta.wav out.aiff --taps 1 --quiet
+expect 0 "${W}output 'out.rf64': RF64 (RIFF 64) does not keep the input's cue points, instrument (sampler) data" \
+    meta.wav out.rf64 --taps 1 --quiet
+assert_eq "WAV -> RF64: layout" "$("$SFTOOL" meta out.rf64 | head -n 1)" "layout: 2 3 4 11 14 15"
+# Raw output holds samples only, as asked: nothing to say.
+expect 0 "" meta.wav out.raw --taps 1 --out-raw s16le --quiet
+# A plain WAV named for a layout-less container keeps being plain.
+expect 0 "" in.wav plain.wav --taps 1 --quiet
+assert_eq "WAV -> WAV without a layout" "$("$SFTOOL" format plain.wav)" "WAV (Microsoft) / Signed 16 bit PCM"
 
 # --- An existing output's permissions are kept; read-only needs --force.
 cp in.wav m600.wav

@@ -42,6 +42,9 @@ typedef struct gf_format {
 
 typedef struct gf_source gf_source;
 typedef struct gf_sink gf_sink;
+/* What a file says besides its samples (channel layout, strings, ...): the
+ * sndfile handlers' own (sndfile_format.h). */
+typedef struct gf_meta gf_meta;
 
 typedef struct gf_source_ops {
     /* Read up to `frames` frames into out as float or double (p): at least
@@ -66,6 +69,7 @@ struct gf_source {
     int64_t frames_read;   /* frames delivered so far */
     uint64_t trailing;     /* bytes of an incomplete last frame, dropped (headerless input) */
     char header_note[160]; /* a container's note that header and data disagree, or "" */
+    gf_meta *meta;         /* what the file says besides its samples; NULL: nothing */
 };
 
 /* Non-zero when the header promised more frames than the data holds. */
@@ -96,19 +100,23 @@ struct gf_sink {
     uint64_t clipped; /* samples clipped (or NaN) on the way out */
     int64_t frames_written;
     int sync;                          /* fsync before the rename (set by the caller) */
+    char written_as[128];              /* after a commit: describe's words for what was written */
     volatile sig_atomic_t stop_writes; /* abort: give up a write interrupted by a signal */
 };
 
-/* Finish, close (with k->sync, fsync) and rename into place. Returns 0, or
- * GF_EXIT_OUTPUT with err set and the temporary file removed. */
+/* Finish, close (with k->sync, fsync) and rename into place; written_as
+ * then names the format as written. Returns 0, or GF_EXIT_OUTPUT with err
+ * set and the temporary file removed. */
 int gf_sink_commit(gf_sink *k, char *err, size_t n);
 /* Close and remove the temporary file; safe after commit, after a failed
  * open and on a zeroed sink. */
 void gf_sink_abort(gf_sink *k);
 
-/* How a sink is opened; all zero: the defaults. */
+/* How a sink is opened; all zero but frames: the defaults. */
 typedef struct gf_sink_opts {
     gf_outfile_opts out; /* the input (refused), --force, notices (outfile.h) */
+    int64_t frames;      /* frames the output will hold; < 0: unknown (a stream) */
+    const gf_meta *meta; /* the input's, carried where the container takes it; or NULL */
 } gf_sink_opts;
 
 /* ---- the handlers ---- */

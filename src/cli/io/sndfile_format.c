@@ -1,7 +1,9 @@
 #include "sndfile_format.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int gf_sf_pcm_bits(int format)
@@ -27,6 +29,27 @@ int gf_sf_pcm_bits(int format)
     case SF_FORMAT_PCM_32:
     case SF_FORMAT_ALAC_32:
         return 32;
+    }
+    return 0;
+}
+
+size_t gf_sf_sample_bytes(int format)
+{
+    switch (format & SF_FORMAT_SUBMASK) {
+    case SF_FORMAT_PCM_S8:
+    case SF_FORMAT_PCM_U8:
+    case SF_FORMAT_ULAW:
+    case SF_FORMAT_ALAW:
+        return 1;
+    case SF_FORMAT_PCM_16:
+        return 2;
+    case SF_FORMAT_PCM_24:
+        return 3;
+    case SF_FORMAT_PCM_32:
+    case SF_FORMAT_FLOAT:
+        return 4;
+    case SF_FORMAT_DOUBLE:
+        return 8;
     }
     return 0;
 }
@@ -146,4 +169,184 @@ const char *gf_sf_why(SNDFILE *sf, char *buf, size_t n)
 {
     gf_sf_reason(sf_strerror(sf), buf, n);
     return buf;
+}
+
+/* ---- what a file says besides its samples ---- */
+
+/* A bext (broadcast) and a cart chunk of any size libsndfile keeps. */
+typedef SF_BROADCAST_INFO_VAR(16384) gf_bext;
+typedef SF_CART_INFO_VAR(16384) gf_cart;
+
+enum { NSTR = SF_STR_LAST - SF_STR_FIRST + 1 };
+
+struct gf_meta {
+    int channels;
+    int *map;            /* channel layout (SF_CHANNEL_MAP_*), or NULL */
+    char *strings[NSTR]; /* by SF_STR_* - SF_STR_FIRST, NULL where absent */
+    gf_bext *bext;       /* or NULL */
+    gf_cart *cart;       /* or NULL */
+    void *cues;          /* SF_CUES_VAR(ncues), or NULL */
+    uint32_t ncues;
+    SF_INSTRUMENT *inst; /* or NULL */
+};
+
+/* The strings' names, for messages; NULL for codes libsndfile leaves out. */
+static const char *string_name(int code)
+{
+    switch (code) {
+    case SF_STR_TITLE:
+        return "title";
+    case SF_STR_COPYRIGHT:
+        return "copyright";
+    case SF_STR_SOFTWARE:
+        return "software";
+    case SF_STR_ARTIST:
+        return "artist";
+    case SF_STR_COMMENT:
+        return "comment";
+    case SF_STR_DATE:
+        return "date";
+    case SF_STR_ALBUM:
+        return "album";
+    case SF_STR_LICENSE:
+        return "license";
+    case SF_STR_TRACKNUMBER:
+        return "track number";
+    case SF_STR_GENRE:
+        return "genre";
+    }
+    return NULL;
+}
+
+/* *p = a copy of what command cmd reads into `size` bytes, or NULL when
+ * the file has none; -1 when out of memory. */
+static int get_block(SNDFILE *sf, int cmd, size_t size, void **p)
+{
+    *p = calloc(1, size);
+    if (!*p)
+        return -1;
+    if (sf_command(sf, cmd, *p, (int)size) != SF_TRUE) {
+        free(*p);
+        *p = NULL;
+    }
+    return 0;
+}
+
+/* Sizes that libsndfile read are within its own limits; a file's own
+ * field could still claim more than the structure holds. */
+static void clamp_sizes(gf_meta *m)
+{
+    if (m->bext && m->bext->coding_history_size > sizeof m->bext->coding_history - 1)
+        m->bext->coding_history_size = sizeof m->bext->coding_history - 1;
+    if (m->cart && m->cart->tag_text_size > sizeof m->cart->tag_text - 1)
+        m->cart->tag_text_size = sizeof m->cart->tag_text - 1;
+}
+
+int gf_meta_read(SNDFILE *sf, int channels, gf_meta **out)
+{
+    gf_meta *m = *out = calloc(1, sizeof *m);
+    if (!m)
+        return -1;
+    m->channels = channels;
+    int rc =
+        get_block(sf, SFC_GET_CHANNEL_MAP_INFO, (size_t)channels * sizeof(int), (void **)&m->map);
+    for (int i = 0; !rc && i < NSTR; i++) {
+        const char *v = string_name(SF_STR_FIRST + i) ? sf_get_string(sf, SF_STR_FIRST + i) : NULL;
+        if (v && *v && !(m->strings[i] = strdup(v)))
+            rc = -1;
+    }
+    if (!rc)
+        rc = get_block(sf, SFC_GET_BROADCAST_INFO, sizeof(gf_bext), (void **)&m->bext);
+    if (!rc)
+        rc = get_block(sf, SFC_GET_CART_INFO, sizeof(gf_cart), (void **)&m->cart);
+    if (!rc)
+        rc = get_block(sf, SFC_GET_INSTRUMENT, sizeof(SF_INSTRUMENT), (void **)&m->inst);
+    if (!rc && sf_command(sf, SFC_GET_CUE_COUNT, &m->ncues, sizeof m->ncues) == SF_TRUE &&
+        m->ncues > 0)
+        rc = get_block(sf, SFC_GET_CUE, sizeof(uint32_t) + m->ncues * sizeof(SF_CUE_POINT),
+                       &m->cues);
+    if (rc) {
+        gf_meta_free(m);
+        *out = NULL;
+        return rc;
+    }
+    clamp_sizes(m);
+    return 0;
+}
+
+int gf_meta_has_layout(const gf_meta *m)
+{
+    return m && m->map;
+}
+
+/* ", what" onto the list in buf. */
+static void add_lost(char *buf, size_t n, const char *what)
+{
+    const size_t used = strlen(buf);
+    snprintf(buf + used, n - used, "%s%s", used ? ", " : "", what);
+}
+
+void gf_meta_write(SNDFILE *sf, const gf_meta *m, char *lost, size_t n)
+{
+    lost[0] = '\0';
+    if (!m)
+        return;
+    if (m->map &&
+        sf_command(sf, SFC_SET_CHANNEL_MAP_INFO, m->map, m->channels * (int)sizeof(int)) != SF_TRUE)
+        add_lost(lost, n, "channel layout");
+    for (int i = 0; i < NSTR; i++)
+        if (m->strings[i] && sf_set_string(sf, SF_STR_FIRST + i, m->strings[i]) != 0)
+            add_lost(lost, n, string_name(SF_STR_FIRST + i));
+    /* libsndfile takes these at their own size, not its largest. */
+    if (m->bext && sf_command(sf, SFC_SET_BROADCAST_INFO, m->bext,
+                              (int)(offsetof(gf_bext, coding_history) +
+                                    m->bext->coding_history_size)) != SF_TRUE)
+        add_lost(lost, n, "broadcast (bext) chunk");
+    if (m->cart &&
+        sf_command(sf, SFC_SET_CART_INFO, m->cart,
+                   (int)(offsetof(gf_cart, tag_text) + m->cart->tag_text_size)) != SF_TRUE)
+        add_lost(lost, n, "cart chunk");
+    if (m->cues && sf_command(sf, SFC_SET_CUE, m->cues,
+                              (int)(sizeof(uint32_t) + m->ncues * sizeof(SF_CUE_POINT))) != SF_TRUE)
+        add_lost(lost, n, "cue points");
+    if (m->inst && sf_command(sf, SFC_SET_INSTRUMENT, m->inst, sizeof(SF_INSTRUMENT)) != SF_TRUE)
+        add_lost(lost, n, "instrument (sampler) data");
+}
+
+void gf_meta_missing(SNDFILE *written, const gf_meta *m, char *lost, size_t n)
+{
+    lost[0] = '\0';
+    if (!m)
+        return;
+    gf_meta *w = NULL;
+    if (gf_meta_read(written, m->channels, &w) != 0)
+        return; /* out of memory: nothing to say */
+    if (m->map && (!w->map || memcmp(m->map, w->map, (size_t)m->channels * sizeof(int)) != 0))
+        add_lost(lost, n, "channel layout");
+    for (int i = 0; i < NSTR; i++)
+        if (m->strings[i] && !w->strings[i])
+            add_lost(lost, n, string_name(SF_STR_FIRST + i));
+    if (m->bext && !w->bext)
+        add_lost(lost, n, "broadcast (bext) chunk");
+    if (m->cart && !w->cart)
+        add_lost(lost, n, "cart chunk");
+    if (m->ncues > w->ncues)
+        add_lost(lost, n, "cue points");
+    if (m->inst && !w->inst)
+        add_lost(lost, n, "instrument (sampler) data");
+    gf_meta_free(w);
+}
+
+void gf_meta_free(gf_meta *m)
+{
+    if (!m)
+        return;
+    free(m->map);
+    for (int i = 0; i < NSTR; i++)
+        free(m->strings[i]);
+    free(m->bext);
+    free(m->cart);
+    free(m->cues);
+    free(m->inst);
+    free(m);
 }

@@ -1,6 +1,7 @@
 /*
- * libsndfile's format codes, for the sndfile handlers only: bit depths, the
- * headerless format that carries a subtype, names.
+ * libsndfile for the sndfile handlers only: format codes (bit depths, the
+ * headerless format that carries a subtype, names), libsndfile's messages
+ * in gpufilt's words, and what a file says besides its samples (gf_meta).
  */
 #ifndef GF_SNDFILE_FORMAT_H
 #define GF_SNDFILE_FORMAT_H
@@ -13,6 +14,10 @@
 /* Bits of an integer PCM subtype (read and written as integers), 0 for
  * anything else. */
 int gf_sf_pcm_bits(int sf_format);
+
+/* Bytes per sample of an uncompressed subtype (PCM, float, mu-law, A-law),
+ * 0 for anything else. */
+size_t gf_sf_sample_bytes(int sf_format);
 
 /* The headerless format that carries a subtype without loss (f32le for
  * encodings that are not plain PCM or float). */
@@ -32,5 +37,25 @@ void gf_sf_reason(const char *msg, char *buf, size_t n);
 /* gf_sf_reason of sf_strerror(sf) (sf NULL: the last failed open) into buf;
  * returns buf. */
 const char *gf_sf_why(SNDFILE *sf, char *buf, size_t n);
+
+/*
+ * What a file says besides its samples, carried from input to output: the
+ * channel layout (e.g. a WAVE_FORMAT_EXTENSIBLE mask), the strings (title,
+ * artist, comment, ...), the bext (Broadcast WAVE) and cart chunks, cue
+ * points and instrument data. The type is declared in io.h.
+ */
+/* Read sf's; 0 with *m set (possibly holding nothing), -1 out of memory. */
+int gf_meta_read(SNDFILE *sf, int channels, gf_meta **m);
+/* Non-zero when m holds a channel layout. */
+int gf_meta_has_layout(const gf_meta *m);
+/* Give sf (open for writing, nothing written yet) everything m holds (m
+ * may be NULL); what libsndfile refuses is listed in lost ("" for
+ * nothing). libsndfile accepts some that its container then drops: where
+ * the file can be read back, gf_meta_missing tells the truth. */
+void gf_meta_write(SNDFILE *sf, const gf_meta *m, char *lost, size_t n);
+/* What of m the file `written` (now open for reading) does not hold, as a
+ * list ("channel layout, license, cue points") in lost; "" for nothing. */
+void gf_meta_missing(SNDFILE *written, const gf_meta *m, char *lost, size_t n);
+void gf_meta_free(gf_meta *m);
 
 #endif /* GF_SNDFILE_FORMAT_H */

@@ -16,18 +16,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct sf_sink {
     SNDFILE *sf;
-    int sf_format;
+    int sf_format;        /* as written (after close: RF64, or the WAVEX it became) */
     int pcm_bits;         /* > 0: integer PCM of that many bits, written with sf_writef_int */
     int float_clips;      /* an encoding libsndfile converts from float: clipped first */
     int32_t *ibuf;        /* max_block frames of quantised samples (integer PCM) */
     void *fbuf;           /* max_block frames of clipped samples (float_clips) */
     size_t unsynced;      /* samples written since writeback was last started */
     struct pipe_vio *vio; /* FLAC on a pipe (below) */
+    uint64_t limit;       /* bytes the container can describe; 0: no limit */
+    int rf64_auto;        /* RF64 that libsndfile writes as WAV while under 4 GiB */
+    const gf_meta *meta;  /* the input's, to check against the file written */
+    char lost[256];       /* what of meta libsndfile refused ("" for nothing) */
 } sf_sink;
+
+/* Containers whose sizes are 32-bit fields (AIFF, WAV's own, ...) describe
+ * at most this many bytes; HEADROOM is kept free for what is written at
+ * close (header, strings, cue points). AU writes "unknown length" past 2
+ * GiB and is read to its end, as are headerless samples. */
+#define SIZE_LIMIT_32 ((uint64_t)0xFFFFFFFF)
+#define HEADROOM      ((uint64_t)1 << 20)
+/* A WAV whose data may pass 2 GiB (or whose length is unknown) is written
+ * as RF64 with libsndfile's automatic downgrade: a WAV (with
+ * WAVE_FORMAT_EXTENSIBLE) when it ends under 4 GiB, RF64 past that. */
+#define RF64_FROM ((uint64_t)1 << 31)
 
 static const struct {
     const char *name;
@@ -177,8 +193,79 @@ static void warn_narrower(const char *path, int in_format, int out_format)
                 name, what, in_float ? " (beyond +-1 they clip)" : "");
 }
 
+static uint64_t size_limit(int format)
+{
+    switch (format & SF_FORMAT_TYPEMASK) {
+    case SF_FORMAT_RAW:
+    case SF_FORMAT_AU:
+    case SF_FORMAT_W64:
+    case SF_FORMAT_CAF:
+    case SF_FORMAT_RF64:
+    case SF_FORMAT_FLAC:
+    case SF_FORMAT_OGG:
+    case SF_FORMAT_IRCAM:
+    case SF_FORMAT_PAF:
+        return 0;
+    }
+    return SIZE_LIMIT_32;
+}
+
+/* RF64 takes these subtypes (libsndfile 1.2's rf64.c). */
+static int rf64_subtype(int format)
+{
+    switch (format & SF_FORMAT_SUBMASK) {
+    case SF_FORMAT_PCM_U8:
+    case SF_FORMAT_PCM_16:
+    case SF_FORMAT_PCM_24:
+    case SF_FORMAT_PCM_32:
+    case SF_FORMAT_FLOAT:
+    case SF_FORMAT_DOUBLE:
+    case SF_FORMAT_ULAW:
+    case SF_FORMAT_ALAW:
+        return 1;
+    }
+    return 0;
+}
+
+/* Bytes of samples for `frames` frames of info's format, or 0 when
+ * unknown (a stream, an encoding that is not plain samples). */
+static uint64_t data_bytes(const SF_INFO *info, int64_t frames)
+{
+    return frames < 0
+               ? 0
+               : (uint64_t)frames * (uint64_t)info->channels * gf_sf_sample_bytes(info->format);
+}
+
+/* The name of a format's container: "AIFF (Apple/SGI)". */
+static void container_name(int format, char *buf, size_t n)
+{
+    gf_sf_format_name(format, buf, n);
+    char *slash = strstr(buf, " / ");
+    if (slash)
+        *slash = '\0';
+}
+
+/* Where a container's sizes would wrap: refused before anything is written
+ * when the length is known. A WAV that may grow past 2 GiB becomes RF64 at
+ * open (open_encoder); other WAV encodings stop at the limit like AIFF. */
+static int check_size(const char *path, const SF_INFO *info, int64_t frames, char *err, size_t n)
+{
+    const uint64_t limit = size_limit(info->format), bytes = data_bytes(info, frames);
+    const int wav = (info->format & SF_FORMAT_TYPEMASK) == SF_FORMAT_WAV ||
+                    (info->format & SF_FORMAT_TYPEMASK) == SF_FORMAT_WAVEX;
+    if (!limit || (wav && rf64_subtype(info->format)) || bytes + HEADROOM <= limit)
+        return 0;
+    char name[128], size[32];
+    container_name(info->format, name, sizeof name);
+    snprintf(err, n,
+             "output '%s' would hold %s of samples: %s cannot describe more than 4 GiB; write "
+             "W64, CAF or RF64 instead (e.g. --out-format caf)",
+             path, gf_cli_bytes(size, sizeof size, bytes), name);
+    return GF_EXIT_OUTPUT;
+}
+
 static int choose_format(const char *path, const gf_format *in_fmt, const char *out_format,
-                         SF_INFO *info, char *err, size_t n)
+                         const gf_sink_opts *o, SF_INFO *info, char *err, size_t n)
 {
     /* The input's container, or headerless samples as libsndfile's RAW. */
     const SF_INFO in = {
@@ -192,6 +279,9 @@ static int choose_format(const char *path, const gf_format *in_fmt, const char *
     int rc = pick_format(path, &in, out_format, &info->format, &implied, err, n);
     if (rc)
         return rc;
+    /* A channel layout needs WAVE_FORMAT_EXTENSIBLE. */
+    if ((info->format & SF_FORMAT_TYPEMASK) == SF_FORMAT_WAV && gf_meta_has_layout(o->meta))
+        info->format = (info->format & ~SF_FORMAT_TYPEMASK) | SF_FORMAT_WAVEX;
     const int major = info->format & SF_FORMAT_TYPEMASK;
     if (info->samplerate <= 0) {
         if (major != SF_FORMAT_RAW) {
@@ -214,7 +304,7 @@ static int choose_format(const char *path, const gf_format *in_fmt, const char *
     }
     if (implied)
         warn_narrower(path, in.format, info->format);
-    return 0;
+    return check_size(path, info, o->frames, err, n);
 }
 
 /* Round and clip to a left-justified 32-bit integer for sf_writef_int. */
@@ -238,12 +328,35 @@ static int is_float_subtype(int format)
     return sub == SF_FORMAT_FLOAT || sub == SF_FORMAT_DOUBLE;
 }
 
+/* A container with 32-bit sizes stops short of them rather than wrap: the
+ * file so far and `count` more frames (2 bytes a sample for encodings that
+ * compress) must leave HEADROOM. */
+static int past_limit(gf_sink *k, const sf_sink *f, size_t count, char *err, size_t n)
+{
+    struct stat st;
+    if (!f->limit || fstat(k->out.fd, &st) != 0)
+        return 0;
+    const size_t sb = gf_sf_sample_bytes(f->sf_format);
+    const uint64_t more = (uint64_t)count * (uint64_t)k->fmt.channels * (sb ? sb : 2);
+    if ((uint64_t)st.st_size + more + HEADROOM <= f->limit)
+        return 0;
+    char name[128];
+    container_name(f->sf_format, name, sizeof name);
+    snprintf(err, n,
+             "output '%s': %s cannot describe more than 4 GiB; stopped after %lld frames (write "
+             "W64, CAF or RF64 instead, e.g. --out-format caf)",
+             k->out.name, name, (long long)k->frames_written);
+    return GF_EXIT_OUTPUT;
+}
+
 static int sf_write(gf_sink *k, gf_precision p, const void *frames, size_t count, char *err,
                     size_t n)
 {
     sf_sink *f = k->state;
     const size_t C = (size_t)k->fmt.channels, ns = count * C;
     sf_count_t wrote;
+    if (past_limit(k, f, count, err, n))
+        return GF_EXIT_OUTPUT;
     if (f->pcm_bits) {
         const double scale = ldexp(1.0, f->pcm_bits - 1), shift = ldexp(1.0, 32 - f->pcm_bits);
         if (p == GF_PRECISION_F32)
@@ -290,6 +403,37 @@ static int sf_write(gf_sink *k, gf_precision p, const void *frames, size_t count
     return 0;
 }
 
+/* The file as written, read back where it can be: its format (an RF64
+ * written as WAV under 4 GiB is WAVEX), and what of the input's metadata
+ * its container kept (libsndfile accepts some it then drops). */
+static void check_written(gf_sink *k, sf_sink *f)
+{
+    const int fd = k->out.seekable ? dup(k->out.fd) : -1;
+    SF_INFO info;
+    memset(&info, 0, sizeof info);
+    SNDFILE *sf = NULL;
+    if (fd >= 0 &&
+        (lseek(fd, 0, SEEK_SET) != 0 || !(sf = sf_open_fd(fd, SFM_READ, &info, SF_TRUE))))
+        close(fd); /* e.g. standard output opened write-only: libsndfile's word stands */
+    if (sf) {
+        f->sf_format = info.format;
+        gf_meta_missing(sf, f->meta, f->lost, sizeof f->lost);
+        sf_close(sf);
+    }
+    if (f->lost[0]) {
+        char name[128];
+        if (f->rf64_auto)
+            snprintf(name, sizeof name,
+                     "RF64, as a WAV of unknown length or past 2 GiB is "
+                     "written,");
+        else
+            container_name(f->sf_format, name, sizeof name);
+        const int dash = !k->out.target && strcmp(k->out.name, "standard output") == 0;
+        gf_cli_warn("%s%s%s: %s does not keep the input's %s", dash ? "" : "output '", k->out.name,
+                    dash ? "" : "'", name, f->lost);
+    }
+}
+
 /* sf_close rewrites the header. */
 static int sf_finish(gf_sink *k, char *err, size_t n)
 {
@@ -302,6 +446,7 @@ static int sf_finish(gf_sink *k, char *err, size_t n)
         snprintf(err, n, "writing output '%s': %s", k->out.name, why);
         return GF_EXIT_OUTPUT;
     }
+    check_written(k, f);
     return 0;
 }
 
@@ -392,10 +537,18 @@ static sf_count_t vio_tell(void *u)
     return ((pipe_vio *)u)->pos;
 }
 
-/* Open the encoder on the sink's outfile. */
-static int open_encoder(gf_sink *k, sf_sink *f, const char *path, SF_INFO *info, char *err,
-                        size_t n)
+/* Open the encoder on the sink's outfile; a WAV that may pass 2 GiB (or
+ * whose length is unknown) as RF64 that libsndfile writes as WAV while it
+ * stays under 4 GiB. */
+static int open_encoder(gf_sink *k, sf_sink *f, const char *path, SF_INFO *info, int64_t frames,
+                        char *err, size_t n)
 {
+    const int major = info->format & SF_FORMAT_TYPEMASK;
+    if (k->out.seekable && (major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX) &&
+        rf64_subtype(info->format) && (frames < 0 || data_bytes(info, frames) > RF64_FROM)) {
+        info->format = (info->format & ~SF_FORMAT_TYPEMASK) | SF_FORMAT_RF64;
+        f->rf64_auto = 1;
+    }
     if (!k->out.seekable && (info->format & SF_FORMAT_TYPEMASK) == SF_FORMAT_FLAC) {
         static SF_VIRTUAL_IO vio = {vio_len, vio_seek, vio_read, vio_write, vio_tell};
         if (!(f->vio = calloc(1, sizeof *f->vio))) {
@@ -430,6 +583,10 @@ static int open_encoder(gf_sink *k, sf_sink *f, const char *path, SF_INFO *info,
         snprintf(err, n, "cannot write output '%s': %s", path, gf_sf_why(NULL, why, sizeof why));
         return GF_EXIT_OUTPUT;
     }
+    if (f->rf64_auto)
+        sf_command(f->sf, SFC_RF64_AUTO_DOWNGRADE, NULL, SF_TRUE);
+    f->sf_format = info->format;
+    f->limit = size_limit(info->format);
     return 0;
 }
 
@@ -439,7 +596,7 @@ int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, cons
     memset(k, 0, sizeof *k);
     k->out.fd = -1;
     SF_INFO info;
-    int rc = choose_format(path, in, out_format, &info, err, n);
+    int rc = choose_format(path, in, out_format, o, &info, err, n);
     if (rc)
         return rc;
     if ((rc = gf_outfile_open(&k->out, "output", path, &o->out, err, n)) != 0)
@@ -452,6 +609,11 @@ int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, cons
     }
     k->ops = &sndfile_sink_ops;
     k->state = f;
+    f->meta = o->meta;
+    if ((rc = open_encoder(k, f, path, &info, o->frames, err, n)) != 0) {
+        gf_sink_abort(k);
+        return rc;
+    }
     k->fmt = (gf_format){
         .channels = info.channels,
         .rate = info.samplerate,
@@ -459,11 +621,7 @@ int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, cons
         .sample = gf_sf_raw_for(info.format),
         .container = info.format,
     };
-    f->sf_format = info.format;
-    if ((rc = open_encoder(k, f, path, &info, err, n)) != 0) {
-        gf_sink_abort(k);
-        return rc;
-    }
+    gf_meta_write(f->sf, o->meta, f->lost, sizeof f->lost);
     const size_t samples = max_block * (size_t)info.channels;
     f->pcm_bits = gf_sf_pcm_bits(info.format);
     /* Lossy and companded encodings are converted from float by

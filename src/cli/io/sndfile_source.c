@@ -17,35 +17,13 @@ typedef struct sf_source {
     int32_t *ibuf;
 } sf_source;
 
-/* Bytes per sample of an uncompressed subtype, 0 for anything else. */
-static size_t plain_sample_bytes(int format)
-{
-    switch (format & SF_FORMAT_SUBMASK) {
-    case SF_FORMAT_PCM_S8:
-    case SF_FORMAT_PCM_U8:
-    case SF_FORMAT_ULAW:
-    case SF_FORMAT_ALAW:
-        return 1;
-    case SF_FORMAT_PCM_16:
-        return 2;
-    case SF_FORMAT_PCM_24:
-        return 3;
-    case SF_FORMAT_PCM_32:
-    case SF_FORMAT_FLOAT:
-        return 4;
-    case SF_FORMAT_DOUBLE:
-        return 8;
-    }
-    return 0;
-}
-
 /* On a pipe libsndfile waits until a read's request is filled: ask for the
  * complete frames that have arrived (at least one) so a slow stream is not
  * held back. */
 static size_t frames_waiting(const gf_source *s, size_t frames)
 {
     const sf_source *f = s->state;
-    const size_t fb = plain_sample_bytes(f->sf_format) * (size_t)s->fmt.channels;
+    const size_t fb = gf_sf_sample_bytes(f->sf_format) * (size_t)s->fmt.channels;
     int avail = 0;
     if (fb == 0)
         return frames < 1024 ? frames : 1024;
@@ -90,6 +68,8 @@ static void sf_source_close(gf_source *s)
     sf_source *f = s->state;
     if (!f)
         return;
+    gf_meta_free(s->meta);
+    s->meta = NULL;
     if (f->sf)
         sf_close(f->sf);
     free(f->ibuf);
@@ -218,7 +198,8 @@ int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, cha
     if (!s->streaming)
         find_header_note(s, f->sf);
     f->pcm = gf_sf_pcm_bits(info.format) > 0;
-    if (f->pcm && !(f->ibuf = malloc(max_block * (size_t)info.channels * sizeof(int32_t)))) {
+    if (gf_meta_read(f->sf, info.channels, &s->meta) != 0 ||
+        (f->pcm && !(f->ibuf = malloc(max_block * (size_t)info.channels * sizeof(int32_t))))) {
         snprintf(err, n, "out of memory");
         gf_source_close(s);
         return GF_EXIT_INTERNAL;
