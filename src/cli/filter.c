@@ -236,10 +236,17 @@ static int open_input(run *r)
     if (o->rate && !o->raw && o->rate != r->src.fmt.rate)
         gf_cli_warn("--rate %d ignored: %s says %d Hz", o->rate, r->src.path, r->src.fmt.rate);
     if (r->src.header_note[0] && !o->allow_truncated) {
-        gf_cli_error("input '%s' is truncated: header and data disagree (%s); "
-                     "--allow-truncated filters the %lld frames that exist",
+        gf_cli_error("input '%s' is truncated: %s; --allow-truncated filters the %lld frames "
+                     "that exist",
                      o->in_path, r->src.header_note, (long long)r->src.fmt.frames);
         return GF_EXIT_INPUT;
+    }
+    if (r->src.stray) {
+        char size[32];
+        gf_cli_warn("input '%s': %s after the %lld frames its header gives are neither chunks nor "
+                    "padding (the header may say too little); only those frames are filtered",
+                    o->in_path, gf_cli_bytes(size, sizeof size, r->src.stray),
+                    (long long)r->src.fmt.frames);
     }
     return GF_EXIT_OK;
 }
@@ -451,15 +458,20 @@ static int finish_stream(run *r)
             return rc;
     } else {
         if (gf_source_truncated(&r->src)) {
+            char why[sizeof r->src.header_note];
+            if (r->src.header_note[0])
+                snprintf(why, sizeof why, "%s", r->src.header_note);
+            else
+                snprintf(why, sizeof why, "its header promises %lld frames, the file holds %lld",
+                         (long long)r->src.fmt.frames, (long long)r->src.frames_read);
             if (!o->allow_truncated) {
-                gf_cli_error(
-                    "input '%s' is truncated: header promises %lld frames, data holds %lld",
-                    o->in_path, (long long)r->src.fmt.frames, (long long)r->src.frames_read);
+                gf_cli_error("input '%s' is truncated: %s; --allow-truncated filters the %lld "
+                             "frames that exist",
+                             o->in_path, why, (long long)r->src.frames_read);
                 return GF_EXIT_INPUT;
             }
             gf_cli_warn("input '%s' is truncated (%s); filtered the %lld frames that exist",
-                        o->in_path, r->src.header_note[0] ? r->src.header_note : "short read",
-                        (long long)r->src.frames_read);
+                        o->in_path, why, (long long)r->src.frames_read);
         }
         if ((rc = flush(r, r->e, 0)) != 0 || (r->ref && (rc = flush(r, r->ref, 1)) != 0))
             return rc;
@@ -552,7 +564,7 @@ static int commit(run *r)
                     dash ? "standard output" : r->o->out_path, dash ? "" : "'");
     }
     if (r->src.trailing) {
-        const size_t fbytes = (size_t)r->src.fmt.channels * gf_raw_sample_bytes(r->src.fmt.sample);
+        const size_t fbytes = r->src.frame_bytes;
         gf_cli_warn("input ended inside a frame: dropped the last %llu byte%s (a frame is %zu "
                     "bytes); filtered the %lld complete frames",
                     (unsigned long long)r->src.trailing, r->src.trailing == 1 ? "" : "s", fbytes,

@@ -18,9 +18,9 @@ if [ "$(id -u)" != 0 ]; then
     expect 3 "${E}cannot open input 'locked.wav': Permission denied" locked.wav out.wav --taps 5
 fi
 head -c 100044 in.wav >trunc.wav
-expect 3 "${E}input 'trunc.wav' is truncated: header and data disagree (data : 192000 (should be 100000)); --allow-truncated filters the 25000 frames that exist" trunc.wav out.wav --taps 5
+expect 3 "${E}input 'trunc.wav' is truncated: its header promises 48000 frames, the file holds 25000; --allow-truncated filters the 25000 frames that exist" trunc.wav out.wav --taps 5
 expect_no_output out.wav
-expect 0 "gpufilt: warning: input 'trunc.wav' is truncated (data : 192000 (should be 100000)); filtered the 25000 frames that exist" trunc.wav tout.wav --taps 5 --quiet --allow-truncated
+expect 0 "gpufilt: warning: input 'trunc.wav' is truncated (its header promises 48000 frames, the file holds 25000); filtered the 25000 frames that exist" trunc.wav tout.wav --taps 5 --quiet --allow-truncated
 assert_eq "frames filtered from a truncated input" "$("$SFTOOL" frames tout.wav)" 25000
 
 # Usage problems: exit 2.

@@ -67,8 +67,12 @@ struct gf_source {
     int is_stdin;          /* reading standard input */
     int streaming;         /* input arrives over time (pipe, terminal): pass on what is there */
     int64_t frames_read;   /* frames delivered so far */
-    uint64_t trailing;     /* bytes of an incomplete last frame, dropped (headerless input) */
-    char header_note[160]; /* a container's note that header and data disagree, or "" */
+    size_t frame_bytes;    /* bytes a frame takes in the input; 0 for encodings that compress */
+    uint64_t trailing;     /* bytes of an incomplete last frame, dropped */
+    uint64_t stray;        /* bytes after the samples a WAV or AIFF header gives that are
+                              neither chunks nor padding: the header may say too little */
+    char header_note[512]; /* why the input is truncated (header and data disagree, or
+                              decoding stopped early), or "" */
     gf_meta *meta;         /* what the file says besides its samples; NULL: nothing */
 };
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int gf_sf_pcm_bits(int format)
 {
@@ -349,4 +350,129 @@ void gf_meta_free(gf_meta *m)
     free(m->cues);
     free(m->inst);
     free(m);
+}
+
+/* ---- where a WAV or AIFF file's samples are ---- */
+
+/* Chunks looked at, at most: a file with more is not scanned further. */
+#define MAX_CHUNKS 100000
+/* Bytes after the data read to tell zero padding from stray bytes. */
+#define PAD_PROBE 65536
+
+typedef struct scan {
+    int fd;
+    uint64_t size; /* of the file */
+    int big;       /* big-endian sizes (RIFX, AIFF) */
+} scan;
+
+static int read_at(const scan *c, uint64_t pos, void *buf, size_t len)
+{
+    if (pos > c->size || c->size - pos < len)
+        return -1;
+    return pread(c->fd, buf, len, (off_t)pos) == (ssize_t)len ? 0 : -1;
+}
+
+static uint64_t get32(const scan *c, const unsigned char *b)
+{
+    return c->big ? (uint64_t)b[0] << 24 | (uint64_t)b[1] << 16 | (uint64_t)b[2] << 8 | b[3]
+                  : (uint64_t)b[3] << 24 | (uint64_t)b[2] << 16 | (uint64_t)b[1] << 8 | b[0];
+}
+
+static uint64_t get64le(const unsigned char *b)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | b[i];
+    return v;
+}
+
+/* A chunk id as writers make them: four printable ASCII characters. */
+static int is_chunk_id(const unsigned char *id)
+{
+    for (int i = 0; i < 4; i++)
+        if (id[i] < 0x20 || id[i] > 0x7E)
+            return 0;
+    return 1;
+}
+
+/* Bytes from pos to the end that are not well-formed chunks (a final pad
+ * byte, and zero padding as recorders leave it, are not counted). */
+static uint64_t stray_bytes(const scan *c, uint64_t pos)
+{
+    for (int k = 0; k < MAX_CHUNKS && pos + 8 <= c->size; k++) {
+        unsigned char h[8];
+        if (read_at(c, pos, h, 8) != 0 || !is_chunk_id(h))
+            break;
+        const uint64_t len = get32(c, h + 4);
+        if (len > c->size - pos - 8)
+            break;
+        pos += 8 + len + (len & 1);
+    }
+    if (pos + 1 >= c->size) /* the end, or a final pad byte */
+        return 0;
+    unsigned char probe[4096];
+    const uint64_t rest = c->size - pos;
+    for (uint64_t at = 0; at < rest && at < PAD_PROBE; at += sizeof probe) {
+        const size_t len = rest - at < sizeof probe ? (size_t)(rest - at) : sizeof probe;
+        if (read_at(c, pos + at, probe, len) != 0)
+            return rest;
+        for (size_t i = 0; i < len; i++)
+            if (probe[i])
+                return rest;
+    }
+    return 0;
+}
+
+/* The data chunk's place and declared size: WAV's "data" (its size from
+ * ds64 in RF64), AIFF's "SSND" (past its offset field). */
+static int find_data(const scan *c, int rf64, int aiff, gf_extent *x)
+{
+    uint64_t pos = 12, ds64_data = 0;
+    for (int k = 0; k < MAX_CHUNKS && pos + 8 <= c->size; k++) {
+        unsigned char h[16];
+        if (read_at(c, pos, h, 8) != 0)
+            return -1;
+        const uint64_t len = get32(c, h + 4);
+        if (rf64 && memcmp(h, "ds64", 4) == 0 && len >= 16 && read_at(c, pos + 8, h, 16) == 0)
+            ds64_data = get64le(h + 8);
+        else if (!aiff && memcmp(h, "data", 4) == 0) {
+            x->offset = pos + 8;
+            x->declared = rf64 && len == 0xFFFFFFFF ? ds64_data : len;
+            x->unknown = !rf64 && len == 0xFFFFFFFF;
+            return 0;
+        } else if (aiff && memcmp(h, "SSND", 4) == 0 && len >= 8 &&
+                   read_at(c, pos + 8, h + 8, 4) == 0) {
+            const uint64_t skip = get32(c, h + 8);
+            x->offset = pos + 16 + skip;
+            x->declared = len >= 8 + skip ? len - 8 - skip : 0;
+            return 0;
+        }
+        if (!is_chunk_id(h))
+            return -1;
+        pos += 8 + len + (len & 1);
+    }
+    return -1;
+}
+
+int gf_container_scan(int fd, uint64_t size, gf_extent *x)
+{
+    memset(x, 0, sizeof *x);
+    scan c = {.fd = fd, .size = size};
+    unsigned char h[12];
+    if (read_at(&c, 0, h, 12) != 0)
+        return -1;
+    const int riff = memcmp(h, "RIFF", 4) == 0, rifx = memcmp(h, "RIFX", 4) == 0,
+              rf64 = memcmp(h, "RF64", 4) == 0, form = memcmp(h, "FORM", 4) == 0;
+    const int wave = (riff || rifx || rf64) && memcmp(h + 8, "WAVE", 4) == 0;
+    const int aiff = form && (memcmp(h + 8, "AIFF", 4) == 0 || memcmp(h + 8, "AIFC", 4) == 0);
+    if (!wave && !aiff)
+        return -1;
+    c.big = rifx || aiff;
+    if (find_data(&c, rf64, aiff, x) != 0 || x->offset > size)
+        return -1;
+    const uint64_t avail = size - x->offset;
+    x->present = x->unknown || x->declared > avail ? avail : x->declared;
+    if (!x->unknown && x->declared < avail)
+        x->stray = stray_bytes(&c, x->offset + x->declared + (x->declared & 1));
+    return 0;
 }

@@ -58,4 +58,18 @@ void gf_meta_write(SNDFILE *sf, const gf_meta *m, char *lost, size_t n);
 void gf_meta_missing(SNDFILE *written, const gf_meta *m, char *lost, size_t n);
 void gf_meta_free(gf_meta *m);
 
+/* Where a WAV (RIFF, RIFX, RF64) or AIFF file's samples are, as its
+ * header says and as the file holds: what libsndfile does not tell. */
+typedef struct gf_extent {
+    uint64_t offset;   /* of the first byte of samples */
+    uint64_t declared; /* bytes of samples the header declares */
+    int unknown;       /* WAV's "length unknown" (0xFFFFFFFF, as streams write it) */
+    uint64_t present;  /* bytes of samples the file holds (to its end when unknown) */
+    uint64_t stray;    /* bytes after the declared data that are neither chunks nor
+                          zero padding: the header may say too little */
+} gf_extent;
+/* Scan the file open on fd (size bytes); 0 with *x set, -1 when it is not
+ * a WAV or AIFF file with a data chunk. Reads with pread only. */
+int gf_container_scan(int fd, uint64_t size, gf_extent *x);
+
 #endif /* GF_SNDFILE_FORMAT_H */

@@ -15,6 +15,7 @@ typedef struct sf_source {
     int sf_format;
     int pcm; /* integer PCM: read with sf_readf_int and scaled exactly */
     int32_t *ibuf;
+    int failed; /* a read failed after delivering frames: the next one reports it */
 } sf_source;
 
 /* On a pipe libsndfile waits until a read's request is filled: ask for the
@@ -33,10 +34,55 @@ static size_t frames_waiting(const gf_source *s, size_t frames)
     return k == 0 ? 1 : k < frames ? k : frames;
 }
 
+/* The data size a header gave, from libsndfile's log ("data : 4099"), or 0. */
+static uint64_t logged_data_size(SNDFILE *sf)
+{
+    char log[8192];
+    sf_command(sf, SFC_GET_LOG_INFO, log, sizeof log);
+    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+        unsigned long long said;
+        line += strspn(line, " ");
+        if (strncmp(line, "data :", 6) == 0 && sscanf(line + 6, "%llu", &said) == 1)
+            return said;
+    }
+    return 0;
+}
+
+/* The end of a WAV on a pipe: a data size that is not whole frames, every
+ * whole frame of it read, leaves a partial frame (dropped, exit 7, as for
+ * headerless input). A stream's "length unknown" (0xFFFFFFFF) says
+ * nothing: libsndfile does not tell what it left at the end. */
+static void stream_trailing(gf_source *s, SNDFILE *sf)
+{
+    const uint64_t fb = s->frame_bytes, said = fb ? logged_data_size(sf) : 0;
+    if (said && said != 0xFFFFFFFF && said % fb && (uint64_t)s->frames_read == said / fb)
+        s->trailing = said % fb;
+}
+
+/* A decoder that fails before the frames its header promised (a cut FLAC:
+ * "the FLAC decoder lost sync") has met a truncated or damaged file: the
+ * stream ends there and header_note says why (--allow-truncated decides).
+ * Anything else, a system error included, is a read error. */
+static int64_t read_failed(gf_source *s, sf_source *f, char *err, size_t n)
+{
+    char why[256];
+    gf_sf_why(f->sf, why, sizeof why);
+    if (!s->streaming && s->fmt.frames > s->frames_read && sf_error(f->sf) != SF_ERR_SYSTEM) {
+        snprintf(s->header_note, sizeof s->header_note,
+                 "decoding stopped after %lld of %lld frames: %s", (long long)s->frames_read,
+                 (long long)s->fmt.frames, why);
+        return 0;
+    }
+    snprintf(err, n, "reading input '%s': %s", s->path, why);
+    return -1;
+}
+
 static int64_t sf_read(gf_source *s, gf_precision p, void *out, size_t frames, char *err, size_t n)
 {
     sf_source *f = s->state;
     sf_count_t got;
+    if (f->failed)
+        return read_failed(s, f, err, n);
     const size_t C = (size_t)s->fmt.channels;
     if (s->streaming && s->is_stdin)
         frames = frames_waiting(s, frames);
@@ -54,11 +100,16 @@ static int64_t sf_read(gf_source *s, gf_precision p, void *out, size_t frames, c
     } else {
         got = sf_readf_double(f->sf, out, (sf_count_t)frames);
     }
-    if (got < 0 || sf_error(f->sf) != SF_ERR_NO_ERROR) {
-        char why[256];
-        snprintf(err, n, "reading input '%s': %s", s->path, gf_sf_why(f->sf, why, sizeof why));
-        return -1;
+    /* The frames decoded before an error go out first. */
+    f->failed = got < 0 || sf_error(f->sf) != SF_ERR_NO_ERROR;
+    if (f->failed && got > 0) {
+        s->frames_read += got;
+        return got;
     }
+    if (f->failed)
+        return read_failed(s, f, err, n);
+    if (got == 0 && s->streaming)
+        stream_trailing(s, f->sf);
     s->frames_read += got;
     return got;
 }
@@ -134,19 +185,50 @@ static void explain_open_failure(const gf_source *s, const char *path, char *err
 }
 
 /* libsndfile opens a truncated file with the frames that exist and notes
- * the mismatch in its log, e.g. "data : 192000 (should be 99956)". */
+ * the mismatch in its log, e.g. "data : 192000 (should be 99956)": for the
+ * containers gf_container_scan does not know. */
 static void find_header_note(gf_source *s, SNDFILE *sf)
 {
     char log[8192];
     sf_command(sf, SFC_GET_LOG_INFO, log, sizeof log);
     for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+        unsigned long long said, is;
         line += strspn(line, " ");
         if ((strncmp(line, "data", 4) == 0 || strncmp(line, "SSND", 4) == 0) &&
-            strstr(line, "should be")) {
-            snprintf(s->header_note, sizeof s->header_note, "%s", line);
+            sscanf(line, "%*4s : %llu (should be %llu)", &said, &is) == 2 && said > is) {
+            snprintf(s->header_note, sizeof s->header_note,
+                     "its header gives %llu bytes of samples, the file holds %llu", said, is);
             return;
         }
     }
+}
+
+/* A WAV or AIFF file, scanned: a header cut short, the streaming length
+ * 0xFFFFFFFF (read to the end, not truncated), bytes of a partial last
+ * frame (dropped, exit 7, as for headerless input), stray bytes after the
+ * samples the header gives. */
+static void check_extent(gf_source *s, const char *path, int format)
+{
+    gf_extent x;
+    struct stat st;
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    const int scanned =
+        fd >= 0 && fstat(fd, &st) == 0 && gf_container_scan(fd, (uint64_t)st.st_size, &x) == 0;
+    if (fd >= 0)
+        close(fd);
+    if (!scanned) {
+        find_header_note(s, ((sf_source *)s->state)->sf);
+        return;
+    }
+    const uint64_t fb = gf_sf_sample_bytes(format) * (uint64_t)s->fmt.channels;
+    if (fb == 0)
+        return;
+    if (x.declared > x.present && !x.unknown)
+        snprintf(s->header_note, sizeof s->header_note,
+                 "its header promises %llu frames, the file holds %llu",
+                 (unsigned long long)(x.declared / fb), (unsigned long long)(x.present / fb));
+    s->trailing = x.present % fb;
+    s->stray = x.stray;
 }
 
 int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, char *err, size_t n)
@@ -176,6 +258,7 @@ int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, cha
         return GF_EXIT_INPUT;
     }
     f->sf_format = info.format;
+    s->frame_bytes = gf_sf_sample_bytes(info.format) * (size_t)info.channels;
     s->fmt = (gf_format){
         .channels = info.channels,
         .rate = info.samplerate,
@@ -196,7 +279,7 @@ int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, cha
         return GF_EXIT_INPUT;
     }
     if (!s->streaming)
-        find_header_note(s, f->sf);
+        check_extent(s, path, info.format);
     f->pcm = gf_sf_pcm_bits(info.format) > 0;
     if (gf_meta_read(f->sf, info.channels, &s->meta) != 0 ||
         (f->pcm && !(f->ibuf = malloc(max_block * (size_t)info.channels * sizeof(int32_t))))) {
