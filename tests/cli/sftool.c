@@ -2,7 +2,7 @@
  * Test helper for the CLI tests, independent of gpufilt's own I/O code:
  *
  *   sftool gen FILE FORMAT CHANNELS RATE FRAMES PATTERN
- *       FORMAT: wav16 wav24 wav32 wavu8 wavf wavd aiff16 flac16 flac24
+ *       FORMAT: wav16 wav24 wav32 wavu8 wavf wavd aiff16 flac16 flac24 mp3
  *       PATTERN: noise (deterministic, full scale / 2), ramp (every 16-bit value
  *       once per channel, frames must be 65536), impulse:N (1/2 at frame N),
  *       nan:N (NaN at frame N, else 1/4: for float formats), value:X (every
@@ -40,6 +40,7 @@ static int format_of(const char *name)
         {"aiff16", SF_FORMAT_AIFF | SF_FORMAT_PCM_16},
         {"flac16", SF_FORMAT_FLAC | SF_FORMAT_PCM_16},
         {"flac24", SF_FORMAT_FLAC | SF_FORMAT_PCM_24},
+        {"mp3", SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (strcmp(name, t[i].name) == 0)

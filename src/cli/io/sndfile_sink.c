@@ -80,8 +80,12 @@ static int fit_subtype(int major, const SF_INFO *in)
 {
     SF_INFO t = *in;
     const int bits = gf_sf_pcm_bits(in->format);
+    /* The input's own subtype first, if it is plain samples: libsndfile's
+     * format check passes codecs it reads in a container but cannot write
+     * there (MP3 in WAV). */
+    const int plain = gf_sf_sample_bytes(in->format) > 0 || gf_sf_pcm_bits(in->format) > 0;
     const int tries[] = {
-        in->format & SF_FORMAT_SUBMASK,
+        plain ? in->format & SF_FORMAT_SUBMASK : SF_FORMAT_FLOAT,
         bits > 24   ? SF_FORMAT_PCM_32
         : bits > 16 ? SF_FORMAT_PCM_24
         : bits > 8  ? SF_FORMAT_PCM_16

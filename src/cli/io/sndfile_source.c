@@ -1,13 +1,18 @@
 /* Audio files (and containers on standard input) through libsndfile. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* tee */
+#endif
 #include "sndfile_format.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct sf_source {
@@ -231,6 +236,59 @@ static void check_extent(gf_source *s, const char *path, int format)
     s->stray = x.stray;
 }
 
+/* Up to n of the first bytes of a pipe on standard input, left in the pipe
+ * (tee(2)): how many (fewer only where the stream ends sooner), or -1
+ * where that cannot be known (not a pipe, no tee, a signal). */
+static ssize_t peek_stdin(unsigned char *buf, size_t n)
+{
+#ifdef __linux__
+    int p[2];
+    if (pipe(p) != 0)
+        return -1;
+    ssize_t got = -1;
+    for (int waits = 0; waits < 5000; waits++) {
+        got = tee(STDIN_FILENO, p[1], n, 0); /* waits for the first byte */
+        struct pollfd in = {.fd = STDIN_FILENO, .events = POLLIN};
+        if (got <= 0 || (size_t)got >= n || (poll(&in, 1, 0) == 1 && (in.revents & POLLHUP)))
+            break;
+        /* Fewer than n bytes so far: drop the copy, wait a little, again. */
+        unsigned char drop[64];
+        if (read(p[0], drop, (size_t)got) != got)
+            break;
+        const struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    if (got > 0 && read(p[0], buf, (size_t)got) != got)
+        got = -1;
+    close(p[0]);
+    close(p[1]);
+    return got;
+#else
+    (void)buf;
+    (void)n;
+    return -1;
+#endif
+}
+
+/* libsndfile 1.2 reads MPEG audio from a pipe out of bounds (its first
+ * frame, replayed to libmpg123, is taken from before its header buffer):
+ * a stream that starts like MP3 (an ID3v2 tag or an MPEG frame sync) is
+ * refused on a pipe; as a file it is read as usual. */
+static int refuse_mpeg_pipe(char *err, size_t n)
+{
+    struct stat st;
+    unsigned char b[3];
+    if (fstat(STDIN_FILENO, &st) != 0 || !S_ISFIFO(st.st_mode) || peek_stdin(b, 3) < 2)
+        return 0;
+    if (memcmp(b, "ID3", 3) != 0 && !(b[0] == 0xFF && (b[1] & 0xE0) == 0xE0))
+        return 0;
+    snprintf(err, n,
+             "standard input looks like MPEG audio (MP3), which libsndfile 1.2 does not read "
+             "safely from a pipe: give it as a file, or decode it first, e.g. "
+             "sox in.mp3 -t wav - | gpufilt - ...");
+    return GF_EXIT_INPUT;
+}
+
 int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, char *err, size_t n)
 {
     memset(s, 0, sizeof *s);
@@ -241,6 +299,8 @@ int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, cha
     if (rc)
         return rc;
     s->streaming = !S_ISREG(st.st_mode);
+    if (s->is_stdin && (rc = refuse_mpeg_pipe(err, n)) != 0)
+        return rc;
     sf_source *f = calloc(1, sizeof *f);
     if (!f) {
         snprintf(err, n, "out of memory");
