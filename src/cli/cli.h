@@ -31,6 +31,9 @@ enum {
     GF_EXIT_INTERRUPTED = 130 /* SIGINT or SIGTERM */
 };
 
+/* The default --hist-limit: 1 GiB of CSV or JSON lines. */
+#define GF_HIST_DEFAULT_LIMIT ((uint64_t)1 << 30)
+
 /* Headerless sample formats (FFmpeg's names), for --raw and --out-raw. */
 typedef enum gf_raw_format {
     GF_RAW_NONE = 0,
@@ -73,6 +76,7 @@ typedef struct gf_cli_options {
     int threads;
     const char *out_format; /* --out-format MAJOR[:SUBTYPE] or NULL */
     int verify, quiet, allow_truncated, sync;
+    int force; /* --force: replace a read-only OUT (or histogram file) */
 
     /* Raw streams (pipes): --raw, --out-raw, --channels, --rate. channels
      * and rate are 0 when not given; --raw requires --channels. */
@@ -85,8 +89,9 @@ typedef struct gf_cli_options {
     size_t hist_bins;  /* 1..GF_HIST_MAX_BINS, default 256 */
     size_t hist_block; /* frames; 0 = one second at the rate (65536 if unknown) */
     double hist_lo, hist_hi;
-    int hist_of_input; /* --hist-of input */
-    int hist_mix;      /* --hist-channels mix */
+    int hist_of_input;   /* --hist-of input */
+    int hist_mix;        /* --hist-channels mix */
+    uint64_t hist_limit; /* --hist-limit: bytes of --hist FILE at most; UINT64_MAX: none */
 
     /* Live audio: --live / --list-devices and their options. */
     int stats;
@@ -107,8 +112,10 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o);
 /* The --help text (help.c). */
 void gf_cli_help(FILE *f);
 
-/* "gpufilt: error: " / "gpufilt: warning: " + message + newline on stderr
- * (messages.c). */
+/* "gpufilt: error: " / "gpufilt: warning: " / "gpufilt: " + message +
+ * newline on stderr (messages.c). The message is escaped for the terminal
+ * (gf_cli_escape): names and strings from the command line and from files
+ * can be put in it as they are. */
 void gf_cli_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
@@ -119,6 +126,39 @@ void gf_cli_warn(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+void gf_cli_say(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/*
+ * src as the terminal should show it: valid UTF-8 text as it is; C0 and C1
+ * control characters, DEL and the marks and overrides that reorder text
+ * (U+061C, U+200E/F, U+202A..E, U+2066..9) as \xNN or \uNNNN; a byte that
+ * is not valid UTF-8 as \xNN. Writes at most n bytes (NUL included) to dst
+ * (may be NULL when n is 0) and returns the length of the whole result.
+ */
+size_t gf_cli_escape(char *dst, size_t n, const char *src);
+
+/* A size for messages: "512 bytes", "1 GiB", "6.13 GiB" (powers of 1024,
+ * three significant digits) into buf; returns buf. Inline: the histogram
+ * writer and the output files use it without the rest of the CLI. */
+static inline const char *gf_cli_bytes(char *buf, size_t n, uint64_t bytes)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)bytes / 1024;
+    int u = 0;
+    while (v >= 1024 && u < 5) {
+        v /= 1024;
+        u++;
+    }
+    if (bytes < 1024)
+        snprintf(buf, n, "%llu byte%s", (unsigned long long)bytes, bytes == 1 ? "" : "s");
+    else
+        snprintf(buf, n, "%.3g %s", v, units[u]);
+    return buf;
+}
 
 /* Seconds on a monotonic clock (clock.c). */
 double gf_now(void);
@@ -139,6 +179,13 @@ typedef struct gf_taps {
 } gf_taps;
 /* Load them; an exit code after a one-line error naming the file (and line). */
 int gf_taps_load(const gf_cli_options *o, gf_taps *t);
+/* The parsers gf_taps_load uses (exposed for the fuzz tests): a coefficient
+ * file's text from f (`path` names it in messages), or an impulse response
+ * file; taps beyond f32's range are refused when p is f32. *t must be
+ * zeroed; on success t->h, n and filters (and for an impulse response, the
+ * rate) are set. An exit code with a one-line message in err. */
+int gf_coeffs_parse(FILE *f, const char *path, gf_precision p, gf_taps *t, char *err, size_t n);
+int gf_ir_load(const char *path, gf_precision p, gf_taps *t, char *err, size_t n);
 /* Check them against the input's channels and rate (0: unknown); an exit
  * code after a one-line error. */
 int gf_taps_fit(const gf_taps *t, int channels, int rate);

@@ -60,6 +60,14 @@ typedef struct run {
 
 /* ---- moving frames ---- */
 
+/* A file in and a file out is all or nothing: after a signal nothing more
+ * is worth computing or writing. A stream (or a stream output, which
+ * cannot be taken back) ends with every frame filtered so far written. */
+static int abandoned(const run *r)
+{
+    return *r->stop && !r->src.streaming && !r->sink.out.stream;
+}
+
 /* The writer failed: a closed pipe ends the run quietly (like SIGPIPE
  * would, without the noise); anything else is an error. */
 static int output_failed(run *r)
@@ -86,7 +94,9 @@ static int stalled(run *r)
 static int collect_hist(run *r, gf_engine *e, int side)
 {
     gf_hist_record rec;
-    while (r->hist && gf_engine_hist_next(e, &rec)) {
+    /* Records can be many per chunk (small blocks, many bins): a signal is
+     * looked at before each. */
+    while (r->hist && !abandoned(r) && gf_engine_hist_next(e, &rec)) {
         if (side == 0) {
             r->hist_blocks++;
             int rc = gf_hist_out_write(r->hout, &rec, r->err, sizeof r->err);
@@ -139,7 +149,7 @@ static int drain(run *r, gf_engine *e, int side)
 /* Push n frames into engine e (side 0: backend, 1: reference). */
 static int feed(run *r, gf_engine *e, int side, const unsigned char *in, size_t n)
 {
-    while (n > 0) {
+    while (n > 0 && !abandoned(r)) {
         size_t used = 0;
         const double t0 = gf_now();
         gf_status st = gf_engine_push(e, in, n, &used);
@@ -198,8 +208,9 @@ static int open_input(run *r)
 {
     const gf_cli_options *o = r->o;
     if (strcmp(o->in_path, "-") == 0 && isatty(STDIN_FILENO)) {
-        gf_cli_error("standard input is a terminal: pipe samples in, e.g. "
-                     "sox in.wav -t f32 - | gpufilt - out.wav --raw f32le -c 2 --taps 5");
+        gf_cli_error("standard input is a terminal: pipe audio in, e.g. "
+                     "sox in.flac -t wav - | gpufilt - out.wav --taps 5 (headerless samples: "
+                     "--raw FMT -c CHANNELS, and -r RATE to write a container)");
         return GF_EXIT_USAGE;
     }
     if (strcmp(o->out_path, "-") == 0 && isatty(STDOUT_FILENO)) {
@@ -214,13 +225,28 @@ static int open_input(run *r)
         gf_cli_error("%s", r->err);
         return rc;
     }
+    const gf_raw_format sample = r->src.fmt.sample;
+    if (o->precision == GF_PRECISION_F32 && (sample == GF_RAW_S32LE || sample == GF_RAW_F64LE)) {
+        const int dash = r->src.is_stdin;
+        gf_cli_warn("%s%s%s holds %s samples: f32 arithmetic keeps 24 bits of each "
+                    "(--precision f64 keeps them all)",
+                    dash ? "standard input" : "input '", dash ? "" : r->src.path, dash ? "" : "'",
+                    sample == GF_RAW_S32LE ? "32-bit" : "64-bit float");
+    }
     if (o->rate && !o->raw && o->rate != r->src.fmt.rate)
         gf_cli_warn("--rate %d ignored: %s says %d Hz", o->rate, r->src.path, r->src.fmt.rate);
     if (r->src.header_note[0] && !o->allow_truncated) {
-        gf_cli_error("input '%s' is truncated: header and data disagree (%s); "
-                     "--allow-truncated filters the %lld frames that exist",
+        gf_cli_error("input '%s' is truncated: %s; --allow-truncated filters the %lld frames "
+                     "that exist",
                      o->in_path, r->src.header_note, (long long)r->src.fmt.frames);
         return GF_EXIT_INPUT;
+    }
+    if (r->src.stray) {
+        char size[32];
+        gf_cli_warn("input '%s': %s after the %lld frames its header gives are neither chunks nor "
+                    "padding (the header may say too little); only those frames are filtered",
+                    o->in_path, gf_cli_bytes(size, sizeof size, r->src.stray),
+                    (long long)r->src.fmt.frames);
     }
     return GF_EXIT_OK;
 }
@@ -262,6 +288,62 @@ static int setup_engines(run *r)
     return GF_EXIT_OK;
 }
 
+static void warn_notice(const char *msg)
+{
+    gf_cli_warn("%s", msg);
+}
+
+/* How every output of the run is opened: never over the input, read-only
+ * files only with --force, notices as warnings. */
+static gf_outfile_opts out_opts(const run *r)
+{
+    return (gf_outfile_opts){
+        .in_path = r->src.is_stdin ? NULL : r->o->in_path,
+        .force = r->o->force,
+        .notice = warn_notice,
+    };
+}
+
+/* Frames the output will hold, or -1 for a stream. */
+static int64_t output_frames(const run *r)
+{
+    if (r->src.fmt.frames < 0)
+        return -1;
+    return r->src.fmt.frames + (r->o->mode == GF_MODE_FULL ? (int64_t)r->taps->n - 1 : 0);
+}
+
+/* A --hist file of this many bytes or more gets a warning up front. */
+#define HIST_WARN_BYTES ((uint64_t)256 << 20)
+
+/* Before anything is written, for an input of known length: a --hist file
+ * that would be huge (bins x channels x blocks) is refused past
+ * --hist-limit, and from HIST_WARN_BYTES gets a warning. (The limit also
+ * holds while writing, for streams.) */
+static int check_hist_size(const run *r)
+{
+    const gf_cli_options *o = r->o;
+    if (!o->hist_path || r->src.fmt.frames < 0)
+        return GF_EXIT_OK;
+    const uint64_t frames = (uint64_t)(r->hc.of_input ? r->src.fmt.frames : output_frames(r));
+    const uint64_t records = (frames + r->hc.block_frames - 1) / r->hc.block_frames *
+                             (r->hc.mix ? 1 : (uint64_t)r->src.fmt.channels);
+    const uint64_t least = gf_hist_out_min_bytes(records, r->hc.bins);
+    char size[32], limit[32];
+    gf_cli_bytes(size, sizeof size, least);
+    if (o->hist_limit != UINT64_MAX && least > o->hist_limit) {
+        gf_cli_error("--hist '%s' would hold at least %s (%llu records of %zu bins), past "
+                     "--hist-limit %s: raise the limit (--hist-limit SIZE, or none), or use "
+                     "fewer bins or longer blocks",
+                     o->hist_path, size, (unsigned long long)records, r->hc.bins,
+                     gf_cli_bytes(limit, sizeof limit, o->hist_limit));
+        return GF_EXIT_USAGE;
+    }
+    if (least >= HIST_WARN_BYTES)
+        gf_cli_warn("--hist '%s' will hold at least %s (%llu records of %zu bins)", o->hist_path,
+                    size, (unsigned long long)records, r->hc.bins);
+    return GF_EXIT_OK;
+}
+
 static int open_hist_files(run *r)
 {
     const gf_cli_options *o = r->o;
@@ -272,9 +354,15 @@ static int open_hist_files(run *r)
                          strcmp(paths[i], o->out_path) == 0 ? "output" : "input");
             return GF_EXIT_USAGE;
         }
-    const int rc =
-        gf_hist_out_open(&r->hout, o->hist_path, o->hist_png, &r->hc, r->src.fmt.channels,
-                         r->src.fmt.rate > 0 ? r->src.fmt.rate : 0, r->err, sizeof r->err);
+    int rc = check_hist_size(r);
+    if (rc)
+        return rc;
+    const gf_hist_out_opts ho = {
+        .out = out_opts(r),
+        .csv_limit = o->hist_limit == UINT64_MAX ? 0 : o->hist_limit,
+    };
+    rc = gf_hist_out_create(&r->hout, o->hist_path, o->hist_png, &r->hc, r->src.fmt.channels,
+                            r->src.fmt.rate > 0 ? r->src.fmt.rate : 0, &ho, r->err, sizeof r->err);
     if (rc)
         gf_cli_error("%s", r->err);
     return rc;
@@ -291,10 +379,10 @@ static int open_outputs(run *r)
     gf_raw_format out_raw = o->out_raw;
     if (strcmp(o->out_path, "-") == 0 && !out_raw && !o->out_format)
         out_raw = r->src.fmt.sample;
-    const char *in_path = r->src.is_stdin ? NULL : o->in_path;
-    rc = out_raw ? gf_raw_sink_open(&r->sink, o->out_path, out_raw, &r->src.fmt, in_path,
-                                    BLOCK_FRAMES, r->err, sizeof r->err)
-                 : gf_sndfile_sink_open(&r->sink, o->out_path, &r->src.fmt, in_path, o->out_format,
+    const gf_sink_opts so = {.out = out_opts(r), .frames = output_frames(r), .meta = r->src.meta};
+    rc = out_raw ? gf_raw_sink_open(&r->sink, o->out_path, out_raw, &r->src.fmt, &so, BLOCK_FRAMES,
+                                    r->err, sizeof r->err)
+                 : gf_sndfile_sink_open(&r->sink, o->out_path, &r->src.fmt, o->out_format, &so,
                                         BLOCK_FRAMES, r->err, sizeof r->err);
     if (rc) {
         gf_cli_error("%s", r->err);
@@ -318,7 +406,9 @@ static int stream(run *r)
     int64_t frames_in = 0;
     int owed = 0; /* input fed since the last catch-up */
     int rc = GF_EXIT_OK;
-    for (;;) {
+    /* A reader faster than the engine always has a block ready: the stop
+     * flag is looked at on every one, not only while waiting. */
+    while (!*r->stop) {
         gf_block *b = gf_stages_input(&r->stages, r->stop, owed ? CATCH_UP_S : -1);
         if (!b && owed && !*r->stop) {
             if ((rc = catch_up(r)) != 0)
@@ -368,15 +458,20 @@ static int finish_stream(run *r)
             return rc;
     } else {
         if (gf_source_truncated(&r->src)) {
+            char why[sizeof r->src.header_note];
+            if (r->src.header_note[0])
+                snprintf(why, sizeof why, "%s", r->src.header_note);
+            else
+                snprintf(why, sizeof why, "its header promises %lld frames, the file holds %lld",
+                         (long long)r->src.fmt.frames, (long long)r->src.frames_read);
             if (!o->allow_truncated) {
-                gf_cli_error(
-                    "input '%s' is truncated: header promises %lld frames, data holds %lld",
-                    o->in_path, (long long)r->src.fmt.frames, (long long)r->src.frames_read);
+                gf_cli_error("input '%s' is truncated: %s; --allow-truncated filters the %lld "
+                             "frames that exist",
+                             o->in_path, why, (long long)r->src.frames_read);
                 return GF_EXIT_INPUT;
             }
             gf_cli_warn("input '%s' is truncated (%s); filtered the %lld frames that exist",
-                        o->in_path, r->src.header_note[0] ? r->src.header_note : "short read",
-                        (long long)r->src.frames_read);
+                        o->in_path, why, (long long)r->src.frames_read);
         }
         if ((rc = flush(r, r->e, 0)) != 0 || (r->ref && (rc = flush(r, r->ref, 1)) != 0))
             return rc;
@@ -469,7 +564,7 @@ static int commit(run *r)
                     dash ? "standard output" : r->o->out_path, dash ? "" : "'");
     }
     if (r->src.trailing) {
-        const size_t fbytes = (size_t)r->src.fmt.channels * gf_raw_sample_bytes(r->src.fmt.sample);
+        const size_t fbytes = r->src.frame_bytes;
         gf_cli_warn("input ended inside a frame: dropped the last %llu byte%s (a frame is %zu "
                     "bytes); filtered the %lld complete frames",
                     (unsigned long long)r->src.trailing, r->src.trailing == 1 ? "" : "s", fbytes,
@@ -500,17 +595,16 @@ static void report(const run *r, const char *out_format)
     char method[48] = "direct";
     if (gf_engine_method(r->e) == GF_METHOD_FFT)
         snprintf(method, sizeof method, "fft (partition %zu)", gf_engine_partition(r->e));
-    fprintf(stderr,
-            "gpufilt: %s -> %s: %lld frames x %d ch%s, %zu tap%s%s, %s, %s, %s, %s backend"
-            "%s%s%s, %.3f s\n",
-            o->in_path, o->out_path, (long long)r->src.frames_read, r->src.fmt.channels, rate,
-            ntaps, ntaps == 1 ? "" : "s", kind,
-            o->mode == GF_MODE_SAME     ? "same"
-            : o->mode == GF_MODE_CAUSAL ? "causal"
-                                        : "full",
-            o->precision == GF_PRECISION_F32 ? "f32" : "f64", method, gf_engine_backend(r->e),
-            why ? " (" : "", r->why, why ? ")" : "", gf_now() - r->t_start);
-    fprintf(stderr, "gpufilt: output format %s\n", out_format);
+    gf_cli_say("%s -> %s: %lld frames x %d ch%s, %zu tap%s%s, %s, %s, %s, %s backend"
+               "%s%s%s, %.3f s",
+               o->in_path, o->out_path, (long long)r->src.frames_read, r->src.fmt.channels, rate,
+               ntaps, ntaps == 1 ? "" : "s", kind,
+               o->mode == GF_MODE_SAME     ? "same"
+               : o->mode == GF_MODE_CAUSAL ? "causal"
+                                           : "full",
+               o->precision == GF_PRECISION_F32 ? "f32" : "f64", method, gf_engine_backend(r->e),
+               why ? " (" : "", r->why, why ? ")" : "", gf_now() - r->t_start);
+    gf_cli_say("output format %s", out_format);
 }
 
 static void cleanup(run *r)
@@ -536,7 +630,6 @@ int gf_filter_run(const gf_cli_options *o, const gf_taps *t, volatile sig_atomic
     r.stop = stop;
     r.t_start = gf_now();
     r.sink.out.fd = -1;
-    char out_format[128] = "";
     int rc = open_input(&r);
     if (!rc)
         rc = setup_engines(&r);
@@ -549,11 +642,10 @@ int gf_filter_run(const gf_cli_options *o, const gf_taps *t, volatile sig_atomic
     if (!rc && (r.ref || r.exact))
         rc = check_verify(&r);
     if (!rc) {
-        r.sink.ops->describe(&r.sink, out_format, sizeof out_format);
         rc = commit(&r);
         /* After a commit the run happened: say what it did, whatever it adds. */
         if ((rc == GF_EXIT_OK || rc == GF_EXIT_PARTIAL || rc == GF_EXIT_INTERRUPTED) && !o->quiet)
-            report(&r, out_format);
+            report(&r, r.sink.written_as);
     }
     cleanup(&r);
     return rc;

@@ -17,17 +17,31 @@ static void on_signal(int sig)
     g_signal = sig;
 }
 
-/* SIGINT and SIGTERM end a run cleanly (g_signal); a file-size limit must
- * surface as a write error, not kill us with a temporary file left behind;
- * a closed output pipe as EPIPE. */
+/* Signals that end a run cleanly (g_signal, exit 130): besides SIGINT and
+ * SIGTERM, every one whose default action would kill gpufilt with its
+ * temporary files left behind and that someone else sends: a closed
+ * terminal or SSH session (SIGHUP), Ctrl-\ (SIGQUIT), alarms and timers,
+ * the user signals, a CPU-time limit (SIGXCPU). SIGPROF is left to
+ * profilers, and SIGHUP where it is ignored already (nohup). A file-size
+ * limit must surface as a write error, a closed output pipe as EPIPE. */
 static void install_signals(void)
 {
+    static const int stop[] = {
+        SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2, SIGVTALRM, SIGXCPU,
+#ifdef SIGPWR
+        SIGPWR,
+#endif
+    };
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    for (size_t i = 0; i < sizeof stop / sizeof stop[0]; i++) {
+        struct sigaction was;
+        if (stop[i] == SIGHUP && sigaction(SIGHUP, NULL, &was) == 0 && was.sa_handler == SIG_IGN)
+            continue;
+        sigaction(stop[i], &sa, NULL);
+    }
     signal(SIGXFSZ, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
 }

@@ -1,16 +1,107 @@
-/* One-line messages on stderr. */
+/*
+ * One-line messages on stderr. Names and strings in them come from the
+ * command line, file names and the files themselves: every message is
+ * escaped for the terminal as a whole before it is printed.
+ */
 #include "cli.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+/* The code point of the UTF-8 sequence at s (its length in *len), or -1
+ * for a byte that does not start a valid, shortest-form sequence. */
+static long utf8_decode(const unsigned char *s, size_t *len)
+{
+    const unsigned c = s[0];
+    if (c < 0x80) {
+        *len = 1;
+        return (long)c;
+    }
+    const size_t n = c >= 0xC2 && c <= 0xDF   ? 2
+                     : c >= 0xE0 && c <= 0xEF ? 3
+                     : c >= 0xF0 && c <= 0xF4 ? 4
+                                              : 0;
+    if (n == 0)
+        return -1;
+    long cp = (long)(c & (0x7F >> n));
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return -1;
+        cp = cp << 6 | (long)(s[i] & 0x3F);
+    }
+    static const long least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return -1;
+    *len = n;
+    return cp;
+}
+
+/* Code points a terminal acts on rather than shows: C0 and C1 controls,
+ * DEL, and the marks and overrides that reorder text around them. */
+static int acts_on_terminal(long cp)
+{
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x061C || cp == 0x200E ||
+           cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+size_t gf_cli_escape(char *dst, size_t n, const char *src)
+{
+    const unsigned char *s = (const unsigned char *)src;
+    size_t out = 0;
+    while (*s) {
+        char esc[12];
+        size_t len = 1;
+        const long cp = utf8_decode(s, &len);
+        const char *piece = (const char *)s;
+        size_t plen = len;
+        if (cp < 0) {
+            snprintf(esc, sizeof esc, "\\x%02x", *s);
+            piece = esc;
+            plen = 4;
+        } else if (acts_on_terminal(cp)) {
+            plen = (size_t)snprintf(esc, sizeof esc, cp < 0x80 ? "\\x%02lx" : "\\u%04lx", cp);
+            piece = esc;
+        }
+        for (size_t i = 0; i < plen; i++, out++)
+            if (out + 1 < n)
+                dst[out] = piece[i];
+        s += len;
+    }
+    if (n > 0)
+        dst[out < n ? out : n - 1] = '\0';
+    return out;
+}
+
+/* prefix + the message, escaped, + newline on stderr. */
+static void say(const char *prefix, const char *fmt, va_list ap)
+{
+    char small[1024], esmall[1024];
+    va_list aq;
+    va_copy(aq, ap);
+    const int len = vsnprintf(small, sizeof small, fmt, aq);
+    va_end(aq);
+    char *msg = small, *esc = esmall;
+    if (len >= (int)sizeof small && (msg = malloc((size_t)len + 1)) != NULL)
+        vsnprintf(msg, (size_t)len + 1, fmt, ap);
+    if (!msg)
+        msg = small; /* out of memory: the message cut short */
+    const size_t elen = gf_cli_escape(NULL, 0, msg);
+    if (elen >= sizeof esmall && !(esc = malloc(elen + 1)))
+        esc = esmall;
+    gf_cli_escape(esc, esc == esmall ? sizeof esmall : elen + 1, msg);
+    fprintf(stderr, "%s%s\n", prefix, esc);
+    if (msg != small)
+        free(msg);
+    if (esc != esmall)
+        free(esc);
+}
 
 void gf_cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("gpufilt: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say("gpufilt: error: ", fmt, ap);
     va_end(ap);
 }
 
@@ -18,8 +109,14 @@ void gf_cli_warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("gpufilt: warning: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say("gpufilt: warning: ", fmt, ap);
+    va_end(ap);
+}
+
+void gf_cli_say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say("gpufilt: ", fmt, ap);
     va_end(ap);
 }

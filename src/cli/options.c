@@ -23,6 +23,7 @@ typedef enum arg_kind {
     ARG_RAW,     /* gf_raw_format */
     ARG_RANGE,   /* --hist-range LO:HI */
     ARG_SECONDS, /* --duration */
+    ARG_BYTES,   /* --hist-limit: a size with an optional K/M/G/T suffix, or "none" */
     ARG_ACTION,  /* --live, --list-devices: the action lo */
     ARG_HELP,
     ARG_VERSION
@@ -78,6 +79,7 @@ static const opt_spec specs[] = {
     {"verify", 0, ARG_FLAG, F(verify), 0, 0, NULL},
     {"allow-truncated", 0, ARG_FLAG, F(allow_truncated), 0, 0, NULL},
     {"sync", 0, ARG_FLAG, F(sync), 0, 0, NULL},
+    {"force", 0, ARG_FLAG, F(force), 0, 0, NULL},
     {"raw", 0, ARG_RAW, F(raw), 0, 0, NULL},
     {"out-raw", 0, ARG_RAW, F(out_raw), 0, 0, NULL},
     {"channels", 'c', ARG_INT, F(channels), 1, GF_MAX_CHANNELS, NULL},
@@ -89,6 +91,7 @@ static const opt_spec specs[] = {
     {"hist-range", 0, ARG_RANGE, 0, 0, 0, NULL},
     {"hist-of", 0, ARG_CHOICE, F(hist_of_input), 0, 0, hist_of},
     {"hist-channels", 0, ARG_CHOICE, F(hist_mix), 0, 0, hist_channels},
+    {"hist-limit", 0, ARG_BYTES, F(hist_limit), 0, 0, NULL},
     {"live", 0, ARG_ACTION, 0, GF_ACTION_LIVE, 0, NULL},
     {"list-devices", 0, ARG_ACTION, 0, GF_ACTION_LIST_DEVICES, 0, NULL},
     {"in", 0, ARG_STRING, F(live_in), 0, 0, NULL},
@@ -149,6 +152,35 @@ static int parse_range(const char *s, double *lo, double *hi)
     return GF_EXIT_USAGE;
 }
 
+/* A size in bytes: a whole number with an optional binary suffix K, M, G
+ * or T (any case, an optional trailing B or iB), or "none" (no limit). */
+static int parse_bytes(const char *opt, const char *s, uint64_t *out)
+{
+    if (strcmp(s, "none") == 0) {
+        *out = UINT64_MAX;
+        return GF_EXIT_OK;
+    }
+    static const char units[] = "kmgt";
+    char *end = NULL;
+    errno = 0;
+    const unsigned long long v = *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
+    int shift = -1;
+    if (end && end != s) {
+        const char *u = *end ? strchr(units, *end | 0x20) : NULL;
+        const char *rest = u ? end + 1 : end;
+        if (*rest == '\0' || (u && (strcmp(rest, "B") == 0 || strcmp(rest, "iB") == 0)))
+            shift = u ? 10 * (int)(u - units + 1) : 0;
+    }
+    if (shift < 0 || errno == ERANGE || v == 0 || v > (UINT64_MAX >> shift)) {
+        gf_cli_error("%s: '%s' is not a size in bytes (e.g. 500M or 20G: K, M, G and T are "
+                     "powers of 1024) or none",
+                     opt, s);
+        return GF_EXIT_USAGE;
+    }
+    *out = (uint64_t)v << shift;
+    return GF_EXIT_OK;
+}
+
 static int parse_choice(const char *opt, const choice *c, const char *s, int *out)
 {
     char names[128] = "";
@@ -199,6 +231,9 @@ static int parse_value(const opt_spec *sp, const char *arg, gf_cli_options *o)
     case ARG_RANGE:
         rc = parse_range(arg, &o->hist_lo, &o->hist_hi);
         break;
+    case ARG_BYTES:
+        rc = parse_bytes(opt, arg, (uint64_t *)field);
+        break;
     case ARG_SECONDS: {
         char *end = NULL;
         errno = 0;
@@ -243,46 +278,93 @@ static int check_positionals(int npos, char **pos, gf_cli_options *o)
     return GF_EXIT_OK;
 }
 
-/* The options against each other (values are in range by now). */
-static int check_options(const gf_cli_options *o)
+/* The first of `names` (a NULL-terminated list) that was given, or NULL. */
+static const char *first_given(const char *const *given, const char *const *names)
+{
+    for (; *names; names++)
+        for (int i = 0; i < NSPECS; i++)
+            if (given[i] && strcmp(specs[i].name, *names) == 0)
+                return *names;
+    return NULL;
+}
+
+/* Options that would be silently ignored: the histograms' parameters
+ * without a histogram file, those of IN and OUT with --live. */
+static int check_given(const gf_cli_options *o, const char *const *given)
+{
+    static const char *const hist_params[] = {
+        "hist-bins", "hist-block", "hist-range", "hist-of", "hist-channels", "hist-limit", NULL};
+    static const char *const not_live[] = {"chunk", "verify",     "allow-truncated", "sync",
+                                           "force", "out-format", "hist-limit",      NULL};
+    const char *name;
+    if (!o->hist_path && !o->hist_png && (name = first_given(given, hist_params))) {
+        gf_cli_error("--%s needs --hist FILE or --hist-png FILE (it sets their histograms)", name);
+        return GF_EXIT_USAGE;
+    }
+    if (o->action == GF_ACTION_LIVE && (name = first_given(given, not_live))) {
+        gf_cli_error("--%s is for IN and OUT, not --live", name);
+        return GF_EXIT_USAGE;
+    }
+    return GF_EXIT_OK;
+}
+
+/* The filter's options against each other; a message (in buf, or a
+ * constant) or NULL. */
+static const char *check_filter(const gf_cli_options *o, char *buf, size_t n)
+{
+    const int filters = (o->taps > 0) + (o->coeffs != NULL) + (o->ir != NULL);
+    if (filters > 1)
+        return "use one of --taps, --coeffs and --ir, not several";
+    if (filters == 0)
+        return "one of --taps N, --coeffs FILE or --ir FILE is required";
+    if (o->partition & (o->partition - 1)) {
+        snprintf(buf, n, "--partition: '%zu' is not a power of two (%zu, %zu, ... %zu)",
+                 o->partition, GF_MIN_PARTITION, 2 * GF_MIN_PARTITION, GF_MAX_PARTITION);
+        return buf;
+    }
+    if (o->method == GF_METHOD_DIRECT && o->partition)
+        return "--partition sets the FFT method's block size: it does nothing with --method direct";
+    if (o->method == GF_METHOD_DIRECT && o->taps > GF_MAX_TAPS)
+        return "--method direct takes at most 8192 taps (the FFT method up to 4194304)";
+    return NULL;
+}
+
+/* Live audio, streams and histograms: the options against each other. */
+static const char *check_io(const gf_cli_options *o)
 {
     const int live = o->action == GF_ACTION_LIVE;
-    const int filters = (o->taps > 0) + (o->coeffs != NULL) + (o->ir != NULL);
-    const char *bad = NULL;
-    if (filters > 1)
-        bad = "use one of --taps, --coeffs and --ir, not several";
-    else if (filters == 0)
-        bad = "one of --taps N, --coeffs FILE or --ir FILE is required";
-    else if (o->partition & (o->partition - 1)) {
-        gf_cli_error("--partition: '%zu' is not a power of two (%zu, %zu, ... %zu)", o->partition,
-                     GF_MIN_PARTITION, 2 * GF_MIN_PARTITION, GF_MAX_PARTITION);
-        return GF_EXIT_USAGE;
-    } else if (o->method == GF_METHOD_DIRECT && o->partition)
-        bad = "--partition sets the FFT method's block size: it does nothing with --method direct";
-    else if (o->method == GF_METHOD_DIRECT && o->taps > GF_MAX_TAPS)
-        bad = "--method direct takes at most 8192 taps (the FFT method up to 4194304)";
-    else if (live && o->mode_given && o->mode == GF_MODE_SAME)
-        bad = "--live filters causally: --mode same needs input from the future";
-    else if (live && o->mode == GF_MODE_FULL)
-        bad = "--live filters causally: --mode full would need the end of a stream that has none";
-    else if (live && (o->raw || o->out_raw))
-        bad = "--raw and --out-raw are for IN and OUT, not --live";
-    else if (!live && (o->live_in || o->live_out || o->host_api || o->live_frames ||
-                       o->duration > 0 || o->stats))
-        bad = "--in, --out, --host-api, --frames, --duration and --stats need --live";
-    else if (o->out_raw && o->out_format)
-        bad = "use either --out-raw or --out-format, not both";
-    else if (o->raw && !o->channels)
-        bad = "--raw needs --channels (raw samples carry no channel count)";
-    else if (!o->raw && !live && o->channels)
-        bad = "--channels is for --raw input or --live (a file's header says its own)";
-    else if (o->hist_lo >= o->hist_hi)
-        bad = "--hist-range: LO must be below HI";
+    if (live && o->mode_given && o->mode == GF_MODE_SAME)
+        return "--live filters causally: --mode same needs input from the future";
+    if (live && o->mode == GF_MODE_FULL)
+        return "--live filters causally: --mode full would need the end of a stream that has none";
+    if (live && (o->raw || o->out_raw))
+        return "--raw and --out-raw are for IN and OUT, not --live";
+    if (!live &&
+        (o->live_in || o->live_out || o->host_api || o->live_frames || o->duration > 0 || o->stats))
+        return "--in, --out, --host-api, --frames, --duration and --stats need --live";
+    if (o->out_raw && o->out_format)
+        return "use either --out-raw or --out-format, not both";
+    if (o->raw && !o->channels)
+        return "--raw needs --channels (raw samples carry no channel count)";
+    if (!o->raw && !live && o->channels)
+        return "--channels is for --raw input or --live (a file's header says its own)";
+    if (o->hist_lo >= o->hist_hi)
+        return "--hist-range: LO must be below HI";
+    return NULL;
+}
+
+/* The options against each other (values are in range by now). */
+static int check_options(const gf_cli_options *o, const char *const *given)
+{
+    char buf[160];
+    const char *bad = check_filter(o, buf, sizeof buf);
+    if (!bad)
+        bad = check_io(o);
     if (bad) {
         gf_cli_error("%s", bad);
         return GF_EXIT_USAGE;
     }
-    return GF_EXIT_OK;
+    return check_given(o, given);
 }
 
 static void set_defaults(gf_cli_options *o)
@@ -295,6 +377,7 @@ static void set_defaults(gf_cli_options *o)
     o->hist_bins = 256;
     o->hist_lo = -1.0;
     o->hist_hi = 1.0;
+    o->hist_limit = GF_HIST_DEFAULT_LIMIT;
 }
 
 int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
@@ -319,6 +402,7 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
     shortopts[ns] = '\0';
     opterr = 0; /* our own one-line messages */
     int live = 0, list = 0, c;
+    const char *given[NSPECS] = {NULL}; /* each option's value ("" for a flag) once given */
     while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         const opt_spec *sp = NULL;
         for (int i = 0; i < NSPECS && !sp; i++)
@@ -340,6 +424,13 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
             o->action = GF_ACTION_DONE;
             return GF_EXIT_OK;
         }
+        const int takes_value = sp->kind != ARG_FLAG && sp->kind != ARG_ACTION;
+        if (takes_value && given[sp - specs]) {
+            gf_cli_error("--%s given twice ('%s' and '%s'): give it once", sp->name,
+                         given[sp - specs], optarg);
+            return GF_EXIT_USAGE;
+        }
+        given[sp - specs] = takes_value ? optarg : "";
         live |= sp->kind == ARG_ACTION && sp->lo == GF_ACTION_LIVE;
         list |= sp->kind == ARG_ACTION && sp->lo == GF_ACTION_LIST_DEVICES;
         o->mode_given |= sp->field == offsetof(gf_cli_options, mode) && sp->kind == ARG_CHOICE;
@@ -355,5 +446,5 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
     int rc = check_positionals(argc - optind, argv + optind, o);
     if (rc || o->action == GF_ACTION_LIST_DEVICES)
         return rc;
-    return check_options(o);
+    return check_options(o, given);
 }

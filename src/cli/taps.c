@@ -5,11 +5,11 @@
  * channel for every channel, or one per channel).
  */
 #include "cli.h"
-
-#include <sndfile.h>
+#include "sndfile_format.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,9 +36,11 @@ static int dvec_push(dvec *d, double x)
     return 0;
 }
 
-/* One number of a coefficient file. */
-static int parse_number(const char *path, unsigned lineno, const char *s, double *v, char *err,
-                        size_t n)
+/* One number of a coefficient file: any finite double (a number too small
+ * for a double rounds to a subnormal or zero, as strtod gives it), within
+ * f32's range when the arithmetic is f32. */
+static int parse_number(const char *path, unsigned lineno, const char *s, gf_precision p, double *v,
+                        char *err, size_t n)
 {
     char *end = NULL;
     errno = 0;
@@ -47,8 +49,15 @@ static int parse_number(const char *path, unsigned lineno, const char *s, double
         snprintf(err, n, "%s:%u: '%s' is not a number", path, lineno, s);
         return GF_EXIT_USAGE;
     }
-    if (!isfinite(*v) || errno == ERANGE) {
+    if (!isfinite(*v)) {
         snprintf(err, n, "%s:%u: '%s' is not a finite number", path, lineno, s);
+        return GF_EXIT_USAGE;
+    }
+    if (p == GF_PRECISION_F32 && isinf((float)*v)) {
+        snprintf(err, n,
+                 "%s:%u: '%s' is beyond the range of f32 arithmetic (%.3g at most): use "
+                 "--precision f64",
+                 path, lineno, s, (double)FLT_MAX);
         return GF_EXIT_USAGE;
     }
     return GF_EXIT_OK;
@@ -56,8 +65,8 @@ static int parse_number(const char *path, unsigned lineno, const char *s, double
 
 /* The numbers of one line (comment and blanks dropped) onto d; *cols
  * receives how many. */
-static int parse_line(const char *path, unsigned lineno, char *line, dvec *d, size_t *cols,
-                      char *err, size_t n)
+static int parse_line(const char *path, unsigned lineno, char *line, gf_precision p, dvec *d,
+                      size_t *cols, char *err, size_t n)
 {
     char *hash = strchr(line, '#');
     if (hash)
@@ -68,7 +77,7 @@ static int parse_line(const char *path, unsigned lineno, char *line, dvec *d, si
         const char saved = *end;
         *end = '\0';
         double v;
-        int rc = parse_number(path, lineno, s, &v, err, n);
+        int rc = parse_number(path, lineno, s, p, &v, err, n);
         if (rc)
             return rc;
         if (dvec_push(d, v) != 0) {
@@ -96,42 +105,76 @@ static int transpose(const dvec *rows, size_t cols, gf_taps *t)
     return 0;
 }
 
-static int coeffs_load(const char *path, gf_taps *t, char *err, size_t n)
+/* Lines longer than this are not a coefficient file's (1024 columns of
+ * 17-digit numbers take 25 KiB). */
+#define MAX_LINE ((size_t)1 << 20)
+
+/* One line of f into *line (getline's buffer): 1, 0 at the end, or an
+ * exit code (as a negative number) with err set. */
+static int next_line(FILE *f, const char *path, unsigned lineno, char **line, size_t *cap,
+                     char *err, size_t n)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, n, "cannot open coefficient file '%s': %s", path, strerror(errno));
-        return GF_EXIT_USAGE;
+    errno = 0;
+    const ssize_t len = getline(line, cap, f);
+    if (len < 0) {
+        if (ferror(f)) {
+            snprintf(err, n, "cannot read coefficient file '%s': %s", path,
+                     strerror(errno ? errno : EIO));
+            return -GF_EXIT_USAGE;
+        }
+        return 0;
     }
-    dvec rows = {0};
-    char line[4096];
-    size_t cols = 0;
+    if (strlen(*line) != (size_t)len) {
+        snprintf(err, n, "%s:%u: a NUL byte: '%s' is not a text file of numbers", path, lineno,
+                 path);
+        return -GF_EXIT_USAGE;
+    }
+    if ((size_t)len > MAX_LINE) {
+        snprintf(err, n, "%s:%u: a line longer than 1 MiB: '%s' is not a text file of numbers",
+                 path, lineno, path);
+        return -GF_EXIT_USAGE;
+    }
+    /* A byte-order mark, as some editors write, is not part of the text. */
+    if (lineno == 1 && strncmp(*line, "\xEF\xBB\xBF", 3) == 0)
+        memmove(*line, *line + 3, (size_t)len - 2);
+    return 1;
+}
+
+/* Every line's numbers into rows; *cols receives the columns. */
+static int read_rows(FILE *f, const char *path, gf_precision p, dvec *rows, size_t *cols, char *err,
+                     size_t n)
+{
+    char *line = NULL;
+    size_t cap = 0;
     unsigned lineno = 0, first = 0;
-    int rc = GF_EXIT_OK;
-    while (!rc && fgets(line, sizeof line, f)) {
-        lineno++;
+    int rc = GF_EXIT_OK, more;
+    while (!rc && (more = next_line(f, path, ++lineno, &line, &cap, err, n)) != 0) {
         size_t k = 0;
-        if (!strchr(line, '\n') && !feof(f)) {
-            snprintf(err, n, "%s:%u: line too long", path, lineno);
-            rc = GF_EXIT_USAGE;
-        } else if ((rc = parse_line(path, lineno, line, &rows, &k, err, n)) != 0 || k == 0) {
+        if (more < 0)
+            rc = -more;
+        else if ((rc = parse_line(path, lineno, line, p, rows, &k, err, n)) != 0 || k == 0)
             continue;
-        } else if (cols && k != cols) {
+        else if (*cols && k != *cols) {
             snprintf(err, n, "%s:%u: %zu column%s, but line %u has %zu", path, lineno, k,
-                     k == 1 ? "" : "s", first, cols);
+                     k == 1 ? "" : "s", first, *cols);
             rc = GF_EXIT_USAGE;
-        } else if (rows.n / k > GF_MAX_FFT_TAPS) {
+        } else if (rows->n / k > GF_MAX_FFT_TAPS) {
             snprintf(err, n, "%s: more than %zu coefficients", path, GF_MAX_FFT_TAPS);
             rc = GF_EXIT_USAGE;
-        } else if (!cols) {
-            cols = k;
+        } else if (!*cols) {
+            *cols = k;
             first = lineno;
         }
     }
-    if (!rc && ferror(f)) {
-        snprintf(err, n, "cannot read coefficient file '%s': %s", path, strerror(errno));
-        rc = GF_EXIT_USAGE;
-    }
+    free(line);
+    return rc;
+}
+
+int gf_coeffs_parse(FILE *f, const char *path, gf_precision p, gf_taps *t, char *err, size_t n)
+{
+    dvec rows = {0};
+    size_t cols = 0;
+    int rc = read_rows(f, path, p, &rows, &cols, err, n);
     if (!rc && rows.n == 0) {
         snprintf(err, n, "coefficient file '%s' holds no coefficients", path);
         rc = GF_EXIT_USAGE;
@@ -140,13 +183,30 @@ static int coeffs_load(const char *path, gf_taps *t, char *err, size_t n)
         snprintf(err, n, "out of memory");
         rc = GF_EXIT_INTERNAL;
     }
-    fclose(f);
     free(rows.v);
     return rc;
 }
 
-static int ir_load(const char *path, gf_taps *t, char *err, size_t n)
+static int coeffs_load(const char *path, gf_precision p, gf_taps *t, char *err, size_t n)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, n, "coefficient file '%s' is a directory", path);
+        return GF_EXIT_USAGE;
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, n, "cannot open coefficient file '%s': %s", path, strerror(errno));
+        return GF_EXIT_USAGE;
+    }
+    const int rc = gf_coeffs_parse(f, path, p, t, err, n);
+    fclose(f);
+    return rc;
+}
+
+int gf_ir_load(const char *path, gf_precision p, gf_taps *t, char *err, size_t n)
+{
+    char why[256];
     SF_INFO info;
     memset(&info, 0, sizeof info);
     struct stat st;
@@ -162,7 +222,7 @@ static int ir_load(const char *path, gf_taps *t, char *err, size_t n)
     SNDFILE *sf = sf_open_fd(fd, SFM_READ, &info, 1);
     if (!sf) {
         snprintf(err, n, "impulse response '%s' is not an audio file libsndfile can read (%s)",
-                 path, sf_strerror(NULL));
+                 path, gf_sf_why(NULL, why, sizeof why));
         return GF_EXIT_USAGE;
     }
     int rc = GF_EXIT_OK;
@@ -180,13 +240,16 @@ static int ir_load(const char *path, gf_taps *t, char *err, size_t n)
         snprintf(err, n, "out of memory");
         rc = GF_EXIT_INTERNAL;
     } else if (sf_readf_double(sf, frames, info.frames) != info.frames) {
-        snprintf(err, n, "reading impulse response '%s': %s", path, sf_strerror(sf));
+        snprintf(err, n, "reading impulse response '%s': %s", path, gf_sf_why(sf, why, sizeof why));
         rc = GF_EXIT_USAGE;
     }
     for (size_t i = 0; !rc && i < (size_t)info.frames * C; i++) {
-        if (!isfinite(frames[i])) {
-            snprintf(err, n, "impulse response '%s': sample %zu of channel %zu is not finite", path,
-                     i / C + 1, i % C + 1);
+        const int f32_inf = p == GF_PRECISION_F32 && isinf((float)frames[i]);
+        if (!isfinite(frames[i]) || f32_inf) {
+            snprintf(err, n, "impulse response '%s': sample %zu of channel %zu %s", path, i / C + 1,
+                     i % C + 1,
+                     f32_inf ? "is beyond the range of f32 arithmetic: use --precision f64"
+                             : "is not finite");
             rc = GF_EXIT_USAGE;
             break;
         }
@@ -211,8 +274,8 @@ int gf_taps_load(const gf_cli_options *o, gf_taps *t)
     if (!t->source)
         return GF_EXIT_OK;
     char err[512];
-    const int rc =
-        o->coeffs ? coeffs_load(o->coeffs, t, err, sizeof err) : ir_load(o->ir, t, err, sizeof err);
+    const int rc = o->coeffs ? coeffs_load(o->coeffs, o->precision, t, err, sizeof err)
+                             : gf_ir_load(o->ir, o->precision, t, err, sizeof err);
     if (rc) {
         gf_taps_free(t);
         gf_cli_error("%s", err);

@@ -270,7 +270,7 @@ for how in file pipe au flac; do
     case $how in
     file) cmd='"$GPUFILT" - - --raw f32le -c 2 --taps 5 <big.raw 2>epipe_err.txt | head -c 100 >head.out' ;;
     pipe) cmd='cat big.raw | "$GPUFILT" - - --raw f32le -c 2 --taps 5 2>epipe_err.txt | head -c 100 >head.out' ;;
-    *) cmd="cat big.raw | \"\$GPUFILT\" - - --raw f32le -c 2 --rate 48000 --taps 5 --out-format $how 2>epipe_err.txt | head -c 100 >head.out" ;;
+    *) cmd="cat big.raw | \"\$GPUFILT\" - - --raw f32le -c 2 --rate 48000 --taps 5 --out-format ${how/flac/flac:pcm_24} 2>epipe_err.txt | head -c 100 >head.out" ;;
     esac
     t0=$(date +%s%N)
     pipe_status "$cmd"
@@ -389,7 +389,7 @@ expect 2 "${E}--channels: '0' is out of range 1..1024" - - --raw s16le -c 0 --ta
 pipe_status 'cat in_wav16_s16le.raw | "$GPUFILT" - - --raw s16le -c 2 --rate 48000 --taps 5 --out-format wav 2>wav_err.txt | cat >wav_out.bin'
 assert_eq "WAV to a pipe: exit status" "${PS[1]}" 2
 assert_eq "WAV to a pipe: message" "$(cat wav_err.txt)" \
-    "${E}cannot write WAV (Microsoft) / Signed 16 bit PCM to standard output (Error : this file format does not support pipe write.); use --out-raw FMT, or --out-format au or flac"
+    "${E}cannot write WAV (Microsoft) / Signed 16 bit PCM to standard output (the format cannot be written to a pipe); use --out-raw FMT, or --out-format au or flac"
 assert_eq "WAV to a pipe: nothing written" "$(stat -c %s wav_out.bin)" 0
 expect 2 "${E}writing WAV (Microsoft) / Signed 16 bit PCM to 'out.wav' needs a sample rate: give --rate (raw input carries none)" \
     in_wav16_s16le.raw out.wav --raw s16le -c 2 --taps 5
@@ -436,7 +436,19 @@ if command -v script >/dev/null; then
     script -qec "$(printf '%q ' "$GPUFILT") - tty_out.raw --raw f32le -c 2 --taps 5" /dev/null >tty.txt || rc=$?
     assert_eq "stdin a terminal: exit status" "$rc" 2
     assert_eq "stdin a terminal: message" "$(tr -d '\r' <tty.txt)" \
-        "${E}standard input is a terminal: pipe samples in, e.g. sox in.wav -t f32 - | gpufilt - out.wav --raw f32le -c 2 --taps 5"
+        "${E}standard input is a terminal: pipe audio in, e.g. sox in.flac -t wav - | gpufilt - out.wav --taps 5 (headerless samples: --raw FMT -c CHANNELS, and -r RATE to write a container)"
+    # The hint's example works as it stands (with in.flac, or a WAV where
+    # this SoX has no FLAC).
+    hint=$(tr -d '\r' <tty.txt | sed -n 's/.*e\.g\. \(sox .*--taps 5\) (headerless.*/\1/p')
+    src=in.flac
+    [ $sox_flac = 1 ] || src=in.wav
+    "$SFTOOL" gen "$src" "$([ $src = in.flac ] && echo flac16 || echo wav16)" 2 44100 30000 noise
+    hint=${hint/in.flac/$src}
+    hint=${hint/gpufilt/\"\$GPUFILT\"}
+    pipe_status "$hint -q"
+    assert_eq "stdin a terminal: the hint's command ($hint): exit statuses" "${PS[*]}" "0 0"
+    assert_eq "stdin a terminal: the hint's command: frames out" "$("$SFTOOL" frames out.wav)" 30000
+    rm -f out.wav
     rc=0
     script -qec "$(printf '%q ' "$GPUFILT") - - --raw s16le -c 2 --taps 5 <in_wav16_s16le.raw" /dev/null >tty.txt || rc=$?
     assert_eq "stdout a terminal: exit status" "$rc" 2

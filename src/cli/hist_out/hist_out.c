@@ -21,9 +21,10 @@ static int file_fail(out_file *o, int e, char *err, size_t n)
     return GF_EXIT_OUTPUT;
 }
 
-static int file_create(out_file *o, const char *what, const char *path, char *err, size_t n)
+static int file_create(out_file *o, const char *what, const char *path, const gf_outfile_opts *oo,
+                       char *err, size_t n)
 {
-    const int rc = gf_outfile_open(&o->of, what, path, NULL, err, n);
+    const int rc = gf_outfile_open(&o->of, what, path, oo, err, n);
     if (rc)
         return rc;
     o->open = 1;
@@ -101,9 +102,45 @@ static int ends_with_ci(const char *s, const char *suffix)
 
 /* --- the API --- */
 
+/* One line to the CSV/JSON file, within its limit. */
+static int csv_write(gf_hist_out *h, const char *end, char *err, size_t n)
+{
+    const size_t len = (size_t)(end - h->line);
+    if (h->csv_limit && h->csv_bytes + len > h->csv_limit) {
+        char limit[32];
+        gf_cli_bytes(limit, sizeof limit, h->csv_limit);
+        snprintf(err, n,
+                 "histogram file '%s' would grow past --hist-limit %s at block %llu: raise the "
+                 "limit (--hist-limit SIZE, or none), or use fewer bins or longer blocks",
+                 h->csv.of.name, limit, (unsigned long long)h->last_block);
+        return GF_EXIT_OUTPUT;
+    }
+    h->csv_bytes += len;
+    return file_write(&h->csv, h->line, len, err, n);
+}
+
+uint64_t gf_hist_out_min_bytes(uint64_t records, size_t bins)
+{
+    /* The header's ",binN" names, and per record ",0" per bin besides the
+     * fixed fields ("0,0,1,0,0,0,0,0,0,0"). */
+    const uint64_t header = 128 + (uint64_t)bins * 6;
+    const uint64_t per = 20 + 2 * (uint64_t)bins;
+    return records > (UINT64_MAX - header) / per ? UINT64_MAX : header + records * per;
+}
+
 int gf_hist_out_open(gf_hist_out **out, const char *csv_path, const char *png_path,
                      const gf_hist_config *hc, int channels, int rate, char *err, size_t n)
 {
+    return gf_hist_out_create(out, csv_path, png_path, hc, channels, rate, NULL, err, n);
+}
+
+int gf_hist_out_create(gf_hist_out **out, const char *csv_path, const char *png_path,
+                       const gf_hist_config *hc, int channels, int rate,
+                       const gf_hist_out_opts *opts, char *err, size_t n)
+{
+    static const gf_hist_out_opts defaults = {0};
+    if (!opts)
+        opts = &defaults;
     *out = NULL;
     if (!csv_path && !png_path)
         return 0;
@@ -113,10 +150,10 @@ int gf_hist_out_open(gf_hist_out **out, const char *csv_path, const char *png_pa
         snprintf(err, n, "histogram output: invalid configuration");
         return GF_EXIT_INTERNAL;
     }
-    const char *paths[2] = {csv_path, png_path}, *opts[2] = {"--hist", "--hist-png"};
+    const char *paths[2] = {csv_path, png_path}, *names[2] = {"--hist", "--hist-png"};
     for (int i = 0; i < 2; i++)
         if (paths[i] && (!paths[i][0] || strcmp(paths[i], "-") == 0)) {
-            snprintf(err, n, "%s: give a file name ('%s' is not one)", opts[i], paths[i]);
+            snprintf(err, n, "%s: give a file name ('%s' is not one)", names[i], paths[i]);
             return GF_EXIT_USAGE;
         }
     if (csv_path && png_path) {
@@ -138,6 +175,7 @@ int gf_hist_out_open(gf_hist_out **out, const char *csv_path, const char *png_pa
     h->channels = channels;
     h->rate = rate;
     h->panels = hc->mix ? 1 : channels;
+    h->csv_limit = opts->csv_limit;
     int rc = 0;
     if (csv_path) {
         h->json = ends_with_ci(csv_path, ".json") || ends_with_ci(csv_path, ".jsonl") ||
@@ -148,11 +186,10 @@ int gf_hist_out_open(gf_hist_out **out, const char *csv_path, const char *png_pa
             rc = GF_EXIT_INTERNAL;
             goto fail;
         }
-        rc = file_create(&h->csv, "histogram file", csv_path, err, n);
+        rc = file_create(&h->csv, "histogram file", csv_path, &opts->out, err, n);
         if (rc)
             goto fail;
-        const char *end = gf_hout_meta(h->line, h);
-        rc = file_write(&h->csv, h->line, (size_t)(end - h->line), err, n);
+        rc = csv_write(h, gf_hout_meta(h->line, h), err, n);
         if (!rc)
             rc = file_flush(&h->csv, err, n);
         if (rc)
@@ -160,7 +197,7 @@ int gf_hist_out_open(gf_hist_out **out, const char *csv_path, const char *png_pa
     }
     if (png_path) {
         gf_hout_png_plan(h);
-        rc = file_create(&h->png, "histogram image", png_path, err, n);
+        rc = file_create(&h->png, "histogram image", png_path, &opts->out, err, n);
         if (rc)
             goto fail;
     }
@@ -198,8 +235,7 @@ int gf_hist_out_write(gf_hist_out *h, const gf_hist_record *r, char *err, size_t
             return rc;
     }
     if (h->csv.open) {
-        const char *end = gf_hout_record(h->line, h, r);
-        int rc = file_write(&h->csv, h->line, (size_t)(end - h->line), err, n);
+        int rc = csv_write(h, gf_hout_record(h->line, h, r), err, n);
         if (!rc && (r->channel < 0 || r->channel == h->channels - 1))
             rc = file_flush(&h->csv, err, n);
         if (rc)

@@ -28,8 +28,10 @@
 #define GF_HIST_OUT_H
 
 #include "gpufilt.h"
+#include "outfile.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct gf_hist_out gf_hist_out;
 
@@ -48,6 +50,27 @@ typedef struct gf_hist_out gf_hist_out;
  */
 int gf_hist_out_open(gf_hist_out **out, const char *csv_path, const char *png_path,
                      const gf_hist_config *hc, int channels, int rate, char *err, size_t n);
+
+/* What gf_hist_out_open leaves at its defaults (all zero). */
+typedef struct gf_hist_out_opts {
+    /* How both files are opened: the input refused, --force, notices
+     * (outfile.h). */
+    gf_outfile_opts out;
+    /* Bytes the CSV/JSON file may reach, 0 for no limit: a record that
+     * would take it further fails gf_hist_out_write with GF_EXIT_OUTPUT
+     * and a message naming --hist-limit. */
+    uint64_t csv_limit;
+} gf_hist_out_opts;
+
+/* gf_hist_out_open with options; opts may be NULL (the defaults). */
+int gf_hist_out_create(gf_hist_out **out, const char *csv_path, const char *png_path,
+                       const gf_hist_config *hc, int channels, int rate,
+                       const gf_hist_out_opts *opts, char *err, size_t n);
+
+/* The least bytes a --hist file takes for `records` records of `bins`
+ * bins (every count written as one digit), header included: for warning
+ * about, or refusing, a file that would be huge before writing it. */
+uint64_t gf_hist_out_min_bytes(uint64_t records, size_t bins);
 
 /*
  * Take one record, in stream order: by block, then by channel (channel -1

@@ -56,6 +56,7 @@ struct gf_hist_out {
     out_file csv;
     int json;
     char *line;
+    uint64_t csv_bytes, csv_limit; /* written so far; the limit (0: none) */
 
     /* --hist-png: counts per cell (a run of m bins, over a column of bpc
      * blocks), laid out [column][panel][row], row 0 = lo. */

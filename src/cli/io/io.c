@@ -26,6 +26,8 @@ int gf_sink_commit(gf_sink *k, char *err, size_t n)
     /* Every write was checked (an earlier ENOSPC is not reported again by
      * the encoder's close), and so are finish, fsync and close. */
     int rc = k->ops && k->ops->finish ? k->ops->finish(k, err, n) : 0;
+    if (rc == 0 && k->ops && k->ops->describe)
+        k->ops->describe(k, k->written_as, sizeof k->written_as);
     if (rc == 0 && gf_outfile_commit(&k->out, k->sync, err, n) != 0)
         rc = GF_EXIT_OUTPUT;
     gf_sink_abort(k);

@@ -42,6 +42,9 @@ typedef struct gf_format {
 
 typedef struct gf_source gf_source;
 typedef struct gf_sink gf_sink;
+/* What a file says besides its samples (channel layout, strings, ...): the
+ * sndfile handlers' own (sndfile_format.h). */
+typedef struct gf_meta gf_meta;
 
 typedef struct gf_source_ops {
     /* Read up to `frames` frames into out as float or double (p): at least
@@ -64,8 +67,13 @@ struct gf_source {
     int is_stdin;          /* reading standard input */
     int streaming;         /* input arrives over time (pipe, terminal): pass on what is there */
     int64_t frames_read;   /* frames delivered so far */
-    uint64_t trailing;     /* bytes of an incomplete last frame, dropped (headerless input) */
-    char header_note[160]; /* a container's note that header and data disagree, or "" */
+    size_t frame_bytes;    /* bytes a frame takes in the input; 0 for encodings that compress */
+    uint64_t trailing;     /* bytes of an incomplete last frame, dropped */
+    uint64_t stray;        /* bytes after the samples a WAV or AIFF header gives that are
+                              neither chunks nor padding: the header may say too little */
+    char header_note[512]; /* why the input is truncated (header and data disagree, or
+                              decoding stopped early), or "" */
+    gf_meta *meta;         /* what the file says besides its samples; NULL: nothing */
 };
 
 /* Non-zero when the header promised more frames than the data holds. */
@@ -96,15 +104,24 @@ struct gf_sink {
     uint64_t clipped; /* samples clipped (or NaN) on the way out */
     int64_t frames_written;
     int sync;                          /* fsync before the rename (set by the caller) */
+    char written_as[128];              /* after a commit: describe's words for what was written */
     volatile sig_atomic_t stop_writes; /* abort: give up a write interrupted by a signal */
 };
 
-/* Finish, close (with k->sync, fsync) and rename into place. Returns 0, or
- * GF_EXIT_OUTPUT with err set and the temporary file removed. */
+/* Finish, close (with k->sync, fsync) and rename into place; written_as
+ * then names the format as written. Returns 0, or GF_EXIT_OUTPUT with err
+ * set and the temporary file removed. */
 int gf_sink_commit(gf_sink *k, char *err, size_t n);
 /* Close and remove the temporary file; safe after commit, after a failed
  * open and on a zeroed sink. */
 void gf_sink_abort(gf_sink *k);
+
+/* How a sink is opened; all zero but frames: the defaults. */
+typedef struct gf_sink_opts {
+    gf_outfile_opts out; /* the input (refused), --force, notices (outfile.h) */
+    int64_t frames;      /* frames the output will hold; < 0: unknown (a stream) */
+    const gf_meta *meta; /* the input's, carried where the container takes it; or NULL */
+} gf_sink_opts;
 
 /* ---- the handlers ---- */
 
@@ -126,7 +143,7 @@ int gf_raw_source_open(gf_source *s, const char *path, gf_raw_format f, int chan
 
 /*
  * An audio file (or standard output for "-") for the stream `in` (channels
- * and rate; in_path, when not NULL, is refused as the output). The format is
+ * and rate), opened as `o` says (o->out.in_path is refused). The format is
  * the input's, unless the extension of `path` names another container or
  * out_format ("MAJOR[:SUBTYPE]") is given. Integer PCM is rounded to nearest
  * (ties to even) and clipped; encodings libsndfile converts from float
@@ -134,8 +151,8 @@ int gf_raw_source_open(gf_source *s, const char *path, gf_raw_format f, int chan
  * NaN is written as 0. Clipped samples are counted. Returns 0, or an exit
  * code with err set.
  */
-int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, const char *in_path,
-                         const char *out_format, size_t max_block, char *err, size_t n);
+int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, const char *out_format,
+                         const gf_sink_opts *o, size_t max_block, char *err, size_t n);
 
 /*
  * Headerless samples of format f to path ("-": standard output), with the
@@ -143,7 +160,7 @@ int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, cons
  * with err set.
  */
 int gf_raw_sink_open(gf_sink *k, const char *path, gf_raw_format f, const gf_format *in,
-                     const char *in_path, size_t max_block, char *err, size_t n);
+                     const gf_sink_opts *o, size_t max_block, char *err, size_t n);
 
 /* Bytes per sample of a raw format, 0 for GF_RAW_NONE (raw_format.c). */
 size_t gf_raw_sample_bytes(gf_raw_format f);

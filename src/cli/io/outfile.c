@@ -1,15 +1,26 @@
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE /* flock */
+#endif
 #include "outfile.h"
 
 #include "cli.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* The temporary file's name: "." + NAME (cut to fit NAME_MAX) + TEMP_TAG +
+ * six characters from mkstemp. */
+#define TEMP_TAG    ".gpufilt-"
+#define TEMP_SUFFIX TEMP_TAG "XXXXXX"
 
 /* Links followed at most, as the kernel's own limit for a path (ELOOP). */
 #define MAX_LINKS 40
@@ -97,19 +108,143 @@ static int open_descriptor(gf_outfile *f, int fd, char *err, size_t n)
     return 0;
 }
 
-/* The temporary file ".NAME.gpufilt-XXXXXX" beside f->target. */
-static int open_temp(gf_outfile *f, char *err, size_t n)
+static void notice(const gf_outfile_opts *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void notice(const gf_outfile_opts *o, const char *fmt, ...)
+{
+    if (!o->notice)
+        return;
+    char msg[PATH_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    o->notice(msg);
+}
+
+/*
+ * Temporary files of this output left by a run that was killed (SIGKILL, a
+ * crash, a power loss): every run holds an exclusive flock on its own until
+ * it ends, so a temporary file whose lock can be taken belongs to no
+ * running gpufilt and is removed. dir is the directory part of the target
+ * ("" or ending in '/'), prefix the temporary name up to its random part.
+ */
+static void remove_stale(const char *dir, const char *prefix, const gf_outfile_opts *o)
+{
+    DIR *d = opendir(*dir ? dir : ".");
+    if (!d)
+        return;
+    const size_t plen = strlen(prefix), dlen = strlen(dir);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, prefix, plen) != 0 || strlen(e->d_name) != plen + 6)
+            continue;
+        char path[PATH_MAX];
+        if (dlen + strlen(e->d_name) >= sizeof path)
+            continue;
+        snprintf(path, sizeof path, "%s%s", dir, e->d_name);
+        const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat st, now;
+        if (fd < 0)
+            continue;
+        /* Still the same file when the lock is ours: mkstemp cannot reuse
+         * the name before it is unlinked. */
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+            lstat(path, &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev &&
+            unlink(path) == 0) {
+            char size[32];
+            notice(o, "removed '%s' (%s), left by a gpufilt run that was killed", path,
+                   gf_cli_bytes(size, sizeof size, (uint64_t)st.st_size));
+        }
+        close(fd);
+    }
+    closedir(d);
+}
+
+/* An existing file that is read-only (no write permission for anyone, or
+ * not for us) is replaced only with --force, as cp and sox refuse it. */
+static int check_writable(gf_outfile *f, const struct stat *st, const gf_outfile_opts *o, char *err,
+                          size_t n)
+{
+    if (o->force)
+        return 0;
+    const int denied = access(f->target, W_OK) != 0 && errno != EROFS;
+    if (!denied && (st->st_mode & 0222) != 0)
+        return 0;
+    snprintf(err, n, "%s '%s' is %s (mode %04o): not replacing it (--force does)", f->what, f->name,
+             denied ? "not writable" : "read-only", (unsigned)(st->st_mode & 07777));
+    return fail(f, GF_EXIT_OUTPUT);
+}
+
+/* The replaced file's permissions for the new one (its group and, for
+ * root, its owner where they can be given), else a plain create's. */
+static void set_mode(int fd, const struct stat *st)
+{
+    if (st) {
+        if (fchown(fd, geteuid() == 0 ? st->st_uid : (uid_t)-1, st->st_gid) != 0) {
+            /* not a member of its group: the file keeps ours */
+        }
+        fchmod(fd, st->st_mode & 0777);
+        return;
+    }
+    /* mkstemp makes 0600; give the file the mode a plain create would. */
+    const mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+}
+
+/* mkstemp on f->tmp, locked against remove_stale and checked to be still
+ * the file of that name once locked. */
+static int make_locked(gf_outfile *f, const char *pattern, size_t size)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        memcpy(f->tmp, pattern, size);
+        const int fd = mkstemp(f->tmp);
+        if (fd < 0)
+            return -1;
+        struct stat mine, named;
+        if (flock(fd, LOCK_EX) == 0 && fstat(fd, &mine) == 0 && stat(f->tmp, &named) == 0 &&
+            mine.st_ino == named.st_ino && mine.st_dev == named.st_dev)
+            return fd;
+        close(fd); /* removed by another run's remove_stale before we locked it */
+    }
+    errno = EAGAIN;
+    return -1;
+}
+
+/* The temporary file ".NAME.gpufilt-XXXXXX" beside f->target, NAME cut (at
+ * a UTF-8 character) so that the whole stays within NAME_MAX; st is the
+ * file it replaces, or NULL. */
+static int open_temp(gf_outfile *f, const struct stat *st, const gf_outfile_opts *o, char *err,
+                     size_t n)
 {
     const char *t = f->target;
     const char *slash = strrchr(t, '/');
     const size_t dirlen = slash ? (size_t)(slash - t) + 1 : 0;
-    const size_t size = strlen(t) + 32;
-    if (!(f->tmp = malloc(size))) {
+    size_t keep = strlen(t + dirlen);
+    const size_t room = NAME_MAX - 1 - strlen(TEMP_SUFFIX);
+    if (keep > room)
+        for (keep = room; keep > 0 && ((unsigned char)t[dirlen + keep] & 0xC0) == 0x80; keep--)
+            ;
+    const size_t size = dirlen + keep + strlen(TEMP_SUFFIX) + 2;
+    char *pattern = malloc(size);
+    if (!pattern || !(f->tmp = malloc(size))) {
+        free(pattern);
         snprintf(err, n, "out of memory");
         return fail(f, GF_EXIT_INTERNAL);
     }
-    snprintf(f->tmp, size, "%.*s.%s.gpufilt-XXXXXX", (int)dirlen, t, t + dirlen);
-    f->fd = mkstemp(f->tmp);
+    snprintf(pattern, size, "%.*s.%.*s" TEMP_SUFFIX, (int)dirlen, t, (int)keep, t + dirlen);
+    char *dir = strndup(t, dirlen);
+    pattern[size - 7] = '\0'; /* the prefix, without XXXXXX */
+    if (dir)
+        remove_stale(dir, pattern + dirlen, o);
+    free(dir);
+    pattern[size - 7] = 'X';
+    f->fd = make_locked(f, pattern, size);
+    free(pattern);
     if (f->fd < 0) {
         const int e = errno;
         if (e == ENOENT)
@@ -123,16 +258,17 @@ static int open_temp(gf_outfile *f, char *err, size_t n)
     }
     f->own_fd = 1;
     f->seekable = 1;
-    /* mkstemp makes 0600; give the file the mode a plain create would. */
-    const mode_t mask = umask(0);
-    umask(mask);
-    fchmod(f->fd, 0666 & ~mask);
+    set_mode(f->fd, st);
     return 0;
 }
 
-int gf_outfile_open(gf_outfile *f, const char *what, const char *path, const char *in_path,
+int gf_outfile_open(gf_outfile *f, const char *what, const char *path, const gf_outfile_opts *o,
                     char *err, size_t n)
 {
+    static const gf_outfile_opts defaults = {0};
+    if (!o)
+        o = &defaults;
+    const char *in_path = o->in_path;
     memset(f, 0, sizeof *f);
     f->fd = -1;
     f->what = what;
@@ -164,7 +300,9 @@ int gf_outfile_open(gf_outfile *f, const char *what, const char *path, const cha
     } else if (!exists || S_ISREG(st.st_mode)) {
         f->target = resolved;
         resolved = NULL;
-        rc = open_temp(f, err, n);
+        rc = exists ? check_writable(f, &st, o, err, n) : 0;
+        if (!rc)
+            rc = open_temp(f, exists ? &st : NULL, o, err, n);
     } else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
         /* A FIFO waits here for its reader, as `cat > FIFO` would. */
         f->fd = open(resolved, O_WRONLY | O_NOCTTY | O_CLOEXEC);
@@ -200,7 +338,10 @@ int gf_outfile_close(gf_outfile *f, int sync, char *err, size_t n)
 {
     if (!f->own_fd || f->fd < 0)
         return 0;
-    const int failed = (sync && f->tmp && fsync(f->fd) != 0) | (close(f->fd) != 0);
+    /* Both, whatever the first gives. */
+    const int sync_failed = sync && f->tmp && fsync(f->fd) != 0;
+    const int close_failed = close(f->fd) != 0;
+    const int failed = sync_failed || close_failed;
     const int e = errno;
     f->fd = -1;
     f->own_fd = 0;

@@ -4,7 +4,9 @@
  *
  * A regular file, or a name that does not exist yet, is written under a
  * temporary name ".NAME.gpufilt-XXXXXX" in the directory of the file it will
- * replace and renamed into place by gf_outfile_commit. Symbolic links are
+ * replace and renamed into place by gf_outfile_commit (see gf_outfile_open
+ * for permissions, read-only files and temporary files left by a killed
+ * run). Symbolic links are
  * followed first: the link stays and the file it points to is what gets
  * replaced (or created, for a dangling link).
  *
@@ -32,14 +34,29 @@ typedef struct gf_outfile {
     int seekable;     /* fd is a regular file: a container can finish its header */
 } gf_outfile;
 
+/* How an output is opened; all zero: the defaults. */
+typedef struct gf_outfile_opts {
+    const char *in_path; /* refused as the output; may be NULL */
+    int force;           /* replace an existing file that is read-only */
+    /* One-line notices (a stale temporary file removed), or NULL: none. */
+    void (*notice)(const char *msg);
+} gf_outfile_opts;
+
 /*
  * Open the output `path` ("-": standard output). `what` names it in messages
- * and must outlive the handle. in_path (may be NULL) is refused as the
- * output. Returns 0, or an exit code (GF_EXIT_OUTPUT, GF_EXIT_USAGE for a
- * terminal, GF_EXIT_INTERNAL) with a one-line message in err[0..n) and
- * nothing left open or created.
+ * and must outlive the handle; o may be NULL. Returns 0, or an exit code
+ * (GF_EXIT_OUTPUT, GF_EXIT_USAGE for a terminal, GF_EXIT_INTERNAL) with a
+ * one-line message in err[0..n) and nothing left open or created.
+ *
+ * A regular file being replaced: refused when read-only (no write
+ * permission for anyone, or not for us) unless o->force; the new file gets
+ * its permission bits (and its group, and as root its owner, where they can
+ * be given); a new file gets 0666 less the umask. The temporary file
+ * ".NAME.gpufilt-XXXXXX" (NAME cut to keep it within NAME_MAX) is locked
+ * (flock) while the run lasts; those of the same output whose lock is free
+ * were left by a killed run and are removed first (with a notice).
  */
-int gf_outfile_open(gf_outfile *f, const char *what, const char *path, const char *in_path,
+int gf_outfile_open(gf_outfile *f, const char *what, const char *path, const gf_outfile_opts *o,
                     char *err, size_t n);
 
 /*

@@ -126,12 +126,12 @@ static const gf_sink_ops raw_sink_ops = {
 };
 
 int gf_raw_sink_open(gf_sink *k, const char *path, gf_raw_format f, const gf_format *in,
-                     const char *in_path, size_t max_block, char *err, size_t n)
+                     const gf_sink_opts *o, size_t max_block, char *err, size_t n)
 {
     memset(k, 0, sizeof *k);
     k->out.fd = -1;
     k->fmt = (gf_format){.channels = in->channels, .rate = in->rate, .frames = -1, .sample = f};
-    int rc = gf_outfile_open(&k->out, "output", path, in_path, err, n);
+    int rc = gf_outfile_open(&k->out, "output", path, &o->out, err, n);
     if (rc)
         return rc;
     if (k->out.stream)

@@ -270,7 +270,7 @@ int gf_raw_source_open(gf_source *s, const char *path, gf_raw_format f, int chan
     r->fd = -1;
     s->ops = &raw_source_ops;
     s->state = r;
-    const size_t fbytes = (size_t)channels * gf_raw_sample_bytes(f);
+    const size_t fbytes = s->frame_bytes = (size_t)channels * gf_raw_sample_bytes(f);
     int rc = open_input(s, r, path, fbytes, err, n);
     if (rc == 0) {
         r->size = max_block * fbytes;

@@ -1,6 +1,11 @@
 #include "sndfile_format.h"
 
+#include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 int gf_sf_pcm_bits(int format)
 {
@@ -25,6 +30,27 @@ int gf_sf_pcm_bits(int format)
     case SF_FORMAT_PCM_32:
     case SF_FORMAT_ALAC_32:
         return 32;
+    }
+    return 0;
+}
+
+size_t gf_sf_sample_bytes(int format)
+{
+    switch (format & SF_FORMAT_SUBMASK) {
+    case SF_FORMAT_PCM_S8:
+    case SF_FORMAT_PCM_U8:
+    case SF_FORMAT_ULAW:
+    case SF_FORMAT_ALAW:
+        return 1;
+    case SF_FORMAT_PCM_16:
+        return 2;
+    case SF_FORMAT_PCM_24:
+        return 3;
+    case SF_FORMAT_PCM_32:
+    case SF_FORMAT_FLOAT:
+        return 4;
+    case SF_FORMAT_DOUBLE:
+        return 8;
     }
     return 0;
 }
@@ -75,4 +101,378 @@ void gf_sf_format_name(int format, char *buf, size_t n)
     sf_command(NULL, SFC_GET_FORMAT_INFO, &major, sizeof major);
     sf_command(NULL, SFC_GET_FORMAT_INFO, &sub, sizeof sub);
     snprintf(buf, n, "%s / %s", major.name ? major.name : "?", sub.name ? sub.name : "?");
+}
+
+/* The first character of s, lower-cased unless s starts an acronym ("WAV"). */
+static char lower_first(const char *s)
+{
+    if (!s[0])
+        return '\0';
+    return isupper((unsigned char)s[0]) && !isupper((unsigned char)s[1])
+               ? (char)tolower((unsigned char)s[0])
+               : s[0];
+}
+
+/* libsndfile's messages that read badly inside ours, and what to say. */
+static const struct {
+    const char *theirs, *ours;
+} reasons[] = {
+    {"No Error", "no reason given"},
+    {"Format not recognised", "not a format libsndfile knows"},
+    {"File contains data in an unknown format", "not a format libsndfile knows"},
+    {"Supported file format but file is malformed", "the file is malformed"},
+    {"Supported file format but unsupported encoding", "an encoding libsndfile cannot decode"},
+    {"File contains data in an unimplemented format", "an encoding libsndfile cannot decode"},
+    {"this file format does not support pipe write", "the format cannot be written to a pipe"},
+    {"flac decoder lost sync", "the FLAC decoder lost sync"},
+    {"Internal malloc () failed", "out of memory"},
+};
+
+void gf_sf_reason(const char *msg, char *buf, size_t n)
+{
+    if (!msg)
+        msg = "";
+    char t[512];
+    snprintf(t, sizeof t, "%s", msg);
+    for (char *c = t; *c; c++)
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+    size_t len = strlen(t);
+    while (len > 0 && (t[len - 1] == ' ' || t[len - 1] == '.'))
+        t[--len] = '\0';
+    const char *s = t;
+    /* The system's own message (strerror's), as gpufilt prints it elsewhere. */
+    if (strncmp(s, "System error : ", 15) == 0) {
+        snprintf(buf, n, "%s", s + 15);
+        return;
+    }
+    static const char *const prefixes[] = {"Error : ", "Error: ", "Error. "};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(s, prefixes[i], strlen(prefixes[i])) == 0)
+            s += strlen(prefixes[i]);
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+        if (strcmp(s, reasons[i].theirs) == 0) {
+            snprintf(buf, n, "%s", reasons[i].ours);
+            return;
+        }
+    /* "Error in WAV file. No 'data' chunk marker" -> "WAV file: no 'data' chunk marker" */
+    char kind[64];
+    int used = 0;
+    if (sscanf(s, "Error in %63[^.,]%*[.,] %n", kind, &used) == 1 && used > 0) {
+        const char *rest = s + used;
+        snprintf(buf, n, "%s: %c%s", kind, lower_first(rest), *rest ? rest + 1 : "");
+        return;
+    }
+    snprintf(buf, n, "%c%s", lower_first(s), *s ? s + 1 : "");
+}
+
+const char *gf_sf_why(SNDFILE *sf, char *buf, size_t n)
+{
+    gf_sf_reason(sf_strerror(sf), buf, n);
+    return buf;
+}
+
+/* ---- what a file says besides its samples ---- */
+
+/* A bext (broadcast) and a cart chunk of any size libsndfile keeps. */
+typedef SF_BROADCAST_INFO_VAR(16384) gf_bext;
+typedef SF_CART_INFO_VAR(16384) gf_cart;
+
+enum { NSTR = SF_STR_LAST - SF_STR_FIRST + 1 };
+
+struct gf_meta {
+    int channels;
+    int *map;            /* channel layout (SF_CHANNEL_MAP_*), or NULL */
+    char *strings[NSTR]; /* by SF_STR_* - SF_STR_FIRST, NULL where absent */
+    gf_bext *bext;       /* or NULL */
+    gf_cart *cart;       /* or NULL */
+    void *cues;          /* SF_CUES_VAR(ncues), or NULL */
+    uint32_t ncues;
+    SF_INSTRUMENT *inst; /* or NULL */
+};
+
+/* The strings' names, for messages; NULL for codes libsndfile leaves out. */
+static const char *string_name(int code)
+{
+    switch (code) {
+    case SF_STR_TITLE:
+        return "title";
+    case SF_STR_COPYRIGHT:
+        return "copyright";
+    case SF_STR_SOFTWARE:
+        return "software";
+    case SF_STR_ARTIST:
+        return "artist";
+    case SF_STR_COMMENT:
+        return "comment";
+    case SF_STR_DATE:
+        return "date";
+    case SF_STR_ALBUM:
+        return "album";
+    case SF_STR_LICENSE:
+        return "license";
+    case SF_STR_TRACKNUMBER:
+        return "track number";
+    case SF_STR_GENRE:
+        return "genre";
+    }
+    return NULL;
+}
+
+/* *p = a copy of what command cmd reads into `size` bytes, or NULL when
+ * the file has none; -1 when out of memory. */
+static int get_block(SNDFILE *sf, int cmd, size_t size, void **p)
+{
+    *p = calloc(1, size);
+    if (!*p)
+        return -1;
+    if (sf_command(sf, cmd, *p, (int)size) != SF_TRUE) {
+        free(*p);
+        *p = NULL;
+    }
+    return 0;
+}
+
+/* Sizes that libsndfile read are within its own limits; a file's own
+ * field could still claim more than the structure holds. */
+static void clamp_sizes(gf_meta *m)
+{
+    if (m->bext && m->bext->coding_history_size > sizeof m->bext->coding_history - 1)
+        m->bext->coding_history_size = sizeof m->bext->coding_history - 1;
+    if (m->cart && m->cart->tag_text_size > sizeof m->cart->tag_text - 1)
+        m->cart->tag_text_size = sizeof m->cart->tag_text - 1;
+}
+
+int gf_meta_read(SNDFILE *sf, int channels, gf_meta **out)
+{
+    gf_meta *m = *out = calloc(1, sizeof *m);
+    if (!m)
+        return -1;
+    m->channels = channels;
+    int rc =
+        get_block(sf, SFC_GET_CHANNEL_MAP_INFO, (size_t)channels * sizeof(int), (void **)&m->map);
+    for (int i = 0; !rc && i < NSTR; i++) {
+        const char *v = string_name(SF_STR_FIRST + i) ? sf_get_string(sf, SF_STR_FIRST + i) : NULL;
+        if (v && *v && !(m->strings[i] = strdup(v)))
+            rc = -1;
+    }
+    if (!rc)
+        rc = get_block(sf, SFC_GET_BROADCAST_INFO, sizeof(gf_bext), (void **)&m->bext);
+    if (!rc)
+        rc = get_block(sf, SFC_GET_CART_INFO, sizeof(gf_cart), (void **)&m->cart);
+    if (!rc)
+        rc = get_block(sf, SFC_GET_INSTRUMENT, sizeof(SF_INSTRUMENT), (void **)&m->inst);
+    if (!rc && sf_command(sf, SFC_GET_CUE_COUNT, &m->ncues, sizeof m->ncues) == SF_TRUE &&
+        m->ncues > 0)
+        rc = get_block(sf, SFC_GET_CUE, sizeof(uint32_t) + m->ncues * sizeof(SF_CUE_POINT),
+                       &m->cues);
+    if (rc) {
+        gf_meta_free(m);
+        *out = NULL;
+        return rc;
+    }
+    clamp_sizes(m);
+    return 0;
+}
+
+int gf_meta_has_layout(const gf_meta *m)
+{
+    return m && m->map;
+}
+
+/* ", what" onto the list in buf. */
+static void add_lost(char *buf, size_t n, const char *what)
+{
+    const size_t used = strlen(buf);
+    snprintf(buf + used, n - used, "%s%s", used ? ", " : "", what);
+}
+
+void gf_meta_write(SNDFILE *sf, const gf_meta *m, char *lost, size_t n)
+{
+    lost[0] = '\0';
+    if (!m)
+        return;
+    if (m->map &&
+        sf_command(sf, SFC_SET_CHANNEL_MAP_INFO, m->map, m->channels * (int)sizeof(int)) != SF_TRUE)
+        add_lost(lost, n, "channel layout");
+    for (int i = 0; i < NSTR; i++)
+        if (m->strings[i] && sf_set_string(sf, SF_STR_FIRST + i, m->strings[i]) != 0)
+            add_lost(lost, n, string_name(SF_STR_FIRST + i));
+    /* libsndfile takes these at their own size, not its largest. */
+    if (m->bext && sf_command(sf, SFC_SET_BROADCAST_INFO, m->bext,
+                              (int)(offsetof(gf_bext, coding_history) +
+                                    m->bext->coding_history_size)) != SF_TRUE)
+        add_lost(lost, n, "broadcast (bext) chunk");
+    if (m->cart &&
+        sf_command(sf, SFC_SET_CART_INFO, m->cart,
+                   (int)(offsetof(gf_cart, tag_text) + m->cart->tag_text_size)) != SF_TRUE)
+        add_lost(lost, n, "cart chunk");
+    if (m->cues && sf_command(sf, SFC_SET_CUE, m->cues,
+                              (int)(sizeof(uint32_t) + m->ncues * sizeof(SF_CUE_POINT))) != SF_TRUE)
+        add_lost(lost, n, "cue points");
+    if (m->inst && sf_command(sf, SFC_SET_INSTRUMENT, m->inst, sizeof(SF_INSTRUMENT)) != SF_TRUE)
+        add_lost(lost, n, "instrument (sampler) data");
+}
+
+void gf_meta_missing(SNDFILE *written, const gf_meta *m, char *lost, size_t n)
+{
+    lost[0] = '\0';
+    if (!m)
+        return;
+    gf_meta *w = NULL;
+    if (gf_meta_read(written, m->channels, &w) != 0)
+        return; /* out of memory: nothing to say */
+    if (m->map && (!w->map || memcmp(m->map, w->map, (size_t)m->channels * sizeof(int)) != 0))
+        add_lost(lost, n, "channel layout");
+    for (int i = 0; i < NSTR; i++)
+        if (m->strings[i] && !w->strings[i])
+            add_lost(lost, n, string_name(SF_STR_FIRST + i));
+    if (m->bext && !w->bext)
+        add_lost(lost, n, "broadcast (bext) chunk");
+    if (m->cart && !w->cart)
+        add_lost(lost, n, "cart chunk");
+    if (m->ncues > w->ncues)
+        add_lost(lost, n, "cue points");
+    if (m->inst && !w->inst)
+        add_lost(lost, n, "instrument (sampler) data");
+    gf_meta_free(w);
+}
+
+void gf_meta_free(gf_meta *m)
+{
+    if (!m)
+        return;
+    free(m->map);
+    for (int i = 0; i < NSTR; i++)
+        free(m->strings[i]);
+    free(m->bext);
+    free(m->cart);
+    free(m->cues);
+    free(m->inst);
+    free(m);
+}
+
+/* ---- where a WAV or AIFF file's samples are ---- */
+
+/* Chunks looked at, at most: a file with more is not scanned further. */
+#define MAX_CHUNKS 100000
+/* Bytes after the data read to tell zero padding from stray bytes. */
+#define PAD_PROBE 65536
+
+typedef struct scan {
+    int fd;
+    uint64_t size; /* of the file */
+    int big;       /* big-endian sizes (RIFX, AIFF) */
+} scan;
+
+static int read_at(const scan *c, uint64_t pos, void *buf, size_t len)
+{
+    if (pos > c->size || c->size - pos < len)
+        return -1;
+    return pread(c->fd, buf, len, (off_t)pos) == (ssize_t)len ? 0 : -1;
+}
+
+static uint64_t get32(const scan *c, const unsigned char *b)
+{
+    return c->big ? (uint64_t)b[0] << 24 | (uint64_t)b[1] << 16 | (uint64_t)b[2] << 8 | b[3]
+                  : (uint64_t)b[3] << 24 | (uint64_t)b[2] << 16 | (uint64_t)b[1] << 8 | b[0];
+}
+
+static uint64_t get64le(const unsigned char *b)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | b[i];
+    return v;
+}
+
+/* A chunk id as writers make them: four printable ASCII characters. */
+static int is_chunk_id(const unsigned char *id)
+{
+    for (int i = 0; i < 4; i++)
+        if (id[i] < 0x20 || id[i] > 0x7E)
+            return 0;
+    return 1;
+}
+
+/* Bytes from pos to the end that are not well-formed chunks (a final pad
+ * byte, and zero padding as recorders leave it, are not counted). */
+static uint64_t stray_bytes(const scan *c, uint64_t pos)
+{
+    for (int k = 0; k < MAX_CHUNKS && pos + 8 <= c->size; k++) {
+        unsigned char h[8];
+        if (read_at(c, pos, h, 8) != 0 || !is_chunk_id(h))
+            break;
+        const uint64_t len = get32(c, h + 4);
+        if (len > c->size - pos - 8)
+            break;
+        pos += 8 + len + (len & 1);
+    }
+    if (pos + 1 >= c->size) /* the end, or a final pad byte */
+        return 0;
+    unsigned char probe[4096];
+    const uint64_t rest = c->size - pos;
+    for (uint64_t at = 0; at < rest && at < PAD_PROBE; at += sizeof probe) {
+        const size_t len = rest - at < sizeof probe ? (size_t)(rest - at) : sizeof probe;
+        if (read_at(c, pos + at, probe, len) != 0)
+            return rest;
+        for (size_t i = 0; i < len; i++)
+            if (probe[i])
+                return rest;
+    }
+    return 0;
+}
+
+/* The data chunk's place and declared size: WAV's "data" (its size from
+ * ds64 in RF64), AIFF's "SSND" (past its offset field). */
+static int find_data(const scan *c, int rf64, int aiff, gf_extent *x)
+{
+    uint64_t pos = 12, ds64_data = 0;
+    for (int k = 0; k < MAX_CHUNKS && pos + 8 <= c->size; k++) {
+        unsigned char h[16];
+        if (read_at(c, pos, h, 8) != 0)
+            return -1;
+        const uint64_t len = get32(c, h + 4);
+        if (rf64 && memcmp(h, "ds64", 4) == 0 && len >= 16 && read_at(c, pos + 8, h, 16) == 0)
+            ds64_data = get64le(h + 8);
+        else if (!aiff && memcmp(h, "data", 4) == 0) {
+            x->offset = pos + 8;
+            x->declared = rf64 && len == 0xFFFFFFFF ? ds64_data : len;
+            x->unknown = !rf64 && len == 0xFFFFFFFF;
+            return 0;
+        } else if (aiff && memcmp(h, "SSND", 4) == 0 && len >= 8 &&
+                   read_at(c, pos + 8, h + 8, 4) == 0) {
+            const uint64_t skip = get32(c, h + 8);
+            x->offset = pos + 16 + skip;
+            x->declared = len >= 8 + skip ? len - 8 - skip : 0;
+            return 0;
+        }
+        if (!is_chunk_id(h))
+            return -1;
+        pos += 8 + len + (len & 1);
+    }
+    return -1;
+}
+
+int gf_container_scan(int fd, uint64_t size, gf_extent *x)
+{
+    memset(x, 0, sizeof *x);
+    scan c = {.fd = fd, .size = size};
+    unsigned char h[12];
+    if (read_at(&c, 0, h, 12) != 0)
+        return -1;
+    const int riff = memcmp(h, "RIFF", 4) == 0, rifx = memcmp(h, "RIFX", 4) == 0,
+              rf64 = memcmp(h, "RF64", 4) == 0, form = memcmp(h, "FORM", 4) == 0;
+    const int wave = (riff || rifx || rf64) && memcmp(h + 8, "WAVE", 4) == 0;
+    const int aiff = form && (memcmp(h + 8, "AIFF", 4) == 0 || memcmp(h + 8, "AIFC", 4) == 0);
+    if (!wave && !aiff)
+        return -1;
+    c.big = rifx || aiff;
+    if (find_data(&c, rf64, aiff, x) != 0 || x->offset > size)
+        return -1;
+    const uint64_t avail = size - x->offset;
+    x->present = x->unknown || x->declared > avail ? avail : x->declared;
+    if (!x->unknown && x->declared < avail)
+        x->stray = stray_bytes(&c, x->offset + x->declared + (x->declared & 1));
+    return 0;
 }

@@ -1,6 +1,7 @@
 /*
- * libsndfile's format codes, for the sndfile handlers only: bit depths, the
- * headerless format that carries a subtype, names.
+ * libsndfile for the sndfile handlers only: format codes (bit depths, the
+ * headerless format that carries a subtype, names), libsndfile's messages
+ * in gpufilt's words, and what a file says besides its samples (gf_meta).
  */
 #ifndef GF_SNDFILE_FORMAT_H
 #define GF_SNDFILE_FORMAT_H
@@ -14,6 +15,10 @@
  * anything else. */
 int gf_sf_pcm_bits(int sf_format);
 
+/* Bytes per sample of an uncompressed subtype (PCM, float, mu-law, A-law),
+ * 0 for anything else. */
+size_t gf_sf_sample_bytes(int sf_format);
+
 /* The headerless format that carries a subtype without loss (f32le for
  * encodings that are not plain PCM or float). */
 gf_raw_format gf_sf_raw_for(int sf_format);
@@ -23,5 +28,48 @@ int gf_sf_format_for_raw(gf_raw_format f);
 
 /* A short human name of a format: "WAV (Microsoft) / Signed 16 bit PCM". */
 void gf_sf_format_name(int sf_format, char *buf, size_t n);
+
+/* libsndfile's message (sf_strerror) as a phrase inside gpufilt's own: no
+ * "System error : " or "Error : " prefix, no final period, lower case
+ * where it is not an acronym, its vaguest phrases made plain ("not a format
+ * libsndfile knows"). */
+void gf_sf_reason(const char *msg, char *buf, size_t n);
+/* gf_sf_reason of sf_strerror(sf) (sf NULL: the last failed open) into buf;
+ * returns buf. */
+const char *gf_sf_why(SNDFILE *sf, char *buf, size_t n);
+
+/*
+ * What a file says besides its samples, carried from input to output: the
+ * channel layout (e.g. a WAVE_FORMAT_EXTENSIBLE mask), the strings (title,
+ * artist, comment, ...), the bext (Broadcast WAVE) and cart chunks, cue
+ * points and instrument data. The type is declared in io.h.
+ */
+/* Read sf's; 0 with *m set (possibly holding nothing), -1 out of memory. */
+int gf_meta_read(SNDFILE *sf, int channels, gf_meta **m);
+/* Non-zero when m holds a channel layout. */
+int gf_meta_has_layout(const gf_meta *m);
+/* Give sf (open for writing, nothing written yet) everything m holds (m
+ * may be NULL); what libsndfile refuses is listed in lost ("" for
+ * nothing). libsndfile accepts some that its container then drops: where
+ * the file can be read back, gf_meta_missing tells the truth. */
+void gf_meta_write(SNDFILE *sf, const gf_meta *m, char *lost, size_t n);
+/* What of m the file `written` (now open for reading) does not hold, as a
+ * list ("channel layout, license, cue points") in lost; "" for nothing. */
+void gf_meta_missing(SNDFILE *written, const gf_meta *m, char *lost, size_t n);
+void gf_meta_free(gf_meta *m);
+
+/* Where a WAV (RIFF, RIFX, RF64) or AIFF file's samples are, as its
+ * header says and as the file holds: what libsndfile does not tell. */
+typedef struct gf_extent {
+    uint64_t offset;   /* of the first byte of samples */
+    uint64_t declared; /* bytes of samples the header declares */
+    int unknown;       /* WAV's "length unknown" (0xFFFFFFFF, as streams write it) */
+    uint64_t present;  /* bytes of samples the file holds (to its end when unknown) */
+    uint64_t stray;    /* bytes after the declared data that are neither chunks nor
+                          zero padding: the header may say too little */
+} gf_extent;
+/* Scan the file open on fd (size bytes); 0 with *x set, -1 when it is not
+ * a WAV or AIFF file with a data chunk. Reads with pread only. */
+int gf_container_scan(int fd, uint64_t size, gf_extent *x);
 
 #endif /* GF_SNDFILE_FORMAT_H */

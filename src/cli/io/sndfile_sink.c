@@ -16,18 +16,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct sf_sink {
     SNDFILE *sf;
-    int sf_format;
+    int sf_format;        /* as written (after close: RF64, or the WAVEX it became) */
     int pcm_bits;         /* > 0: integer PCM of that many bits, written with sf_writef_int */
     int float_clips;      /* an encoding libsndfile converts from float: clipped first */
     int32_t *ibuf;        /* max_block frames of quantised samples (integer PCM) */
     void *fbuf;           /* max_block frames of clipped samples (float_clips) */
     size_t unsynced;      /* samples written since writeback was last started */
     struct pipe_vio *vio; /* FLAC on a pipe (below) */
+    uint64_t limit;       /* bytes the container can describe; 0: no limit */
+    int rf64_auto;        /* RF64 that libsndfile writes as WAV while under 4 GiB */
+    const gf_meta *meta;  /* the input's, to check against the file written */
+    char lost[256];       /* what of meta libsndfile refused ("" for nothing) */
 } sf_sink;
+
+/* Containers whose sizes are 32-bit fields (AIFF, WAV's own, ...) describe
+ * at most this many bytes; HEADROOM is kept free for what is written at
+ * close (header, strings, cue points). AU writes "unknown length" past 2
+ * GiB and is read to its end, as are headerless samples. */
+#define SIZE_LIMIT_32 ((uint64_t)0xFFFFFFFF)
+#define HEADROOM      ((uint64_t)1 << 20)
+/* A WAV whose data may pass 2 GiB (or whose length is unknown) is written
+ * as RF64 with libsndfile's automatic downgrade: a WAV (with
+ * WAVE_FORMAT_EXTENSIBLE) when it ends under 4 GiB, RF64 past that. */
+#define RF64_FROM ((uint64_t)1 << 31)
 
 static const struct {
     const char *name;
@@ -64,8 +80,12 @@ static int fit_subtype(int major, const SF_INFO *in)
 {
     SF_INFO t = *in;
     const int bits = gf_sf_pcm_bits(in->format);
+    /* The input's own subtype first, if it is plain samples: libsndfile's
+     * format check passes codecs it reads in a container but cannot write
+     * there (MP3 in WAV). */
+    const int plain = gf_sf_sample_bytes(in->format) > 0 || gf_sf_pcm_bits(in->format) > 0;
     const int tries[] = {
-        in->format & SF_FORMAT_SUBMASK,
+        plain ? in->format & SF_FORMAT_SUBMASK : SF_FORMAT_FLOAT,
         bits > 24   ? SF_FORMAT_PCM_32
         : bits > 16 ? SF_FORMAT_PCM_24
         : bits > 8  ? SF_FORMAT_PCM_16
@@ -85,62 +105,192 @@ static int fit_subtype(int major, const SF_INFO *in)
     return 0;
 }
 
+/* WAV, WAVEX (WAVE_FORMAT_EXTENSIBLE, e.g. a channel layout) and RF64 are
+ * one family: a name ending in .wav keeps whichever the input is. */
+static int wav_family(int major)
+{
+    return major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX || major == SF_FORMAT_RF64;
+}
+
+/* The container and sample type: the input's, unless out_format or the
+ * extension of path names another container. *implied is set when the
+ * sample type was chosen here for a new container, not named. */
+static int pick_format(const char *path, const SF_INFO *in, const char *out_format, int *format,
+                       int *implied, char *err, size_t n)
+{
+    int major = in->format & SF_FORMAT_TYPEMASK;
+    int subtype = in->format & SF_FORMAT_SUBMASK;
+    int endian = in->format & SF_FORMAT_ENDMASK;
+    char buf[64];
+    const char *name = NULL, *sub = NULL;
+    *implied = 0;
+    if (out_format) {
+        snprintf(buf, sizeof buf, "%s", out_format);
+        char *colon = strchr(buf, ':');
+        if (colon) {
+            *colon = '\0';
+            sub = colon + 1;
+        }
+        name = buf;
+    } else {
+        const char *slash = strrchr(path, '/');
+        const char *dot = strrchr(slash ? slash : path, '.');
+        name = dot ? dot + 1 : NULL;
+    }
+    const int m = name ? major_for_extension(name) : 0;
+    if (out_format && !m) {
+        snprintf(err, n, "--out-format: unknown major format '%s'", buf);
+        return GF_EXIT_USAGE;
+    }
+    if (m && m != major && !(m == SF_FORMAT_WAV && wav_family(major))) {
+        major = m;
+        endian = 0;
+        subtype = fit_subtype(major, in);
+        *implied = 1;
+    }
+    if (sub) {
+        subtype = 0;
+        for (size_t i = 0; i < sizeof subtypes / sizeof subtypes[0]; i++)
+            if (strcasecmp(sub, subtypes[i].name) == 0)
+                subtype = subtypes[i].subtype;
+        if (!subtype) {
+            snprintf(err, n, "--out-format: unknown sample type '%s'", sub);
+            return GF_EXIT_USAGE;
+        }
+        *implied = 0;
+    }
+    *format = major | subtype | endian;
+    return 0;
+}
+
+/* Bits of precision a subtype keeps (float: its 24-bit significand, with
+ * a range integers lack), 0 for encodings that are not plain samples. */
+static int sample_bits(int format, int *is_float)
+{
+    const int sub = format & SF_FORMAT_SUBMASK;
+    *is_float = sub == SF_FORMAT_FLOAT || sub == SF_FORMAT_DOUBLE;
+    return sub == SF_FORMAT_DOUBLE ? 53 : sub == SF_FORMAT_FLOAT ? 24 : gf_sf_pcm_bits(format);
+}
+
+/* A container that cannot hold the input's samples as they are: say so
+ * once, when the sample type was not asked for. */
+static void warn_narrower(const char *path, int in_format, int out_format)
+{
+    int in_float, out_float;
+    const int in_bits = sample_bits(in_format, &in_float);
+    const int out_bits = sample_bits(out_format, &out_float);
+    if (!in_bits || !out_bits || out_float || (!in_float && in_bits <= out_bits))
+        return;
+    char name[128];
+    gf_sf_format_name(out_format, name, sizeof name);
+    char *slash = strstr(name, " / ");
+    if (slash)
+        *slash = '\0';
+    char what[32];
+    if (in_float)
+        snprintf(what, sizeof what, "%d-bit float", in_bits > 24 ? 64 : 32);
+    else
+        snprintf(what, sizeof what, "%d-bit", in_bits);
+    const int dash = strcmp(path, "-") == 0;
+    gf_cli_warn("%s%s%s is written as %d-bit PCM: %s cannot hold the input's %s samples%s",
+                dash ? "standard output" : "output '", dash ? "" : path, dash ? "" : "'", out_bits,
+                name, what, in_float ? " (beyond +-1 they clip)" : "");
+}
+
+static uint64_t size_limit(int format)
+{
+    switch (format & SF_FORMAT_TYPEMASK) {
+    case SF_FORMAT_RAW:
+    case SF_FORMAT_AU:
+    case SF_FORMAT_W64:
+    case SF_FORMAT_CAF:
+    case SF_FORMAT_RF64:
+    case SF_FORMAT_FLAC:
+    case SF_FORMAT_OGG:
+    case SF_FORMAT_IRCAM:
+    case SF_FORMAT_PAF:
+        return 0;
+    }
+    return SIZE_LIMIT_32;
+}
+
+/* RF64 takes these subtypes (libsndfile 1.2's rf64.c). */
+static int rf64_subtype(int format)
+{
+    switch (format & SF_FORMAT_SUBMASK) {
+    case SF_FORMAT_PCM_U8:
+    case SF_FORMAT_PCM_16:
+    case SF_FORMAT_PCM_24:
+    case SF_FORMAT_PCM_32:
+    case SF_FORMAT_FLOAT:
+    case SF_FORMAT_DOUBLE:
+    case SF_FORMAT_ULAW:
+    case SF_FORMAT_ALAW:
+        return 1;
+    }
+    return 0;
+}
+
+/* Bytes of samples for `frames` frames of info's format, or 0 when
+ * unknown (a stream, an encoding that is not plain samples). */
+static uint64_t data_bytes(const SF_INFO *info, int64_t frames)
+{
+    return frames < 0
+               ? 0
+               : (uint64_t)frames * (uint64_t)info->channels * gf_sf_sample_bytes(info->format);
+}
+
+/* The name of a format's container: "AIFF (Apple/SGI)". */
+static void container_name(int format, char *buf, size_t n)
+{
+    gf_sf_format_name(format, buf, n);
+    char *slash = strstr(buf, " / ");
+    if (slash)
+        *slash = '\0';
+}
+
+/* Where a container's sizes would wrap: refused before anything is written
+ * when the length is known. A WAV that may grow past 2 GiB becomes RF64 at
+ * open (open_encoder); other WAV encodings stop at the limit like AIFF. */
+static int check_size(const char *path, const SF_INFO *info, int64_t frames, char *err, size_t n)
+{
+    const uint64_t limit = size_limit(info->format), bytes = data_bytes(info, frames);
+    const int wav = (info->format & SF_FORMAT_TYPEMASK) == SF_FORMAT_WAV ||
+                    (info->format & SF_FORMAT_TYPEMASK) == SF_FORMAT_WAVEX;
+    if (!limit || (wav && rf64_subtype(info->format)) || bytes + HEADROOM <= limit)
+        return 0;
+    char name[128], size[32];
+    container_name(info->format, name, sizeof name);
+    snprintf(err, n,
+             "output '%s' would hold %s of samples: %s cannot describe more than 4 GiB; write "
+             "W64, CAF or RF64 instead (e.g. --out-format caf)",
+             path, gf_cli_bytes(size, sizeof size, bytes), name);
+    return GF_EXIT_OUTPUT;
+}
+
 static int choose_format(const char *path, const gf_format *in_fmt, const char *out_format,
-                         SF_INFO *info, char *err, size_t n)
+                         const gf_sink_opts *o, SF_INFO *info, char *err, size_t n)
 {
     /* The input's container, or headerless samples as libsndfile's RAW. */
-    const SF_INFO in_info = {
+    const SF_INFO in = {
         .samplerate = in_fmt->rate,
         .channels = in_fmt->channels,
         .format = in_fmt->container ? in_fmt->container
                                     : SF_FORMAT_RAW | gf_sf_format_for_raw(in_fmt->sample),
     };
-    const SF_INFO *in = &in_info;
-    *info = (SF_INFO){.samplerate = in->samplerate, .channels = in->channels};
-    int major = in->format & SF_FORMAT_TYPEMASK;
-    int subtype = in->format & SF_FORMAT_SUBMASK;
-    int endian = in->format & SF_FORMAT_ENDMASK;
-    if (out_format) {
-        char buf[64];
-        snprintf(buf, sizeof buf, "%s", out_format);
-        char *colon = strchr(buf, ':');
-        if (colon)
-            *colon = '\0';
-        int m = major_for_extension(buf);
-        if (!m) {
-            snprintf(err, n, "--out-format: unknown major format '%s'", buf);
-            return GF_EXIT_USAGE;
-        }
-        if (m != major) {
-            major = m;
-            endian = 0;
-            subtype = fit_subtype(major, in);
-        }
-        if (colon) {
-            subtype = 0;
-            for (size_t i = 0; i < sizeof subtypes / sizeof subtypes[0]; i++)
-                if (strcasecmp(colon + 1, subtypes[i].name) == 0)
-                    subtype = subtypes[i].subtype;
-            if (!subtype) {
-                snprintf(err, n, "--out-format: unknown sample type '%s'", colon + 1);
-                return GF_EXIT_USAGE;
-            }
-        }
-    } else {
-        const char *slash = strrchr(path, '/');
-        const char *dot = strrchr(slash ? slash : path, '.');
-        int m = dot ? major_for_extension(dot + 1) : 0;
-        if (m && m != major) {
-            major = m;
-            endian = 0;
-            subtype = fit_subtype(major, in);
-        }
-    }
-    info->format = major | subtype | endian;
+    *info = (SF_INFO){.samplerate = in.samplerate, .channels = in.channels};
+    int implied;
+    int rc = pick_format(path, &in, out_format, &info->format, &implied, err, n);
+    if (rc)
+        return rc;
+    /* A channel layout needs WAVE_FORMAT_EXTENSIBLE. */
+    if ((info->format & SF_FORMAT_TYPEMASK) == SF_FORMAT_WAV && gf_meta_has_layout(o->meta))
+        info->format = (info->format & ~SF_FORMAT_TYPEMASK) | SF_FORMAT_WAVEX;
+    const int major = info->format & SF_FORMAT_TYPEMASK;
     if (info->samplerate <= 0) {
         if (major != SF_FORMAT_RAW) {
             char name[128];
-            gf_sf_format_name(major | subtype, name, sizeof name);
+            gf_sf_format_name(info->format, name, sizeof name);
             snprintf(err, n,
                      "writing %s to '%s' needs a sample rate: give --rate (raw input "
                      "carries none)",
@@ -149,14 +299,16 @@ static int choose_format(const char *path, const gf_format *in_fmt, const char *
         }
         info->samplerate = 48000; /* headerless: not stored anywhere */
     }
-    if (!subtype || !sf_format_check(info)) {
+    if (!(info->format & SF_FORMAT_SUBMASK) || !sf_format_check(info)) {
         char name[128];
-        gf_sf_format_name(major | subtype, name, sizeof name);
+        gf_sf_format_name(info->format, name, sizeof name);
         snprintf(err, n, "cannot write %s with %d channels at %d Hz to '%s'", name, info->channels,
                  info->samplerate, path);
         return out_format ? GF_EXIT_USAGE : GF_EXIT_OUTPUT;
     }
-    return 0;
+    if (implied)
+        warn_narrower(path, in.format, info->format);
+    return check_size(path, info, o->frames, err, n);
 }
 
 /* Round and clip to a left-justified 32-bit integer for sf_writef_int. */
@@ -180,12 +332,35 @@ static int is_float_subtype(int format)
     return sub == SF_FORMAT_FLOAT || sub == SF_FORMAT_DOUBLE;
 }
 
+/* A container with 32-bit sizes stops short of them rather than wrap: the
+ * file so far and `count` more frames (2 bytes a sample for encodings that
+ * compress) must leave HEADROOM. */
+static int past_limit(gf_sink *k, const sf_sink *f, size_t count, char *err, size_t n)
+{
+    struct stat st;
+    if (!f->limit || fstat(k->out.fd, &st) != 0)
+        return 0;
+    const size_t sb = gf_sf_sample_bytes(f->sf_format);
+    const uint64_t more = (uint64_t)count * (uint64_t)k->fmt.channels * (sb ? sb : 2);
+    if ((uint64_t)st.st_size + more + HEADROOM <= f->limit)
+        return 0;
+    char name[128];
+    container_name(f->sf_format, name, sizeof name);
+    snprintf(err, n,
+             "output '%s': %s cannot describe more than 4 GiB; stopped after %lld frames (write "
+             "W64, CAF or RF64 instead, e.g. --out-format caf)",
+             k->out.name, name, (long long)k->frames_written);
+    return GF_EXIT_OUTPUT;
+}
+
 static int sf_write(gf_sink *k, gf_precision p, const void *frames, size_t count, char *err,
                     size_t n)
 {
     sf_sink *f = k->state;
     const size_t C = (size_t)k->fmt.channels, ns = count * C;
     sf_count_t wrote;
+    if (past_limit(k, f, count, err, n))
+        return GF_EXIT_OUTPUT;
     if (f->pcm_bits) {
         const double scale = ldexp(1.0, f->pcm_bits - 1), shift = ldexp(1.0, 32 - f->pcm_bits);
         if (p == GF_PRECISION_F32)
@@ -214,7 +389,8 @@ static int sf_write(gf_sink *k, gf_precision p, const void *frames, size_t count
     }
     if (wrote != (sf_count_t)count || sf_error(f->sf) != SF_ERR_NO_ERROR) {
         const int pipe_closed = k->out.stream && errno == EPIPE;
-        snprintf(err, n, "writing output '%s': %s", k->out.name, sf_strerror(f->sf));
+        char why[256];
+        snprintf(err, n, "writing output '%s': %s", k->out.name, gf_sf_why(f->sf, why, sizeof why));
         return pipe_closed ? GF_EXIT_PIPE : GF_EXIT_OUTPUT;
     }
     k->frames_written += (int64_t)count;
@@ -231,6 +407,37 @@ static int sf_write(gf_sink *k, gf_precision p, const void *frames, size_t count
     return 0;
 }
 
+/* The file as written, read back where it can be: its format (an RF64
+ * written as WAV under 4 GiB is WAVEX), and what of the input's metadata
+ * its container kept (libsndfile accepts some it then drops). */
+static void check_written(gf_sink *k, sf_sink *f)
+{
+    const int fd = k->out.seekable ? dup(k->out.fd) : -1;
+    SF_INFO info;
+    memset(&info, 0, sizeof info);
+    SNDFILE *sf = NULL;
+    if (fd >= 0 &&
+        (lseek(fd, 0, SEEK_SET) != 0 || !(sf = sf_open_fd(fd, SFM_READ, &info, SF_TRUE))))
+        close(fd); /* e.g. standard output opened write-only: libsndfile's word stands */
+    if (sf) {
+        f->sf_format = info.format;
+        gf_meta_missing(sf, f->meta, f->lost, sizeof f->lost);
+        sf_close(sf);
+    }
+    if (f->lost[0]) {
+        char name[128];
+        if (f->rf64_auto)
+            snprintf(name, sizeof name,
+                     "RF64, as a WAV of unknown length or past 2 GiB is "
+                     "written,");
+        else
+            container_name(f->sf_format, name, sizeof name);
+        const int dash = !k->out.target && strcmp(k->out.name, "standard output") == 0;
+        gf_cli_warn("%s%s%s: %s does not keep the input's %s", dash ? "" : "output '", k->out.name,
+                    dash ? "" : "'", name, f->lost);
+    }
+}
+
 /* sf_close rewrites the header. */
 static int sf_finish(gf_sink *k, char *err, size_t n)
 {
@@ -238,9 +445,12 @@ static int sf_finish(gf_sink *k, char *err, size_t n)
     const int rc = sf_close(f->sf);
     f->sf = NULL;
     if (rc != 0) {
-        snprintf(err, n, "writing output '%s': %s", k->out.name, sf_error_number(rc));
+        char why[256];
+        gf_sf_reason(sf_error_number(rc), why, sizeof why);
+        snprintf(err, n, "writing output '%s': %s", k->out.name, why);
         return GF_EXIT_OUTPUT;
     }
+    check_written(k, f);
     return 0;
 }
 
@@ -331,10 +541,18 @@ static sf_count_t vio_tell(void *u)
     return ((pipe_vio *)u)->pos;
 }
 
-/* Open the encoder on the sink's outfile. */
-static int open_encoder(gf_sink *k, sf_sink *f, const char *path, SF_INFO *info, char *err,
-                        size_t n)
+/* Open the encoder on the sink's outfile; a WAV that may pass 2 GiB (or
+ * whose length is unknown) as RF64 that libsndfile writes as WAV while it
+ * stays under 4 GiB. */
+static int open_encoder(gf_sink *k, sf_sink *f, const char *path, SF_INFO *info, int64_t frames,
+                        char *err, size_t n)
 {
+    const int major = info->format & SF_FORMAT_TYPEMASK;
+    if (k->out.seekable && (major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX) &&
+        rf64_subtype(info->format) && (frames < 0 || data_bytes(info, frames) > RF64_FROM)) {
+        info->format = (info->format & ~SF_FORMAT_TYPEMASK) | SF_FORMAT_RF64;
+        f->rf64_auto = 1;
+    }
     if (!k->out.seekable && (info->format & SF_FORMAT_TYPEMASK) == SF_FORMAT_FLAC) {
         static SF_VIRTUAL_IO vio = {vio_len, vio_seek, vio_read, vio_write, vio_tell};
         if (!(f->vio = calloc(1, sizeof *f->vio))) {
@@ -346,6 +564,7 @@ static int open_encoder(gf_sink *k, sf_sink *f, const char *path, SF_INFO *info,
     } else {
         f->sf = sf_open_fd(k->out.fd, SFM_WRITE, info, SF_FALSE);
     }
+    char why[256];
     if (!f->sf && k->out.stream) {
         /* A format that must seek back to finish its header (WAV, AIFF,
          * ...) works only on a regular file; libsndfile refuses it on a
@@ -356,31 +575,35 @@ static int open_encoder(gf_sink *k, sf_sink *f, const char *path, SF_INFO *info,
             snprintf(err, n,
                      "cannot write %s to standard output (%s); use --out-raw FMT, or "
                      "--out-format au or flac",
-                     name, sf_strerror(NULL));
+                     name, gf_sf_why(NULL, why, sizeof why));
         else
             snprintf(err, n,
                      "cannot write %s to '%s' (%s); use --out-raw FMT, or --out-format au or "
                      "flac",
-                     name, path, sf_strerror(NULL));
+                     name, path, gf_sf_why(NULL, why, sizeof why));
         return GF_EXIT_USAGE;
     }
     if (!f->sf) {
-        snprintf(err, n, "cannot write output '%s': %s", path, sf_strerror(NULL));
+        snprintf(err, n, "cannot write output '%s': %s", path, gf_sf_why(NULL, why, sizeof why));
         return GF_EXIT_OUTPUT;
     }
+    if (f->rf64_auto)
+        sf_command(f->sf, SFC_RF64_AUTO_DOWNGRADE, NULL, SF_TRUE);
+    f->sf_format = info->format;
+    f->limit = size_limit(info->format);
     return 0;
 }
 
-int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, const char *in_path,
-                         const char *out_format, size_t max_block, char *err, size_t n)
+int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, const char *out_format,
+                         const gf_sink_opts *o, size_t max_block, char *err, size_t n)
 {
     memset(k, 0, sizeof *k);
     k->out.fd = -1;
     SF_INFO info;
-    int rc = choose_format(path, in, out_format, &info, err, n);
+    int rc = choose_format(path, in, out_format, o, &info, err, n);
     if (rc)
         return rc;
-    if ((rc = gf_outfile_open(&k->out, "output", path, in_path, err, n)) != 0)
+    if ((rc = gf_outfile_open(&k->out, "output", path, &o->out, err, n)) != 0)
         return rc;
     sf_sink *f = calloc(1, sizeof *f);
     if (!f) {
@@ -390,6 +613,11 @@ int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, cons
     }
     k->ops = &sndfile_sink_ops;
     k->state = f;
+    f->meta = o->meta;
+    if ((rc = open_encoder(k, f, path, &info, o->frames, err, n)) != 0) {
+        gf_sink_abort(k);
+        return rc;
+    }
     k->fmt = (gf_format){
         .channels = info.channels,
         .rate = info.samplerate,
@@ -397,11 +625,7 @@ int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, cons
         .sample = gf_sf_raw_for(info.format),
         .container = info.format,
     };
-    f->sf_format = info.format;
-    if ((rc = open_encoder(k, f, path, &info, err, n)) != 0) {
-        gf_sink_abort(k);
-        return rc;
-    }
+    gf_meta_write(f->sf, o->meta, f->lost, sizeof f->lost);
     const size_t samples = max_block * (size_t)info.channels;
     f->pcm_bits = gf_sf_pcm_bits(info.format);
     /* Lossy and companded encodings are converted from float by

@@ -1,13 +1,18 @@
 /* Audio files (and containers on standard input) through libsndfile. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* tee */
+#endif
 #include "sndfile_format.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct sf_source {
@@ -15,29 +20,8 @@ typedef struct sf_source {
     int sf_format;
     int pcm; /* integer PCM: read with sf_readf_int and scaled exactly */
     int32_t *ibuf;
+    int failed; /* a read failed after delivering frames: the next one reports it */
 } sf_source;
-
-/* Bytes per sample of an uncompressed subtype, 0 for anything else. */
-static size_t plain_sample_bytes(int format)
-{
-    switch (format & SF_FORMAT_SUBMASK) {
-    case SF_FORMAT_PCM_S8:
-    case SF_FORMAT_PCM_U8:
-    case SF_FORMAT_ULAW:
-    case SF_FORMAT_ALAW:
-        return 1;
-    case SF_FORMAT_PCM_16:
-        return 2;
-    case SF_FORMAT_PCM_24:
-        return 3;
-    case SF_FORMAT_PCM_32:
-    case SF_FORMAT_FLOAT:
-        return 4;
-    case SF_FORMAT_DOUBLE:
-        return 8;
-    }
-    return 0;
-}
 
 /* On a pipe libsndfile waits until a read's request is filled: ask for the
  * complete frames that have arrived (at least one) so a slow stream is not
@@ -45,7 +29,7 @@ static size_t plain_sample_bytes(int format)
 static size_t frames_waiting(const gf_source *s, size_t frames)
 {
     const sf_source *f = s->state;
-    const size_t fb = plain_sample_bytes(f->sf_format) * (size_t)s->fmt.channels;
+    const size_t fb = gf_sf_sample_bytes(f->sf_format) * (size_t)s->fmt.channels;
     int avail = 0;
     if (fb == 0)
         return frames < 1024 ? frames : 1024;
@@ -55,10 +39,55 @@ static size_t frames_waiting(const gf_source *s, size_t frames)
     return k == 0 ? 1 : k < frames ? k : frames;
 }
 
+/* The data size a header gave, from libsndfile's log ("data : 4099"), or 0. */
+static uint64_t logged_data_size(SNDFILE *sf)
+{
+    char log[8192];
+    sf_command(sf, SFC_GET_LOG_INFO, log, sizeof log);
+    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+        unsigned long long said;
+        line += strspn(line, " ");
+        if (strncmp(line, "data :", 6) == 0 && sscanf(line + 6, "%llu", &said) == 1)
+            return said;
+    }
+    return 0;
+}
+
+/* The end of a WAV on a pipe: a data size that is not whole frames, every
+ * whole frame of it read, leaves a partial frame (dropped, exit 7, as for
+ * headerless input). A stream's "length unknown" (0xFFFFFFFF) says
+ * nothing: libsndfile does not tell what it left at the end. */
+static void stream_trailing(gf_source *s, SNDFILE *sf)
+{
+    const uint64_t fb = s->frame_bytes, said = fb ? logged_data_size(sf) : 0;
+    if (said && said != 0xFFFFFFFF && said % fb && (uint64_t)s->frames_read == said / fb)
+        s->trailing = said % fb;
+}
+
+/* A decoder that fails before the frames its header promised (a cut FLAC:
+ * "the FLAC decoder lost sync") has met a truncated or damaged file: the
+ * stream ends there and header_note says why (--allow-truncated decides).
+ * Anything else, a system error included, is a read error. */
+static int64_t read_failed(gf_source *s, sf_source *f, char *err, size_t n)
+{
+    char why[256];
+    gf_sf_why(f->sf, why, sizeof why);
+    if (!s->streaming && s->fmt.frames > s->frames_read && sf_error(f->sf) != SF_ERR_SYSTEM) {
+        snprintf(s->header_note, sizeof s->header_note,
+                 "decoding stopped after %lld of %lld frames: %s", (long long)s->frames_read,
+                 (long long)s->fmt.frames, why);
+        return 0;
+    }
+    snprintf(err, n, "reading input '%s': %s", s->path, why);
+    return -1;
+}
+
 static int64_t sf_read(gf_source *s, gf_precision p, void *out, size_t frames, char *err, size_t n)
 {
     sf_source *f = s->state;
     sf_count_t got;
+    if (f->failed)
+        return read_failed(s, f, err, n);
     const size_t C = (size_t)s->fmt.channels;
     if (s->streaming && s->is_stdin)
         frames = frames_waiting(s, frames);
@@ -76,10 +105,16 @@ static int64_t sf_read(gf_source *s, gf_precision p, void *out, size_t frames, c
     } else {
         got = sf_readf_double(f->sf, out, (sf_count_t)frames);
     }
-    if (got < 0 || sf_error(f->sf) != SF_ERR_NO_ERROR) {
-        snprintf(err, n, "reading input '%s': %s", s->path, sf_strerror(f->sf));
-        return -1;
+    /* The frames decoded before an error go out first. */
+    f->failed = got < 0 || sf_error(f->sf) != SF_ERR_NO_ERROR;
+    if (f->failed && got > 0) {
+        s->frames_read += got;
+        return got;
     }
+    if (f->failed)
+        return read_failed(s, f, err, n);
+    if (got == 0 && s->streaming)
+        stream_trailing(s, f->sf);
     s->frames_read += got;
     return got;
 }
@@ -89,6 +124,8 @@ static void sf_source_close(gf_source *s)
     sf_source *f = s->state;
     if (!f)
         return;
+    gf_meta_free(s->meta);
+    s->meta = NULL;
     if (f->sf)
         sf_close(f->sf);
     free(f->ibuf);
@@ -136,35 +173,120 @@ static int check_path(gf_source *s, const char *path, struct stat *st, char *err
 /* libsndfile's message when it cannot open the input. */
 static void explain_open_failure(const gf_source *s, const char *path, char *err, size_t n)
 {
+    char why[256];
+    gf_sf_why(NULL, why, sizeof why);
     if (s->is_stdin && strstr(sf_strerror(NULL), "flac"))
         snprintf(err, n,
                  "libsndfile cannot decode FLAC from a pipe (%s); decode it first, e.g. "
                  "sox in.flac -t f32 - | gpufilt - OUT --raw f32le -c CHANNELS ...",
-                 sf_strerror(NULL));
+                 why);
     else if (s->is_stdin)
         snprintf(err, n,
                  "standard input is not audio libsndfile can read from a pipe (%s); "
                  "for headerless samples give --raw FMT --channels N",
-                 sf_strerror(NULL));
+                 why);
     else
-        snprintf(err, n, "input '%s' is not an audio file libsndfile can read (%s)", path,
-                 sf_strerror(NULL));
+        snprintf(err, n, "input '%s' is not an audio file libsndfile can read (%s)", path, why);
 }
 
 /* libsndfile opens a truncated file with the frames that exist and notes
- * the mismatch in its log, e.g. "data : 192000 (should be 99956)". */
+ * the mismatch in its log, e.g. "data : 192000 (should be 99956)": for the
+ * containers gf_container_scan does not know. */
 static void find_header_note(gf_source *s, SNDFILE *sf)
 {
     char log[8192];
     sf_command(sf, SFC_GET_LOG_INFO, log, sizeof log);
     for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+        unsigned long long said, is;
         line += strspn(line, " ");
         if ((strncmp(line, "data", 4) == 0 || strncmp(line, "SSND", 4) == 0) &&
-            strstr(line, "should be")) {
-            snprintf(s->header_note, sizeof s->header_note, "%s", line);
+            sscanf(line, "%*4s : %llu (should be %llu)", &said, &is) == 2 && said > is) {
+            snprintf(s->header_note, sizeof s->header_note,
+                     "its header gives %llu bytes of samples, the file holds %llu", said, is);
             return;
         }
     }
+}
+
+/* A WAV or AIFF file, scanned: a header cut short, the streaming length
+ * 0xFFFFFFFF (read to the end, not truncated), bytes of a partial last
+ * frame (dropped, exit 7, as for headerless input), stray bytes after the
+ * samples the header gives. */
+static void check_extent(gf_source *s, const char *path, int format)
+{
+    gf_extent x;
+    struct stat st;
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    const int scanned =
+        fd >= 0 && fstat(fd, &st) == 0 && gf_container_scan(fd, (uint64_t)st.st_size, &x) == 0;
+    if (fd >= 0)
+        close(fd);
+    if (!scanned) {
+        find_header_note(s, ((sf_source *)s->state)->sf);
+        return;
+    }
+    const uint64_t fb = gf_sf_sample_bytes(format) * (uint64_t)s->fmt.channels;
+    if (fb == 0)
+        return;
+    if (x.declared > x.present && !x.unknown)
+        snprintf(s->header_note, sizeof s->header_note,
+                 "its header promises %llu frames, the file holds %llu",
+                 (unsigned long long)(x.declared / fb), (unsigned long long)(x.present / fb));
+    s->trailing = x.present % fb;
+    s->stray = x.stray;
+}
+
+/* Up to n of the first bytes of a pipe on standard input, left in the pipe
+ * (tee(2)): how many (fewer only where the stream ends sooner), or -1
+ * where that cannot be known (not a pipe, no tee, a signal). */
+static ssize_t peek_stdin(unsigned char *buf, size_t n)
+{
+#ifdef __linux__
+    int p[2];
+    if (pipe(p) != 0)
+        return -1;
+    ssize_t got = -1;
+    for (int waits = 0; waits < 5000; waits++) {
+        got = tee(STDIN_FILENO, p[1], n, 0); /* waits for the first byte */
+        struct pollfd in = {.fd = STDIN_FILENO, .events = POLLIN};
+        if (got <= 0 || (size_t)got >= n || (poll(&in, 1, 0) == 1 && (in.revents & POLLHUP)))
+            break;
+        /* Fewer than n bytes so far: drop the copy, wait a little, again. */
+        unsigned char drop[64];
+        if (read(p[0], drop, (size_t)got) != got)
+            break;
+        const struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    if (got > 0 && read(p[0], buf, (size_t)got) != got)
+        got = -1;
+    close(p[0]);
+    close(p[1]);
+    return got;
+#else
+    (void)buf;
+    (void)n;
+    return -1;
+#endif
+}
+
+/* libsndfile 1.2 reads MPEG audio from a pipe out of bounds (its first
+ * frame, replayed to libmpg123, is taken from before its header buffer):
+ * a stream that starts like MP3 (an ID3v2 tag or an MPEG frame sync) is
+ * refused on a pipe; as a file it is read as usual. */
+static int refuse_mpeg_pipe(char *err, size_t n)
+{
+    struct stat st;
+    unsigned char b[3];
+    if (fstat(STDIN_FILENO, &st) != 0 || !S_ISFIFO(st.st_mode) || peek_stdin(b, 3) < 2)
+        return 0;
+    if (memcmp(b, "ID3", 3) != 0 && !(b[0] == 0xFF && (b[1] & 0xE0) == 0xE0))
+        return 0;
+    snprintf(err, n,
+             "standard input looks like MPEG audio (MP3), which libsndfile 1.2 does not read "
+             "safely from a pipe: give it as a file, or decode it first, e.g. "
+             "sox in.mp3 -t wav - | gpufilt - ...");
+    return GF_EXIT_INPUT;
 }
 
 int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, char *err, size_t n)
@@ -177,6 +299,8 @@ int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, cha
     if (rc)
         return rc;
     s->streaming = !S_ISREG(st.st_mode);
+    if (s->is_stdin && (rc = refuse_mpeg_pipe(err, n)) != 0)
+        return rc;
     sf_source *f = calloc(1, sizeof *f);
     if (!f) {
         snprintf(err, n, "out of memory");
@@ -194,6 +318,7 @@ int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, cha
         return GF_EXIT_INPUT;
     }
     f->sf_format = info.format;
+    s->frame_bytes = gf_sf_sample_bytes(info.format) * (size_t)info.channels;
     s->fmt = (gf_format){
         .channels = info.channels,
         .rate = info.samplerate,
@@ -214,9 +339,10 @@ int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, cha
         return GF_EXIT_INPUT;
     }
     if (!s->streaming)
-        find_header_note(s, f->sf);
+        check_extent(s, path, info.format);
     f->pcm = gf_sf_pcm_bits(info.format) > 0;
-    if (f->pcm && !(f->ibuf = malloc(max_block * (size_t)info.channels * sizeof(int32_t)))) {
+    if (gf_meta_read(f->sf, info.channels, &s->meta) != 0 ||
+        (f->pcm && !(f->ibuf = malloc(max_block * (size_t)info.channels * sizeof(int32_t))))) {
         snprintf(err, n, "out of memory");
         gf_source_close(s);
         return GF_EXIT_INTERNAL;

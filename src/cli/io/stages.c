@@ -126,12 +126,17 @@ static void on_wake(int sig)
     (void)sig; /* only to interrupt a blocked write(2) */
 }
 
+/* The signal that interrupts the writer's write(2) on abort: SIGURG, which
+ * is ignored by default, so that none a user sends (SIGUSR1 is one that
+ * stops a run) is taken for it. */
+#define WAKE_SIGNAL SIGURG
+
 static void *writer_main(void *arg)
 {
     gf_stages *st = arg;
     sigset_t wake;
     sigemptyset(&wake);
-    sigaddset(&wake, SIGUSR1);
+    sigaddset(&wake, WAKE_SIGNAL);
     pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
     for (;;) {
         gf_block *b = q_pop(&st->out_full);
@@ -185,19 +190,20 @@ int gf_stages_start(gf_stages *st, gf_source *src, gf_sink *sink, gf_precision p
         q_push(&st->in_free, &st->in_blocks[i]);
         q_push(&st->out_free, &st->out_blocks[i]);
     }
-    /* SIGUSR1 without SA_RESTART interrupts the writer's write(2) on abort
-     * (a pipe whose reader stopped reading). */
+    /* WAKE_SIGNAL without SA_RESTART interrupts the writer's write(2) on
+     * abort (a pipe whose reader stopped reading). */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_wake;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGUSR1, &sa, NULL);
-    /* Signals go to the main thread, which watches for them. */
+    sigaction(WAKE_SIGNAL, &sa, NULL);
+    /* Signals go to the main thread, which watches for them: the threads
+     * block every one but the faults. */
     sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGUSR1);
+    sigfillset(&block);
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        sigdelset(&block, faults[i]);
     pthread_sigmask(SIG_BLOCK, &block, &old);
     int rc = GF_EXIT_INTERNAL;
     if (pthread_create(&st->reader, NULL, reader_main, st) != 0) {
@@ -295,7 +301,7 @@ void gf_stages_abort(gf_stages *st)
      * notices (the sink gives up on EINTR once told to stop). */
     st->sink->stop_writes = 1;
     while (!atomic_load(&st->writer_done)) {
-        pthread_kill(st->writer, SIGUSR1);
+        pthread_kill(st->writer, WAKE_SIGNAL);
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }

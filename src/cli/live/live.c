@@ -230,7 +230,7 @@ static int wait_for_end(gf_live *lv, volatile sig_atomic_t *stop, double t_start
     double next_stats = t_start + 1.0;
     for (;;) {
         if (*stop)
-            return GF_EXIT_OK;
+            return GF_EXIT_INTERRUPTED; /* the exit table's 130, as for files and pipes */
         const double t = gf_now();
         if (o->duration > 0 && t - t_start >= o->duration)
             return GF_EXIT_OK;
@@ -309,8 +309,10 @@ int gf_live_run(const gf_cli_options *o, const gf_taps *t, volatile sig_atomic_t
         report_end(lv, stop, t_start, lost, told);
     }
     gf_live_worker_stop(lv);
-    if (lv->hout && rc == GF_EXIT_OK)
-        rc = gf_live_finish_hist(lv);
+    if (lv->hout && (rc == GF_EXIT_OK || rc == GF_EXIT_INTERRUPTED)) {
+        const int hist_rc = gf_live_finish_hist(lv);
+        rc = hist_rc ? hist_rc : rc;
+    }
     gf_hist_out_abort(&lv->hout); /* no-op after a commit */
     gf_engine_destroy(lv->e);
     free(lv->in);
