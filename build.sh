@@ -5,7 +5,8 @@
 #                     with --verify (output: build/demo-filtered.wav)
 #   ./build.sh test   install what is missing, then: clang-format check; a
 #                     warnings-as-errors build and the whole test suite; the
-#                     suite again under AddressSanitizer + UBSan
+#                     suite again under AddressSanitizer + UBSan (with
+#                     float-cast-overflow, which GCC's "undefined" leaves out)
 #
 # CUDA is used when nvcc is found (PATH or /usr/local/cuda); otherwise the
 # CPU-only gpufilt is built, and GPU tests report "skipped".
@@ -58,10 +59,10 @@ test)
     echo "== warnings as errors, full suite"
     configure_build build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUFILT_WERROR=ON
     (cd build-test && ctest --output-on-failure -j "$jobs")
-    echo "== AddressSanitizer + UndefinedBehaviorSanitizer, full suite (CPU-only build:"
+    echo "== AddressSanitizer + UndefinedBehaviorSanitizer (+ float-cast-overflow), full suite (CPU-only build:"
     echo "   the CUDA runtime is not instrumented, and CI has no GPU)"
     configure_build build-asan -DCMAKE_BUILD_TYPE=Debug -DGPUFILT_WERROR=ON -DGPUFILT_CUDA=OFF \
-        -DGPUFILT_SANITIZE=address,undefined -DGPUFILT_BUILD_BENCH=OFF
+        -DGPUFILT_SANITIZE=address,undefined,float-cast-overflow -DGPUFILT_BUILD_BENCH=OFF
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
         ctest --output-on-failure -j "$jobs")
     ;;
