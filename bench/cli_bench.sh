@@ -18,14 +18,21 @@
 #   sox fir 65536    sox IN OUT fir h65536.txt              (the same taps)
 #   1 s file DEV     --taps 5 on a one-second file: the start-up
 #
-# and prints a table of seconds and ratios against the plain copies, then
-# the targets: gpufilt <= 1.3x the plain float copy (the like-for-like
-# ceiling: decode to float, encode from float), and 65536 taps on the cpu
-# >= 3x faster than sox with the same coefficients. Output files go to
-# the page cache; nothing is synced, the same for every case.
+# Each case's output (of its last timed run) is then checked once against
+# the exact filter of its input (bench_fircheck: every frame at 5 taps,
+# 20000 or 2000 seeded frames for the long filters; a copy against the
+# input, SoX's with one step of slack for its dither).
 #
-# Exit status: 0 when every case that ran worked (a missed target included),
-# 1 when a copy or `gpufilt --device cpu` failed, 2 on bad usage.
+# and prints a table of seconds, ratios against the plain copies and each
+# output's check, then the targets: gpufilt <= 1.3x the plain float copy
+# (the like-for-like ceiling: decode to float, encode from float), and 65536
+# taps on the cpu >= 3x faster than sox with the same coefficients; a case
+# whose output is wrong counts for no target. Output files go to the page
+# cache; nothing is synced, the same for every case.
+#
+# Exit status: 0 when every case that ran worked and wrote the right output
+# (a missed target included), 1 when a copy or `gpufilt --device cpu`
+# failed or an output was wrong, 2 on bad usage.
 set -euo pipefail
 
 PROG=cli_bench
@@ -43,9 +50,11 @@ script_option() {
 parse_args "$@"
 MAKEWAV=$(find_exe "$BUILD/bench/bench_makewav" "$BUILD/bench_makewav")
 SFCOPY=$(find_exe "$BUILD/bench/bench_sfcopy" "$BUILD/bench_sfcopy")
+FIRCHECK=$(find_exe "$BUILD/bench/bench_fircheck" "$BUILD/bench_fircheck")
 GPUFILT=$(find_gpufilt "$BUILD")
 [[ -n $MAKEWAV ]] || die "bench_makewav not found in '$BUILD' (cmake --build '$BUILD' --target bench_makewav)"
 [[ -n $SFCOPY ]] || die "bench_sfcopy not found in '$BUILD' (cmake --build '$BUILD' --target bench_sfcopy)"
+[[ -n $FIRCHECK ]] || die "bench_fircheck not found in '$BUILD' (cmake --build '$BUILD' --target bench_fircheck)"
 SOX=$(command -v sox || true)
 
 IN=$WORK/in.wav
@@ -190,12 +199,42 @@ echo "cli_bench: timing, $RUNS runs per case, interleaved" >&2
 time_round_robin "$RUNS" time_case
 summarise_times
 
-# Median seconds of a case by name.
+# check_args NAME: the input and bench_fircheck's filter for a case's output.
+check_args() {
+    case $1 in
+    "copy float") echo "$IN --taps 1 --frames 0 --slack 1" ;; # libsndfile's float path: one step
+    "copy int") echo "$IN --taps 1 --frames 0" ;;
+    "gpufilt"* | "cpu --sync") echo "$IN --taps 5 --frames 0" ;;
+    "4095 taps"*) echo "$IN --taps 4095" ;;
+    "65536 taps"*) echo "$IN --coeffs $WORK/h65536.txt --frames 2000" ;;
+    "sox fir") echo "$IN --taps 5 --frames 0 --slack 1" ;; # SoX dithers: one step
+    "sox fir 65536") echo "$IN --coeffs $WORK/h65536.txt --frames 2000 --slack 1" ;;
+    "1 s file"*) echo "$WORK/short.wav --taps 5 --frames 0" ;;
+    *) die "no output check for case '$1'" ;;
+    esac
+}
+
+# Each case's output, once: OUTPUT_OK[i] is "ok" or "WRONG".
+echo "cli_bench: checking each case's output against the exact filter of its input" >&2
+OUTPUT_OK=()
+for i in "${!NAMES[@]}"; do
+    read -r -a args <<<"$(check_args "${NAMES[$i]}")"
+    in=${args[0]}
+    if "$FIRCHECK" "$in" "${CASE_OUTS[$i]}" "${args[@]:1}" >&2; then
+        OUTPUT_OK[i]=ok
+    else
+        OUTPUT_OK[i]=WRONG
+        STATUS=1
+    fi
+done
+
+# Median seconds of a case by name; "" where it did not run or its output
+# was wrong (no result).
 median_of() {
     local i
     for i in "${!NAMES[@]}"; do
         if [[ ${NAMES[$i]} == "$1" ]]; then
-            echo "${MEDS[$i]}"
+            [[ ${OUTPUT_OK[$i]} == ok ]] && echo "${MEDS[$i]}"
             return 0
         fi
     done
@@ -203,28 +242,29 @@ median_of() {
 }
 BASE_F=$(median_of "copy float")
 BASE_I=$(median_of "copy int")
+[[ -n $BASE_F && -n $BASE_I ]] || die "a plain copy's output differs from its input: no baseline"
 
 echo
 echo "cli_bench: $(run_stamp)"
 echo "input: $IN: ${SECONDS_LEN} s, $RATE Hz, $CHANNELS ch, $BITS-bit WAV, $(awk -v b="$IN_BYTES" 'BEGIN { printf "%.1f MB", b / 1e6 }')"
 echo "median of $RUNS runs per case (wall clock, after a warm-up run, cases interleaved); ratios = median / median of the copy"
 echo
-printf '%-14s %10s %10s %10s %12s %12s %10s\n' "case" "median s" "min s" "max s" "x copy float" "x copy int" "MB/s in"
-printf '%s\n' "------------------------------------------------------------------------------------"
+printf '%-14s %10s %10s %10s %12s %12s %10s %7s\n' "case" "median s" "min s" "max s" "x copy float" "x copy int" "MB/s in" "output"
+printf '%s\n' "--------------------------------------------------------------------------------------------"
 for i in "${!NAMES[@]}"; do
     awk -v n="${NAMES[$i]}" -v m="${MEDS[$i]}" -v lo="${MINS[$i]}" -v hi="${MAXS[$i]}" \
-        -v bf="$BASE_F" -v bi="$BASE_I" -v bytes="$IN_BYTES" 'BEGIN {
-            printf "%-14s %10.3f %10.3f %10.3f %11.2fx %11.2fx %10.0f\n",
-                   n, m, lo, hi, m / bf, m / bi, bytes / 1e6 / m
+        -v bf="$BASE_F" -v bi="$BASE_I" -v bytes="$IN_BYTES" -v ok="${OUTPUT_OK[$i]}" 'BEGIN {
+            printf "%-14s %10.3f %10.3f %10.3f %11.2fx %11.2fx %10.0f %7s\n",
+                   n, m, lo, hi, m / bf, m / bi, bytes / 1e6 / m, ok
         }'
 done
 
 CSV=$WORK/cli_bench.csv
 {
-    echo "case,median_s,min_s,max_s,ratio_copy_float,ratio_copy_int"
+    echo "case,median_s,min_s,max_s,ratio_copy_float,ratio_copy_int,output"
     for i in "${!NAMES[@]}"; do
         awk -v n="${NAMES[$i]}" -v m="${MEDS[$i]}" -v lo="${MINS[$i]}" -v hi="${MAXS[$i]}" \
-            -v bf="$BASE_F" -v bi="$BASE_I" 'BEGIN { printf "%s,%s,%s,%s,%.4f,%.4f\n", n, m, lo, hi, m / bf, m / bi }'
+            -v bf="$BASE_F" -v bi="$BASE_I" -v ok="${OUTPUT_OK[$i]}" 'BEGIN { printf "%s,%s,%s,%s,%.4f,%.4f,%s\n", n, m, lo, hi, m / bf, m / bi, ok }'
     done
 } >"$CSV"
 
@@ -240,6 +280,10 @@ if [[ ${#GPUFILT_CASES[@]} -eq 0 ]]; then
     echo "  SKIP  no gpufilt case ran"
 fi
 for c in "${GPUFILT_CASES[@]}"; do
+    if [[ -z $(median_of "$c") ]]; then
+        echo "  MISS  $c: its output was wrong: no result"
+        continue
+    fi
     awk -v n="$c" -v m="$(median_of "$c")" -v b="$BASE_F" 'BEGIN {
         r = m / b
         printf "  %-4s  %-12s %.2fx the copy (%.3f s vs %.3f s)\n", (r <= 1.3 ? "PASS" : "MISS"), n, r, m, b
@@ -252,7 +296,7 @@ if [[ -n $ROOM && -n $SOXROOM ]]; then
     awk -v g="$ROOM" -v s="$SOXROOM" 'BEGIN {
         printf "  %-4s  %.2fx faster (gpufilt %.3f s, sox %.3f s)\n", (s / g >= 3 ? "PASS" : "MISS"), s / g, g, s }'
 else
-    echo "  SKIP  a case did not run"
+    echo "  SKIP  a case did not run or its output was wrong"
 fi
 echo "(CSV: $CSV)"
 

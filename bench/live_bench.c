@@ -11,15 +11,22 @@
  *
  *   live_bench [--blocks N] [--warmup N] [--device cpu|cuda|both]
  *
- * Targets, each a PASS/FAIL line (SKIP without a usable GPU):
+ * Each row's output is checked once: the last block's, channels 0 and C-1,
+ * against the exact causal filter of the stream (double), within
+ * 2^-24 (T + 2 log2(2T) + 8) sum|h| max|x|, which bounds the direct form's
+ * round-off and the FFT method's (gpufilt.h). A row whose output is wrong
+ * is no result.
+ *
+ * Targets, each a PASS/MISS line (SKIP without a usable GPU):
  *   cuda, 2 ch, 64-frame blocks, 4095 taps:        p99 <= 10% of the period
  *   cuda, 2 ch, 128-frame blocks, 2^20 taps:       p99 <= 10%
  *   cuda, 128 ch, 128-frame blocks, 2^20 taps:     p99 <= 50%
  *   cpu, 2 ch, 256-frame blocks, 65536 taps:       p99 <= 50%
- * The exit code is 0 unless an engine fails.
+ * The exit code is 0 unless an engine fails (2) or an output is wrong (1).
  */
 #include "gpufilt.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +49,7 @@ static int cmp_double(const void *a, const void *b)
 
 typedef struct result {
     double median, p99, max; /* seconds */
+    double err;              /* the output check: largest error / allowed */
 } result;
 
 typedef struct row {
@@ -72,85 +80,151 @@ static const row rows[] = {
     {GF_DEVICE_CUDA, 128, 128, 1 << 20, 0.50},
 };
 
-/* Returns 0, or -1 after printing why. */
-static int run(const row *w, int warmup, int blocks, result *r, gf_method *method)
+/* What the output check needs: every input frame of channels 0 and C-1,
+ * and the taps as the engine uses them (f32). */
+typedef struct history {
+    float *x[2];
+    float *h;
+    size_t frames; /* frames so far */
+} history;
+
+/* The block `out` (frames [f0, f0 + block) of the stream, C channels):
+ * channels 0 and C-1 against the exact causal sums; returns the largest
+ * error as a fraction of the allowed. */
+static double check_block(const history *hs, size_t taps, int C, const float *out, size_t block,
+                          size_t f0)
 {
-    const size_t block = w->block, taps = w->taps;
-    const int CHANNELS = w->channels;
-    double *h = malloc(taps * sizeof *h);
-    if (!h) {
+    double sum_h = 0, max_x = 0, worst = 0;
+    for (size_t k = 0; k < taps; k++)
+        sum_h += fabs((double)hs->h[k]);
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < hs->frames; i++)
+            max_x = fmax(max_x, fabs((double)hs->x[s][i]));
+    const double allowed = 0x1p-24 * ((double)taps + 2 * log2(2.0 * (double)taps) + 8) * sum_h *
+                           (max_x > 0 ? max_x : 1);
+    for (int s = 0; s < 2; s++)
+        for (size_t t = 0; t < block; t++) {
+            const size_t n = f0 + t;
+            double e = 0;
+            for (size_t k = 0; k < taps && k <= n; k++)
+                e += (double)hs->h[k] * (double)hs->x[s][n - k];
+            const double err = fabs((double)out[t * (size_t)C + (s ? (size_t)C - 1 : 0)] - e);
+            worst = fmax(worst, isnan(err) ? INFINITY : err / allowed);
+        }
+    return worst;
+}
+
+/* The row's engine, set up as gpufilt --live sets it up; the taps as the
+ * engine uses them (f32) into h. NULL after printing why. */
+static gf_engine *make_engine(const row *w, float *h)
+{
+    double *hd = malloc(w->taps * sizeof *hd);
+    if (!hd) {
         printf("live_bench: out of memory\n");
-        return -1;
+        return NULL;
     }
-    for (size_t k = 0; k < taps; k++) /* a decaying response, as a room's */
-        h[k] = (double)((k * 2654435761u) % 1000 - 500) / 500.0 / (1.0 + (double)k / 64.0);
+    for (size_t k = 0; k < w->taps; k++) { /* a decaying response, as a room's */
+        hd[k] = (double)((k * 2654435761u) % 1000 - 500) / 500.0 / (1.0 + (double)k / 64.0);
+        h[k] = (float)hd[k];
+    }
     gf_config c = gf_config_default();
-    c.channels = CHANNELS;
-    c.num_taps = taps;
-    c.taps = h;
+    c.channels = w->channels;
+    c.num_taps = w->taps;
+    c.taps = hd;
     c.mode = GF_MODE_CAUSAL;
     c.precision = GF_PRECISION_F32;
-    c.chunk_frames = block;
-    c.partition = block; /* a power of two here: one block in, one block out */
+    c.chunk_frames = w->block;
+    c.partition = w->block; /* a power of two here: one block in, one block out */
     c.device = w->dev;
     char detail[256];
     gf_engine *e = NULL;
-    gf_status st = gf_engine_create(&c, &e, detail, sizeof detail);
-    free(h);
-    if (st != GF_OK) {
+    const gf_status st = gf_engine_create(&c, &e, detail, sizeof detail);
+    free(hd);
+    if (st != GF_OK)
         printf("live_bench: cannot create the engine: %s: %s\n", gf_strerror(st), detail);
-        return -1;
+    return st == GF_OK ? e : NULL;
+}
+
+/* The worker's round trip for one block: push, submit, wait, pull it all. */
+static gf_status round_trip(gf_engine *e, const float *in, float *out, size_t block, int C)
+{
+    size_t used = 0, got = 0, total = 0;
+    gf_status st = gf_engine_push(e, in, block, &used);
+    if (st == GF_OK && used != block)
+        st = GF_ERR_STATE;
+    if (st == GF_OK)
+        st = gf_engine_submit(e);
+    if (st == GF_OK)
+        st = gf_engine_wait(e);
+    while (st == GF_OK && total < block &&
+           (st = gf_engine_pull(e, out + total * (size_t)C, block - total, &got)) == GF_OK &&
+           got > 0)
+        total += got;
+    return st == GF_OK && total != block ? GF_ERR_STATE : st;
+}
+
+/* The next block of the stream (an LCG, state *s) into in; channels 0 and
+ * C-1 also into the history. */
+static void next_block(unsigned *s, float *in, size_t block, int C, history *hs)
+{
+    for (size_t i = 0; i < block * (size_t)C; i++) {
+        *s = *s * 1664525u + 1013904223u;
+        in[i] = (float)((double)(*s >> 8) / 16777216.0 - 0.5);
     }
-    const size_t n = block * CHANNELS;
+    for (size_t t = 0; t < block; t++) {
+        hs->x[0][hs->frames + t] = in[t * (size_t)C];
+        hs->x[1][hs->frames + t] = in[t * (size_t)C + (size_t)C - 1];
+    }
+    hs->frames += block;
+}
+
+/* Returns 0, or -1 after printing why (an engine failed). */
+static int run(const row *w, int warmup, int blocks, result *r, gf_method *method)
+{
+    const size_t block = w->block, n = block * (size_t)w->channels;
+    const size_t total_frames = (size_t)(warmup + blocks) * block;
+    history hs = {{malloc(total_frames * sizeof(float)), malloc(total_frames * sizeof(float))},
+                  malloc(w->taps * sizeof(float)),
+                  0};
     float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
     double *t = malloc((size_t)blocks * sizeof *t);
-    if (!in || !out || !t) {
+    gf_engine *e = NULL;
+    int rc = -1;
+    if (!hs.x[0] || !hs.x[1] || !hs.h || !in || !out || !t) {
         printf("live_bench: out of memory\n");
-        free(in);
-        free(out);
-        free(t);
-        gf_engine_destroy(e);
-        return -1;
+        goto done;
     }
+    if (!(e = make_engine(w, hs.h)))
+        goto done;
     unsigned s = 1;
-    int rc = 0;
-    for (int b = 0; b < warmup + blocks && rc == 0; b++) {
-        for (size_t i = 0; i < n; i++) {
-            s = s * 1664525u + 1013904223u;
-            in[i] = (float)((double)(s >> 8) / 16777216.0 - 0.5);
-        }
+    for (int b = 0; b < warmup + blocks; b++) {
+        next_block(&s, in, block, w->channels, &hs);
         const double t0 = now_s();
-        size_t used = 0, got = 0, total = 0;
-        st = gf_engine_push(e, in, block, &used);
-        if (st == GF_OK && used != block)
-            st = GF_ERR_STATE;
-        if (st == GF_OK)
-            st = gf_engine_submit(e);
-        if (st == GF_OK)
-            st = gf_engine_wait(e);
-        while (st == GF_OK && total < block &&
-               (st = gf_engine_pull(e, out + total * CHANNELS, block - total, &got)) == GF_OK &&
-               got > 0)
-            total += got;
+        const gf_status st = round_trip(e, in, out, block, w->channels);
         const double dt = now_s() - t0;
-        if (st != GF_OK || total != block) {
+        if (st != GF_OK) {
             printf("live_bench: engine failed: %s: %s\n", gf_strerror(st), gf_engine_error(e));
-            rc = -1;
-        } else if (b >= warmup) {
-            t[b - warmup] = dt;
+            goto done;
         }
+        if (b >= warmup)
+            t[b - warmup] = dt;
     }
-    if (rc == 0) {
-        *method = gf_engine_method(e);
-        qsort(t, (size_t)blocks, sizeof *t, cmp_double);
-        r->median = t[blocks / 2];
-        r->p99 = t[((size_t)blocks * 99 + 99) / 100 - 1]; /* nearest rank */
-        r->max = t[blocks - 1];
-    }
+    *method = gf_engine_method(e);
+    qsort(t, (size_t)blocks, sizeof *t, cmp_double);
+    r->median = t[blocks / 2];
+    r->p99 = t[((size_t)blocks * 99 + 99) / 100 - 1]; /* nearest rank */
+    r->max = t[blocks - 1];
+    /* causal, one block in and one out: out holds the stream's last block */
+    r->err = check_block(&hs, w->taps, w->channels, out, block, total_frames - block);
+    rc = 0;
+done:
+    gf_engine_destroy(e);
+    free(hs.x[0]);
+    free(hs.x[1]);
+    free(hs.h);
     free(in);
     free(out);
     free(t);
-    gf_engine_destroy(e);
     return rc;
 }
 
@@ -181,10 +255,11 @@ int main(int argc, char **argv)
            gf_version(), RATE, blocks, warmup);
     printf("live_bench: per-block worker time (push + submit + wait + pull) as %% of the block "
            "period\n");
-    printf("%-6s %4s %6s %8s %-7s %10s %9s %9s %9s %11s\n", "device", "ch", "block", "taps",
-           "method", "period ms", "median %", "p99 %", "max %", "p99 us");
+    printf("%-6s %4s %6s %8s %-7s %10s %9s %9s %9s %11s %17s\n", "device", "ch", "block", "taps",
+           "method", "period ms", "median %", "p99 %", "max %", "p99 us", "output (err/allowed)");
     char targets[2048] = "";
     size_t tl = 0;
+    int wrong = 0;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const row *w = &rows[i];
         const int cuda = w->dev == GF_DEVICE_CUDA;
@@ -205,19 +280,24 @@ int main(int argc, char **argv)
         result r;
         gf_method m = GF_METHOD_DIRECT;
         if (run(w, warmup, blocks, &r, &m) != 0)
-            return 1;
-        printf("%-6s %4d %6zu %8zu %-7s %10.3f %9.2f %9.2f %9.2f %11.1f\n", cuda ? "cuda" : "cpu",
-               w->channels, w->block, w->taps, m == GF_METHOD_FFT ? "fft" : "direct", 1e3 * period,
-               100 * r.median / period, 100 * r.p99 / period, 100 * r.max / period, 1e6 * r.p99);
+            return 2;
+        const int ok = r.err <= 1.0;
+        wrong |= !ok;
+        printf("%-6s %4d %6zu %8zu %-7s %10.3f %9.2f %9.2f %9.2f %11.1f %8s %8.2g\n",
+               cuda ? "cuda" : "cpu", w->channels, w->block, w->taps,
+               m == GF_METHOD_FFT ? "fft" : "direct", 1e3 * period, 100 * r.median / period,
+               100 * r.p99 / period, 100 * r.max / period, 1e6 * r.p99, ok ? "ok" : "WRONG", r.err);
         fflush(stdout);
         if (w->target > 0 && tl < sizeof targets)
             tl += (size_t)snprintf(targets + tl, sizeof targets - tl,
                                    "live_bench: target p99 <= %.0f%% of the period, %s: %s (p99 = "
-                                   "%.2f%%)\n",
+                                   "%.2f%%)%s\n",
                                    100 * w->target, name,
-                                   r.p99 / period <= w->target ? "PASS" : "FAIL",
-                                   100 * r.p99 / period);
+                                   ok && r.p99 / period <= w->target ? "PASS" : "MISS",
+                                   100 * r.p99 / period, ok ? "" : "; output WRONG: no result");
     }
     fputs(targets, stdout);
-    return 0;
+    if (wrong)
+        printf("live_bench: WRONG: an output differs from the exact filter beyond its bound\n");
+    return wrong ? 1 : 0;
 }

@@ -13,11 +13,14 @@
 #   255 taps     the same with --taps 255
 #   5 taps <IN   gpufilt ... <IN | pipetool count           (stdin a file: not a stream)
 #
-# Every run must deliver exactly M MiB (pipetool count). Prints MB/s (10^6
+# Every run must deliver exactly M MiB (pipetool count), and each gpufilt
+# case's output, from one more untimed run into a file, is checked against
+# the exact filter of the input (bench_fircheck, 20000 seeded frames and
+# both ends). Prints MB/s (10^6
 # bytes a second of input) and each case's throughput as a fraction of cat's
 # (of the medians, and of the fastest runs), and the target, on the medians:
-# 5 taps >= 90% of cat. Exit status: 0 when every case ran
-# and delivered every byte (a missed target included), 1 when one failed,
+# 5 taps >= 90% of cat. Exit status: 0 when every case ran, delivered every
+# byte and the right samples (a missed target included), 1 when one failed,
 # 2 on bad usage.
 set -euo pipefail
 
@@ -47,14 +50,16 @@ script_option() {
 parse_args "$@"
 GPUFILT=$(find_gpufilt "$BUILD")
 PIPETOOL=$(find_exe "$BUILD/tests/cli/pipetool" "$BUILD/pipetool")
+FIRCHECK=$(find_exe "$BUILD/bench/bench_fircheck" "$BUILD/bench_fircheck")
 [[ -n $GPUFILT ]] || die "gpufilt not found in '$BUILD'"
 [[ -n $PIPETOOL ]] || die "pipetool not found in '$BUILD' (cmake --build '$BUILD' --target pipetool)"
+[[ -n $FIRCHECK ]] || die "bench_fircheck not found in '$BUILD' (cmake --build '$BUILD' --target bench_fircheck)"
 
 DATA=$(tmpfs_dir gpufilt-pipe-bench)
 [[ -n $DATA ]] || DATA=$WORK
 cleanup() {
     if [[ $KEEP -eq 0 ]]; then
-        rm -f "$DATA/in.f32"
+        rm -f "$DATA/in.f32" "$DATA/out.f32"
         [[ $DATA == "$WORK" ]] || rmdir "$DATA" 2>/dev/null || true
     fi
 }
@@ -75,6 +80,7 @@ CMDS=("cat $Q | cat | $C count"
     "$G --taps 5 <$Q | $C count"
     ": | $G --taps 5 | $C count")
 EXPECT=("$BYTES" "$BYTES" "$BYTES" "$BYTES" 0)
+TAPS=("" 5 255 5 "") # the gpufilt cases' filters, for the output check
 
 # run_one I: one run of case I; its seconds in T. Fails unless every byte
 # came through and every command of the pipeline exited 0.
@@ -94,6 +100,18 @@ echo "pipe_bench: timing, $RUNS runs per case, interleaved" >&2
 time_round_robin "$RUNS" run_one
 summarise_times
 
+# Each gpufilt case once more, into a file instead of pipetool count, its
+# output against the exact filter of the input.
+echo "pipe_bench: checking each gpufilt case's output against the exact filter of its input" >&2
+for i in "${!NAMES[@]}"; do
+    [[ -n ${TAPS[$i]} ]] || continue
+    bash -o pipefail -c "${CMDS[$i]% | *} >$(printf '%q' "$DATA/out.f32")" 2>"$WORK/pipe_bench.err" ||
+        die "${NAMES[$i]} failed: $(head -n 3 "$WORK/pipe_bench.err")"
+    "$FIRCHECK" "$IN" "$DATA/out.f32" --raw-f32 2 --taps "${TAPS[$i]}" >&2 ||
+        die "${NAMES[$i]}: the output is not the ${TAPS[$i]}-tap filter of the input"
+    rm -f "$DATA/out.f32"
+done
+
 echo
 echo "pipe_bench: $(run_stamp), --device $DEVICE"
 echo "input: $MIB MiB of f32le stereo noise on $(df --output=fstype "$DATA" 2>/dev/null | tail -n 1 || echo '?'), through pipes into pipetool count"
@@ -111,7 +129,7 @@ echo
 echo "target: gpufilt at 5 taps on a pipe >= 90% of cat's throughput"
 awk -v m="${MEDS[1]}" -v c="${MEDS[0]}" 'BEGIN {
     r = c / m
-    printf "  %s  5 taps: %.1f%% of cat (%.3f s vs %.3f s)\n", (r >= 0.9 ? "PASS" : "FAIL"), 100 * r, m, c }'
+    printf "  %s  5 taps: %.1f%% of cat (%.3f s vs %.3f s)\n", (r >= 0.9 ? "PASS" : "MISS"), 100 * r, m, c }'
 awk -v m="${MEDS[1]}" -v c="${MEDS[0]}" -v s="${MEDS[4]}" 'BEGIN {
     r = c / (m - s)
     printf "  info  5 taps with start-up taken out: %.1f%% of cat (%.3f s - %.3f s start-up vs %.3f s)\n", 100 * r, m, s, c }'

@@ -263,18 +263,27 @@ typedef struct ceilings {
     double both_each_gbs; /* H2D and D2H at once, per direction */
 } ceilings;
 
-/* The best result of a kind so far (pct starts at -1). */
+/* The best row of a kind so far among the rows checked exact: only those
+ * count toward a target (pct -1 and no name: none yet). */
 typedef struct best {
-    double pct;
+    double pct = -1;
     std::string name;
 } best;
 
-/* Make (pct, name) the best when pct is higher. */
-void note_best(best *b, double pct, const std::string &name);
+/* Make row r the best when its check reads "exact" and its pct is higher. */
+void note_best(best *b, const row &r);
+
+/* Section b's bests: of every kernel (the textbook ones included: shown,
+ * not a target) and of gpufilt's own fir_tiled f64 (the kernel target). */
+typedef struct kernel_best {
+    best any, gpufilt;
+} kernel_best;
 
 typedef struct hist_result {
     double kernel_ratio[2]; /* (filter + hist) / filter, device, 256 and 4096 bins */
+    bool kernel_exact[2];   /* ... and its partials matched the host's */
     double pipe_ratio[2];   /* the same through the engine, wall time */
+    bool pipe_exact[2];     /* ... and its records matched the cpu backend's */
 } hist_result;
 
 typedef struct target {
@@ -289,7 +298,7 @@ typedef struct target {
 void bench_transfers(const options &o, const device_info &d, cudaStream_t st, ceilings *ce);
 /* b. the seeds' kernel experiment (seeds.cu) */
 void bench_seeds(const options &o, const device_info &d, cudaStream_t st, ceilings *ce,
-                 best *best_kernel);
+                 kernel_best *kb);
 /* c. the host-to-host pipeline (pipeline.cu) */
 void bench_pipeline(const options &o, const ceilings &ce, best *best_pipe);
 /* h. histograms (hist.cu) */

@@ -66,11 +66,11 @@ void fill_stats(row *r, const stats &s)
     r->gbs = r->mb / s.med; /* 1e6 bytes per 1e-3 s = 1e9 bytes/s */
 }
 
-void note_best(best *b, double pct, const std::string &name)
+void note_best(best *b, const row &r)
 {
-    if (pct > b->pct) {
-        b->pct = pct;
-        b->name = name;
+    if (r.check == "exact" && r.pct > b->pct) {
+        b->pct = r.pct;
+        b->name = r.name;
     }
 }
 

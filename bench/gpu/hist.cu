@@ -417,6 +417,7 @@ static row hist_engine_case(const options &o, const hist_work &w, int bi, const 
         r.ceiling = "hist off (time ratio)";
         res->pipe_ratio[bi] = r.ms / t_off;
         check_records(e, cfg, w, in, out, cap, &r);
+        res->pipe_exact[bi] = r.check == "records = cpu";
     }
     gf_engine_destroy(e);
     return r;
@@ -454,6 +455,7 @@ void bench_hist(const options &o, const device_info &d, cudaStream_t st, hist_re
         hist_parts hp;
         hist_parts_make(d, w, k_bins[bi], &hp);
         res->kernel_ratio[bi] = hist_filter_plus(o, st, w, hp, k_bins[bi], rf);
+        res->kernel_exact[bi] = g_rows.back().check == "exact";
         hist_alone(o, d, st, w, hp, k_bins[bi]);
         CK(cudaFree(hp.d_parts));
     }

@@ -198,7 +198,6 @@ static row pipe_case(const options &o, const ceilings &ce, gf_engine *e, bool pa
 
 void bench_pipeline(const options &o, const ceilings &ce, best *best_pipe)
 {
-    best_pipe->pct = -1;
     pipe_bufs b = pipe_alloc(o);
     const double t_cpu = pipe_oracle(o, ce, &b);
     for (size_t ci = 0; ci < NCHUNKS; ci++) {
@@ -216,7 +215,7 @@ void bench_pipeline(const options &o, const ceilings &ce, best *best_pipe)
                      pageable ? "pageable (staged)" : "pinned (zero-copy)", pow2_name(L).c_str(),
                      k_chunks[ci] == 0 ? " (default)" : "");
             g_rows.push_back(pipe_case(o, ce, e, pageable != 0, name, &b, t_cpu));
-            note_best(best_pipe, g_rows.back().pct, name);
+            note_best(best_pipe, g_rows.back());
         }
         gf_engine_destroy(e);
     }

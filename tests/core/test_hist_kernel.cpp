@@ -5,10 +5,11 @@
  * global partials, against the host partials of the cpu backend
  * (hist_count.c), byte for byte, over random geometries.
  *
- * A shim stands in for the CUDA built-ins: each thread block runs as 256
- * real threads (a pool, reused), __syncthreads and the warp shuffles meet
- * on barriers, atomics are real atomics, shared memory is one buffer
- * (blocks run one after another). What it cannot check (intrinsics,
+ * A shim stands in for the CUDA built-ins (cuda_host/cuda_runtime.h, and
+ * here what only this kernel uses): each thread block runs as 256 real
+ * threads (a pool, reused), __syncthreads and the warp shuffles meet on
+ * barriers, atomics are real atomics, shared memory is one buffer (blocks
+ * run one after another). What it cannot check (intrinsics,
  * launches, streams, copies) test_cuda checks on a GPU.
  *
  * Usage: test_hist_kernel [CASES]
@@ -25,31 +26,16 @@
 #include <thread>
 #include <vector>
 
-/* ---- the shim ---- */
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __launch_bounds__(x)
-#define __shared__
-#define __align__(x)
+/* ---- the shim: cuda_host/cuda_runtime.h, and here the rest ---- */
+#include "cuda_runtime.h"
 
-struct dim3 {
-    unsigned x, y, z;
-    dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
-};
-static thread_local dim3 threadIdx, blockIdx;
 static std::barrier<> *g_block_bar;
 static std::barrier<> *g_warp_bar[8];
 static unsigned long long g_xch[8][32];
 
-static inline void __syncthreads()
+void __syncthreads()
 {
     g_block_bar->arrive_and_wait();
-}
-template <typename T> static inline T __ldg(const T *p)
-{
-    return *p;
 }
 static inline unsigned atomicAdd(unsigned *p, unsigned v)
 {

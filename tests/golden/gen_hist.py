@@ -6,8 +6,11 @@ Run with a Python that has numpy and scipy (on Debian: /usr/bin/python3):
     /usr/bin/python3 tests/golden/gen_hist.py           # (re)write tests/golden/hist/
     /usr/bin/python3 tests/golden/gen_hist.py --check   # verify the committed files
 
-Output is deterministic (seeded numpy Generator, fixed case list); --check
-regenerates every case in memory and compares it byte for byte.
+Output is deterministic (seeded numpy Generator, fixed case list) and uses no
+libm function (integers, uniform draws and correctly rounded arithmetic
+only); --check regenerates every case in memory and compares it byte for
+byte, on any platform. recompute.py, run by CTest, re-derives every record
+from the inputs stored in the files.
 
 What is computed (docs/histograms.md has the definitions)
 ---------------------------------------------------------
@@ -164,11 +167,15 @@ def specials(lo, hi, bins, prec):
 
 
 def make_identity_signal(rng, frames, channels, prec, lo, hi, bins, nan_block=None, block=None):
+    """A triangle wave per channel that overshoots the range, plus uniform
+    noise, then specials: integer arithmetic and rounded +-*/ only (np.sin,
+    used before, differs in its last bits between numpy versions)."""
     dt = dtype_of(prec)
     t = np.arange(frames)[:, None]
-    f = 0.013 * (1 + np.arange(channels))[None, :]
-    mid, amp = (lo + hi) / 2, (hi - lo) * 0.6  # a sinusoid that overshoots the range
-    x = mid + amp * np.sin(2 * np.pi * f * t) + rng.normal(0, (hi - lo) * 0.05, (frames, channels))
+    period = 4 * (19 + 3 * np.arange(channels))[None, :]  # 76, 88, 100, ... frames
+    tri = np.abs((t + period // 4) % period - period // 2) * (4.0 / period) - 1.0  # [-1, 1]
+    mid, amp = (lo + hi) / 2, (hi - lo) * 0.6
+    x = mid + amp * tri + rng.uniform(-1.0, 1.0, (frames, channels)) * ((hi - lo) * 0.08)
     x = x.astype(dt)
     flat = x.reshape(-1)
     sp = specials(lo, hi, bins, prec)

@@ -6,15 +6,21 @@
  *
  * Usage: test_hist_out WORKDIR. The files it commits stay in WORKDIR for
  * hist_out_parse.sh (JSON and CSV parsed by Python) and for looking at.
+ * test_hist_out --read-only WORKDIR: a directory the user cannot write,
+ * checked as an unprivileged user (as root: as "nobody", which CI needs,
+ * since CI runs as root).
  */
+#define _DEFAULT_SOURCE /* setgroups */
 #include "hist_out.h"
 
 #include "cli.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <grp.h>
 #include <math.h>
 #include <png.h>
+#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +28,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int failures;
@@ -677,20 +684,24 @@ static void errors_paths(const char *d, const gf_hist_config *hc)
     snprintf(want, sizeof want, "histogram image '%s' is a directory", path);
     CHECK(rc == GF_EXIT_OUTPUT && !h && strcmp(err, want) == 0, "directory: %d '%s'", rc, err);
     rmdir(path);
+}
 
-    if (geteuid() != 0) {
-        snprintf(path, sizeof path, "%s/ro", d);
-        mkdir(path, 0555);
-        snprintf(path, sizeof path, "%s/ro/h.json", d);
-        rc = gf_hist_out_open(&h, path, NULL, hc, 1, 0, err, sizeof err);
-        snprintf(want, sizeof want, "cannot create histogram file '%s': %s", path,
-                 strerror(EACCES));
-        CHECK(rc == GF_EXIT_OUTPUT && !h && strcmp(err, want) == 0, "read-only dir: %d '%s'", rc,
-              err);
-        snprintf(path, sizeof path, "%s/ro", d);
-        CHECK(dir_count(path, NULL, 0) == 0, "read-only dir not empty");
-        rmdir(path);
-    }
+/* A histogram file in a directory the user may not write: refused with
+ * EACCES, nothing left behind. Meaningful only when not root (root may
+ * write anywhere): see read_only_test. */
+static void errors_read_only(const char *d, const gf_hist_config *hc)
+{
+    gf_hist_out *h = NULL;
+    char err[4096] = "", want[4096], path[1024];
+    snprintf(path, sizeof path, "%s/ro", d);
+    CHECK(mkdir(path, 0555) == 0, "mkdir %s: %s", path, strerror(errno));
+    snprintf(path, sizeof path, "%s/ro/h.json", d);
+    const int rc = gf_hist_out_open(&h, path, NULL, hc, 1, 0, err, sizeof err);
+    snprintf(want, sizeof want, "cannot create histogram file '%s': %s", path, strerror(EACCES));
+    CHECK(rc == GF_EXIT_OUTPUT && !h && strcmp(err, want) == 0, "read-only dir: %d '%s'", rc, err);
+    snprintf(path, sizeof path, "%s/ro", d);
+    CHECK(dir_count(path, NULL, 0) == 0, "read-only dir not empty");
+    rmdir(path);
 }
 
 /* Opens refused for their arguments; no paths at all is a no-op. */
@@ -869,10 +880,72 @@ static void demo(const char *name, size_t B, size_t blocks, int mix, int rate)
     CHECK(gf_hist_out_commit(&h, err, sizeof err) == 0, "commit: %s", err);
 }
 
+/* As an unprivileged user, in a directory of its own under the temporary
+ * directory (the work directory may be out of its reach). */
+static int read_only_as(const struct passwd *pw)
+{
+    const char *tmp = getenv("TMPDIR");
+    char d[1024];
+    snprintf(d, sizeof d, "%s/test_hist_out.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(d) || chown(d, pw->pw_uid, pw->pw_gid) != 0) {
+        fprintf(stderr, "test_hist_out: a directory for user %s: %s\n", pw->pw_name,
+                strerror(errno));
+        return 1;
+    }
+    const pid_t pid = fork();
+    if (pid == 0) {
+        if (setgroups(0, NULL) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0 ||
+            setuid(0) == 0) {
+            fprintf(stderr, "test_hist_out: cannot become user %s\n", pw->pw_name);
+            _exit(3);
+        }
+        const gf_hist_config hc = config(8, 10, 0);
+        errors_read_only(d, &hc);
+        _exit(failures ? 1 : 0);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        status = -1;
+    char ro[1100];
+    snprintf(ro, sizeof ro, "%s/ro", d);
+    rmdir(ro);
+    rmdir(d);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "test_hist_out: the read-only check as user %s failed\n", pw->pw_name);
+        return 1;
+    }
+    printf("test_hist_out: read-only directory refused (as user %s)\n", pw->pw_name);
+    return 0;
+}
+
+/* test_hist_out --read-only WORKDIR: errors_read_only as this user, or as
+ * root as "nobody" (a forked child drops root); 77 (skipped) where root
+ * cannot become an unprivileged user. */
+static int read_only_test(void)
+{
+    if (geteuid() != 0) {
+        const gf_hist_config hc = config(8, 10, 0);
+        errors_read_only(fresh_dir("read-only"), &hc);
+        return failures ? 1 : 0;
+    }
+    const struct passwd *pw = getpwnam("nobody");
+    if (!pw || pw->pw_uid == 0) {
+        printf("test_hist_out: SKIP: running as root and there is no user 'nobody' to check "
+               "permissions as\n");
+        return 77;
+    }
+    return read_only_as(pw);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--read-only") == 0) {
+        work = argv[2];
+        mkdir(work, 0777);
+        return read_only_test();
+    }
     if (argc != 2) {
-        fprintf(stderr, "usage: test_hist_out WORKDIR\n");
+        fprintf(stderr, "usage: test_hist_out [--read-only] WORKDIR\n");
         return 2;
     }
     work = argv[1];

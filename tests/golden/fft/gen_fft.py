@@ -10,7 +10,9 @@ input x = b / 2^15 with integers -2^15 <= b < 2^15 (exact in float and in
 numpy.convolve on int64 numerators gives y = c / 2^25 with no rounding at
 all (|c| < 2^53). The FFT method's output is then compared with y within
 the bound gpufilt states (gf_engine_error_bound); no FFT library is
-involved in making the expected values.
+involved in making the expected values, and no libm function either, so
+--check reproduces the files on any platform. recompute.py, run by CTest,
+re-derives every output from the numerators stored in the files.
 
 Modes, for channel input x[0..N) and taps h[0..T):
     full    y[i] = sum_k h[k] x[i-k], i < N+T-1   (numpy.convolve "full")
@@ -42,14 +44,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODES = {"same": 0, "causal": 1, "full": 2}
 
 
+def rounded_div(a, b):
+    """a / b rounded to the nearest integer (halves away from zero), exactly."""
+    q = (2 * np.abs(a) + b) // (2 * b)
+    return np.where(a < 0, -q, q)
+
+
 def taps(rng, T, kind):
-    if kind == "decay":  # a room-like response: noise under an exponential
-        env = np.exp(-6.0 * np.arange(T) / max(T, 1))
-        return np.round(rng.uniform(-1, 1, T) * env * 1024).astype(np.int64)
-    if kind == "lowpass":  # a windowed sinc, all of one sign near the middle
-        n = np.arange(T) - (T - 1) / 2
-        h = np.sinc(n / 8.0) * np.hanning(T + 2)[1:-1]
-        return np.round(h / np.abs(h).max() * 1024).astype(np.int64)
+    """Integer numerators in [-1024, 1024], made with integer arithmetic only
+    (no libm: the same on every platform)."""
+    if kind == "decay":  # a room-like response: noise under a cubic decay
+        n = np.arange(T, dtype=np.int64)
+        return rounded_div(rng.integers(-1024, 1025, T) * (T - n) ** 3, np.int64(T) ** 3)
+    if kind == "lowpass":  # a triangle (Bartlett) window: a lowpass, all of one sign
+        n = np.arange(T, dtype=np.int64)
+        tri = np.minimum(n + 1, T - n)
+        return rounded_div(1024 * tri, tri.max())
     return rng.integers(-1024, 1025, T).astype(np.int64)
 
 
