@@ -540,6 +540,14 @@ gf_status gf_design(const gf_design_spec *spec, double **taps, size_t *num_taps,
 void gf_design_free(double *taps);
 
 /**
+ * The EQ curve of spec (eq_freq, eq_gain_db, eq_points; checked as
+ * gf_design checks them) at count frequencies in Hz, interpolated as
+ * gf_design interpolates it, into gain_db. For drawing the target.
+ */
+gf_status gf_design_curve(const gf_design_spec *spec, const double *freq, size_t count,
+                          double *gain_db);
+
+/**
  * The response of taps h[0..n) at count frequencies (Hz at `rate`, 0 ..
  * rate/2): gain in dB into mag_db and group delay in frames into delay
  * (either may be NULL), each by a direct sum (n multiply-adds per

@@ -341,9 +341,8 @@ static gf_status design_band(const plan *p, double **out, size_t *nout, gf_desig
 
 /* ---- EQ curves ---- */
 
-/* The curve's gain in dB at f Hz; *i is a cursor into its points, moved
- * forward only (f must not decrease between calls). */
-static double curve_db(const gf_design_spec *s, double f, size_t *i)
+/* The curve's gain in dB at f Hz (gpufilt.h says how it is interpolated). */
+static double curve_db(const gf_design_spec *s, double f)
 {
     const double *x = s->eq_freq, *g = s->eq_gain_db;
     const size_t last = s->eq_points - 1;
@@ -351,11 +350,14 @@ static double curve_db(const gf_design_spec *s, double f, size_t *i)
         return g[0];
     if (f >= x[last])
         return g[last];
-    while (*i + 1 < last && x[*i + 1] <= f)
-        ++*i;
+    size_t lo = 0, hi = last; /* x[lo] < f < x[hi] */
+    while (hi - lo > 1) {
+        const size_t mid = lo + (hi - lo) / 2;
+        *(x[mid] <= f ? &lo : &hi) = mid;
+    }
     const double t =
-        x[*i] == 0 ? (f - x[*i]) / (x[*i + 1] - x[*i]) : log(f / x[*i]) / log(x[*i + 1] / x[*i]);
-    return g[*i] + t * (g[*i + 1] - g[*i]);
+        x[lo] == 0 ? (f - x[lo]) / (x[hi] - x[lo]) : log(f / x[lo]) / log(x[hi] / x[lo]);
+    return g[lo] + t * (g[hi] - g[lo]);
 }
 
 /* The largest |gain - curve| (dB) at the curve's points inside (0, nyq),
@@ -394,10 +396,9 @@ static gf_status design_eq(const plan *p, double **out, size_t *nout, gf_design_
         st = GF_ERR_NO_MEMORY;
         goto fail;
     }
-    size_t cursor = 0;
     for (size_t k = 0; k < nfreqs; k++) {
         const double f = k == nfreqs - 1 ? p->nyq : (double)k / (double)(nfreqs - 1) * p->nyq;
-        gain[k] = pow(10, curve_db(p->s, f, &cursor) / 20);
+        gain[k] = pow(10, curve_db(p->s, f) / 20);
     }
     if ((st = gf_firwin2_grid(taps, gain, nfreqs, beta, h)) != GF_OK ||
         (p->s->phase == GF_PHASE_MINIMUM && (st = to_minimum_phase(h, taps)) != GF_OK))
@@ -454,4 +455,14 @@ gf_status gf_design(const gf_design_spec *spec, double **taps, size_t *num_taps,
 void gf_design_free(double *taps)
 {
     free(taps);
+}
+
+gf_status gf_design_curve(const gf_design_spec *spec, const double *freq, size_t count,
+                          double *gain_db)
+{
+    if (!spec || (count && (!freq || !gain_db)) || check_eq(spec, NULL, 0) != GF_OK)
+        return GF_ERR_INVALID_ARGUMENT;
+    for (size_t i = 0; i < count; i++)
+        gain_db[i] = curve_db(spec, freq[i]);
+    return GF_OK;
 }

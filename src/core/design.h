@@ -85,8 +85,8 @@ size_t gf_minimum_phase_fft_size(size_t n);
 /* design_measure.c */
 
 /* H(w) = sum h[k] e^(-i w k) and D(w) = sum k h[k] e^(-i w k) (dr, di may
- * be NULL), summed directly (the phasor by rotation, re-synchronised with
- * cos/sin every 256 taps). */
+ * be NULL), summed directly in blocks of 256 taps (the phasors from
+ * cos/sin: a table within a block, and one per block). */
 void gf_dtft(const double *h, size_t n, double w, double *hr, double *hi, double *dr, double *di);
 /* |H| at one frequency f (fraction of Nyquist). */
 double gf_response_at(const double *h, size_t n, double f);

@@ -14,32 +14,60 @@
 /* Refining the grid's extremes: how many local maxima, those within this
  * factor of the largest, and the golden-section steps (each narrows the
  * two bins around a maximum by 0.618). */
-#define REFINE_PEAKS  6
+#define REFINE_PEAKS  3
 #define REFINE_WITHIN 0.89
-#define REFINE_STEPS  20
+#define REFINE_STEPS  14
+
+/* sum_j x[j] (c[j] + i s[j]) over j < m into *re, *im, with four partial
+ * sums (no dependence from one product to the next). */
+static void dot2(const double *x, const double *c, const double *s, size_t m, double *re,
+                 double *im)
+{
+    double r[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};
+    size_t j = 0;
+    for (; j + 4 <= m; j += 4)
+        for (int u = 0; u < 4; u++) {
+            r[u] += x[j + u] * c[j + u];
+            q[u] += x[j + u] * s[j + u];
+        }
+    for (; j < m; j++) {
+        r[0] += x[j] * c[j];
+        q[0] += x[j] * s[j];
+    }
+    *re = (r[0] + r[1]) + (r[2] + r[3]);
+    *im = (q[0] + q[1]) + (q[2] + q[3]);
+}
 
 void gf_dtft(const double *h, size_t n, double w, double *hr, double *hi, double *dr, double *di)
 {
-    /* e^(-i w k) by rotation, re-synchronised with cos/sin every RESYNC
-     * taps so the rounding of the recurrence cannot pile up. */
-    enum { RESYNC = 256 };
-    const double cw = cos(w), sw = sin(w);
+    /* Blocks of BLOCK taps: within a block the phasors e^(-i w j) come from
+     * a table, and each block's own e^(-i w b) from cos/sin, so every
+     * phasor is exact to an ulp or two and the sums run without a chain
+     * of rotations. */
+    enum { BLOCK = 256 };
+    double tc[BLOCK], ts[BLOCK], jh[BLOCK];
+    for (size_t j = 0; j < BLOCK; j++) {
+        tc[j] = cos(w * (double)j);
+        ts[j] = -sin(w * (double)j);
+    }
     const int delay = dr || di;
-    double sr = 0, si = 0, tr = 0, ti = 0, c = 1, s = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (k % RESYNC == 0) {
-            c = cos(w * (double)k);
-            s = -sin(w * (double)k);
+    double sr = 0, si = 0, tr = 0, ti = 0;
+    for (size_t b = 0; b < n; b += BLOCK) {
+        const size_t m = n - b < BLOCK ? n - b : BLOCK;
+        double ar, ai, er = 0, ei = 0;
+        dot2(h + b, tc, ts, m, &ar, &ai);
+        if (delay) { /* sum (b + j) h[b + j] ...: b A + E */
+            for (size_t j = 0; j < m; j++)
+                jh[j] = (double)j * h[b + j];
+            dot2(jh, tc, ts, m, &er, &ei);
+            er += (double)b * ar;
+            ei += (double)b * ai;
         }
-        sr += h[k] * c;
-        si += h[k] * s;
-        if (delay) {
-            tr += (double)k * h[k] * c;
-            ti += (double)k * h[k] * s;
-        }
-        const double nc = c * cw + s * sw; /* (c + i s) e^(-i w) */
-        s = s * cw - c * sw;
-        c = nc;
+        const double c = cos(w * (double)b), s = -sin(w * (double)b);
+        sr += ar * c - ai * s;
+        si += ar * s + ai * c;
+        tr += er * c - ei * s;
+        ti += er * s + ei * c;
     }
     *hr = sr;
     *hi = si;

@@ -112,12 +112,12 @@ def score(gain, dev):
 
 def refine(h, lo, hi, dev):
     """Golden-section search for the largest score on exact sums
-    (design_measure.c: refine, 20 steps)."""
+    (design_measure.c: refine, 14 steps)."""
     r = 0.61803398874989485
     a, b = lo, hi
     x1, x2 = b - r * (b - a), a + r * (b - a)
     g1, g2 = score(response_at(h, x1), dev), score(response_at(h, x2), dev)
-    for _ in range(20):
+    for _ in range(14):
         if g1 < g2:
             a, x1, g1 = x1, x2, g2
             x2 = a + r * (b - a)
@@ -130,7 +130,7 @@ def refine(h, lo, hi, dev):
 
 
 def band_max(h, mag, lo, hi, dev):
-    """Largest score over grid bins in [lo, hi]; the 6 highest local maxima
+    """Largest score over grid bins in [lo, hi]; the 3 highest local maxima
     within 0.89 of it refined on exact sums (design_measure.c: band_max)."""
     bins = len(mag)
     per = bins - 1
@@ -143,7 +143,7 @@ def band_max(h, mag, lo, hi, dev):
     if len(k):
         b = y[k]
         peak = (b >= best * 0.89) & (b >= y[k - 1]) & (b >= y[k + 1])
-        cand = k[peak][np.argsort(-b[peak], kind="stable")][:6]
+        cand = k[peak][np.argsort(-b[peak], kind="stable")][:3]
         for c in cand:
             best = max(best, refine(h, max(lo, (c - 1) / per), min(hi, (c + 1) / per), dev))
     return best
