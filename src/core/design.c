@@ -9,6 +9,7 @@
 #include "design.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,13 @@ static const char *band_name(gf_band b)
 {
     static const char *names[] = {"low-pass", "high-pass", "band-pass", "band-reject", "EQ"};
     return (unsigned)b < 5 ? names[b] : "?";
+}
+
+/* A count of taps that may be absurdly large, for a message. */
+static const char *taps_text(double t, char *buf, size_t n)
+{
+    snprintf(buf, n, t < 1e15 ? "%.0f" : "%.3g", t);
+    return buf;
 }
 
 /* ---- the specification ---- */
@@ -209,14 +217,17 @@ static gf_status resolve(const gf_design_spec *s, plan *p, char *detail, size_t 
                          : INFINITY;
         if (s->band != GF_BAND_EQ && !(tw < widest)) {
             /* One more than Kaiser's length at the widest transition;
-             * odd where the band needs it. */
-            size_t need = (size_t)gf_kaiser_taps(p->atten, widest / p->nyq) + 1;
-            if (s->band == GF_BAND_HIGHPASS || s->band == GF_BAND_BANDREJECT)
-                need |= 1;
+             * odd where the band needs it (a double: it may be huge). */
+            double need = gf_kaiser_taps(p->atten, widest / p->nyq) + 1;
+            char num[32];
+            if ((s->band == GF_BAND_HIGHPASS || s->band == GF_BAND_BANDREJECT) &&
+                fmod(need, 2) == 0)
+                need += 1;
             gf_detail(detail, n,
                       "%zu taps are too few for this %s filter at %g dB: its transition would be "
-                      "%.4g Hz, and at most %.4g Hz fits (give at least %zu taps)",
-                      s->taps, band_name(s->band), p->atten, tw, widest, need);
+                      "%.4g Hz, and at most %.4g Hz fits (give at least %s taps)",
+                      s->taps, band_name(s->band), p->atten, tw, widest,
+                      taps_text(need, num, sizeof num));
             return GF_ERR_INVALID_ARGUMENT;
         }
     } else {
@@ -246,11 +257,13 @@ static gf_status length_for(const plan *p, double a, size_t *taps, char *detail,
     }
     const double t = gf_kaiser_taps(a, p->tw);
     if (t > (double)p->max_taps) {
+        char num[32];
         gf_detail(detail, n,
-                  "this %s filter (%g dB, transition %.4g Hz%s) needs %.0f taps, more than the "
+                  "this %s filter (%g dB, transition %.4g Hz%s) needs %s taps, more than the "
                   "%zu %s: widen the transition or lower the attenuation",
                   band_name(p->s->band), p->atten, p->tw * p->nyq,
-                  p->s->phase == GF_PHASE_MINIMUM ? ", minimum phase" : "", t, p->max_taps,
+                  p->s->phase == GF_PHASE_MINIMUM ? ", minimum phase" : "",
+                  taps_text(t, num, sizeof num), p->max_taps,
                   p->s->phase == GF_PHASE_MINIMUM ? "a minimum-phase design may have"
                                                   : "a filter may have");
         return GF_ERR_INVALID_ARGUMENT;

@@ -56,7 +56,7 @@ void gf_firwin(size_t n, const double *cutoff, size_t ncut, int pass_zero, doubl
  * caller ensures it). Returns GF_ERR_NO_MEMORY or GF_OK.
  */
 gf_status gf_firwin2_grid(size_t n, const double *gain, size_t nfreqs, double beta, double *h);
-/* scipy's default grid for n taps: 1 + 2^ceil(log2(n)). */
+/* scipy's default grid for n taps: 1 + 2^ceil(log2(n)), at least 3. */
 size_t gf_firwin2_nfreqs(size_t n);
 
 /* design_minphase.c */

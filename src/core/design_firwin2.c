@@ -12,7 +12,7 @@
 
 size_t gf_firwin2_nfreqs(size_t n)
 {
-    size_t p = 1;
+    size_t p = 2; /* not 1: the transform takes at least 4 points */
     while (p < n)
         p <<= 1;
     return p + 1;
