@@ -426,6 +426,176 @@ int gf_cuda_available(void);
 void *gf_host_alloc(size_t bytes);
 void gf_host_free(void *p);
 
+/* ---- Filter design ----------------------------------------------------
+ *
+ * gf_design makes the taps of a filter from a specification, computed in
+ * double precision with scipy.signal's methods (golden vectors from scipy
+ * check each step, tests/golden/design):
+ *
+ *   low-pass, high-pass, band-pass, band-reject: a Kaiser-windowed sinc
+ *     (scipy.signal.firwin with window ("kaiser", beta)), with the window's
+ *     beta and the length from the attenuation and transition width by
+ *     Kaiser's formulas (scipy.signal.kaiserord), made odd so that the
+ *     delay is a whole number of frames ((T-1)/2: same mode then shifts
+ *     nothing). Cutoffs are the -6 dB points; each transition band is
+ *     centred on its cutoff.
+ *   EQ: an arbitrary magnitude curve by frequency sampling with a Kaiser
+ *     window (scipy.signal.firwin2's method on a grid of 1 + 2^ceil(log2 T)
+ *     points). The curve's gains (dB) are interpolated linearly against
+ *     log frequency between its points (linearly against frequency between
+ *     a point at 0 Hz and the next), and held at the first and last
+ *     point's gain beyond them.
+ *   minimum phase: the linear-phase design h converted by the homomorphic
+ *     (cepstral) method of scipy.signal.minimum_phase applied to h * h,
+ *     which keeps h's length and magnitude response (the method alone gives
+ *     the square root of the magnitude): FFT size the power of two >=
+ *     32 (2T - 1), at most max(2^22, the power of two >= 8 (2T - 1)).
+ *
+ * Kaiser's formulas are estimates and fall short of the specification by
+ * up to a few dB (more above 120 dB). So every band design is measured
+ * (gain on a grid 16 times denser than 1/T, extremes refined, band edges
+ * evaluated exactly) and, where it misses, designed again for that much
+ * more attenuation (design_atten) until it meets both: passband gain
+ * within 1 +- 10^(-atten/20) (Kaiser's ripple bound) and stopband gain at
+ * most -atten dB, from the band edges on. With a fixed number of taps
+ * (spec.taps) the transition follows from Kaiser's formula instead and
+ * what was reached is reported (info.met).
+ *
+ * Frequencies are in Hz at spec.rate. Thread safety: no shared state;
+ * calls may run concurrently.
+ */
+
+/** Stopband attenuation (dB): the range gf_design takes, and its default. */
+#define GF_DESIGN_MIN_ATTEN     20.0
+#define GF_DESIGN_MAX_ATTEN     200.0
+#define GF_DESIGN_DEFAULT_ATTEN 120.0
+/** The default transition width: this fraction of the distance from each
+ * cutoff to 0 Hz or to Nyquist, whichever is nearer (bands: and of the
+ * band's width); for EQ curves, of the lowest listed frequency above 0. */
+#define GF_DESIGN_TRANSITION_FRACTION 0.1
+/** Most taps of a minimum-phase design (its FFT size stays within 2^23). */
+#define GF_DESIGN_MAX_MINPHASE_TAPS ((size_t)1 << 19)
+/** EQ curve gains (dB). */
+#define GF_DESIGN_MIN_GAIN_DB (-200.0)
+#define GF_DESIGN_MAX_GAIN_DB 60.0
+
+typedef enum gf_band {
+    GF_BAND_LOWPASS = 0,    /* passes 0 .. f1 */
+    GF_BAND_HIGHPASS = 1,   /* passes f1 .. Nyquist */
+    GF_BAND_BANDPASS = 2,   /* passes f1 .. f2 */
+    GF_BAND_BANDREJECT = 3, /* stops f1 .. f2 */
+    GF_BAND_EQ = 4          /* follows the curve eq_freq / eq_gain_db */
+} gf_band;
+
+typedef enum gf_phase {
+    GF_PHASE_LINEAR = 0, /* symmetric taps, delay (T-1)/2 frames at every frequency */
+    GF_PHASE_MINIMUM = 1 /* least delay for the magnitude; use causal mode */
+} gf_phase;
+
+/** What to design. A zeroed struct asks for the defaults where it can. */
+typedef struct gf_design_spec {
+    gf_band band;
+    double rate; /* sample rate in Hz, finite, > 0 */
+    /* Cutoffs in Hz (-6 dB points): 0 < f1 < rate/2; bands also f1 < f2 < rate/2. */
+    double f1, f2;
+    /* Stopband attenuation in dB, GF_DESIGN_MIN_ATTEN .. GF_DESIGN_MAX_ATTEN;
+     * 0 for GF_DESIGN_DEFAULT_ATTEN. EQ: sets the window's beta (the
+     * sidelobe level) and, with the transition, the length. */
+    double atten;
+    /* Width of each transition band in Hz, centred on its cutoff, so that
+     * 0 < f - transition/2 and f + transition/2 < rate/2 (bands: also
+     * transition < f2 - f1); 0 for the default
+     * (GF_DESIGN_TRANSITION_FRACTION). EQ: the frequency resolution. */
+    double transition;
+    /* 0: as few taps as meet atten and transition (odd). Otherwise exactly
+     * this many, 1 .. GF_MAX_FFT_TAPS (odd for high-pass, band-reject and
+     * EQ), and transition must be 0. */
+    size_t taps;
+    gf_phase phase;
+    /* GF_BAND_EQ: eq_points (>= 1) frequencies in Hz, >= 0 and strictly
+     * increasing (points beyond rate/2 shape the curve up to it), and
+     * their gains in dB, GF_DESIGN_MIN_GAIN_DB .. GF_DESIGN_MAX_GAIN_DB.
+     * Read during the call only. */
+    const double *eq_freq, *eq_gain_db;
+    size_t eq_points;
+} gf_design_spec;
+
+/** What was designed, and what it measures. Frequencies in Hz. */
+typedef struct gf_design_info {
+    size_t taps;
+    double beta;         /* the Kaiser window's parameter */
+    double atten;        /* the attenuation asked for (dB), default resolved */
+    double design_atten; /* the attenuation the length and beta came from (>= atten) */
+    double transition;   /* Hz; with spec.taps, Kaiser's width for that length */
+    /* The specification's bands, [lo, hi] pairs (none for EQ). */
+    double pass[2][2], stop[2][2];
+    int npass, nstop;
+    /* Measured on the taps: */
+    double ripple;       /* largest |gain - 1| over the passbands (linear) */
+    double ripple_bound; /* 10^(-atten/20), Kaiser's bound on it */
+    double stop_db;      /* largest gain over the stopbands, dB */
+    double cutoff_db[2]; /* gain at f1 (and f2), dB: about -6.02 */
+    int met; /* ripple <= ripple_bound and stop_db <= -atten (always without spec.taps) */
+    double eq_error_db; /* EQ: largest |gain - curve| in dB at the curve's points in (0, rate/2) */
+} gf_design_info;
+
+/**
+ * Design a filter. On success *taps holds *num_taps coefficients (free them
+ * with gf_design_free) and, when info is not NULL, *info is filled. On
+ * failure *taps is NULL, *num_taps 0, and detail (may be NULL) says why in
+ * one line naming the parameter and its valid range:
+ *   GF_ERR_INVALID_ARGUMENT  a parameter out of range (a cutoff at or
+ *     above Nyquist, f1 >= f2, attenuation outside 20 .. 200 dB, a
+ *     transition that does not fit, an unsorted EQ curve, ...), or a
+ *     design that would need more than GF_MAX_FFT_TAPS taps (or
+ *     GF_DESIGN_MAX_MINPHASE_TAPS for minimum phase; detail says how many);
+ *   GF_ERR_NO_MEMORY;
+ *   GF_ERR_UNSUPPORTED  the specification could not be met (not seen in
+ *     the tested range).
+ * Designing takes a few FFTs of up to 16 times the taps (about 0.1 s for
+ * 200,000 taps).
+ */
+gf_status gf_design(const gf_design_spec *spec, double **taps, size_t *num_taps,
+                    gf_design_info *info, char *detail, size_t detail_size);
+
+/** Free taps from gf_design; NULL is a no-op. */
+void gf_design_free(double *taps);
+
+/**
+ * The EQ curve of spec (eq_freq, eq_gain_db, eq_points; checked as
+ * gf_design checks them) at count frequencies in Hz, interpolated as
+ * gf_design interpolates it, into gain_db. For drawing the target.
+ */
+gf_status gf_design_curve(const gf_design_spec *spec, const double *freq, size_t count,
+                          double *gain_db);
+
+/**
+ * The response of taps h[0..n) at count frequencies (Hz at `rate`, 0 ..
+ * rate/2): gain in dB into mag_db and group delay in frames into delay
+ * (either may be NULL), each by a direct sum (n multiply-adds per
+ * frequency). The delay is -d(phase)/d(omega), computed as Re(sum k h[k]
+ * z^-k / H); where |H| is 0 it is NAN, and mag_db -INFINITY.
+ */
+gf_status gf_design_response(const double *h, size_t n, double rate, const double *freq,
+                             size_t count, double *mag_db, double *delay);
+
+/**
+ * The same on the uniform grid f_k = k / (bins - 1) x rate/2, k = 0 ..
+ * bins-1, by FFT (bins - 1 a power of two, 2 .. 2^29; any n: the
+ * transform folds h exactly onto 2 (bins - 1) points). Rate-free: delay in
+ * frames, frequency k / (bins - 1) of Nyquist.
+ */
+gf_status gf_design_response_grid(const double *h, size_t n, size_t bins, double *mag_db,
+                                  double *delay);
+
+/**
+ * Cascade two filters: out[0 .. na + nb - 1) = a * b, the full
+ * convolution, in double (directly when short, else by FFT, with an error
+ * of about 1e-15 x log2(na + nb) x sum|a| x sum|b|). out must not overlap
+ * a or b.
+ */
+gf_status gf_design_convolve(const double *a, size_t na, const double *b, size_t nb, double *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,691 @@
+/*
+ * Filter design on the command line (design_cli.h): option values, the
+ * --eq file, designing and cascading, --design-out and --response-png.
+ */
+#include "design_cli.h"
+
+#include "cli.h"
+#include "io.h"
+#include "outfile.h"
+#include "response_png.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* ---- option values ---- */
+
+/* A name ending in .wav (any case): --design-out writes audio. */
+static int is_wav(const char *path)
+{
+    const size_t len = strlen(path);
+    return len >= 4 && strcasecmp(path + len - 4, ".wav") == 0;
+}
+
+static const char *const band_options[] = {"lowpass", "highpass", "bandpass", "bandreject"};
+
+int gf_design_cli_is_option(const char *name)
+{
+    static const char *const names[] = {"lowpass", "highpass",   "bandpass",    "bandreject",
+                                        "eq",      "atten",      "transition",  "design-taps",
+                                        "phase",   "design-out", "response-png"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* A frequency in Hz: a number, or a number followed by k (x 1000). */
+static int parse_hz(const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end != s && (*end == 'k' || *end == 'K')) {
+        v *= 1000;
+        end++;
+    }
+    *out = v;
+    return end != s && *end == '\0' && errno != ERANGE && isfinite(v) ? 0 : -1;
+}
+
+/* F, or F1:F2 for a band. */
+static int parse_band(const char *opt, const char *value, int two, double *f1, double *f2)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", value);
+    char *colon = strchr(buf, ':');
+    if (colon)
+        *colon = '\0';
+    if (two != (colon != NULL) || parse_hz(buf, f1) != 0 || (two && parse_hz(colon + 1, f2))) {
+        gf_cli_error("--%s: '%s' is not %s", opt, value,
+                     two ? "F1:F2, two frequencies in Hz (e.g. 300:3400 or 1k:2k)"
+                         : "a frequency in Hz (e.g. 1000 or 1k)");
+        return GF_EXIT_USAGE;
+    }
+    if (*f1 <= 0 || (two && *f2 <= 0)) {
+        gf_cli_error("--%s %s: frequencies must be above 0 Hz", opt, value);
+        return GF_EXIT_USAGE;
+    }
+    if (two && *f1 >= *f2) {
+        gf_cli_error("--%s %s: the first frequency must be below the second", opt, value);
+        return GF_EXIT_USAGE;
+    }
+    return GF_EXIT_OK;
+}
+
+/* A new stage for a band option or --eq. */
+static int add_stage(gf_design_request *r, const char *name, const char *value)
+{
+    if (r->stages == GF_DESIGN_MAX_STAGES) {
+        gf_cli_error("--%s: at most %d design options in one command", name, GF_DESIGN_MAX_STAGES);
+        return GF_EXIT_USAGE;
+    }
+    gf_design_stage *st = &r->stage[r->stages];
+    memset(st, 0, sizeof *st);
+    snprintf(st->label, sizeof st->label, "--%s %s", name, value);
+    if (strcmp(name, "eq") == 0) {
+        st->band = GF_BAND_EQ;
+        st->eq_path = value;
+    } else {
+        int b = 0;
+        while (strcmp(name, band_options[b]) != 0)
+            b++;
+        st->band = (gf_band)b;
+        const int rc = parse_band(name, value, b >= GF_BAND_BANDPASS, &st->f1, &st->f2);
+        if (rc)
+            return rc;
+    }
+    r->stages++;
+    return GF_EXIT_OK;
+}
+
+/* --atten, --transition, --design-taps: of the last stage, or of all. */
+static int set_setting(gf_design_request *r, const char *name, const char *value)
+{
+    gf_design_stage *st = r->stages ? &r->stage[r->stages - 1] : NULL;
+    const char *of = st ? st->label : "every design";
+    char *end = NULL;
+    errno = 0;
+    if (strcmp(name, "design-taps") == 0) {
+        size_t *t = st ? &st->taps : &r->taps;
+        const unsigned long long v = strtoull(value, &end, 10);
+        if (*value == '-' || end == value || *end || errno == ERANGE || v < 1 ||
+            v > GF_MAX_FFT_TAPS) {
+            gf_cli_error("--design-taps: '%s' is not a whole number in 1..%zu", value,
+                         GF_MAX_FFT_TAPS);
+            return GF_EXIT_USAGE;
+        }
+        if (*t) {
+            gf_cli_error("--design-taps given twice for %s", of);
+            return GF_EXIT_USAGE;
+        }
+        *t = (size_t)v;
+        return GF_EXIT_OK;
+    }
+    const int atten = strcmp(name, "atten") == 0;
+    double *field = atten ? (st ? &st->atten : &r->atten) : (st ? &st->transition : &r->transition);
+    double v;
+    if (atten) {
+        v = strtod(value, &end);
+        if (end == value || *end || !(v >= GF_DESIGN_MIN_ATTEN && v <= GF_DESIGN_MAX_ATTEN)) {
+            gf_cli_error("--atten: '%s' is not an attenuation from %g to %g dB", value,
+                         GF_DESIGN_MIN_ATTEN, GF_DESIGN_MAX_ATTEN);
+            return GF_EXIT_USAGE;
+        }
+    } else if (parse_hz(value, &v) != 0 || v <= 0) {
+        gf_cli_error("--transition: '%s' is not a width in Hz above 0 (e.g. 100 or 1k)", value);
+        return GF_EXIT_USAGE;
+    }
+    if (*field != 0) {
+        gf_cli_error("--%s given twice for %s", name, of);
+        return GF_EXIT_USAGE;
+    }
+    *field = v;
+    return GF_EXIT_OK;
+}
+
+int gf_design_cli_option(gf_design_request *r, const char *name, const char *value)
+{
+    if (strcmp(name, "design-out") == 0 || strcmp(name, "response-png") == 0) {
+        const char **field = name[0] == 'd' ? &r->design_out : &r->response_png;
+        if (*field || !*value || strcmp(value, "-") == 0) {
+            gf_cli_error(*field ? "--%s given twice" : "--%s needs a file name", name);
+            return GF_EXIT_USAGE;
+        }
+        *field = value;
+        return GF_EXIT_OK;
+    }
+    if (strcmp(name, "phase") == 0) {
+        const int lin = strcmp(value, "linear") == 0, min = strcmp(value, "minimum") == 0;
+        if (!lin && !min) {
+            gf_cli_error("--phase: '%s' is not one of linear, minimum", value);
+            return GF_EXIT_USAGE;
+        }
+        if (r->phase_given) {
+            gf_cli_error("--phase given twice");
+            return GF_EXIT_USAGE;
+        }
+        r->phase = min ? GF_PHASE_MINIMUM : GF_PHASE_LINEAR;
+        r->phase_given = 1;
+        return GF_EXIT_OK;
+    }
+    if (strcmp(name, "atten") == 0 || strcmp(name, "transition") == 0 ||
+        strcmp(name, "design-taps") == 0)
+        return set_setting(r, name, value);
+    return add_stage(r, name, value);
+}
+
+int gf_design_cli_any(const gf_design_request *r)
+{
+    return r->stages > 0 || r->design_out || r->response_png;
+}
+
+int gf_design_cli_check(const gf_design_request *r, int have_rate, const char *rate_hint)
+{
+    const int settings = r->atten != 0 || r->transition != 0 || r->taps != 0 || r->phase_given;
+    if (settings && r->stages == 0) {
+        gf_cli_error("--atten, --transition, --design-taps and --phase shape a design: give "
+                     "--lowpass, --highpass, --bandpass, --bandreject or --eq too");
+        return GF_EXIT_USAGE;
+    }
+    for (int i = 0; i < r->stages; i++) {
+        const gf_design_stage *st = &r->stage[i];
+        const double tw = st->transition ? st->transition : st->taps ? 0 : r->transition;
+        const size_t taps = st->taps ? st->taps : st->transition ? 0 : r->taps;
+        if (tw != 0 && taps != 0) {
+            gf_cli_error("%s: give --transition or --design-taps, not both", st->label);
+            return GF_EXIT_USAGE;
+        }
+    }
+    const char *needs = r->stages                                ? r->stage[0].label
+                        : r->response_png                        ? "--response-png"
+                        : r->design_out && is_wav(r->design_out) ? "--design-out (a WAV file)"
+                                                                 : NULL;
+    if (needs && !have_rate) {
+        gf_cli_error("%s needs the sample rate: %s", needs, rate_hint);
+        return GF_EXIT_USAGE;
+    }
+    return GF_EXIT_OK;
+}
+
+/* ---- the --eq file ---- */
+
+/* The numbers of one line, at most two, into v; *count gets how many
+ * (three or more count as two). */
+static int eq_line(const char *path, unsigned lineno, char *line, double v[2], int *count)
+{
+    char *hash = strchr(line, '#');
+    if (hash)
+        *hash = '\0';
+    *count = 0;
+    if (line[strspn(line, " \t")] == '*')
+        return GF_EXIT_OK; /* REW's comment lines */
+    static const char sep[] = " \t\r\n,;";
+    for (char *tok = line + strspn(line, sep); *tok && *count < 2; tok += strspn(tok, sep)) {
+        char *end = tok + strcspn(tok, sep);
+        const char saved = *end;
+        *end = '\0';
+        char *stop = NULL;
+        errno = 0;
+        v[*count] = strtod(tok, &stop);
+        if (stop == tok || *stop || errno == ERANGE || !isfinite(v[*count])) {
+            gf_cli_error("%s:%u: '%s' is not a number", path, lineno, tok);
+            return GF_EXIT_USAGE;
+        }
+        ++*count;
+        *end = saved;
+        tok = end;
+    }
+    return GF_EXIT_OK;
+}
+
+/* One point, checked against the last (with its line for messages). */
+static int eq_point(const char *path, unsigned lineno, const double v[2], int count, double *freq,
+                    double *gain, size_t n)
+{
+    if (count < 2) {
+        gf_cli_error("%s:%u: expected a frequency (Hz) and a gain (dB)", path, lineno);
+        return GF_EXIT_USAGE;
+    }
+    if (v[0] < 0 || (n > 0 && !(v[0] > freq[n - 1]))) {
+        if (v[0] < 0)
+            gf_cli_error("%s:%u: frequency %g Hz is below 0", path, lineno, v[0]);
+        else
+            gf_cli_error("%s:%u: frequency %g Hz is not above the previous line's %g Hz: the "
+                         "curve must be sorted by frequency, each frequency once",
+                         path, lineno, v[0], freq[n - 1]);
+        return GF_EXIT_USAGE;
+    }
+    if (!(v[1] >= GF_DESIGN_MIN_GAIN_DB && v[1] <= GF_DESIGN_MAX_GAIN_DB)) {
+        gf_cli_error("%s:%u: gain %g dB is outside %g .. %g dB", path, lineno, v[1],
+                     GF_DESIGN_MIN_GAIN_DB, GF_DESIGN_MAX_GAIN_DB);
+        return GF_EXIT_USAGE;
+    }
+    freq[n] = v[0];
+    gain[n] = v[1];
+    return GF_EXIT_OK;
+}
+
+int gf_design_cli_read_eq(const char *path, double **freq, double **gain, size_t *n)
+{
+    *freq = *gain = NULL;
+    *n = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        gf_cli_error("cannot open EQ file '%s': %s", path, strerror(errno));
+        return GF_EXIT_USAGE;
+    }
+    size_t cap = 0;
+    char line[4096];
+    unsigned lineno = 0;
+    int rc = GF_EXIT_OK;
+    while (!rc && fgets(line, sizeof line, f)) {
+        lineno++;
+        double v[2];
+        int count = 0;
+        if (!strchr(line, '\n') && !feof(f)) {
+            gf_cli_error("%s:%u: line too long", path, lineno);
+            rc = GF_EXIT_USAGE;
+        } else if ((rc = eq_line(path, lineno, line, v, &count)) != 0 || count == 0) {
+            continue;
+        } else if (*n == cap) {
+            cap = cap ? 2 * cap : 256;
+            double *nf = realloc(*freq, cap * sizeof *nf);
+            double *ng = nf ? realloc(*gain, cap * sizeof *ng) : NULL;
+            *freq = nf ? nf : *freq;
+            *gain = ng ? ng : *gain;
+            if (!nf || !ng) {
+                gf_cli_error("out of memory");
+                rc = GF_EXIT_INTERNAL;
+            }
+        }
+        if (!rc && count > 0 && (rc = eq_point(path, lineno, v, count, *freq, *gain, *n)) == 0)
+            ++*n;
+    }
+    if (!rc && ferror(f)) {
+        gf_cli_error("cannot read EQ file '%s': %s", path, strerror(errno));
+        rc = GF_EXIT_USAGE;
+    }
+    if (!rc && *n == 0) {
+        gf_cli_error("EQ file '%s' holds no points (lines of \"frequency gain_dB\")", path);
+        rc = GF_EXIT_USAGE;
+    }
+    fclose(f);
+    if (rc) {
+        free(*freq);
+        free(*gain);
+        *freq = *gain = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+/* ---- designing ---- */
+
+/* One designed stage. */
+typedef struct designed {
+    gf_design_spec spec;
+    gf_design_info info;
+    double *h;
+    size_t n;
+    double *eq_freq, *eq_gain; /* --eq: the curve read */
+} designed;
+
+static void designed_free(designed *d, int count)
+{
+    for (int i = 0; d && i < count; i++) {
+        gf_design_free(d[i].h);
+        free(d[i].eq_freq);
+        free(d[i].eq_gain);
+    }
+    free(d);
+}
+
+/* Stage i's specification at rate: its own settings, else those given
+ * before every stage (a stage's own transition or taps replaces both). */
+static gf_design_spec stage_spec(const gf_design_request *r, int i, int rate)
+{
+    const gf_design_stage *st = &r->stage[i];
+    const int own = st->transition != 0 || st->taps != 0;
+    gf_design_spec s;
+    memset(&s, 0, sizeof s);
+    s.band = st->band;
+    s.rate = rate;
+    s.f1 = st->f1;
+    s.f2 = st->f2;
+    s.atten = st->atten != 0 ? st->atten : r->atten;
+    s.transition = own ? st->transition : r->transition;
+    s.taps = own ? st->taps : r->taps;
+    s.phase = r->phase;
+    return s;
+}
+
+static double ripple_db(double ripple)
+{
+    return 20 * log10(1 + ripple);
+}
+
+/* The line that says what stage d is and what it measures. */
+static void describe(const gf_design_stage *st, const designed *d)
+{
+    const gf_design_info *i = &d->info;
+    const char *phase = d->spec.phase == GF_PHASE_MINIMUM ? "minimum" : "linear";
+    if (d->spec.band == GF_BAND_EQ) {
+        fprintf(stderr,
+                "gpufilt: design: %s: %zu taps, %s phase, Kaiser beta %.3g, resolution %.4g Hz; "
+                "measured: within %.3g dB of the curve at its points\n",
+                st->label, d->n, phase, i->beta, i->transition, i->eq_error_db);
+        return;
+    }
+    const int two = d->spec.band >= GF_BAND_BANDPASS;
+    char cut[64];
+    if (two)
+        snprintf(cut, sizeof cut, "%.2f dB at %g Hz, %.2f dB at %g Hz", i->cutoff_db[0], d->spec.f1,
+                 i->cutoff_db[1], d->spec.f2);
+    else
+        snprintf(cut, sizeof cut, "%.2f dB at %g Hz", i->cutoff_db[0], d->spec.f1);
+    fprintf(stderr,
+            "gpufilt: design: %s: %zu taps, %s phase, Kaiser beta %.4g (for %.4g dB), "
+            "transition %.4g Hz; measured: passband within +-%.3g dB (bound %.3g), stopband "
+            "%.2f dB, %s\n",
+            st->label, d->n, phase, i->beta, i->design_atten, i->transition, ripple_db(i->ripple),
+            ripple_db(i->ripple_bound), i->stop_db, cut);
+}
+
+/* Design stage i of r at rate into d. */
+static int design_stage(const gf_design_request *r, int i, int rate, designed *d)
+{
+    const gf_design_stage *st = &r->stage[i];
+    d->spec = stage_spec(r, i, rate);
+    if (st->band == GF_BAND_EQ) {
+        size_t points = 0;
+        const int rc = gf_design_cli_read_eq(st->eq_path, &d->eq_freq, &d->eq_gain, &points);
+        if (rc)
+            return rc;
+        d->spec.eq_freq = d->eq_freq;
+        d->spec.eq_gain_db = d->eq_gain;
+        d->spec.eq_points = points;
+    }
+    char detail[512];
+    const gf_status st_ = gf_design(&d->spec, &d->h, &d->n, &d->info, detail, sizeof detail);
+    if (st_ != GF_OK) {
+        gf_cli_error("%s: %s", st->label, detail);
+        return st_ == GF_ERR_NO_MEMORY          ? GF_EXIT_INTERNAL
+               : st_ == GF_ERR_INVALID_ARGUMENT ? GF_EXIT_USAGE
+                                                : GF_EXIT_INTERNAL;
+    }
+    return GF_EXIT_OK;
+}
+
+/* t = t * (d[0..dn)), every filter of t; t empty: t = d. d_name and
+ * t_name name them in messages. */
+static int cascade(struct gf_taps *t, const double *d, size_t dn, const char *d_name,
+                   const char *t_name)
+{
+    if (t->n == 0) {
+        if (!(t->h = malloc(dn * sizeof *t->h))) {
+            gf_cli_error("out of memory");
+            return GF_EXIT_INTERNAL;
+        }
+        memcpy(t->h, d, dn * sizeof *t->h);
+        t->n = dn;
+        t->filters = 1;
+        return GF_EXIT_OK;
+    }
+    const size_t len = t->n + dn - 1, F = (size_t)t->filters;
+    if (len > GF_MAX_FFT_TAPS) {
+        gf_cli_error("%s (%zu taps) cascaded with %s (%zu taps) would have %zu taps, more than "
+                     "the %zu a filter may have",
+                     d_name, dn, t_name, t->n, len, GF_MAX_FFT_TAPS);
+        return GF_EXIT_USAGE;
+    }
+    double *out = malloc(F * len * sizeof *out), *mean = NULL;
+    if (out && !t->h && (mean = malloc(t->n * sizeof *mean)) != NULL)
+        for (size_t k = 0; k < t->n; k++)
+            mean[k] = 1.0 / (double)t->n;
+    const double *h = t->h ? t->h : mean;
+    int rc = out && h ? GF_EXIT_OK : GF_EXIT_INTERNAL;
+    for (size_t f = 0; !rc && f < F; f++)
+        if (gf_design_convolve(h + f * t->n, t->n, d, dn, out + f * len) != GF_OK)
+            rc = GF_EXIT_INTERNAL;
+    free(mean);
+    if (rc) {
+        free(out);
+        gf_cli_error("out of memory cascading %s", d_name);
+        return rc;
+    }
+    free(t->h);
+    t->h = out;
+    t->n = len;
+    return GF_EXIT_OK;
+}
+
+/* ---- files ---- */
+
+/* A file written through stdio on an outfile (outfile.h): under a
+ * temporary name until committed. */
+static int file_open(gf_outfile *of, const char *what, const char *path, FILE **f)
+{
+    char err[512];
+    *f = NULL;
+    int rc = gf_outfile_open(of, what, path, NULL, err, sizeof err);
+    if (rc) {
+        gf_cli_error("%s", err);
+        return rc;
+    }
+    const int fd = dup(of->fd);
+    if (fd < 0 || !(*f = fdopen(fd, "wb"))) {
+        gf_cli_error("cannot create %s '%s': %s", what, path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        gf_outfile_abort(of);
+        return GF_EXIT_OUTPUT;
+    }
+    return GF_EXIT_OK;
+}
+
+/* Close f and rename the file into place; rc_in non-zero: drop it. */
+static int file_commit(gf_outfile *of, FILE *f, int rc_in)
+{
+    errno = 0;
+    const int bad = fflush(f) != 0 || ferror(f);
+    const int e = errno;
+    if (fclose(f) != 0 && !bad && !rc_in) {
+        gf_cli_error("writing %s '%s': %s", of->what, of->name, strerror(errno));
+        gf_outfile_abort(of);
+        return GF_EXIT_OUTPUT;
+    }
+    if (rc_in || bad) {
+        if (bad && !rc_in)
+            gf_cli_error("writing %s '%s': %s", of->what, of->name, strerror(e ? e : EIO));
+        gf_outfile_abort(of);
+        return rc_in ? rc_in : GF_EXIT_OUTPUT;
+    }
+    char err[512];
+    if (gf_outfile_commit(of, 0, err, sizeof err) != 0) {
+        gf_cli_error("%s", err);
+        return GF_EXIT_OUTPUT;
+    }
+    return GF_EXIT_OK;
+}
+
+static int write_text(const char *path, const double *h, size_t n, int filters, const char *about)
+{
+    gf_outfile of;
+    FILE *f;
+    int rc = file_open(&of, "design file", path, &f);
+    if (rc)
+        return rc;
+    for (const char *line = about; *line;) {
+        const size_t len = strcspn(line, "\n");
+        fprintf(f, "# %.*s\n", (int)len, line);
+        line += len + (line[len] == '\n');
+    }
+    for (size_t k = 0; k < n; k++)
+        for (int c = 0; c < filters; c++)
+            fprintf(f, "%.17g%c", h[(size_t)c * n + k], c + 1 < filters ? ' ' : '\n');
+    return file_commit(&of, f, 0);
+}
+
+/* A WAV of doubles through the sndfile sink, one channel per filter. */
+static int write_wav(const char *path, const double *h, size_t n, int filters, int rate)
+{
+    enum { BLOCK = 4096 };
+    const gf_format fmt = {.channels = filters,
+                           .rate = rate,
+                           .frames = (int64_t)n,
+                           .sample = GF_RAW_F64LE,
+                           .container = 0};
+    gf_sink k;
+    char err[512];
+    int rc = gf_sndfile_sink_open(&k, path, &fmt, NULL, "wav:double", BLOCK, err, sizeof err);
+    double *buf = rc ? NULL : malloc((size_t)BLOCK * (size_t)filters * sizeof *buf);
+    if (!rc && !buf) {
+        snprintf(err, sizeof err, "out of memory");
+        rc = GF_EXIT_INTERNAL;
+    }
+    for (size_t k0 = 0; !rc && k0 < n; k0 += BLOCK) {
+        const size_t count = n - k0 < BLOCK ? n - k0 : BLOCK;
+        for (size_t i = 0; i < count; i++)
+            for (int c = 0; c < filters; c++)
+                buf[i * (size_t)filters + (size_t)c] = h[(size_t)c * n + k0 + i];
+        rc = k.ops->write(&k, GF_PRECISION_F64, buf, count, err, sizeof err);
+    }
+    if (!rc)
+        rc = gf_sink_commit(&k, err, sizeof err);
+    else
+        gf_sink_abort(&k);
+    free(buf);
+    if (rc)
+        gf_cli_error("%s", err);
+    return rc;
+}
+
+int gf_design_cli_write_taps(const char *path, const double *h, size_t n, int filters, int rate,
+                             const char *about)
+{
+    return is_wav(path) ? write_wav(path, h, n, filters, rate)
+                        : write_text(path, h, n, filters, about);
+}
+
+/* ---- the whole request ---- */
+
+/* "--highpass 20 then --lowpass 18000 then c.txt" into buf. */
+static void cascade_label(const gf_design_request *r, const struct gf_taps *t, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < r->stages && used < n; i++)
+        used +=
+            (size_t)snprintf(buf + used, n - used, "%s%s", i ? " then " : "", r->stage[i].label);
+    if (t->n > 0 && used < n) {
+        char taps[64];
+        snprintf(taps, sizeof taps, "the mean filter of %zu taps", t->n);
+        snprintf(buf + used, n - used, "%s%s", used ? " then " : "", t->source ? t->source : taps);
+    }
+}
+
+/* --design-out and --response-png of the taps in t. */
+static int write_outputs(const gf_design_request *r, const designed *d, int rate,
+                         const struct gf_taps *t, const char *what)
+{
+    char about[1400], at[32] = "";
+    if (rate > 0)
+        snprintf(at, sizeof at, " at %d Hz", rate);
+    snprintf(about, sizeof about, "gpufilt filter%s: %s%s\n%zu taps, %s", at, what,
+             r->stages && r->phase == GF_PHASE_MINIMUM ? " (minimum phase)" : "", t->n,
+             t->filters > 1 ? "one column per channel" : "one filter for every channel");
+    int rc = GF_EXIT_OK;
+    if (r->design_out)
+        rc = gf_design_cli_write_taps(r->design_out, t->h, t->n, t->filters, rate, about);
+    if (rc || !r->response_png)
+        return rc;
+    gf_response_stage marks[GF_DESIGN_MAX_STAGES];
+    for (int i = 0; i < r->stages; i++)
+        marks[i] = (gf_response_stage){&d[i].spec, &d[i].info, r->stage[i].label};
+    const gf_response_plot p = {.h = t->h,
+                                .n = t->n,
+                                .filters = t->filters,
+                                .rate = rate,
+                                .stages = marks,
+                                .nstages = r->stages,
+                                .title = what};
+    gf_outfile of;
+    FILE *f;
+    if ((rc = file_open(&of, "response picture", r->response_png, &f)) != 0)
+        return rc;
+    char err[512];
+    rc = gf_response_png_write(f, &p, err, sizeof err);
+    if (rc)
+        gf_cli_error("writing response picture '%s': %s", r->response_png, err);
+    return file_commit(&of, f, rc);
+}
+
+int gf_design_cli_apply(const gf_design_request *r, int rate, struct gf_taps *t, int quiet)
+{
+    if (!gf_design_cli_any(r))
+        return GF_EXIT_OK;
+    designed *d = calloc((size_t)r->stages + 1, sizeof *d);
+    struct gf_taps design = {0};
+    char what[1024];
+    cascade_label(r, t, what, sizeof what);
+    int rc = d ? GF_EXIT_OK : GF_EXIT_INTERNAL;
+    if (!d)
+        gf_cli_error("out of memory");
+    for (int i = 0; !rc && i < r->stages; i++) {
+        if ((rc = design_stage(r, i, rate, &d[i])) != 0)
+            break;
+        if (!quiet)
+            describe(&r->stage[i], &d[i]);
+        if (!d[i].info.met)
+            gf_cli_warn("%s with %zu taps reaches %.2f dB in the stopband, not -%g dB",
+                        r->stage[i].label, d[i].n, d[i].info.stop_db, d[i].info.atten);
+        rc = cascade(&design, d[i].h, d[i].n, r->stage[i].label,
+                     i == 1 ? r->stage[0].label : "the designs before it");
+    }
+    const int had_taps = t->n > 0;
+    char mean[64];
+    snprintf(mean, sizeof mean, "the mean filter of %zu taps", t->n);
+    if (!rc && design.n > 0)
+        rc = cascade(t, design.h, design.n,
+                     r->stages > 1 ? "the cascade of designs" : r->stage[0].label,
+                     t->source ? t->source : mean);
+    if (!rc && !quiet && (r->stages > 1 || (r->stages && had_taps)))
+        fprintf(stderr, "gpufilt: design: %s: %zu taps in all\n", what, t->n);
+    if (!rc)
+        rc = write_outputs(r, d, rate, t, what);
+    free(design.h);
+    designed_free(d, r->stages);
+    return rc;
+}
+
+void gf_design_cli_help(FILE *f)
+{
+    fprintf(f,
+            "filter design (needs the sample rate: from IN, or --rate for --raw):\n"
+            "      --lowpass F, --highpass F   cutoff in Hz (-6 dB point), e.g. 1000 or 1k\n"
+            "      --bandpass F1:F2, --bandreject F1:F2   band edges in Hz (-6 dB points)\n"
+            "      --eq FILE         a magnitude curve: \"frequency gain_dB\" lines, gain\n"
+            "                        interpolated linearly against log frequency\n"
+            "      --atten DB        stopband attenuation, %g..%g dB (default %g)\n"
+            "      --transition HZ   transition width, centred on each cutoff (default %g x\n"
+            "                        the distance to 0 Hz or Nyquist; for --eq the resolution,\n"
+            "                        default %g x its lowest frequency)\n"
+            "      --design-taps N   fix the length instead (the transition follows)\n"
+            "                        --atten, --transition and --design-taps set the design\n"
+            "                        option before them; given first, every one\n"
+            "      --phase P         linear (default; delay (T-1)/2) or minimum (least\n"
+            "                        delay; implies --mode causal)\n"
+            "      --design-out FILE the taps in use: text (17 digits), or a WAV of doubles\n"
+            "      --response-png FILE  magnitude, passband and group delay, bands marked\n"
+            "                        Designs cascade with each other and with --taps,\n"
+            "                        --coeffs or --ir, in order. Kaiser window; every\n"
+            "                        design is measured and meets its attenuation.\n"
+            "\n",
+            GF_DESIGN_MIN_ATTEN, GF_DESIGN_MAX_ATTEN, GF_DESIGN_DEFAULT_ATTEN,
+            GF_DESIGN_TRANSITION_FRACTION, GF_DESIGN_TRANSITION_FRACTION);
+}

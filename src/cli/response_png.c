@@ -1,0 +1,650 @@
+/*
+ * The response picture (response_png.h): column data from the library's
+ * responses (gf_design_response_grid, direct sums where a pixel column is
+ * narrower than a grid bin), drawn on a canvas (hist_out/canvas.h) and
+ * encoded with libpng.
+ */
+#include "response_png.h"
+
+#include "canvas.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Layout, in pixels. */
+enum {
+    WIDTH = 1000,
+    LEFT = 76,                 /* first plot column */
+    RIGHT = 28,                /* after the last */
+    PW = WIDTH - LEFT - RIGHT, /* plot width */
+    MARGIN = 8,                /* around the picture */
+    LINE_H = 11,               /* a line of text */
+    TITLE_H = 14,              /* a panel's title above its plot */
+    AXIS_H = 16,               /* frequency labels below a plot */
+    MAG_H = 340,               /* the gain plot */
+    DETAIL_H = 110,            /* the passband plot */
+    DELAY_H = 130,             /* the group delay plot */
+    LEGEND_H = 24,             /* the legend at the bottom */
+    MAX_FILTERS = 8,           /* filters drawn */
+    HEADER_STAGES = 4,         /* designs listed in the header */
+    DASH = 4                   /* dash length of marked lines */
+};
+/* Group delay is drawn where the gain is within this of its peak. */
+#define DELAY_RANGE_DB 40.0
+
+const uint8_t gf_response_curve_rgb[3] = {31, 119, 180};
+const uint8_t gf_response_target_rgb[3] = {200, 0, 0};
+
+static const rgb FG = {0, 0, 0}, GRID = {226, 226, 226}, FRAME = {140, 140, 140},
+                 PASS_BG = {222, 244, 222}, STOP_BG = {250, 226, 226}, TARGET = {200, 0, 0},
+                 EQ_CURVE = {230, 120, 0};
+static const rgb PALETTE[MAX_FILTERS] = {{31, 119, 180}, {44, 160, 44},   {148, 103, 189},
+                                         {140, 86, 75},  {227, 119, 194}, {127, 127, 127},
+                                         {188, 189, 34}, {23, 190, 207}};
+
+/* One filter's response reduced to pixel columns. */
+typedef struct columns {
+    double mn[PW], mx[PW];   /* lowest and highest gain, dB */
+    double dmn[PW], dmx[PW]; /* group delay, ms, where the gain is high; NAN elsewhere */
+    double vmn[PW], vmx[PW]; /* gain less the EQ curves, dB; NAN without them */
+} columns;
+
+typedef struct plot {
+    const gf_response_plot *p;
+    int filters;            /* drawn: at most MAX_FILTERS */
+    columns *col;           /* one per filter drawn */
+    signed char state[PW];  /* 1 in every design's passband, -1 in a stopband, else 0 */
+    signed char inside[PW]; /* 1 when the whole column lies in every design's passband */
+    double eq[PW];          /* the EQ curves' sum (dB), or NAN */
+    double f_lo, f_hi;
+    double db_top, db_bot, db_step;
+    double bound_db;   /* the passband plot's ripple bound; 0: no passband plot */
+    double dev_db;     /* EQ curves alone: the deviation plot's range (+-); 0: none */
+    int bands;         /* band designs among the stages */
+    int has_eq;        /* EQ curves among them */
+    double d_lo, d_hi; /* ms */
+    int header_h, y_mag, y_detail, y_delay, height;
+} plot;
+
+static double col_freq(const plot *s, double x)
+{
+    return s->f_lo * pow(s->f_hi / s->f_lo, x / PW);
+}
+
+/* ---- data ---- */
+
+/* The axis: from a decade below the lowest band edge (and 20 Hz) to Nyquist. */
+static void freq_range(plot *s)
+{
+    const gf_response_plot *p = s->p;
+    double lowest = 20;
+    for (int i = 0; i < p->nstages; i++) {
+        const gf_design_info *in = p->stages[i].info;
+        const gf_design_spec *sp = p->stages[i].spec;
+        for (int b = 0; b < in->npass; b++)
+            lowest = fmin(lowest, in->pass[b][0] > 0 ? in->pass[b][0] : in->pass[b][1]);
+        for (int b = 0; b < in->nstop; b++)
+            lowest = fmin(lowest, in->stop[b][0] > 0 ? in->stop[b][0] : in->stop[b][1]);
+        for (size_t k = 0; sp->band == GF_BAND_EQ && k < sp->eq_points; k++)
+            if (sp->eq_freq[k] > 0)
+                lowest = fmin(lowest, sp->eq_freq[k]);
+    }
+    s->f_hi = p->rate / 2;
+    s->f_lo = pow(10, floor(log10(fmin(lowest / 2, s->f_hi / 100))));
+}
+
+/* Each column's place in the designs' bands, and the EQ curves there. */
+static void band_states(plot *s)
+{
+    const gf_response_plot *p = s->p;
+    for (int x = 0; x < PW; x++) {
+        const double f = col_freq(s, x + 0.5);
+        const double f0 = col_freq(s, x), f1 = col_freq(s, x + 1);
+        int stop = 0, pass = 1, whole = 1, bands = 0;
+        double eq = NAN;
+        for (int i = 0; i < p->nstages; i++) {
+            const gf_design_info *in = p->stages[i].info;
+            const gf_design_spec *sp = p->stages[i].spec;
+            if (sp->band == GF_BAND_EQ) {
+                s->has_eq = 1;
+                double g;
+                if (gf_design_curve(sp, &f, 1, &g) == GF_OK)
+                    eq = isnan(eq) ? g : eq + g;
+                continue;
+            }
+            bands++;
+            int in_pass = 0, all_in = 0;
+            for (int b = 0; b < in->npass; b++) {
+                in_pass |= f >= in->pass[b][0] && f <= in->pass[b][1];
+                all_in |= f0 >= in->pass[b][0] && f1 <= in->pass[b][1];
+            }
+            for (int b = 0; b < in->nstop; b++)
+                stop |= f >= in->stop[b][0] && f <= in->stop[b][1];
+            pass &= in_pass;
+            whole &= all_in;
+        }
+        s->state[x] = (signed char)(stop ? -1 : bands && pass ? 1 : 0);
+        s->inside[x] = (signed char)(bands && whole);
+        s->eq[x] = eq;
+    }
+}
+
+/* The EQ curves' sum at the frequencies k df, k < n, into out. */
+static void eq_sum(const plot *s, double df, size_t n, double *out)
+{
+    enum { CHUNK = 4096 };
+    double f[CHUNK], g[CHUNK];
+    for (size_t base = 0; base < n; base += CHUNK) {
+        const size_t m = n - base < CHUNK ? n - base : CHUNK;
+        for (size_t k = 0; k < m; k++) {
+            f[k] = (double)(base + k) * df;
+            out[base + k] = 0;
+        }
+        for (int i = 0; i < s->p->nstages; i++)
+            if (s->p->stages[i].spec->band == GF_BAND_EQ &&
+                gf_design_curve(s->p->stages[i].spec, f, m, g) == GF_OK)
+                for (size_t k = 0; k < m; k++)
+                    out[base + k] += g[k];
+    }
+}
+
+/* One response, gain (dB) m and delay (frames) d at frequencies f, into
+ * column x: gain range, delay range (ms) where the gain is within
+ * DELAY_RANGE_DB of peak, and with EQ curves eq (NULL: none) the range of
+ * gain less curve. */
+static void add_to_column(columns *c, int x, const double *m, const double *d, const double *eq,
+                          size_t count, double peak, double ms)
+{
+    for (size_t k = 0; k < count; k++) {
+        c->mn[x] = fmin(c->mn[x], m[k]);
+        c->mx[x] = fmax(c->mx[x], m[k]);
+        if (eq) {
+            c->vmn[x] = fmin(isnan(c->vmn[x]) ? INFINITY : c->vmn[x], m[k] - eq[k]);
+            c->vmx[x] = fmax(isnan(c->vmx[x]) ? -INFINITY : c->vmx[x], m[k] - eq[k]);
+        }
+        if (m[k] >= peak - DELAY_RANGE_DB && isfinite(d[k])) {
+            c->dmn[x] = isnan(c->dmn[x]) ? d[k] * ms : fmin(c->dmn[x], d[k] * ms);
+            c->dmx[x] = isnan(c->dmx[x]) ? d[k] * ms : fmax(c->dmx[x], d[k] * ms);
+        }
+    }
+}
+
+/* Filter h's response into columns c: the grid's bins in each column,
+ * or a direct sum at its centre where it holds none. */
+static int fill_columns(const plot *s, const double *h, columns *c)
+{
+    const gf_response_plot *p = s->p;
+    size_t bins = (size_t)1 << 16; /* grid intervals: >= 8 n, 2^16 .. 2^22 */
+    while (bins < 8 * p->n && bins < ((size_t)1 << 22))
+        bins <<= 1;
+    const double df = p->rate / 2 / (double)bins, ms = 1000 / p->rate;
+    double *mag = malloc((bins + 1) * sizeof *mag), *del = malloc((bins + 1) * sizeof *del);
+    double *eq = s->has_eq ? malloc((bins + 1) * sizeof *eq) : NULL;
+    int rc = mag && del && (!s->has_eq || eq) &&
+                     gf_design_response_grid(h, p->n, bins + 1, mag, del) == GF_OK
+                 ? 0
+                 : 1;
+    double peak = -INFINITY;
+    for (size_t k = 0; !rc && k <= bins; k++)
+        peak = fmax(peak, mag[k]);
+    if (!rc && eq)
+        eq_sum(s, df, bins + 1, eq);
+    for (int x = 0; !rc && x < PW; x++) {
+        size_t k0 = (size_t)ceil(col_freq(s, x) / df), k1 = (size_t)ceil(col_freq(s, x + 1) / df);
+        k1 = k1 > bins + 1 ? bins + 1 : k1;
+        c->mn[x] = INFINITY;
+        c->mx[x] = -INFINITY;
+        c->dmn[x] = c->dmx[x] = c->vmn[x] = c->vmx[x] = NAN;
+        if (k1 > k0) {
+            add_to_column(c, x, mag + k0, del + k0, eq ? eq + k0 : NULL, k1 - k0, peak, ms);
+            continue;
+        }
+        double m1, d1, f = col_freq(s, x + 0.5); /* narrower than a bin: its centre, exactly */
+        gf_design_response(h, p->n, p->rate, &f, 1, &m1, &d1);
+        add_to_column(c, x, &m1, &d1, eq ? &s->eq[x] : NULL, 1, peak, ms);
+    }
+    free(mag);
+    free(del);
+    free(eq);
+    return rc;
+}
+
+/* The gain axis: the designs' targets and the curves decide it. */
+static void gain_range(plot *s)
+{
+    const gf_response_plot *p = s->p;
+    double top = -INFINITY, low = INFINITY, atten = 0;
+    double bound = 0; /* the cascade's ripple bound: the designs' add up */
+    int pass = 0;
+    for (int f = 0; f < s->filters; f++)
+        for (int x = 0; x < PW; x++) {
+            top = fmax(top, s->col[f].mx[x]);
+            low = fmin(low, s->col[f].mn[x]);
+        }
+    for (int x = 0; x < PW; x++)
+        if (!isnan(s->eq[x])) {
+            top = fmax(top, s->eq[x]);
+            low = fmin(low, s->eq[x]);
+        }
+    for (int i = 0; i < p->nstages; i++) {
+        const gf_design_info *in = p->stages[i].info;
+        if (p->stages[i].spec->band == GF_BAND_EQ)
+            continue;
+        atten = fmax(atten, in->atten);
+        bound += in->ripple_bound;
+        pass |= in->npass > 0;
+    }
+    s->db_top = 10 * ceil((isfinite(top) ? top : 0) / 10 + 0.6);
+    if (atten > 0)
+        s->db_bot = -20 * ceil((atten + 40) / 20);
+    else
+        s->db_bot = fmax(s->db_top - 160, 10 * floor((isfinite(low) ? low : -60) / 10 - 1));
+    s->db_step = s->db_top - s->db_bot > 100 ? 20 : 10;
+    s->bound_db = pass ? 20 * log10(1 + bound) : 0;
+    s->bands = atten > 0;
+    double dev = 0;
+    for (int x = 0; !s->bands && x < PW; x++)
+        for (int f = 0; f < s->filters; f++)
+            if (!isnan(s->col[f].vmn[x]))
+                dev = fmax(dev, fmax(fabs(s->col[f].vmn[x]), fabs(s->col[f].vmx[x])));
+    if (dev > 0) /* a 1-2-5 step above the largest deviation, 0.1 .. 20 dB */
+        s->dev_db = fmin(20, fmax(0.1, pow(10, ceil(log10(dev * 1.2)))));
+}
+
+/* The delay axis, ms: from 0 (or below) to a little above the largest. */
+static void delay_range(plot *s)
+{
+    double lo = 0, hi = 0;
+    for (int f = 0; f < s->filters; f++)
+        for (int x = 0; x < PW; x++)
+            if (!isnan(s->col[f].dmn[x])) {
+                lo = fmin(lo, s->col[f].dmn[x]);
+                hi = fmax(hi, s->col[f].dmx[x]);
+            }
+    s->d_lo = lo;
+    s->d_hi = hi > lo ? hi + 0.15 * (hi - lo) : lo + 1;
+}
+
+/* ---- drawing ---- */
+
+static int y_of(double v, double top, double bot, int y0, int h)
+{
+    const double t = (top - v) / (top - bot) * (h - 1);
+    return y0 + (int)lround(t < 0 ? 0 : t > h - 1 ? h - 1 : t);
+}
+
+/* "20", "500", "1k", "20k". */
+static void format_hz(char *buf, size_t n, double f)
+{
+    if (f >= 1000)
+        snprintf(buf, n, "%gk", f / 1000);
+    else
+        snprintf(buf, n, "%g", f);
+}
+
+/* The plot's background: band tints, frequency grid, frame; labels below. */
+static void draw_frame(const plot *s, canvas *c, int y0, int h)
+{
+    for (int x = 0; x < PW; x++)
+        if (s->state[x])
+            gf_fill(c, LEFT + x, y0, 1, h, s->state[x] > 0 ? PASS_BG : STOP_BG);
+    int label_end = 0;
+    for (double dec = s->f_lo; dec <= s->f_hi; dec *= 10)
+        for (int m = 1; m <= 5; m += m == 1 ? 1 : 3) { /* 1, 2, 5 */
+            const double f = dec * m;
+            if (f < s->f_lo || f > s->f_hi)
+                continue;
+            const int x = LEFT + (int)lround(log(f / s->f_lo) / log(s->f_hi / s->f_lo) * PW);
+            gf_fill(c, x, y0, 1, h, GRID);
+            char buf[16];
+            format_hz(buf, sizeof buf, f);
+            const int w = gf_text_width(buf);
+            if (x - w / 2 > label_end + 4 && x + w / 2 < LEFT + PW + RIGHT) {
+                gf_text_centre(c, x, y0 + h + 4, buf, FG);
+                label_end = x + w / 2;
+            }
+        }
+    gf_fill(c, LEFT, y0, PW, 1, FRAME);
+    gf_fill(c, LEFT, y0 + h - 1, PW, 1, FRAME);
+    gf_fill(c, LEFT, y0, 1, h, FRAME);
+    gf_fill(c, LEFT + PW - 1, y0, 1, h, FRAME);
+}
+
+/* A value axis: lines and labels at every `step` from bot to top; signed:
+ * labels with their sign and two digits (the passband's). */
+static void draw_values(canvas *c, int y0, int h, double top, double bot, double step, int sign)
+{
+    for (double v = ceil(bot / step) * step; v <= top + step * 1e-9; v += step) {
+        const int y = y_of(v, top, bot, y0, h);
+        gf_fill(c, LEFT + 1, y, PW - 2, 1, GRID);
+        char buf[32];
+        const double u = fabs(v) < step * 1e-9 ? 0.0 : v;
+        if (sign)
+            snprintf(buf, sizeof buf, "%+.2g", u);
+        else
+            snprintf(buf, sizeof buf, "%g", u);
+        gf_text_right(c, LEFT - 4, y - 3, buf, FG);
+    }
+}
+
+/* A horizontal dashed line across the columns where `where` holds. */
+static void dashed(canvas *c, int y, const signed char *state, int want, rgb col)
+{
+    for (int x = 0; x < PW; x++)
+        if ((want == 2 || state[x] == want) && (x / DASH) % 2 == 0)
+            gf_fill(c, LEFT + x, y, 1, 2, col);
+}
+
+/* A curve given per column as [lo, hi] (NAN: none), joined across columns. */
+static void draw_curve(canvas *c, const double *lo, const double *hi, double top, double bot,
+                       int y0, int h, rgb col, const signed char *only)
+{
+    int prev_a = -1, prev_b = -1;
+    for (int x = 0; x < PW; x++) {
+        if (isnan(lo[x]) || isnan(hi[x]) || (only && only[x] <= 0)) {
+            prev_a = prev_b = -1;
+            continue;
+        }
+        int a = y_of(hi[x], top, bot, y0, h), b = y_of(lo[x], top, bot, y0, h);
+        if (prev_a >= 0 && b < prev_a) /* entirely above the last column: reach down */
+            b = prev_a;
+        if (prev_a >= 0 && a > prev_b) /* entirely below: reach up */
+            a = prev_b;
+        gf_fill(c, LEFT + x, a, 1, b - a + 1, col);
+        prev_a = y_of(hi[x], top, bot, y0, h);
+        prev_b = y_of(lo[x], top, bot, y0, h);
+    }
+}
+
+static void draw_gain(const plot *s, canvas *c)
+{
+    const gf_response_plot *p = s->p;
+    const int y0 = s->y_mag;
+    gf_text(c, LEFT, y0 - TITLE_H + 3, "gain (dB)", FG);
+    draw_frame(s, c, y0, MAG_H);
+    draw_values(c, y0, MAG_H, s->db_top, s->db_bot, s->db_step, 0);
+    for (int i = 0; i < p->nstages; i++) {
+        const gf_design_info *in = p->stages[i].info;
+        if (p->stages[i].spec->band == GF_BAND_EQ)
+            continue;
+        signed char mine[PW];
+        for (int x = 0; x < PW; x++) {
+            const double f = col_freq(s, x + 0.5);
+            mine[x] = 0;
+            for (int b = 0; b < in->nstop; b++)
+                mine[x] |= f >= in->stop[b][0] && f <= in->stop[b][1];
+        }
+        const int y = y_of(-in->atten, s->db_top, s->db_bot, y0, MAG_H);
+        dashed(c, y, mine, 1, TARGET);
+        char buf[48];
+        snprintf(buf, sizeof buf, "-%g", in->atten);
+        gf_text(c, LEFT + PW + 2, y - 3, buf, TARGET);
+    }
+    for (int f = s->filters - 1; f >= 0; f--)
+        draw_curve(c, s->col[f].mn, s->col[f].mx, s->db_top, s->db_bot, y0, MAG_H, PALETTE[f],
+                   NULL);
+    for (int x = 0; x < PW; x++)
+        if (!isnan(s->eq[x]) && (x / DASH) % 2 == 0)
+            gf_fill(c, LEFT + x, y_of(s->eq[x], s->db_top, s->db_bot, y0, MAG_H) - 1, 1, 3,
+                    EQ_CURVE);
+}
+
+static void draw_passband(const plot *s, canvas *c)
+{
+    const int y0 = s->y_detail;
+    const double b = s->bound_db, top = 2 * b, bot = -2 * b;
+    char buf[96];
+    snprintf(buf, sizeof buf, "passband (dB), Kaiser ripple bound +-%.3g dB dashed", b);
+    gf_text(c, LEFT, y0 - TITLE_H + 3, buf, FG);
+    draw_frame(s, c, y0, DETAIL_H);
+    draw_values(c, y0, DETAIL_H, top, bot, b, 1);
+    dashed(c, y_of(b, top, bot, y0, DETAIL_H), s->state, 1, TARGET);
+    dashed(c, y_of(-b, top, bot, y0, DETAIL_H), s->state, 1, TARGET);
+    for (int f = s->filters - 1; f >= 0; f--)
+        draw_curve(c, s->col[f].mn, s->col[f].mx, top, bot, y0, DETAIL_H, PALETTE[f], s->inside);
+}
+
+/* EQ curves alone: the filter's gain less the curve. */
+static void draw_deviation(const plot *s, canvas *c)
+{
+    const int y0 = s->y_detail;
+    const double r = s->dev_db;
+    gf_text(c, LEFT, y0 - TITLE_H + 3, "gain less the EQ curve (dB)", FG);
+    draw_frame(s, c, y0, DETAIL_H);
+    draw_values(c, y0, DETAIL_H, r, -r, r / 2, 1);
+    for (int f = s->filters - 1; f >= 0; f--)
+        draw_curve(c, s->col[f].vmn, s->col[f].vmx, r, -r, y0, DETAIL_H, PALETTE[f], NULL);
+}
+
+static void draw_delay(const plot *s, canvas *c)
+{
+    const int y0 = s->y_delay;
+    char buf[96];
+    snprintf(buf, sizeof buf, "group delay (ms), where the gain is within %.0f dB of its peak",
+             DELAY_RANGE_DB);
+    gf_text(c, LEFT, y0 - TITLE_H + 3, buf, FG);
+    draw_frame(s, c, y0, DELAY_H);
+    double step = pow(10, floor(log10((s->d_hi - s->d_lo) / 2)));
+    if ((s->d_hi - s->d_lo) / step > 5)
+        step *= (s->d_hi - s->d_lo) / step > 10 ? 5 : 2;
+    draw_values(c, y0, DELAY_H, s->d_hi, s->d_lo, step, 0);
+    for (int f = s->filters - 1; f >= 0; f--)
+        draw_curve(c, s->col[f].dmn, s->col[f].dmx, s->d_hi, s->d_lo, y0, DELAY_H, PALETTE[f],
+                   NULL);
+}
+
+/* Title, the taps, and a line per design (the first HEADER_STAGES). */
+static void draw_header(const plot *s, canvas *c)
+{
+    const gf_response_plot *p = s->p;
+    char buf[256];
+    snprintf(buf, sizeof buf, "gpufilt response: %.180s", p->title ? p->title : "filter");
+    gf_text(c, MARGIN, MARGIN, buf, FG);
+    int minimum = 0;
+    for (int i = 0; i < p->nstages; i++)
+        minimum |= p->stages[i].spec->phase == GF_PHASE_MINIMUM;
+    snprintf(buf, sizeof buf, "%zu taps%s at %g Hz%s", p->n, p->filters > 1 ? " per channel" : "",
+             p->rate, minimum ? ", minimum-phase designs" : "");
+    gf_text(c, MARGIN, MARGIN + LINE_H, buf, FG);
+    for (int i = 0; i < p->nstages && i < HEADER_STAGES; i++) {
+        const gf_design_info *in = p->stages[i].info;
+        if (p->stages[i].spec->band == GF_BAND_EQ)
+            snprintf(buf, sizeof buf,
+                     "%.60s: %zu taps, resolution %.4g Hz, within %.2g dB of "
+                     "the curve at its points",
+                     p->stages[i].label, in->taps, in->transition, in->eq_error_db);
+        else
+            snprintf(buf, sizeof buf,
+                     "%.60s: %zu taps, transition %.4g Hz, stopband %.2f dB "
+                     "(target -%g), passband +-%.2g dB",
+                     p->stages[i].label, in->taps, in->transition, in->stop_db, in->atten,
+                     20 * log10(1 + in->ripple));
+        gf_text(c, MARGIN, MARGIN + (2 + i) * LINE_H, buf, FG);
+    }
+}
+
+static void legend_item(canvas *c, int *x, int y, rgb col, int h, const char *text)
+{
+    gf_fill(c, *x, y + (7 - h) / 2, 14, h, col);
+    gf_text(c, *x + 18, y, text, FG);
+    *x += 18 + gf_text_width(text) + 16;
+}
+
+static void draw_legend(const plot *s, canvas *c)
+{
+    const int y = s->height - MARGIN - 8;
+    int x = LEFT;
+    char buf[32];
+    for (int f = 0; f < s->filters; f++) {
+        snprintf(buf, sizeof buf, "channel %d", f + 1);
+        legend_item(c, &x, y, PALETTE[f], 3, s->filters > 1 ? buf : "filter");
+    }
+    if (s->p->filters > s->filters) {
+        snprintf(buf, sizeof buf, "(%d more not drawn)", s->p->filters - s->filters);
+        gf_text(c, x, y, buf, FG);
+        x += gf_text_width(buf) + 16;
+    }
+    if (s->bands) {
+        legend_item(c, &x, y, PASS_BG, 7, "passband");
+        legend_item(c, &x, y, STOP_BG, 7, "stopband");
+        legend_item(c, &x, y, TARGET, 2, "attenuation target");
+    }
+    for (int i = 0; i < s->p->nstages; i++)
+        if (s->p->stages[i].spec->band == GF_BAND_EQ) {
+            legend_item(c, &x, y, EQ_CURVE, 3, "EQ curve");
+            break;
+        }
+}
+
+/* ---- the picture ---- */
+
+static void layout(plot *s)
+{
+    const int stages = s->p->nstages < HEADER_STAGES ? s->p->nstages : HEADER_STAGES;
+    s->header_h = MARGIN + (2 + stages) * LINE_H + 6;
+    s->y_mag = s->header_h + TITLE_H;
+    int y = s->y_mag + MAG_H + AXIS_H;
+    if (s->bound_db > 0 || s->dev_db > 0) {
+        s->y_detail = y + TITLE_H;
+        y = s->y_detail + DETAIL_H + AXIS_H;
+    }
+    s->y_delay = y + TITLE_H;
+    s->height = s->y_delay + DELAY_H + AXIS_H + LEGEND_H + MARGIN;
+}
+
+int gf_response_render(const gf_response_plot *p, gf_response_image *img, char *err, size_t n)
+{
+    memset(img, 0, sizeof *img);
+    plot *s = calloc(1, sizeof *s);
+    const int filters = p->filters < MAX_FILTERS ? p->filters : MAX_FILTERS;
+    if (!s || !(s->col = calloc((size_t)filters, sizeof *s->col))) {
+        free(s);
+        snprintf(err, n, "out of memory");
+        return GF_EXIT_INTERNAL;
+    }
+    s->p = p;
+    s->filters = filters;
+    freq_range(s);
+    band_states(s);
+    int rc = GF_EXIT_OK;
+    for (int f = 0; !rc && f < filters; f++)
+        if (fill_columns(s, p->h + (size_t)f * p->n, &s->col[f]) != 0) {
+            snprintf(err, n, "out of memory for the response of %zu taps", p->n);
+            rc = GF_EXIT_INTERNAL;
+        }
+    if (!rc) {
+        gain_range(s);
+        delay_range(s);
+        layout(s);
+        img->px = malloc((size_t)WIDTH * (size_t)s->height * 3);
+        if (!img->px) {
+            snprintf(err, n, "out of memory");
+            rc = GF_EXIT_INTERNAL;
+        }
+    }
+    if (!rc) {
+        memset(img->px, 0xff, (size_t)WIDTH * (size_t)s->height * 3);
+        canvas c = {img->px, WIDTH, s->height};
+        draw_header(s, &c);
+        draw_gain(s, &c);
+        if (s->bound_db > 0)
+            draw_passband(s, &c);
+        else if (s->dev_db > 0)
+            draw_deviation(s, &c);
+        draw_delay(s, &c);
+        draw_legend(s, &c);
+        *img = (gf_response_image){img->px, WIDTH,   s->height, LEFT,      PW,       s->y_mag,
+                                   MAG_H,   s->f_lo, s->f_hi,   s->db_top, s->db_bot};
+    }
+    free(s->col);
+    free(s);
+    return rc;
+}
+
+void gf_response_image_free(gf_response_image *img)
+{
+    free(img->px);
+    img->px = NULL;
+}
+
+int gf_response_x(const gf_response_image *img, double f)
+{
+    return img->plot_x + (int)floor(log(f / img->f_lo) / log(img->f_hi / img->f_lo) * img->plot_w);
+}
+
+int gf_response_y(const gf_response_image *img, double db)
+{
+    return y_of(db, img->db_top, img->db_bot, img->mag_y, img->mag_h);
+}
+
+/* libpng reports errors by longjmp: what it touches lives here. */
+typedef struct png_job {
+    png_structp png;
+    png_infop info;
+    const gf_response_image *img;
+    char msg[200];
+} png_job;
+
+static void on_png_error(png_structp png, png_const_charp msg)
+{
+    png_job *j = png_get_error_ptr(png);
+    snprintf(j->msg, sizeof j->msg, "%s", msg);
+    png_longjmp(png, 1);
+}
+
+static void on_png_warning(png_structp png, png_const_charp msg)
+{
+    (void)png;
+    (void)msg;
+}
+
+/* Runs under setjmp: only j's members survive a longjmp. */
+static void png_emit(png_job *j, FILE *f)
+{
+    png_init_io(j->png, f);
+    png_set_IHDR(j->png, j->info, (png_uint_32)j->img->w, (png_uint_32)j->img->h, 8,
+                 PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+                 PNG_FILTER_TYPE_DEFAULT);
+    png_text t = {.compression = PNG_TEXT_COMPRESSION_NONE,
+                  .key = (png_charp) "Software",
+                  .text = (png_charp) "gpufilt"};
+    png_set_text(j->png, j->info, &t, 1);
+    png_write_info(j->png, j->info);
+    for (int y = 0; y < j->img->h; y++)
+        png_write_row(j->png, j->img->px + (size_t)y * (size_t)j->img->w * 3);
+    png_write_end(j->png, j->info);
+}
+
+int gf_response_png_write(FILE *f, const gf_response_plot *p, char *err, size_t n)
+{
+    gf_response_image img;
+    int rc = gf_response_render(p, &img, err, n);
+    if (rc)
+        return rc;
+    png_job *j = calloc(1, sizeof *j);
+    if (j) {
+        j->img = &img;
+        j->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, j, on_png_error, on_png_warning);
+        j->info = j->png ? png_create_info_struct(j->png) : NULL;
+    }
+    if (!j || !j->png || !j->info) {
+        snprintf(err, n, "out of memory");
+        rc = GF_EXIT_INTERNAL;
+    } else if (setjmp(png_jmpbuf(j->png))) {
+        snprintf(err, n, "libpng: %s%s%s", j->msg, errno ? ": " : "", errno ? strerror(errno) : "");
+        rc = GF_EXIT_OUTPUT;
+    } else {
+        errno = 0;
+        png_emit(j, f);
+    }
+    if (j)
+        png_destroy_write_struct(j->png ? &j->png : NULL, j->info ? &j->info : NULL);
+    free(j);
+    gf_response_image_free(&img);
+    return rc;
+}
