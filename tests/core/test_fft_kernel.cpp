@@ -138,13 +138,17 @@ template <typename T> static void check_planar(int C, int lp, long long M, long 
 
 /* ---- fft_mac ---- */
 
-/* One launch's inputs, and the state the header's rules give after it. */
+/* One launch's inputs, and the state the header's rules give after it:
+ * each run's partial sums (part's layout, pw = FFT_PART_BLOCKS: only for
+ * m <= pw), their total in run order (Y's layout) and the ring. */
 template <typename T> struct mac_io {
     typedef typename cx<T>::V V;
     int C, per_channel;
     long long m, W, K, R, head, bins, sstride, S;
-    std::vector<V> spec, ring, H, want_part, want_ring;
+    std::vector<V> spec, ring, H, want_part, want_Y, want_ring;
 };
+
+static const long long PW = gf::FFT_PART_BLOCKS;
 
 template <typename T>
 static void mac_setup(mac_io<T> &io, int C, long long P, long long K, long long M, long long m,
@@ -169,7 +173,8 @@ static void mac_setup(mac_io<T> &io, int C, long long P, long long K, long long 
     fill_c(io.ring, rng);
     fill_c(io.H, rng);
     const V poison = {nan_of<T>(), nan_of<T>()};
-    io.want_part.assign(io.S * C * io.W * ss, poison);
+    io.want_part.assign(io.S * C * PW * ss, poison);
+    io.want_Y.assign(C * io.W * ss, poison);
     io.want_ring = io.ring;
     for (int c = 0; c < C; c++)
         for (long long b = 0; b < m; b++)
@@ -180,45 +185,59 @@ static void mac_setup(mac_io<T> &io, int C, long long P, long long K, long long 
                                   : io.ring[(c * io.R + ((io.head + d) % io.R + io.R) % io.R) * ss +
                                             f];
                 };
+                V total = {0, 0};
                 for (long long s = 0; s < io.S; s++) {
                     V acc = {0, 0};
                     for (long long k = s * gf::MAC_KS; k < std::min((s + 1) * gf::MAC_KS, K); k++)
                         gf::cmac(acc, io.H[((per_channel ? c : 0) * K + k) * ss + f], X(b - k));
-                    io.want_part[((s * C + c) * io.W + b) * ss + f] = acc;
+                    if (b < PW)
+                        io.want_part[((s * C + c) * PW + b) * ss + f] = acc;
+                    total = s == 0 ? acc : V{total.x + acc.x, total.y + acc.y};
                 }
+                io.want_Y[(c * io.W + b) * ss + f] = total;
                 if (b >= m - (K - 1))
                     io.want_ring[(c * io.R + (io.head + b) % io.R) * ss + f] =
                         io.spec[(c * io.W + b) * ss + f];
             }
 }
 
+/* The instance fft_conv.cu's pick_mac takes: several runs per thread
+ * unless split or a single run. */
 template <typename T, int BT>
-static void mac_run(const mac_io<T> &io, unsigned gy, std::vector<typename cx<T>::V> &part,
-                    std::vector<typename cx<T>::V> &ring)
+static void mac_run(const mac_io<T> &io, unsigned gy, int split,
+                    std::vector<typename cx<T>::V> &out, std::vector<typename cx<T>::V> &ring)
 {
     const unsigned bx = (unsigned)((io.bins + gf::FFT_THREADS - 1) / gf::FFT_THREADS);
+    auto mac = io.S > 1 && !split ? gf::fft_mac<T, BT, gf::mac_tile<T>::KT, true>
+                                  : gf::fft_mac<T, BT, gf::mac_tile<T>::KT, false>;
     gf_host_launch(dim3(bx, gy, (unsigned)io.C), gf::FFT_THREADS, NO_SMEM, 0, [&] {
-        gf::fft_mac<T, BT, gf::mac_tile<T>::KT>(io.spec.data(), ring.data(), io.H.data(),
-                                                part.data(), io.m, io.W, io.C, io.K, io.R, io.head,
-                                                io.bins, io.sstride, io.per_channel);
+        mac(io.spec.data(), ring.data(), io.H.data(), out.data(), io.m, io.W, io.C, io.K, io.R,
+            io.head, io.bins, io.sstride, io.per_channel, split, PW);
     });
 }
 
-/* The launch's grid (y: tiles x runs, at most 65535) and a grid of one row. */
+/* Both ways of summing the runs: in one thread (into Y) and split over
+ * threads (into part, for chunks of at most pw blocks), each with the
+ * launch's grid (y: tiles, x runs when split; at most 65535) and one row. */
 template <typename T, int BT> static void mac_check_tile(const mac_io<T> &io, const char *what)
 {
     typedef typename cx<T>::V V;
-    const long long tiles = (io.m + BT - 1) / BT, ty = tiles * io.S;
-    const unsigned gy = (unsigned)std::min(ty, 65535LL);
-    for (unsigned g : {gy, 1u}) {
-        std::vector<V> part(io.want_part.size(), V{nan_of<T>(), nan_of<T>()}), ring = io.ring;
-        mac_run<T, BT>(io, g, part, ring);
-        const long long dp = first_diff(part, io.want_part), dr = first_diff(ring, io.want_ring);
-        if (dp >= 0 || dr >= 0)
-            FAIL("fft_mac<%s, BT %d> %s: C %d K %lld (S %lld) m %lld R %lld head %lld bins %lld "
-                 "per-channel %d grid.y %u: partial sums differ at %lld, ring at %lld",
-                 tname<T>(), BT, what, io.C, io.K, io.S, io.m, io.R, io.head, io.bins,
-                 io.per_channel, g, dp, dr);
+    const long long tiles = (io.m + BT - 1) / BT;
+    for (int split = 0; split < 2; split++) {
+        if (split && (io.S == 1 || io.m > PW))
+            continue;
+        const std::vector<V> &want = split ? io.want_part : io.want_Y;
+        const long long ty = tiles * (split ? io.S : 1);
+        for (unsigned g : {(unsigned)std::min(ty, 65535LL), 1u}) {
+            std::vector<V> out(want.size(), V{nan_of<T>(), nan_of<T>()}), ring = io.ring;
+            mac_run<T, BT>(io, g, split, out, ring);
+            const long long dp = first_diff(out, want), dr = first_diff(ring, io.want_ring);
+            if (dp >= 0 || dr >= 0)
+                FAIL("fft_mac<%s, BT %d> %s: C %d K %lld (S %lld) m %lld R %lld head %lld bins "
+                     "%lld per-channel %d split %d grid.y %u: sums differ at %lld, ring at %lld",
+                     tname<T>(), BT, what, io.C, io.K, io.S, io.m, io.R, io.head, io.bins,
+                     io.per_channel, split, g, dp, dr);
+        }
     }
 }
 
@@ -242,26 +261,26 @@ static void check_reduce(int C, long long bins, long long M, long long m, long l
 {
     typedef typename cx<T>::V V;
     const long long W = M + 1, ss = (bins + 7) & ~7LL;
-    std::vector<V> part((size_t)(S * C * W * ss));
+    std::vector<V> part((size_t)(S * C * PW * ss));
     fill_c(part, rng);
     const V poison = {nan_of<T>(), nan_of<T>()};
     std::vector<V> want((size_t)(C * W * ss), poison);
     for (int c = 0; c < C; c++)
         for (long long b = 0; b < m; b++)
             for (long long f = 0; f < bins; f++) {
-                const size_t at = (size_t)((c * W + b) * ss + f);
+                const size_t at = (size_t)((c * PW + b) * ss + f);
                 V acc = part[at];
                 for (long long s = 1; s < S; s++) {
-                    acc.x = acc.x + part[(size_t)(s * C * W * ss) + at].x;
-                    acc.y = acc.y + part[(size_t)(s * C * W * ss) + at].y;
+                    acc.x = acc.x + part[(size_t)(s * C * PW * ss) + at].x;
+                    acc.y = acc.y + part[(size_t)(s * C * PW * ss) + at].y;
                 }
-                want[at] = acc;
+                want[(size_t)((c * W + b) * ss + f)] = acc;
             }
     const unsigned bx = (unsigned)((bins + gf::FFT_THREADS - 1) / gf::FFT_THREADS);
     for (unsigned gy : {(unsigned)std::min(m, 65535LL), 1u}) {
         std::vector<V> Y(want.size(), poison);
         gf_host_launch(dim3(bx, gy, (unsigned)C), gf::FFT_THREADS, NO_SMEM, 0,
-                       [&] { gf::fft_reduce<T>(part.data(), Y.data(), m, W, C, S, bins, ss); });
+                       [&] { gf::fft_reduce<T>(part.data(), Y.data(), m, W, C, S, PW, bins, ss); });
         const long long d = first_diff(Y, want);
         if (d >= 0)
             FAIL("fft_reduce<%s> C %d bins %lld m %lld S %lld grid.y %u: differs at %lld",
@@ -446,7 +465,7 @@ template <typename T> static void conv_init(conv_state<T> &f, const stream_case 
     f.ring.assign((size_t)(f.C * f.R * f.ss), V{0, 0});
     f.spec.assign(cw * f.ss, V{0, 0});
     f.Y.assign(cw * f.ss, V{0, 0});
-    f.part.assign((size_t)f.S * cw * f.ss, V{0, 0});
+    f.part.assign((size_t)(f.S * f.C * PW * f.ss), V{0, 0});
     f.xp.assign(cw * f.P, 0);
     f.win.assign(cw * f.N, 0);
     f.tail[0].assign((size_t)(f.C * f.P), 0);
@@ -468,21 +487,31 @@ static void conv_chunk(conv_state<T> &f, const dft &d, const T *in, long long m,
         for (long long b = 0; b < m; b++)
             d.r2c(&f.xp[(size_t)((c * W + b) * P)], &f.spec[(size_t)((c * W + b) * f.ss)]);
     const int bt = m >= gf::mac_tile<T>::BT ? gf::mac_tile<T>::BT : m >= 4 ? 4 : 1;
-    const long long ty = (m + bt - 1) / bt * f.S;
+    const int split = f.S > 1 && m < PW;
+    const long long ty = (m + bt - 1) / bt * (split ? f.S : 1);
     const dim3 grid((unsigned)((f.bins + gf::FFT_THREADS - 1) / gf::FFT_THREADS),
                     (unsigned)std::min(ty, 65535LL), (unsigned)f.C);
-    V *part = f.S > 1 ? f.part.data() : f.Y.data();
-    auto mac = bt == gf::mac_tile<T>::BT ? gf::fft_mac<T, gf::mac_tile<T>::BT, gf::mac_tile<T>::KT>
-               : bt == 4                 ? gf::fft_mac<T, 4, gf::mac_tile<T>::KT>
-                                         : gf::fft_mac<T, 1, gf::mac_tile<T>::KT>;
+    V *sums = split ? f.part.data() : f.Y.data();
+    const bool multi = f.S > 1 && !split;
+    typedef void (*mac_fn)(const V *, V *, const V *, V *, long long, long long, int, long long,
+                           long long, long long, long long, long long, int, int, long long);
+    const int BT = gf::mac_tile<T>::BT, KT = gf::mac_tile<T>::KT;
+    const mac_fn mac = multi ? (bt == BT  ? gf::fft_mac<T, BT, KT, true>
+                                : bt == 4 ? gf::fft_mac<T, 4, KT, true>
+                                          : gf::fft_mac<T, 1, KT, true>)
+                             : (bt == BT  ? gf::fft_mac<T, BT, KT, false>
+                                : bt == 4 ? gf::fft_mac<T, 4, KT, false>
+                                          : gf::fft_mac<T, 1, KT, false>);
     gf_host_launch(grid, gf::FFT_THREADS, NO_SMEM, 0, [&] {
-        mac(f.spec.data(), f.ring.data(), f.H.data(), part, m, W, f.C, f.K, f.R, f.head, f.bins,
-            f.ss, f.nh > 1);
+        mac(f.spec.data(), f.ring.data(), f.H.data(), sums, m, W, f.C, f.K, f.R, f.head, f.bins,
+            f.ss, f.nh > 1, split, PW);
     });
-    if (f.S > 1)
-        gf_host_launch(
-            dim3(grid.x, (unsigned)std::min(m, 65535LL), (unsigned)f.C), gf::FFT_THREADS, NO_SMEM,
-            0, [&] { gf::fft_reduce<T>(f.part.data(), f.Y.data(), m, W, f.C, f.S, f.bins, f.ss); });
+    if (split)
+        gf_host_launch(dim3(grid.x, (unsigned)std::min(m, 65535LL), (unsigned)f.C), gf::FFT_THREADS,
+                       NO_SMEM, 0, [&] {
+                           gf::fft_reduce<T>(f.part.data(), f.Y.data(), m, W, f.C, f.S, PW, f.bins,
+                                             f.ss);
+                       });
     for (int c = 0; c < f.C; c++)
         for (long long b = 0; b < m; b++)
             d.c2r(&f.Y[(size_t)((c * W + b) * f.ss)], &f.win[(size_t)((c * W + b) * f.N)]);

@@ -193,9 +193,10 @@ static int write_through_sink(const outfmt *f, gf_precision p, const double *x, 
     const gf_format in = {.channels = 1, .rate = 48000, .frames = -1, .sample = GF_RAW_F64LE};
     gf_sink k;
     char err[512] = "";
+    const gf_sink_opts so = {.frames = (int64_t)n};
     int rc = f->raw != GF_RAW_NONE
-                 ? gf_raw_sink_open(&k, path, f->raw, &in, NULL, n, err, sizeof err)
-                 : gf_sndfile_sink_open(&k, path, &in, NULL, f->wav_format, n, err, sizeof err);
+                 ? gf_raw_sink_open(&k, path, f->raw, &in, &so, n, err, sizeof err)
+                 : gf_sndfile_sink_open(&k, path, &in, f->wav_format, &so, n, err, sizeof err);
     if (rc == 0) {
         float xf[MAX_CASES];
         for (size_t i = 0; i < n; i++)

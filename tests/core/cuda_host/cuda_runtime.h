@@ -81,6 +81,16 @@ static inline double __fma_rn(double a, double b, double c)
     return std::fma(a, b, c);
 }
 
+/* CUDA's integer min, as the kernels call it. */
+static inline int min(int a, int b)
+{
+    return a < b ? a : b;
+}
+static inline long long min(long long a, long long b)
+{
+    return a < b ? a : b;
+}
+
 template <typename T> static inline T __ldg(const T *p)
 {
     if (alignof(T) >= 16 && (uintptr_t)p % 16 != 0)
