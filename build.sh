@@ -6,7 +6,8 @@
 #   ./build.sh test   install what is missing, then: clang-format check; a
 #                     warnings-as-errors build and the whole test suite; the
 #                     suite again under AddressSanitizer + UBSan (with
-#                     float-cast-overflow, which GCC's "undefined" leaves out)
+#                     float-cast-overflow, which GCC's "undefined" leaves out);
+#                     each fuzz harness for 20 s (clang, libFuzzer)
 #
 # CUDA is used when nvcc is found (PATH or /usr/local/cuda), and then the
 # test build requires it (GPUFILT_CUDA=ON: a broken toolkit fails the build
@@ -22,9 +23,12 @@ cd "$(dirname "$0")"
 source .ci/skips.sh
 
 # python3: hist_out_parse; python3-numpy and python3-scipy: the golden
-# generators (tests/golden/); jackd2: the live test's JACK server.
+# generators (tests/golden/) and the Python module's tests, which install it
+# into a virtual environment (python3-venv, python3-pip, python3-setuptools);
+# jackd2: the live test's JACK server; clang: the fuzz harnesses (libFuzzer).
 packages=(build-essential cmake pkg-config libsndfile1-dev libpng-dev portaudio19-dev libfftw3-dev
-    libjack-jackd2-dev jackd2 sox clang-format python3 python3-numpy python3-scipy)
+    libjack-jackd2-dev jackd2 sox clang-format clang python3 python3-numpy python3-scipy
+    python3-venv python3-pip python3-setuptools)
 
 install_missing() {
     local missing=()
@@ -82,7 +86,7 @@ test)
     install_missing
     find_nvcc
     echo "== format check"
-    git ls-files '*.c' '*.h' '*.cu' '*.cuh' | xargs clang-format --dry-run -Werror
+    git ls-files '*.c' '*.h' '*.cu' '*.cuh' '*.cpp' | xargs clang-format --dry-run -Werror
     cuda=OFF
     if command -v nvcc >/dev/null; then
         cuda=ON
@@ -99,6 +103,8 @@ test)
         -DGPUFILT_SANITIZE=address,undefined,float-cast-overflow -DGPUFILT_BUILD_BENCH=OFF
     run_suite build-asan ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
         UBSAN_OPTIONS=print_stacktrace=1
+    echo "== fuzzing: each libFuzzer harness 20 s from its corpus (tests/fuzz/run.sh)"
+    tests/fuzz/run.sh --seconds 20 --build build-fuzz
     ;;
 *)
     echo "usage: ./build.sh demo | test" >&2

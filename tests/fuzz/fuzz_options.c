@@ -1,8 +1,9 @@
 /*
  * The option parser: any argv (arguments separated by NUL bytes, at most
  * 40). Parsing either fails (exit code 2) or leaves the options valid by
- * gf_cli_parse's own promise, checked here: paths for a filter run, one
- * filter, values in range, LO < HI.
+ * gf_cli_parse's own promise, checked here: paths for a filter run, at
+ * most one of --taps/--coeffs/--ir and a filter (one of them or a design),
+ * the rate a design needs, values in range, LO < HI.
  */
 #include "cli.h"
 
@@ -19,7 +20,12 @@ static void check(const gf_cli_options *o)
     if (o->action == GF_ACTION_DONE || o->action == GF_ACTION_LIST_DEVICES)
         return;
     const int filters = (o->taps > 0) + (o->coeffs != NULL) + (o->ir != NULL);
-    if (filters != 1 || o->taps > GF_MAX_FFT_TAPS)
+    if (filters > 1 || (filters == 0 && o->design.stages == 0) || o->taps > GF_MAX_FFT_TAPS)
+        abort();
+    if (o->design.stages > GF_DESIGN_MAX_STAGES)
+        abort();
+    if (o->action == GF_ACTION_DESIGN && (o->in_path || (o->design.stages && o->rate < 1) ||
+                                          (!o->design.design_out && !o->design.response_png)))
         abort();
     if (o->action == GF_ACTION_FILTER && (!o->in_path || !o->out_path))
         abort();

@@ -6,13 +6,13 @@
 #   tests/fuzz/run.sh [--seconds N | --runs N] [--procs K] [--build DIR] [NAME...]
 #
 #   --seconds N  each harness runs N seconds (default 30: the CI setting,
-#                3 minutes for the six)
+#                3.5 minutes for the seven)
 #   --runs N     each harness runs N inputs (e.g. --runs 10000000)
 #   --procs K    K processes per harness, each with its share of the runs
 #                or all the seconds, different seeds, one corpus (default 1)
 #   --build DIR  build and work directory (default: build-fuzz at the
 #                repository's root)
-#   NAME...      harnesses (default: coeffs options hist_range ir raw container)
+#   NAME...      harnesses (default: coeffs options hist_range eq ir raw container)
 #
 # The committed corpora (tests/fuzz/corpus/NAME) are read, never written:
 # new inputs go to DIR/corpus/NAME, findings to DIR/findings/NAME. One line
@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
     *) names+=("$1") && shift ;;
     esac
 done
-[ ${#names[@]} -gt 0 ] || names=(coeffs options hist_range ir raw container)
+[ ${#names[@]} -gt 0 ] || names=(coeffs options hist_range eq ir raw container)
 for v in "$seconds" "$procs" ${runs:+"$runs"}; do
     [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: '$v' is not a positive whole number" >&2 && exit 2; }
 done
