@@ -8,8 +8,10 @@
 #
 #   live_jack.sh GPUFILT JACK_FEED LIVE_CHECK WORKDIR            the test
 #   live_jack.sh GPUFILT JACK_FEED LIVE_CHECK WORKDIR --soak S   S seconds of
-#       gpufilt --live --taps 255 against the dummy driver; prints the xrun
-#       counts (gpufilt's and jackd's); fails on any xrun
+#       a signal through gpufilt --live --taps 255 (direct) against the dummy
+#       driver, recorded and compared with the causal filter bit for bit;
+#       prints the xrun counts (gpufilt's and jackd's); fails on any xrun
+#       or any frame that differs
 #
 # Environment: GPUFILT_LIVE_DEVICE = cpu (default), cuda, ref or auto: the
 # backend under test. GPUFILT_LIVE_FRAMES (default 256) and
@@ -85,33 +87,20 @@ start_jackd
 
 jack_xruns() { grep -ci xrun "$work/jackd.log"; }
 
-# Soak: gpufilt alone against the dummy driver for a long time.
-if [ "$soak" != 0 ]; then
-    echo "live_jack: soak: $soak s, --taps 255, --frames $frames, --device $device"
-    timeout $((soak + 60)) "$gpufilt" --live --host-api JACK --in system --out system \
-        --device "$device" --frames "$frames" --taps 255 --duration "$soak" --stats \
-        2>"$work/soak.err"
-    rc=$?
-    grep -v ' s: ' "$work/soak.err"
-    grep ' s: ' "$work/soak.err" | tail -1
-    x=$(sed -n 's/.*stopped after.*xruns \([0-9]*\).*/\1/p' "$work/soak.err")
-    jx=$(jack_xruns)
-    echo "live_jack: soak: gpufilt exit $rc, gpufilt xruns ${x:-?}, jackd xrun messages $jx"
-    [ "$rc" = 0 ] && [ "${x:-1}" = 0 ] && [ "$jx" = 0 ]
-    exit $?
-fi
-
-# One case: gpufilt runs with ARGS; jack_feed plays and records; live_check
-# compares. Returns live_check's code (0 pass, 1 wrong samples, 3 xruns
-# explain a mismatch: try again) or 1 for any other failure.
+# One case: gpufilt runs with ARGS; jack_feed plays `seconds` of a signal
+# and records; live_check compares. Returns live_check's code (0 pass, 1
+# wrong samples, 3 xruns explain a mismatch: try again) or 1 for any other
+# failure; the xrun counts are left in case_xruns (gpufilt's + JACK's).
+seconds=2 case_xruns=""
 run_case() {
     local name=$1 check_args=$2
     shift 2
     local err="$work/$name.err"
+    case_xruns=""
     "$gpufilt" --live --host-api JACK --in system --out system --device "$device" \
-        --duration 120 "$@" 2>"$err" &
+        --duration $((seconds + 120)) "$@" 2>"$err" &
     gpufilt_pid=$!
-    timeout 60 "$feed" --channels 2 --seconds 2 --timeout 20 \
+    timeout $((seconds + 60)) "$feed" --channels 2 --seconds "$seconds" --timeout 20 \
         --signal "$work/$name.x.f32" --record "$work/$name.rec.f32" >"$work/$name.feed" 2>&1
     local frc=$?
     cat "$work/$name.feed"
@@ -129,7 +118,8 @@ run_case() {
     wait "$gpufilt_pid"
     grc=$?
     gpufilt_pid=""
-    sed 's/^/  /' "$err"
+    grep -v ' s: ' "$err" | sed 's/^/  /' # not --stats' lines, one a second
+    grep ' s: ' "$err" | tail -n 1 | sed 's/^/  /'
     if [ "$frc" != 0 ]; then
         echo "live_jack: $name: FAIL: jack_feed exited $frc"
         return 1
@@ -153,6 +143,7 @@ run_case() {
     "$check" --signal "$work/$name.x.f32" --record "$work/$name.rec.f32" --channels 2 \
         $check_args --latency $((lat + frames)) --exact-latency 1 --xruns $((xr + ${jx:-0}))
     local crc=$?
+    case_xruns=$((xr + ${jx:-0}))
     echo "live_jack: $name: gpufilt xruns $xr, JACK xruns ${jx:-?}, live_check $crc"
     return $crc
 }
@@ -170,6 +161,18 @@ case_with_retry() {
     [ "$rc" = 0 ] && echo "live_jack: $name: PASS" || echo "live_jack: $name: FAIL"
     return $rc
 }
+
+# Soak: one long case, no second try: any xrun or wrong frame fails.
+if [ "$soak" != 0 ]; then
+    seconds=$soak
+    echo "live_jack: soak: $soak s, --taps 255, --frames $frames, --device $device"
+    run_case soak "--taps 255" --taps 255 --method direct --frames "$frames" --stats
+    rc=$?
+    echo "live_jack: soak: $soak s: live_check $rc, xruns ${case_xruns:-?}," \
+        "jackd xrun messages $(jack_xruns)"
+    [ "$rc" = 0 ] && [ "$case_xruns" = 0 ] && [ "$(jack_xruns)" = 0 ]
+    exit $?
+fi
 
 "$check" --make-coeffs 5 1 >"$work/taps5.txt"
 "$check" --make-coeffs 31 2 >"$work/taps31.txt"
