@@ -27,7 +27,20 @@ static const char *device_name(gf_device d)
                                 : "auto";
 }
 
-gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, char *why, size_t n)
+/* The hand-off applies: a file or pipe, the direct method on the CPU (its
+ * output is the same on every backend), and a CUDA backend in this build
+ * (gf_version names the backends; asking for a device is itself start-up). */
+static int can_hand_off(const gf_cli_options *o, const gf_job *j)
+{
+    const gf_method m =
+        o->method != GF_METHOD_AUTO
+            ? o->method
+            : gf_method_choose(j->taps, j->channels, o->precision, GF_DEVICE_CPU, o->partition);
+    return j->block == 0 && m == GF_METHOD_DIRECT && strstr(gf_version(), "cuda") != NULL;
+}
+
+gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_device *handoff,
+                               char *why, size_t n)
 {
     char buf[160];
     if (!why) {
@@ -35,6 +48,8 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, char *w
         n = sizeof buf;
     }
     why[0] = '\0';
+    if (handoff)
+        *handoff = GF_DEVICE_AUTO;
     if (o->device != GF_DEVICE_AUTO)
         return o->device;
     /* The CPU's work per frame: the method it would run, in direct
@@ -56,6 +71,15 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, char *w
             cores = 1;
         const double frames = (double)(unknown ? STREAM_FRAMES : j->frames);
         const double cpu_s = frames * macs_per_frame / ((double)cores * CPU_MACS_PER_CORE);
+        if (handoff && cpu_s >= GPU_STARTUP_S && can_hand_off(o, j)) {
+            /* Start on the CPU at once; the GPU takes the rest once started. */
+            *handoff = GF_DEVICE_CUDA;
+            snprintf(why, n,
+                     "auto: about %.3g s of work on the CPU%s, the GPU takes over once "
+                     "started",
+                     cpu_s, unknown ? " per 2^24 frames" : "");
+            return GF_DEVICE_CPU;
+        }
         need_gpu = cpu_s >= 2 * GPU_STARTUP_S;
         snprintf(why, n, "auto: about %.3g s of work%s%s", cpu_s, need_gpu ? " on the CPU" : "",
                  unknown ? " per 2^24 frames" : "");
@@ -74,7 +98,7 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, char *w
 }
 
 gf_config gf_cli_engine_config(const gf_cli_options *o, int channels, const gf_taps *t,
-                               gf_device device)
+                               gf_device device, gf_device handoff)
 {
     gf_config c = gf_config_default();
     c.channels = channels;
@@ -87,6 +111,7 @@ gf_config gf_cli_engine_config(const gf_cli_options *o, int channels, const gf_t
     c.precision = o->precision;
     c.chunk_frames = o->chunk;
     c.device = device;
+    c.handoff = handoff;
     c.threads = o->threads;
     return c;
 }
@@ -112,8 +137,10 @@ int gf_cli_engine_create(const gf_config *c, int fallback, gf_engine **e)
         gf_cli_error("%s", detail);
         return GF_EXIT_USAGE;
     }
-    gf_cli_error("cannot set up the %s filter: %s%s%s", device_name(c->device), gf_strerror(st),
-                 *detail ? ": " : "", detail);
+    /* The detail may already say what the status says ("out of GPU memory: ..."). */
+    const int says = strncmp(detail, "out of", 6) == 0;
+    gf_cli_error("cannot set up the %s filter: %s%s%s", device_name(c->device),
+                 says ? "" : gf_strerror(st), *detail && !says ? ": " : "", detail);
     return st == GF_ERR_INVALID_ARGUMENT                           ? GF_EXIT_USAGE
            : st == GF_ERR_NO_MEMORY && c->device != GF_DEVICE_CUDA ? GF_EXIT_INTERNAL
                                                                    : GF_EXIT_DEVICE;

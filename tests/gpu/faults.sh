@@ -30,7 +30,7 @@ fault() {
 }
 
 # Out of GPU memory at create.
-fault cudaMalloc:1 5 "${E}cannot set up the cuda filter: out of memory: out of GPU memory: *" \
+fault cudaMalloc:1 5 "${E}cannot set up the cuda filter: out of GPU memory: *" \
     in.wav out.wav --taps 63 --device cuda
 grep -q "MiB for a chunk's input, .* MiB free of " stderr.txt || fail "no sizes in: $(cat stderr.txt)"
 expect_no_output out.wav
