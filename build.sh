@@ -25,10 +25,11 @@ source .ci/skips.sh
 # python3: hist_out_parse; python3-numpy and python3-scipy: the golden
 # generators (tests/golden/) and the Python module's tests, which install it
 # into a virtual environment (python3-venv, python3-pip, python3-setuptools);
-# jackd2: the live test's JACK server; clang: the fuzz harnesses (libFuzzer).
+# jackd2: the live test's JACK server; clang: the fuzz harnesses (libFuzzer);
+# groff-base: the man page's check.
 packages=(build-essential cmake pkg-config libsndfile1-dev libpng-dev portaudio19-dev libfftw3-dev
     libjack-jackd2-dev jackd2 sox clang-format clang python3 python3-numpy python3-scipy
-    python3-venv python3-pip python3-setuptools)
+    python3-venv python3-pip python3-setuptools groff-base)
 
 install_missing() {
     local missing=()

@@ -78,5 +78,10 @@ if [ -x "$PREFIX/bin/gpufilt" ]; then
         fail "no bash completion installed"
     fi
 fi
+# The manual page, installed with the command, where man finds it.
+if [ -x "$PREFIX/bin/gpufilt" ]; then
+    [ -f "$PREFIX/share/man/man1/gpufilt.1" ] && ok "man page share/man/man1/gpufilt.1" ||
+        fail "no man page installed (share/man/man1/gpufilt.1)"
+fi
 [ "$fails" -eq 0 ] && echo "check_install: all passed" || echo "check_install: $fails failed"
 [ "$fails" -eq 0 ]
