@@ -10,6 +10,7 @@
 #ifndef GF_CLI_H
 #define GF_CLI_H
 
+#include "design_cli.h"
 #include "gpufilt.h"
 
 #include <signal.h>
@@ -28,7 +29,7 @@ enum {
     GF_EXIT_VERIFY = 6,       /* --verify found a mismatch */
     GF_EXIT_PARTIAL = 7,      /* input ended inside a frame: trailing bytes dropped */
     GF_EXIT_PIPE = 141,       /* output pipe closed by the reader (EPIPE) */
-    GF_EXIT_INTERRUPTED = 130 /* SIGINT or SIGTERM */
+    GF_EXIT_INTERRUPTED = 130 /* a signal: SIGINT, SIGTERM, SIGHUP, ... (main.c) */
 };
 
 /* The default --hist-limit: 1 GiB of CSV or JSON lines. */
@@ -57,6 +58,7 @@ typedef enum gf_cli_action {
     GF_ACTION_FILTER,       /* IN -> OUT (files, pipes) */
     GF_ACTION_LIVE,         /* --live */
     GF_ACTION_LIST_DEVICES, /* --list-devices */
+    GF_ACTION_DESIGN,       /* design options and --rate, no IN or OUT: the files only */
     GF_ACTION_DONE          /* --help or --version: printed, nothing more to do */
 } gf_cli_action;
 
@@ -76,7 +78,8 @@ typedef struct gf_cli_options {
     int threads;
     const char *out_format; /* --out-format MAJOR[:SUBTYPE] or NULL */
     int verify, quiet, allow_truncated, sync;
-    int force; /* --force: replace a read-only OUT (or histogram file) */
+    const char *json_summary; /* --json-summary FILE or "-", or NULL */
+    int force;                /* --force: replace a read-only OUT (or histogram file) */
 
     /* Raw streams (pipes): --raw, --out-raw, --channels, --rate. channels
      * and rate are 0 when not given; --raw requires --channels. */
@@ -98,14 +101,18 @@ typedef struct gf_cli_options {
     const char *live_in, *live_out, *host_api; /* NULL = default device / API */
     size_t live_frames;                        /* frames per callback, 0 = default */
     double duration;                           /* seconds, 0 = until interrupted */
+
+    /* Filter design: --lowpass ... --response-png (design_cli.h). */
+    gf_design_request design;
 } gf_cli_options;
 
 /*
  * Parse argv (options.c). Returns GF_EXIT_OK with o->action set (after
  * --help or --version: GF_ACTION_DONE, the text printed), or GF_EXIT_USAGE
  * after printing a one-line error. Afterwards: paths set for
- * GF_ACTION_FILTER, exactly one of taps/coeffs, every value in range, the
- * options consistent with each other.
+ * GF_ACTION_FILTER, at most one of taps/coeffs/ir and a filter (one of them
+ * or a design), every value in range, the options consistent with each
+ * other; --phase minimum without --mode has made the mode causal.
  */
 int gf_cli_parse(int argc, char **argv, gf_cli_options *o);
 
@@ -131,6 +138,12 @@ void gf_cli_say(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+
+/* From now on keep every warning and error (up to 64 of each) as printed,
+ * without the prefix: gf_cli_kept_message(errors, i) gives the i-th, or
+ * NULL. For --json-summary. */
+void gf_cli_keep_messages(void);
+const char *gf_cli_kept_message(int errors, size_t i);
 
 /*
  * src as the terminal should show it: valid UTF-8 text as it is; C0 and C1
@@ -189,6 +202,10 @@ int gf_ir_load(const char *path, gf_precision p, gf_taps *t, char *err, size_t n
 /* Check them against the input's channels and rate (0: unknown); an exit
  * code after a one-line error. */
 int gf_taps_fit(const gf_taps *t, int channels, int rate);
+/* Fit them (gf_taps_fit), then cascade the designs o asks for at `rate`
+ * (gf_design_cli_apply): the filter to run (design_cli.c). An exit code
+ * after one line. */
+int gf_taps_ready(const gf_cli_options *o, gf_taps *t, int channels, int rate);
 void gf_taps_free(gf_taps *t);
 
 /* ---- engines (engine_setup.c) ---- */
@@ -206,24 +223,29 @@ typedef struct gf_job {
  * The one device policy, for files, pipes and live audio: the device the
  * options name, or for --device auto the CPU unless the job is too much for
  * it (README, "Choosing the device"):
- *   files and pipes: the GPU when the CPU would need more than twice the
- *     GPU's start-up time (~0.3 s) for the whole job (a stream is judged per
- *     2^24 frames);
+ *   files and pipes: with the direct method, the CPU at once and the GPU
+ *     handed the stream once it has started (*handoff = GF_DEVICE_CUDA),
+ *     when the CPU would need more than the GPU's start-up time (~0.3 s)
+ *     for the whole job (a stream is judged per 2^24 frames); with the FFT
+ *     method (whose output depends on its backend) one of them up front:
+ *     the GPU when the CPU would need more than twice that;
  *   live audio: the GPU when one CPU core would need more than a tenth of
  *     each block's period (the worker runs blocks one at a time).
  * The CPU estimate is frames x channels x the cost model's multiply-adds
  * per sample (gf_method_cost: T for direct, less for long filters by FFT)
  * at 2e9 a second per core. No CUDA call is made unless the GPU is chosen (asking
  * whether one exists is itself most of its start-up); without a usable GPU
- * the answer is cpu. `why` (may be NULL) receives the reason for auto.
+ * the answer is cpu. `why` (may be NULL) receives the reason for auto;
+ * handoff (NULL: none wanted, as for live audio) the hand-off device.
  */
-gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, char *why, size_t n);
+gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_device *handoff,
+                               char *why, size_t n);
 
 /* The engine the options describe: channels, taps (t->h NULL: the mean
- * filter of t->n), mode, precision, chunk, threads and `device`; no
- * histograms. */
+ * filter of t->n), mode, precision, chunk, threads, `device` and the
+ * hand-off (GF_DEVICE_AUTO: none); no histograms. */
 gf_config gf_cli_engine_config(const gf_cli_options *o, int channels, const gf_taps *t,
-                               gf_device device);
+                               gf_device device, gf_device handoff);
 /* Create it; on failure print one line naming the device and return an
  * exit code (else 0): GF_EXIT_USAGE for a configuration the library or
  * backend refuses, GF_EXIT_DEVICE for the GPU (also out of its memory),
@@ -241,6 +263,6 @@ gf_hist_config gf_cli_hist_config(const gf_cli_options *o, int rate);
 /* ---- the actions ---- */
 
 /* IN -> OUT (filter.c); *stop is set by SIGINT/SIGTERM. */
-int gf_filter_run(const gf_cli_options *o, const gf_taps *t, volatile sig_atomic_t *stop);
+int gf_filter_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop);
 
 #endif /* GF_CLI_H */

@@ -20,6 +20,9 @@
  * --taps, --coeffs or --ir the design is cascaded with those taps (every
  * channel's filter).
  *
+ * design_options.c holds the values, their checks and --eq; design_cli.c
+ * the designing and the files.
+ *
  * Every function that can fail prints one line (gf_cli_error) and returns
  * an exit code (cli.h): GF_EXIT_USAGE for bad values, files and designs,
  * GF_EXIT_OUTPUT when a file cannot be written, GF_EXIT_INTERNAL for
@@ -110,6 +113,9 @@ int gf_design_cli_read_eq(const char *path, double **freq, double **gain, size_t
  */
 int gf_design_cli_write_taps(const char *path, const double *h, size_t n, int filters, int rate,
                              const char *about);
+
+/* A name ending in .wav (any case): --design-out writes audio. */
+int gf_design_cli_is_wav(const char *path);
 
 /* The --help section of the design options. */
 void gf_design_cli_help(FILE *f);

@@ -20,6 +20,7 @@
 #include "io.h"
 #include "progress.h"
 #include "stages.h"
+#include "summary_json.h"
 #include "verify.h"
 
 #include <stdio.h>
@@ -35,7 +36,8 @@
 
 typedef struct run {
     const gf_cli_options *o;
-    const gf_taps *taps;
+    gf_taps *taps;
+    gf_device handoff; /* --device auto's hand-off device, GF_DEVICE_AUTO: none */
     volatile sig_atomic_t *stop;
     double t_start;
     gf_source src;
@@ -255,16 +257,16 @@ static int setup_engines(run *r)
 {
     const gf_cli_options *o = r->o;
     const int C = r->src.fmt.channels;
-    int rc = gf_taps_fit(r->taps, C, r->src.fmt.rate);
+    int rc = gf_taps_ready(o, r->taps, C, r->src.fmt.rate);
     if (rc)
         return rc;
     const gf_job job = {.frames = r->src.fmt.frames, .channels = C, .taps = r->taps->n};
-    const gf_device device = gf_cli_choose_device(o, &job, r->why, sizeof r->why);
+    const gf_device device = gf_cli_choose_device(o, &job, &r->handoff, r->why, sizeof r->why);
     if (o->hist_path || o->hist_png) {
         r->hist = 1;
         r->hc = gf_cli_hist_config(o, r->src.fmt.rate);
     }
-    gf_config c = gf_cli_engine_config(o, C, r->taps, device);
+    gf_config c = gf_cli_engine_config(o, C, r->taps, device, r->handoff);
     c.hist = r->hist ? &r->hc : NULL;
     if ((rc = gf_cli_engine_create(&c, o->device == GF_DEVICE_AUTO, &r->e)) != 0)
         return rc;
@@ -279,6 +281,7 @@ static int setup_engines(run *r)
         }
     } else if (o->verify) {
         c.device = GF_DEVICE_REF;
+        c.handoff = GF_DEVICE_AUTO;
         c.method = GF_METHOD_DIRECT;
         if ((rc = gf_cli_engine_create(&c, 0, &r->ref)) != 0)
             return rc;
@@ -579,6 +582,27 @@ static int commit(run *r)
     return rc;
 }
 
+static const char *mode_name(gf_mode m)
+{
+    return m == GF_MODE_SAME ? "same" : m == GF_MODE_CAUSAL ? "causal" : "full";
+}
+
+/* Which backend filtered how many frames: "cpu backend", or after a
+ * hand-off "cpu backend for N frames, then cuda for M"; a hand-off that did
+ * not happen says why. */
+static void backend_summary(const run *r, char *buf, size_t n)
+{
+    const int64_t at = gf_engine_handoff_frame(r->e), total = r->src.frames_read;
+    const char *err = gf_engine_handoff_error(r->e);
+    if (r->handoff == GF_DEVICE_AUTO)
+        snprintf(buf, n, "%s backend", gf_engine_backend(r->e));
+    else if (at >= 0)
+        snprintf(buf, n, "cpu backend for %lld frames, then cuda for %lld", (long long)at,
+                 (long long)(total - at));
+    else
+        snprintf(buf, n, "cpu backend (%s)", *err ? err : "done before the GPU had started");
+}
+
 static void report(const run *r, const char *out_format)
 {
     const gf_cli_options *o = r->o;
@@ -595,16 +619,76 @@ static void report(const run *r, const char *out_format)
     char method[48] = "direct";
     if (gf_engine_method(r->e) == GF_METHOD_FFT)
         snprintf(method, sizeof method, "fft (partition %zu)", gf_engine_partition(r->e));
-    gf_cli_say("%s -> %s: %lld frames x %d ch%s, %zu tap%s%s, %s, %s, %s, %s backend"
+    char backend[200];
+    backend_summary(r, backend, sizeof backend);
+    gf_cli_say("%s -> %s: %lld frames x %d ch%s, %zu tap%s%s, %s, %s, %s, %s"
                "%s%s%s, %.3f s",
                o->in_path, o->out_path, (long long)r->src.frames_read, r->src.fmt.channels, rate,
-               ntaps, ntaps == 1 ? "" : "s", kind,
-               o->mode == GF_MODE_SAME     ? "same"
-               : o->mode == GF_MODE_CAUSAL ? "causal"
-                                           : "full",
-               o->precision == GF_PRECISION_F32 ? "f32" : "f64", method, gf_engine_backend(r->e),
-               why ? " (" : "", r->why, why ? ")" : "", gf_now() - r->t_start);
+               ntaps, ntaps == 1 ? "" : "s", kind, mode_name(o->mode),
+               o->precision == GF_PRECISION_F32 ? "f32" : "f64", method, backend, why ? " (" : "",
+               r->why, why ? ")" : "", gf_now() - r->t_start);
     gf_cli_say("output format %s", out_format);
+}
+
+/* --json-summary: what the run did, whatever its outcome. */
+static int write_json(const run *r, int rc)
+{
+    const gf_cli_options *o = r->o;
+    const gf_taps *t = r->taps;
+    gf_run_summary s = {
+        .exit_code = rc,
+        .input = o->in_path,
+        .output = o->out_path,
+        .output_format = r->sink.written_as[0] ? r->sink.written_as : NULL,
+        .frames_in = r->src.frames_read,
+        .frames_out = r->sink.frames_written,
+        .channels = r->src.fmt.channels,
+        .rate = r->src.fmt.rate,
+        .taps = t->n,
+        .filter = gf_design_cli_any(&o->design) && o->design.stages ? "design"
+                  : !t->h                                           ? "mean"
+                  : o->ir                                           ? "impulse response"
+                                                                    : "coefficients",
+        .per_channel = t->filters > 1,
+        .mode = mode_name(o->mode),
+        .precision = o->precision == GF_PRECISION_F32 ? "f32" : "f64",
+        .why = r->why,
+        .handoff_frame = -1,
+        .handoff_error = "",
+        .seconds = gf_now() - r->t_start,
+        .engine_seconds = r->t_engine,
+        .clipped = r->sink.clipped,
+    };
+    if (r->e) {
+        const int fft = gf_engine_method(r->e) == GF_METHOD_FFT;
+        s.method = fft ? "fft" : "direct";
+        s.partition = fft ? gf_engine_partition(r->e) : 0;
+        s.backend = gf_engine_backend(r->e);
+        if (r->handoff != GF_DEVICE_AUTO) {
+            s.handoff_to = "cuda";
+            s.handoff_frame = gf_engine_handoff_frame(r->e);
+            s.handoff_error = gf_engine_handoff_error(r->e);
+        }
+    }
+    if (r->ref) {
+        s.verify = 1;
+        s.compared = r->verify.compared;
+        s.differ = r->verify.differ;
+        s.max_ulp = r->verify.max_ulp;
+        s.max_abs_error = r->verify.max_abs;
+        s.reference_seconds = r->t_ref;
+    } else if (r->exact) {
+        const gf_verify_exact_result x = gf_verify_exact_get(r->exact);
+        s.verify = 2;
+        s.compared = x.checked;
+        s.all_checked = x.all;
+        s.max_abs_error = x.max_err;
+        s.bound = x.bound;
+        s.ratio = x.ratio;
+        s.reference_seconds = x.seconds;
+    }
+    const int jrc = gf_summary_json_write(o->json_summary, &s);
+    return rc ? rc : jrc;
 }
 
 static void cleanup(run *r)
@@ -621,7 +705,7 @@ static void cleanup(run *r)
     free(r->ref_out);
 }
 
-int gf_filter_run(const gf_cli_options *o, const gf_taps *t, volatile sig_atomic_t *stop)
+int gf_filter_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop)
 {
     run r;
     memset(&r, 0, sizeof r);
@@ -647,6 +731,8 @@ int gf_filter_run(const gf_cli_options *o, const gf_taps *t, volatile sig_atomic
         if ((rc == GF_EXIT_OK || rc == GF_EXIT_PARTIAL || rc == GF_EXIT_INTERRUPTED) && !o->quiet)
             report(&r, r.sink.written_as);
     }
+    if (o->json_summary)
+        rc = write_json(&r, rc);
     cleanup(&r);
     return rc;
 }

@@ -6,9 +6,12 @@
 void gf_cli_help(FILE *f)
 {
     fprintf(f,
-            "usage: gpufilt IN OUT (--taps N | --coeffs FILE | --ir FILE) [options]\n"
-            "       gpufilt --live (--taps N | --coeffs FILE | --ir FILE) [live options]\n"
+            "usage: gpufilt IN OUT FILTER [options]\n"
+            "       gpufilt --live FILTER [live options]\n"
+            "       gpufilt FILTER --rate HZ (--design-out FILE | --response-png FILE)\n"
             "       gpufilt --list-devices\n"
+            "FILTER: --taps N, --coeffs FILE or --ir FILE, and/or design options\n"
+            "(--lowpass F, ...), cascaded\n"
             "\n"
             "Filter audio with an FIR filter on the GPU (or CPU): bit-exact in direct form,\n"
             "fast for long filters (impulse responses up to 2^22 taps) by FFT.\n"
@@ -43,6 +46,7 @@ void gf_cli_help(FILE *f)
             "      --threads N       cpu backend worker threads (default: all CPUs)\n"
             "\n",
             GF_MAX_FFT_TAPS, GF_MAX_TAPS, GF_MIN_PARTITION, GF_MAX_PARTITION);
+    gf_design_cli_help(f);
     fprintf(f,
             "streams:\n"
             "      --raw FMT         IN is headerless samples: u8 s8 s16le s16be s24le s32le\n"
@@ -60,6 +64,7 @@ void gf_cli_help(FILE *f)
             "      --hist-range LO:HI  amplitude range (default -1:1)\n"
             "      --hist-of output|input   (default output)\n"
             "      --hist-channels each|mix (default each)\n"
+            "      --hist-limit SIZE largest --hist FILE (default 1G; K/M/G/T, or none)\n"
             "\n"
             "live audio (PortAudio; causal mode):\n"
             "      --live            capture -> filter -> playback until Ctrl-C\n"
@@ -83,9 +88,11 @@ void gf_cli_help(FILE *f)
         "                        sum, within the stated bound)\n"
         "      --allow-truncated filter the frames a truncated input holds (a warning)\n"
         "                        instead of refusing it\n"
+        "      --force           replace an OUT (or histogram file) that is read-only\n"
         "      --sync            flush the output to disk (fsync) before renaming it\n"
         "                        into place, so it survives a power loss\n"
         "  -q, --quiet           no progress bar or summary (errors still shown)\n"
+        "      --json-summary F  the run as one JSON object in F ('-': standard output)\n"
         "  -h, --help            this text\n"
         "  -V, --version         version and compiled-in backends\n"
         "\n"
@@ -98,12 +105,13 @@ void gf_cli_help(FILE *f)
         "  gpufilt in.wav out.wav --taps 63 --hist levels.csv --hist-png levels.png\n"
         "  gpufilt --live --taps 63 --host-api JACK\n"
         "  gpufilt --live --ir room.wav --frames 128\n"
+        "  gpufilt in.wav out.wav --highpass 20 --lowpass 18k --response-png resp.png\n"
         "\n"
         "exit codes:\n"
         "  0 success            1 internal error       2 usage error\n"
         "  3 input error        4 output error         5 device/backend error\n"
         "  6 verify mismatch    7 input ended inside a frame (trailing bytes dropped)\n"
-        "  130 interrupted (SIGINT/SIGTERM)   141 output pipe closed by its reader\n"
+        "  130 interrupted by a signal (INT, TERM, HUP, ...)   141 output pipe closed\n"
         "On any failure no output file is left behind: output is written to a\n"
         "temporary file in the same directory and renamed only on success.\n");
 }

@@ -46,10 +46,12 @@ static void install_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-static int run_action(const gf_cli_options *o, const gf_taps *t)
+static int run_action(const gf_cli_options *o, gf_taps *t)
 {
     if (o->action == GF_ACTION_FILTER)
         return gf_filter_run(o, t, &g_signal);
+    if (o->action == GF_ACTION_DESIGN) /* no input: as many channels as filters */
+        return gf_taps_ready(o, t, t->filters, o->rate);
 #ifdef GPUFILT_HAVE_LIVE
     return o->action == GF_ACTION_LIVE ? gf_live_run(o, t, &g_signal) : gf_live_list_devices();
 #else
@@ -66,6 +68,8 @@ int main(int argc, char **argv)
     if (rc || o.action == GF_ACTION_DONE)
         return rc;
     install_signals();
+    if (o.json_summary)
+        gf_cli_keep_messages();
     gf_taps taps;
     if ((rc = gf_taps_load(&o, &taps)) != 0)
         return rc;

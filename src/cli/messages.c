@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The code point of the UTF-8 sequence at s (its length in *len), or -1
  * for a byte that does not start a valid, shortest-form sequence. */
@@ -74,8 +75,34 @@ size_t gf_cli_escape(char *dst, size_t n, const char *src)
 }
 
 /* prefix + the message, escaped, + newline on stderr. */
-static void say(const char *prefix, const char *fmt, va_list ap)
+/* Warnings and errors kept for --json-summary (gf_cli_keep_messages). */
+enum { KEEP_MAX = 64 };
+static int keep;
+static char *kept[2][KEEP_MAX];
+static size_t nkept[2];
+
+void gf_cli_keep_messages(void)
 {
+    keep = 1;
+}
+
+const char *gf_cli_kept_message(int errors, size_t i)
+{
+    errors = errors != 0;
+    return i < nkept[errors] ? kept[errors][i] : NULL;
+}
+
+static void keep_message(int errors, const char *esc)
+{
+    if (keep && nkept[errors] < KEEP_MAX && (kept[errors][nkept[errors]] = strdup(esc)) != NULL)
+        nkept[errors]++;
+}
+
+typedef enum kind { SAY, WARNING, ERROR } kind;
+
+static void say(kind k, const char *fmt, va_list ap)
+{
+    static const char *const prefix[] = {"gpufilt: ", "gpufilt: warning: ", "gpufilt: error: "};
     char small[1024], esmall[1024];
     va_list aq;
     va_copy(aq, ap);
@@ -90,7 +117,9 @@ static void say(const char *prefix, const char *fmt, va_list ap)
     if (elen >= sizeof esmall && !(esc = malloc(elen + 1)))
         esc = esmall;
     gf_cli_escape(esc, esc == esmall ? sizeof esmall : elen + 1, msg);
-    fprintf(stderr, "%s%s\n", prefix, esc);
+    fprintf(stderr, "%s%s\n", prefix[k], esc);
+    if (k != SAY)
+        keep_message(k == ERROR, esc);
     if (msg != small)
         free(msg);
     if (esc != esmall)
@@ -101,7 +130,7 @@ void gf_cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    say("gpufilt: error: ", fmt, ap);
+    say(ERROR, fmt, ap);
     va_end(ap);
 }
 
@@ -109,7 +138,7 @@ void gf_cli_warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    say("gpufilt: warning: ", fmt, ap);
+    say(WARNING, fmt, ap);
     va_end(ap);
 }
 
@@ -117,6 +146,6 @@ void gf_cli_say(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    say("gpufilt: ", fmt, ap);
+    say(SAY, fmt, ap);
     va_end(ap);
 }

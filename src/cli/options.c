@@ -25,6 +25,7 @@ typedef enum arg_kind {
     ARG_SECONDS, /* --duration */
     ARG_BYTES,   /* --hist-limit: a size with an optional K/M/G/T suffix, or "none" */
     ARG_ACTION,  /* --live, --list-devices: the action lo */
+    ARG_DESIGN,  /* a filter design option (design_cli.h), in command-line order */
     ARG_HELP,
     ARG_VERSION
 } arg_kind;
@@ -92,6 +93,17 @@ static const opt_spec specs[] = {
     {"hist-of", 0, ARG_CHOICE, F(hist_of_input), 0, 0, hist_of},
     {"hist-channels", 0, ARG_CHOICE, F(hist_mix), 0, 0, hist_channels},
     {"hist-limit", 0, ARG_BYTES, F(hist_limit), 0, 0, NULL},
+    {"lowpass", 0, ARG_DESIGN, 0, 0, 0, NULL},
+    {"highpass", 0, ARG_DESIGN, 0, 0, 0, NULL},
+    {"bandpass", 0, ARG_DESIGN, 0, 0, 0, NULL},
+    {"bandreject", 0, ARG_DESIGN, 0, 0, 0, NULL},
+    {"eq", 0, ARG_DESIGN, 0, 0, 0, NULL},
+    {"atten", 0, ARG_DESIGN, 0, 0, 0, NULL},
+    {"transition", 0, ARG_DESIGN, 0, 0, 0, NULL},
+    {"design-taps", 0, ARG_DESIGN, 0, 0, 0, NULL},
+    {"phase", 0, ARG_DESIGN, 0, 0, 0, NULL},
+    {"design-out", 0, ARG_DESIGN, 0, 0, 0, NULL},
+    {"response-png", 0, ARG_DESIGN, 0, 0, 0, NULL},
     {"live", 0, ARG_ACTION, 0, GF_ACTION_LIVE, 0, NULL},
     {"list-devices", 0, ARG_ACTION, 0, GF_ACTION_LIST_DEVICES, 0, NULL},
     {"in", 0, ARG_STRING, F(live_in), 0, 0, NULL},
@@ -101,6 +113,7 @@ static const opt_spec specs[] = {
     {"duration", 0, ARG_SECONDS, F(duration), 0, 0, NULL},
     {"stats", 0, ARG_FLAG, F(stats), 0, 0, NULL},
     {"quiet", 'q', ARG_FLAG, F(quiet), 0, 0, NULL},
+    {"json-summary", 0, ARG_STRING, F(json_summary), 0, 0, NULL},
     {"help", 'h', ARG_HELP, 0, 0, 0, NULL},
     {"version", 'V', ARG_VERSION, 0, 0, 0, NULL},
 };
@@ -245,6 +258,9 @@ static int parse_value(const opt_spec *sp, const char *arg, gf_cli_options *o)
         *(double *)field = d;
         break;
     }
+    case ARG_DESIGN:
+        rc = gf_design_cli_option(&o->design, sp->name, arg);
+        break;
     case ARG_ACTION:
     case ARG_HELP:
     case ARG_VERSION:
@@ -262,6 +278,10 @@ static int check_positionals(int npos, char **pos, gf_cli_options *o)
                          o->action == GF_ACTION_LIVE ? "live" : "list-devices");
             return GF_EXIT_USAGE;
         }
+        return GF_EXIT_OK;
+    }
+    if (npos == 0 && (o->design.design_out || o->design.response_png)) {
+        o->action = GF_ACTION_DESIGN; /* the files only */
         return GF_EXIT_OK;
     }
     if (npos < 2) {
@@ -294,8 +314,9 @@ static int check_given(const gf_cli_options *o, const char *const *given)
 {
     static const char *const hist_params[] = {
         "hist-bins", "hist-block", "hist-range", "hist-of", "hist-channels", "hist-limit", NULL};
-    static const char *const not_live[] = {"chunk", "verify",     "allow-truncated", "sync",
-                                           "force", "out-format", "hist-limit",      NULL};
+    static const char *const not_live[] = {"chunk",      "verify",       "allow-truncated",
+                                           "sync",       "force",        "out-format",
+                                           "hist-limit", "json-summary", NULL};
     const char *name;
     if (!o->hist_path && !o->hist_png && (name = first_given(given, hist_params))) {
         gf_cli_error("--%s needs --hist FILE or --hist-png FILE (it sets their histograms)", name);
@@ -315,8 +336,9 @@ static const char *check_filter(const gf_cli_options *o, char *buf, size_t n)
     const int filters = (o->taps > 0) + (o->coeffs != NULL) + (o->ir != NULL);
     if (filters > 1)
         return "use one of --taps, --coeffs and --ir, not several";
-    if (filters == 0)
-        return "one of --taps N, --coeffs FILE or --ir FILE is required";
+    if (filters == 0 && o->design.stages == 0)
+        return "a filter is required: --taps N, --coeffs FILE, --ir FILE or a design "
+               "(--lowpass F, --highpass F, --bandpass F1:F2, --bandreject F1:F2, --eq FILE)";
     if (o->partition & (o->partition - 1)) {
         snprintf(buf, n, "--partition: '%zu' is not a power of two (%zu, %zu, ... %zu)",
                  o->partition, GF_MIN_PARTITION, 2 * GF_MIN_PARTITION, GF_MAX_PARTITION);
@@ -344,6 +366,11 @@ static const char *check_io(const gf_cli_options *o)
         return "--in, --out, --host-api, --frames, --duration and --stats need --live";
     if (o->out_raw && o->out_format)
         return "use either --out-raw or --out-format, not both";
+    if (o->json_summary && strcmp(o->json_summary, "-") == 0 && o->out_path &&
+        strcmp(o->out_path, "-") == 0)
+        return "--json-summary -: standard output is OUT already (give the summary a file)";
+    if (o->json_summary && o->out_path && strcmp(o->json_summary, o->out_path) == 0)
+        return "--json-summary names OUT: give the summary its own file";
     if (o->raw && !o->channels)
         return "--raw needs --channels (raw samples carry no channel count)";
     if (!o->raw && !live && o->channels)
@@ -353,10 +380,28 @@ static const char *check_io(const gf_cli_options *o)
     return NULL;
 }
 
+/* The design options against the rest: the sample rate they need. */
+static int check_design(const gf_cli_options *o)
+{
+    if (o->action == GF_ACTION_DESIGN) {
+        if (o->live_in || o->live_out || o->hist_path || o->hist_png || o->raw || o->out_raw ||
+            o->json_summary) {
+            gf_cli_error("without IN and OUT only the design's files are written: give IN and "
+                         "OUT to filter");
+            return GF_EXIT_USAGE;
+        }
+        return gf_design_cli_check(&o->design, o->rate > 0,
+                                   "give --rate (there is no IN to take it from)");
+    }
+    const int have_rate = o->action == GF_ACTION_LIVE || !o->raw || o->rate > 0;
+    return gf_design_cli_check(&o->design, have_rate,
+                               "give --rate (headerless input carries none)");
+}
+
 /* The options against each other (values are in range by now). */
 static int check_options(const gf_cli_options *o, const char *const *given)
 {
-    char buf[160];
+    char buf[200];
     const char *bad = check_filter(o, buf, sizeof buf);
     if (!bad)
         bad = check_io(o);
@@ -364,7 +409,8 @@ static int check_options(const gf_cli_options *o, const char *const *given)
         gf_cli_error("%s", bad);
         return GF_EXIT_USAGE;
     }
-    return check_given(o, given);
+    const int rc = check_design(o);
+    return rc ? rc : check_given(o, given);
 }
 
 static void set_defaults(gf_cli_options *o)
@@ -425,7 +471,9 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
             return GF_EXIT_OK;
         }
         const int takes_value = sp->kind != ARG_FLAG && sp->kind != ARG_ACTION;
-        if (takes_value && given[sp - specs]) {
+        /* Design options repeat (--lowpass twice cascades); design_cli.c
+         * refuses a setting given twice for one design. */
+        if (takes_value && sp->kind != ARG_DESIGN && given[sp - specs]) {
             gf_cli_error("--%s given twice ('%s' and '%s'): give it once", sp->name,
                          given[sp - specs], optarg);
             return GF_EXIT_USAGE;
@@ -446,5 +494,7 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
     int rc = check_positionals(argc - optind, argv + optind, o);
     if (rc || o->action == GF_ACTION_LIST_DEVICES)
         return rc;
+    if (o->design.phase == GF_PHASE_MINIMUM && !o->mode_given)
+        o->mode = GF_MODE_CAUSAL; /* its delay is what minimum phase saves */
     return check_options(o, given);
 }

@@ -68,6 +68,15 @@ void gf_verify_exact_destroy(gf_verify_exact *v);
 void gf_verify_exact_input(gf_verify_exact *v, const void *frames, size_t n);
 /* The next n output frames, as pulled from the engine. */
 void gf_verify_exact_output(gf_verify_exact *v, const void *frames, size_t n);
+/* The outcome so far: the largest error's ratio to its channel's bound. */
+typedef struct gf_verify_exact_result {
+    uint64_t checked;             /* outputs compared */
+    int all;                      /* every output (else a seeded sample) */
+    double max_err, bound, ratio; /* of the channel with the largest ratio */
+    int channel;
+    double seconds; /* spent on the exact sums */
+} gf_verify_exact_result;
+gf_verify_exact_result gf_verify_exact_get(const gf_verify_exact *v);
 /* Print the report (two lines on stderr); GF_EXIT_OK, or GF_EXIT_VERIFY
  * when an error exceeds the bound. */
 int gf_verify_exact_report(const gf_verify_exact *v, const char *backend, double t_engine);

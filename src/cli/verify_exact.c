@@ -265,20 +265,27 @@ void gf_verify_exact_output(gf_verify_exact *v, const void *frames, size_t n)
     free(jobs);
 }
 
-int gf_verify_exact_report(const gf_verify_exact *v, const char *backend, double t_engine)
+gf_verify_exact_result gf_verify_exact_get(const gf_verify_exact *v)
 {
-    double worst = 0, err = 0, bound = 0;
-    int wc = 0;
+    gf_verify_exact_result r = {.checked = v->checked, .all = v->all, .seconds = v->seconds};
     for (int c = 0; c < v->C; c++) {
         const double b = v->bound[c] * v->max_x[c];
         const double ratio = b > 0 ? v->max_err[c] / b : (v->max_err[c] > 0 ? INFINITY : 0);
-        if (!(ratio <= worst)) {
-            worst = ratio;
-            err = v->max_err[c];
-            bound = b;
-            wc = c;
+        if (!(ratio <= r.ratio)) {
+            r.ratio = ratio;
+            r.max_err = v->max_err[c];
+            r.bound = b;
+            r.channel = c;
         }
     }
+    return r;
+}
+
+int gf_verify_exact_report(const gf_verify_exact *v, const char *backend, double t_engine)
+{
+    const gf_verify_exact_result r = gf_verify_exact_get(v);
+    const double worst = r.ratio, err = r.max_err, bound = r.bound;
+    const int wc = r.channel;
     fprintf(stderr,
             "verify: FFT method (partition %zu): exact sums in %s for %s %llu outputs; %s %.3f s, "
             "exact sums %.3f s\n",

@@ -32,7 +32,7 @@ expect 2 "${E}--taps: '4194305' is out of range 1..4194304" in.wav out.wav --tap
 expect 2 "${E}--taps: '99999999999999999999999' is out of range 1..4194304" in.wav out.wav --taps 99999999999999999999999
 expect 2 "${E}option '--taps' needs a value" in.wav out.wav --taps
 expect 2 "${E}unknown option '--frobnicate' (see gpufilt --help)" in.wav out.wav --taps 5 --frobnicate
-expect 2 "${E}one of --taps N, --coeffs FILE or --ir FILE is required" in.wav out.wav
+expect 2 "${E}a filter is required: --taps N, --coeffs FILE, --ir FILE or a design (--lowpass F, --highpass F, --bandpass F1:F2, --bandreject F1:F2, --eq FILE)" in.wav out.wav
 expect 2 "${E}use one of --taps, --coeffs and --ir, not several" in.wav out.wav --taps 5 --coeffs c.txt
 expect 2 "${E}use one of --taps, --coeffs and --ir, not several" in.wav out.wav --coeffs c.txt --ir ir.wav
 expect 2 "${E}expected IN and OUT (files, or - for standard input/output; see gpufilt --help)" in.wav --taps 5

@@ -97,15 +97,16 @@ static int live_method(const gf_live *lv, const gf_taps *t, gf_config *c)
  * silence so that lazy start-up work (CUDA module loading, first launches)
  * is done before the stream starts. Then the histogram files and the
  * worker's buffers. */
-static int setup_engine(gf_live *lv, const gf_taps *t)
+static int setup_engine(gf_live *lv, gf_taps *t)
 {
     const gf_cli_options *o = lv->o;
-    int rc = gf_taps_fit(t, lv->C, (int)lv->rate);
+    int rc = gf_taps_ready(o, t, lv->C, (int)lv->rate);
     if (rc)
         return rc;
     const gf_job job = {
         .frames = -1, .channels = lv->C, .taps = t->n, .block = lv->F, .rate = lv->rate};
-    gf_config c = gf_cli_engine_config(o, lv->C, t, gf_cli_choose_device(o, &job, NULL, 0));
+    gf_config c =
+        gf_cli_engine_config(o, lv->C, t, gf_cli_choose_device(o, &job, NULL, NULL, 0), 0);
     c.mode = GF_MODE_CAUSAL;
     c.chunk_frames = lv->F;
     if ((rc = live_method(lv, t, &c)) != 0)
@@ -275,7 +276,7 @@ static void report_end(gf_live *lv, volatile sig_atomic_t *stop, double t_start,
     print_counts(lv, prefix);
 }
 
-int gf_live_run(const gf_cli_options *o, const gf_taps *t, volatile sig_atomic_t *stop)
+int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop)
 {
     /* Validated by gf_cli_parse: one of taps/coeffs; channels, rate, frames
      * and duration in range (0 = not given). o->mode and o->chunk do not

@@ -36,6 +36,6 @@ int gf_live_list_devices(void);
  * they support), a backend failure, or a stream that stopped by itself;
  * GF_EXIT_USAGE / GF_EXIT_INTERNAL as for files.
  */
-int gf_live_run(const gf_cli_options *o, const gf_taps *t, volatile sig_atomic_t *stop);
+int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop);
 
 #endif /* GF_LIVE_H */

@@ -1,0 +1,46 @@
+/*
+ * --json-summary FILE|-: one JSON object per run, for scripts and batch
+ * jobs (README, "Machine-readable summary"). filter.c fills a gf_run_summary
+ * at the end of a run, whatever its outcome; this module writes it, with
+ * the warnings and errors the run printed (gf_cli_kept_message).
+ */
+#ifndef GF_SUMMARY_JSON_H
+#define GF_SUMMARY_JSON_H
+
+#include "gpufilt.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct gf_run_summary {
+    int exit_code;
+    const char *input, *output;
+    const char *output_format; /* libsndfile's or raw words; NULL: none written */
+    int64_t frames_in, frames_out;
+    int channels, rate; /* rate 0: unknown */
+    size_t taps;
+    const char *filter; /* "mean", "coefficients", "impulse response", "design" */
+    int per_channel;
+    const char *mode, *precision, *method; /* NULL method: no engine was made */
+    size_t partition;                      /* FFT method, else 0 */
+    const char *backend;                   /* the one in use at the end */
+    const char *why;                       /* --device auto's reason, or "" */
+    const char *handoff_to;                /* a hand-off asked for: its backend, else NULL */
+    int64_t handoff_frame;                 /* where it happened, or -1 */
+    const char *handoff_error;             /* why it did not, or "" */
+    double seconds, engine_seconds;
+    uint64_t clipped;
+    /* --verify: verify 0 none, 1 direct (against the serial reference),
+     * 2 FFT (against exact sums). */
+    int verify;
+    uint64_t compared, differ, max_ulp;
+    double max_abs_error, reference_seconds;
+    double bound, ratio; /* FFT: the largest error's bound and ratio */
+    int all_checked;     /* FFT: every output (else a sample) */
+} gf_run_summary;
+
+/* Write s as one line of JSON to path ("-": standard output), under a
+ * temporary name until complete. An exit code after a one-line error. */
+int gf_summary_json_write(const char *path, const gf_run_summary *s);
+
+#endif /* GF_SUMMARY_JSON_H */

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The CLI on a GPU (label gpu; exit 77 without one): --device cuda gives the
+# CPU's bytes with the direct method, and --device auto hands a long job from
+# the CPU to the GPU at a chunk boundary without changing a byte of the
+# output or of the histograms, and says which backend filtered how much.
+source "$(dirname "$0")/lib.sh" "$@"
+
+"$SFTOOL" gen in.wav wav16 2 48000 480000 noise
+rc=0
+"$GPUFILT" in.wav probe.wav --taps 5 --device cuda --quiet 2>stderr.txt || rc=$?
+if [ "$rc" = 5 ] && grep -q "no usable CUDA device\|built without CUDA" stderr.txt; then
+    echo "skipped: no usable GPU ($(cat stderr.txt))"
+    exit 77
+fi
+assert_eq "probe on the GPU: exit" "$rc" 0
+
+# --device cuda = --device cpu, byte for byte (direct method).
+expect 0 "" in.wav cpu.wav --taps 63 --device cpu --quiet
+expect 0 "" in.wav cuda.wav --taps 63 --device cuda --quiet
+assert_eq "cuda = cpu, 63 taps" "$(cmp cpu.wav cuda.wav && echo same)" same
+
+# Hand-off: five minutes of stereo through 4095 direct taps is seconds of
+# CPU work, so --device auto starts on the CPU and the GPU takes over.
+"$SFTOOL" gen long.wav wav16 2 48000 14400000 noise
+hist=(--hist-bins 64 --hist-block 48000)
+expect 0 "" long.wav ref.wav --taps 4095 --method direct --device cuda --quiet \
+    --hist ref.csv "${hist[@]}"
+expect 0 "gpufilt: long.wav -> auto.wav: 14400000 frames x 2 ch at 48000 Hz, 4095 taps (mean), same, f32, direct, cpu backend for *" \
+    long.wav auto.wav --taps 4095 --method direct --hist auto.csv "${hist[@]}" --json-summary h.json
+summary=$(head -n 1 stderr.txt)
+[[ $summary == *", then cuda for "*"GPU takes over once started)"* ]] && pass ||
+    fail "hand-off summary: $summary"
+cpu_frames=$(sed -n 's/.*cpu backend for \([0-9]*\) frames, then cuda for \([0-9]*\).*/\1 \2/p' stderr.txt)
+read -r before after <<<"$cpu_frames"
+assert_eq "hand-off: frames add up" "$((before + after))" 14400000
+[ "$before" -gt 0 ] && [ "$after" -gt 0 ] && pass || fail "hand-off at frame $before of 14400000"
+assert_eq "hand-off in the JSON summary" "$(python3 -c 'import json, sys
+h = json.load(open(sys.argv[1]))["handoff"]; print(h["to"], h["frame"], h["error"])' h.json)" \
+    "cuda $before None"
+assert_eq "hand-off: output = the GPU's" "$(cmp ref.wav auto.wav && echo same)" same
+assert_eq "hand-off: histograms = the GPU's" "$(cmp ref.csv auto.csv && echo same)" same
+
+# --verify across a hand-off: the serial reference agrees exactly (a
+# minute, two CPU threads: the CPU's share is seconds, the reference's too).
+"$SFTOOL" gen minute.wav wav16 2 48000 2880000 noise
+expect 0 "*" minute.wav verified.wav --taps 1023 --method direct --threads 2 --verify
+grep -q "then cuda for" stderr.txt && pass || fail "no hand-off under --verify: $(head -n 1 stderr.txt)"
+finish
