@@ -6,9 +6,12 @@
 # .deps/ (see README): they are unpacked into a private prefix, never into /.
 #
 #   tests/gpu/device-run.sh [--quick] [--only STEP,...]
-#     --quick: smaller benchmark sizes
-#     --only:  run only these of: ctest contention demo bench long clibench pipes live
-#              profile (the build always runs; profile runs only when named)
+#     --quick: smaller benchmark sizes, sanitizers on the smaller cases
+#     --only:  run only these of: ctest contention demo faults sanitize bench long
+#              clibench pipes live, and the opt-in profile and soak (the build
+#              always runs; profile and soak run only when named)
+#   SOAK_SECONDS (default 600): the soak's length: live_jack.sh --soak with
+#   the cuda backend and 256-frame blocks, every frame checked
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/out}
@@ -59,6 +62,15 @@ if compgen -G ".deps/*.deb" >/dev/null; then
     fi
     # jackd's drivers (the dummy one for the live test).
     [ -d "$prefix/usr/lib/x86_64-linux-gnu/jack" ] && export JACK_DRIVER_DIR="$prefix/usr/lib/x86_64-linux-gnu/jack"
+    # groff (the man page's check) finds its fonts and macros in the prefix.
+    if [ -d "$prefix/usr/share/groff/current" ]; then
+        export GROFF_FONT_PATH="$prefix/usr/share/groff/current/font"
+        export GROFF_TMAC_PATH="$prefix/usr/share/groff/current/tmac"
+    fi
+fi
+# The Python module's test: the python3 that has numpy and scipy.
+if [ -z "${GPUFILT_PYTHON:-}" ] && python3 -c "import numpy, scipy, venv" 2>/dev/null; then
+    export GPUFILT_PYTHON=$(command -v python3)
 fi
 command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
 
@@ -109,6 +121,26 @@ step "demo on the GPU with --verify"
 rm -f "$OUT/demo-filtered.wav"
 fi
 
+if want faults; then
+step "GPU faults: a build with fault injection; out of memory, a device failing mid-run"
+cmake -S . -B build-faults -DCMAKE_BUILD_TYPE=Release -DGPUFILT_CUDA=ON \
+    -DGPUFILT_CUDA_ARCHITECTURES=90 -DGPUFILT_FAULT_INJECTION=ON -DGPUFILT_BUILD_TESTS=ON \
+    >"$OUT/faults-build.log" 2>&1 &&
+    cmake --build build-faults -j "$(nproc)" --target gpufilt sftool >>"$OUT/faults-build.log" 2>&1
+if [ $? -ne 0 ]; then
+    echo "FAILED: the fault-injection build"; tail -5 "$OUT/faults-build.log"; status=1
+else
+    tests/gpu/faults.sh build-faults 2>&1 | tee "$OUT/faults.log" | tail -12
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+fi
+
+if want sanitize; then
+step "compute-sanitizer: memcheck, racecheck, synccheck, initcheck"
+tests/gpu/sanitize.sh build-gpu "$OUT" $quick 2>&1 | tee "$OUT/sanitize.log" | tail -12
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+
 step "benchmark"
 if want bench && [ -x build-gpu/bench/bench_gpu ]; then
     ./build-gpu/bench/bench_gpu $quick 2>&1 | tee "$OUT/bench.log"
@@ -154,6 +186,14 @@ if want live; then
         ./build-gpu/bench/live_bench 2>&1 | tee "$OUT/live_bench.log"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     fi
+fi
+
+if [[ $only == *,soak,* ]]; then
+    step "live soak: ${SOAK_SECONDS:-600} s, cuda backend, 256-frame blocks, every frame checked"
+    GPUFILT_LIVE_DEVICE=cuda GPUFILT_LIVE_FRAMES=256 tests/live/live_jack.sh build-gpu/gpufilt \
+        build-gpu/tests/live/jack_feed build-gpu/tests/live/live_check /tmp/gpufilt-soak \
+        --soak "${SOAK_SECONDS:-600}" 2>&1 | tee "$OUT/soak.log" | tail -8
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
 step "result: $([ $status -eq 0 ] && echo OK || echo FAILED)"
