@@ -34,13 +34,22 @@ fault cudaMalloc:1 5 "${E}cannot set up the cuda filter: out of GPU memory: *" \
     in.wav out.wav --taps 63 --device cuda
 grep -q "MiB for a chunk's input, .* MiB free of " stderr.txt || fail "no sizes in: $(cat stderr.txt)"
 expect_no_output out.wav
-# --device auto: a job big enough for the GPU (a minute of stereo, 8192
-# taps: about 47e9 multiply-adds) falls back to the CPU, same bytes.
+# --device auto, a job big enough for the GPU (a minute of stereo, 8192
+# taps: about 47e9 multiply-adds). Direct method: the CPU starts at once and
+# the hand-off fails, so the CPU filters it all, same bytes, and the summary
+# says why. FFT method (one backend up front): the CPU takes over with a
+# warning, same bytes as --device cpu.
 "$SFTOOL" gen long.wav wav16 2 48000 2880000 noise
 "$GPUFILT" long.wav cpu.wav --taps 8192 --method direct --device cpu --quiet
+fault cudaMalloc:1 0 "gpufilt: long.wav -> auto.wav: *" long.wav auto.wav --taps 8192 --method direct
+grep -q "cpu backend (out of GPU memory: .*GPU takes over once started)" stderr.txt ||
+    fail "hand-off failure not in the summary: $(head -n 1 stderr.txt)"
+"$SFTOOL" cmp cpu.wav auto.wav && pass || fail "the failed hand-off's output differs from --device cpu"
+# (2^22 taps on one thread: the cost model's estimate is about 0.9 s)
+"$GPUFILT" long.wav cpufft.wav --taps 4194304 --method fft --threads 1 --device cpu --quiet
 fault cudaMalloc:1 0 "gpufilt: warning: the GPU cannot take this filter (out of GPU memory: *" \
-    long.wav auto.wav --taps 8192 --method direct --quiet
-"$SFTOOL" cmp cpu.wav auto.wav && pass || fail "the CPU fallback's output differs from --device cpu"
+    long.wav autofft.wav --taps 4194304 --method fft --threads 1 --quiet
+"$SFTOOL" cmp cpufft.wav autofft.wav && pass || fail "the CPU fallback's output differs from --device cpu"
 
 # The device failing mid-run: an upload, an event query; direct, FFT, histograms.
 for spec in cudaMemcpyAsync:7 cudaEventQuery:3; do
