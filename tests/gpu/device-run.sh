@@ -100,7 +100,7 @@ fi
 no_install=()
 [ -z "${prefix:-}" ] || no_install=(-LE install)
 if want ctest; then
-step "ctest (whole suite, gpu label included${prefix:+; install tests: CI's})"
+step "ctest (whole suite, gpu label included${prefix:+; the install tests run in CI})"
 (cd build-gpu && ctest --output-on-failure -j 4 "${no_install[@]}" 2>&1) | tee "$OUT/ctest.log" |
     grep -vE "^\s*$" | tail -25
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
