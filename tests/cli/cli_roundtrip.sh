@@ -28,4 +28,12 @@ for dev in ref cpu; do
         if "$SFTOOL" cmp in_wav242.wav "o_$dev$chunk.wav"; then pass; else fail "$dev chunk $chunk"; fi
     done
 done
+# Ogg: Vorbis by default, Opus for a .opus name or --out-format opus.
+"$SFTOOL" gen in_ogg.wav wav16 2 48000 4800 noise
+for o in "o.ogg" "o.opus" "o2.oga --out-format opus" "o3.ogg --out-format ogg:opus"; do
+    set -- $o
+    "$GPUFILT" in_ogg.wav "$@" --taps 5 --quiet
+    want="OGG (OGG Container format) / $([ "$1" = o.ogg ] && echo Vorbis || echo Opus)"
+    assert_eq "codec of $o" "$("$SFTOOL" format "$1")" "$want"
+done
 finish

@@ -148,6 +148,14 @@ static int pick_format(const char *path, const SF_INFO *in, const char *out_form
         subtype = fit_subtype(major, in);
         *implied = 1;
     }
+    /* "opus" names the codec too: Ogg is Vorbis unless it is Opus (whose
+     * rates, 8 to 48 kHz, libsndfile checks when the file is opened). */
+    if (m == SF_FORMAT_OGG && !sub && strcasecmp(name, "opus") == 0) {
+        major = SF_FORMAT_OGG;
+        subtype = SF_FORMAT_OPUS;
+        endian = 0;
+        *implied = 1;
+    }
     if (sub) {
         subtype = 0;
         for (size_t i = 0; i < sizeof subtypes / sizeof subtypes[0]; i++)
