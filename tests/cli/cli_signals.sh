@@ -118,7 +118,7 @@ rc=0
 "$GPUFILT" in.wav k.wav --taps 5 --quiet 2>stderr.txt || rc=$?
 assert_eq "the next run after SIGKILL: exit status" "$rc" 0
 case "$(cat stderr.txt)" in
-"${W}removed '$stale' ("*" MiB), left by a gpufilt run that was killed") pass ;;
+"${W}removed '$stale' ("*"), left by a gpufilt run that was killed") pass ;;
 *) fail "the next run after SIGKILL: message '$(cat stderr.txt)'" ;;
 esac
 [ ! -e "$stale" ] && pass || fail "the stale temporary file '$stale' is still there"
