@@ -42,6 +42,7 @@ typedef struct run {
     double t_start;
     gf_source src;
     gf_engine *e, *ref;     /* the backend, and with --verify (direct) the serial reference */
+    int in_place;           /* the backend filters from input blocks into output blocks */
     gf_verify_exact *exact; /* with --verify of the FFT method: the exact sums */
     char why[160];          /* why --device auto chose the backend, or "" */
     gf_sink sink;
@@ -148,9 +149,40 @@ static int drain(run *r, gf_engine *e, int side)
     }
 }
 
+/* The backend filters n frames from `in` straight into an output block
+ * of their own (gf_engine_process), handed to the writer. */
+static int feed_in_place(run *r, const unsigned char *in, size_t n)
+{
+    if (r->cur && r->cur->frames > 0) { /* what a catch-up left */
+        gf_stages_write(&r->stages, r->cur);
+        r->cur = NULL;
+    }
+    if (!r->cur && !(r->cur = gf_stages_output(&r->stages, r->stop)))
+        return *r->stop && !r->stages.write_failed ? stalled(r) : output_failed(r);
+    size_t got = 0;
+    const double t0 = gf_now();
+    gf_status st = gf_engine_process(r->e, in, n, r->cur->data, &got);
+    r->t_engine += gf_now() - t0;
+    if (st != GF_OK)
+        return gf_cli_engine_failed(r->e, st);
+    if (r->ref && gf_verify_feed(&r->verify, 0, r->cur->data, got) != 0) {
+        gf_cli_error("out of memory");
+        return GF_EXIT_INTERNAL;
+    }
+    if (r->exact)
+        gf_verify_exact_output(r->exact, r->cur->data, got);
+    if ((r->cur->frames = got) > 0) {
+        gf_stages_write(&r->stages, r->cur);
+        r->cur = NULL;
+    }
+    return collect_hist(r, r->e, 0);
+}
+
 /* Push n frames into engine e (side 0: backend, 1: reference). */
 static int feed(run *r, gf_engine *e, int side, const unsigned char *in, size_t n)
 {
+    if (side == 0 && r->in_place)
+        return feed_in_place(r, in, n);
     while (n > 0 && !abandoned(r)) {
         size_t used = 0;
         const double t0 = gf_now();
@@ -393,8 +425,16 @@ static int open_outputs(run *r)
     }
     r->sink.sync = o->sync;
     r->fb = (size_t)r->src.fmt.channels * (o->precision == GF_PRECISION_F32 ? 4 : 8);
+    /* A backend on the host filters each input block straight into an
+     * output block (gf_engine_process: no copies into and out of its own
+     * buffers), which then holds up to max_pending frames more than it was
+     * given. The GPU keeps its own page-locked buffers, and the push/pull
+     * loop keeps its transfers overlapping the reading and writing. */
+    const char *be = gf_engine_backend(r->e);
+    r->in_place = r->handoff == GF_DEVICE_AUTO && strcmp(be, "cuda") != 0;
+    const size_t out_cap = BLOCK_FRAMES + (r->in_place ? gf_engine_max_pending(r->e) : 0);
     if (!(r->ref_out = malloc(BLOCK_FRAMES * r->fb)) ||
-        gf_stages_start(&r->stages, &r->src, &r->sink, o->precision, BLOCK_FRAMES) != 0) {
+        gf_stages_start(&r->stages, &r->src, &r->sink, o->precision, BLOCK_FRAMES, out_cap) != 0) {
         gf_cli_error("out of memory");
         return GF_EXIT_INTERNAL;
     }

@@ -110,6 +110,21 @@ static const char *container_magic(const unsigned char *b, size_t n)
     return NULL;
 }
 
+/* The first four bytes of the stream, however they arrive: a container's
+ * magic gets a warning. */
+static void note_magic(gf_source *s, const unsigned char *b, size_t got)
+{
+    raw_source *r = s->state;
+    for (size_t i = 0; r->magic_n < 4 && i < got; i++) {
+        r->magic[r->magic_n++] = b[i];
+        const char *c = r->magic_n == 4 ? container_magic(r->magic, 4) : NULL;
+        if (c)
+            gf_cli_warn("%s starts like a %s file, but --raw %s reads every byte as "
+                        "samples, header included (leave out --raw to read the %s file)",
+                        s->path, c, gf_raw_name(r->raw), c);
+    }
+}
+
 /* Wait until fd is readable (1) or the wake pipe fires (0); -1 on error. */
 static int wait_readable(const raw_source *r)
 {
@@ -138,6 +153,15 @@ static int64_t raw_read(gf_source *s, gf_precision p, void *out, size_t frames, 
     const size_t C = (size_t)s->fmt.channels;
     const size_t fbytes = C * gf_raw_sample_bytes(r->raw);
     const size_t want = frames * fbytes;
+    /* Samples already in the engine's format are read straight into `out`
+     * (what a previous read left, a partial frame, goes first); others
+     * gather in r->buf and are decoded on delivery. */
+    const int native = (p == GF_PRECISION_F32 && r->raw == GF_RAW_F32LE) ||
+                       (p == GF_PRECISION_F64 && r->raw == GF_RAW_F64LE);
+    unsigned char *acc = native ? out : r->buf;
+    const size_t room = native ? want : r->size;
+    if (native && r->have > 0)
+        memcpy(acc, r->buf, r->have); /* less than a frame */
     for (;;) {
         const size_t whole = r->have / fbytes;
         /* Deliver when the request is met, at the end, or (streaming) when
@@ -145,9 +169,13 @@ static int64_t raw_read(gf_source *s, gf_precision p, void *out, size_t frames, 
         if (r->have >= want || (r->eof && whole > 0) ||
             (s->streaming && whole > 0 && !readable_now(r->fd))) {
             const size_t k = whole < frames ? whole : frames;
-            decode_block(r->raw, r->buf, k * C, p, out);
             r->have -= k * fbytes;
-            memmove(r->buf, r->buf + k * fbytes, r->have);
+            if (native) /* a partial frame's bytes wait in r->buf */
+                memcpy(r->buf, acc + k * fbytes, r->have);
+            else {
+                decode_block(r->raw, r->buf, k * C, p, out);
+                memmove(r->buf, r->buf + k * fbytes, r->have);
+            }
             s->frames_read += (int64_t)k;
             return (int64_t)k;
         }
@@ -157,14 +185,17 @@ static int64_t raw_read(gf_source *s, gf_precision p, void *out, size_t frames, 
         }
         if (s->streaming) {
             const int ready = wait_readable(r);
-            if (ready == 0)
-                return 0; /* interrupted */
+            if (ready == 0) { /* interrupted: what was read stays for a next call */
+                if (native)
+                    memcpy(r->buf, acc, r->have);
+                return 0;
+            }
             if (ready < 0) {
                 snprintf(err, n, "reading %s: %s", s->path, strerror(errno));
                 return -1;
             }
         }
-        const ssize_t got = read(r->fd, r->buf + r->have, r->size - r->have);
+        const ssize_t got = read(r->fd, acc + r->have, room - r->have);
         if (got < 0) {
             if (errno == EINTR || errno == EAGAIN)
                 continue;
@@ -175,15 +206,7 @@ static int64_t raw_read(gf_source *s, gf_precision p, void *out, size_t frames, 
             r->eof = 1;
             continue;
         }
-        /* The first four bytes of the stream, however they arrive. */
-        for (size_t i = 0; r->magic_n < 4 && i < (size_t)got; i++) {
-            r->magic[r->magic_n++] = r->buf[r->have + i];
-            const char *c = r->magic_n == 4 ? container_magic(r->magic, 4) : NULL;
-            if (c)
-                gf_cli_warn("%s starts like a %s file, but --raw %s reads every byte as "
-                            "samples, header included (leave out --raw to read the %s file)",
-                            s->path, c, gf_raw_name(r->raw), c);
-        }
+        note_magic(s, acc + r->have, (size_t)got);
         r->have += (size_t)got;
     }
 }

@@ -168,7 +168,8 @@ static void free_blocks(gf_stages *st)
     q_destroy(&st->out_full);
 }
 
-int gf_stages_start(gf_stages *st, gf_source *src, gf_sink *sink, gf_precision p, size_t capacity)
+int gf_stages_start(gf_stages *st, gf_source *src, gf_sink *sink, gf_precision p, size_t capacity,
+                    size_t out_capacity)
 {
     memset(st, 0, sizeof *st);
     st->src = src;
@@ -179,10 +180,11 @@ int gf_stages_start(gf_stages *st, gf_source *src, gf_sink *sink, gf_precision p
     q_init(&st->in_full);
     q_init(&st->out_free);
     q_init(&st->out_full);
-    const size_t bytes = capacity * (size_t)src->fmt.channels * (p == GF_PRECISION_F32 ? 4 : 8);
+    st->out_capacity = out_capacity;
+    const size_t fb = (size_t)src->fmt.channels * (p == GF_PRECISION_F32 ? 4 : 8);
     for (int i = 0; i < GF_STAGE_BLOCKS; i++) {
-        st->in_blocks[i].data = malloc(bytes);
-        st->out_blocks[i].data = malloc(bytes);
+        st->in_blocks[i].data = malloc(capacity * fb);
+        st->out_blocks[i].data = malloc(out_capacity * fb);
         if (!st->in_blocks[i].data || !st->out_blocks[i].data) {
             free_blocks(st);
             return GF_EXIT_INTERNAL;

@@ -36,7 +36,8 @@ typedef struct gf_stages {
     gf_source *src;
     gf_sink *sink;
     gf_precision precision;
-    size_t capacity; /* frames per block */
+    size_t capacity;     /* frames per input block */
+    size_t out_capacity; /* frames per output block (>= capacity) */
     gf_block in_blocks[GF_STAGE_BLOCKS], out_blocks[GF_STAGE_BLOCKS];
     gf_blockq in_free, in_full, out_free, out_full;
     pthread_t reader, writer;
@@ -48,9 +49,11 @@ typedef struct gf_stages {
     char read_err[512], write_err[512];
 } gf_stages;
 
-/* Allocate blocks and start both threads. Returns 0, or GF_EXIT_INTERNAL
- * (out of memory or no thread) with nothing left running. */
-int gf_stages_start(gf_stages *st, gf_source *src, gf_sink *sink, gf_precision p, size_t capacity);
+/* Allocate blocks (input: capacity frames, output: out_capacity) and start
+ * both threads. Returns 0, or GF_EXIT_INTERNAL (out of memory or no
+ * thread) with nothing left running. */
+int gf_stages_start(gf_stages *st, gf_source *src, gf_sink *sink, gf_precision p, size_t capacity,
+                    size_t out_capacity);
 
 /* Next block of input; frames == 0 at the end (read_failed tells an error
  * from EOF). NULL when *stop became non-zero while waiting (checked every
