@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 
-void gf_cli_help(FILE *f)
+static void help_filter(FILE *f)
 {
     fprintf(f,
             "usage: gpufilt IN OUT FILTER [options]\n"
@@ -46,7 +46,10 @@ void gf_cli_help(FILE *f)
             "      --threads N       cpu backend worker threads (default: all CPUs)\n"
             "\n",
             GF_MAX_FFT_TAPS, GF_MAX_TAPS, GF_MIN_PARTITION, GF_MAX_PARTITION);
-    gf_design_cli_help(f);
+}
+
+static void help_streams(FILE *f)
+{
     fprintf(f,
             "streams:\n"
             "      --raw FMT         IN is headerless samples: u8 s8 s16le s16be s24le s32le\n"
@@ -76,6 +79,10 @@ void gf_cli_help(FILE *f)
             "      --stats           print xrun counts every second\n"
             "\n",
             GF_HIST_MAX_BINS);
+}
+
+static void help_output(FILE *f)
+{
     fprintf(
         f,
         "output:\n"
@@ -114,4 +121,12 @@ void gf_cli_help(FILE *f)
         "  130 interrupted by a signal (INT, TERM, HUP, ...)   141 output pipe closed\n"
         "On any failure no output file is left behind: output is written to a\n"
         "temporary file in the same directory and renamed only on success.\n");
+}
+
+void gf_cli_help(FILE *f)
+{
+    help_filter(f);
+    gf_design_cli_help(f);
+    help_streams(f);
+    help_output(f);
 }
