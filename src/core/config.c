@@ -20,6 +20,65 @@ gf_config gf_config_default(void)
     return c;
 }
 
+/* The histogram settings (c->hist). */
+static gf_status check_hist(const gf_hist_config *h, char *detail, size_t n)
+{
+    if (h->bins < 1 || h->bins > GF_HIST_MAX_BINS) {
+        gf_detail(detail, n, "hist.bins %zu out of range 1..%zu", h->bins, GF_HIST_MAX_BINS);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (h->block_frames < 1 || h->block_frames > GF_HIST_MAX_BLOCK) {
+        gf_detail(detail, n, "hist.block_frames %zu out of range 1..%zu", h->block_frames,
+                  GF_HIST_MAX_BLOCK);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (!isfinite(h->lo) || !isfinite(h->hi)) {
+        gf_detail(detail, n, "hist.lo (%g) and hist.hi (%g) must both be finite", h->lo, h->hi);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (!(h->lo < h->hi)) {
+        gf_detail(detail, n, "hist.lo (%g) must be below hist.hi (%g)", h->lo, h->hi);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    /* The bin rule needs hi - lo and bins / (hi - lo) as finite doubles. */
+    if (!isfinite(h->hi - h->lo) || !isfinite((double)h->bins / (h->hi - h->lo))) {
+        gf_detail(detail, n,
+                  "hist.lo..hist.hi (%g..%g) with %zu bins: hi - lo or bins / (hi - lo) "
+                  "is not a finite double",
+                  h->lo, h->hi, h->bins);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (h->of_input != 0 && h->of_input != 1) {
+        gf_detail(detail, n, "hist.of_input %d is not 0 or 1", h->of_input);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (h->mix != 0 && h->mix != 1) {
+        gf_detail(detail, n, "hist.mix %d is not 0 or 1", h->mix);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    return GF_OK;
+}
+
+/* Every coefficient finite in the precision. */
+static gf_status check_taps(const gf_config *c, char *detail, size_t n)
+{
+    const size_t total = c->num_taps * (c->taps_per_channel ? (size_t)c->channels : 1);
+    for (size_t k = 0; k < total; k++) {
+        double h = c->taps[k];
+        if (!isfinite(h) || (c->precision == GF_PRECISION_F32 && !isfinite((float)h))) {
+            if (c->taps_per_channel)
+                gf_detail(detail, n,
+                          "coefficient %zu of channel %zu (%g) is not finite in the precision",
+                          k % c->num_taps + 1, k / c->num_taps + 1, h);
+            else
+                gf_detail(detail, n, "coefficient %zu (%g) is not finite in the precision", k + 1,
+                          h);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+    }
+    return GF_OK;
+}
+
 gf_status gf_config_check(const gf_config *c, char *detail, size_t n)
 {
     if (c->channels < 1 || c->channels > GF_MAX_CHANNELS) {
@@ -85,57 +144,7 @@ gf_status gf_config_check(const gf_config *c, char *detail, size_t n)
         gf_detail(detail, n, "threads %d is negative", c->threads);
         return GF_ERR_INVALID_ARGUMENT;
     }
-    if (c->hist) {
-        const gf_hist_config *h = c->hist;
-        if (h->bins < 1 || h->bins > GF_HIST_MAX_BINS) {
-            gf_detail(detail, n, "hist.bins %zu out of range 1..%zu", h->bins, GF_HIST_MAX_BINS);
-            return GF_ERR_INVALID_ARGUMENT;
-        }
-        if (h->block_frames < 1 || h->block_frames > GF_HIST_MAX_BLOCK) {
-            gf_detail(detail, n, "hist.block_frames %zu out of range 1..%zu", h->block_frames,
-                      GF_HIST_MAX_BLOCK);
-            return GF_ERR_INVALID_ARGUMENT;
-        }
-        if (!isfinite(h->lo) || !isfinite(h->hi)) {
-            gf_detail(detail, n, "hist.lo (%g) and hist.hi (%g) must both be finite", h->lo, h->hi);
-            return GF_ERR_INVALID_ARGUMENT;
-        }
-        if (!(h->lo < h->hi)) {
-            gf_detail(detail, n, "hist.lo (%g) must be below hist.hi (%g)", h->lo, h->hi);
-            return GF_ERR_INVALID_ARGUMENT;
-        }
-        /* The bin rule needs hi - lo and bins / (hi - lo) as finite doubles. */
-        if (!isfinite(h->hi - h->lo) || !isfinite((double)h->bins / (h->hi - h->lo))) {
-            gf_detail(detail, n,
-                      "hist.lo..hist.hi (%g..%g) with %zu bins: hi - lo or bins / (hi - lo) "
-                      "is not a finite double",
-                      h->lo, h->hi, h->bins);
-            return GF_ERR_INVALID_ARGUMENT;
-        }
-        if (h->of_input != 0 && h->of_input != 1) {
-            gf_detail(detail, n, "hist.of_input %d is not 0 or 1", h->of_input);
-            return GF_ERR_INVALID_ARGUMENT;
-        }
-        if (h->mix != 0 && h->mix != 1) {
-            gf_detail(detail, n, "hist.mix %d is not 0 or 1", h->mix);
-            return GF_ERR_INVALID_ARGUMENT;
-        }
-    }
-    if (c->taps) {
-        const size_t total = c->num_taps * (c->taps_per_channel ? (size_t)c->channels : 1);
-        for (size_t k = 0; k < total; k++) {
-            double h = c->taps[k];
-            if (!isfinite(h) || (c->precision == GF_PRECISION_F32 && !isfinite((float)h))) {
-                if (c->taps_per_channel)
-                    gf_detail(detail, n,
-                              "coefficient %zu of channel %zu (%g) is not finite in the precision",
-                              k % c->num_taps + 1, k / c->num_taps + 1, h);
-                else
-                    gf_detail(detail, n, "coefficient %zu (%g) is not finite in the precision",
-                              k + 1, h);
-                return GF_ERR_INVALID_ARGUMENT;
-            }
-        }
-    }
-    return GF_OK;
+    if (c->hist && check_hist(c->hist, detail, n) != GF_OK)
+        return GF_ERR_INVALID_ARGUMENT;
+    return c->taps ? check_taps(c, detail, n) : GF_OK;
 }

@@ -91,32 +91,39 @@ static int dev_channels(const PaDeviceInfo *d, int input)
     return input ? d->maxInputChannels : d->maxOutputChannels;
 }
 
+/* The default device of the direction (in host API `api`, or PortAudio's). */
+static int find_default(int input, int api, int *out)
+{
+    const char *dir = input ? "input" : "output";
+    const PaDeviceIndex n = Pa_GetDeviceCount();
+    PaDeviceIndex d = paNoDevice;
+    if (api >= 0) {
+        const PaHostApiInfo *h = Pa_GetHostApiInfo(api);
+        d = h ? (input ? h->defaultInputDevice : h->defaultOutputDevice) : paNoDevice;
+    } else {
+        d = input ? Pa_GetDefaultInputDevice() : Pa_GetDefaultOutputDevice();
+    }
+    if (d == paNoDevice || d < 0) {
+        if (api >= 0)
+            gf_cli_error("no audio %s device in host API '%s' (see gpufilt --list-devices)", dir,
+                         gf_pa_api_name(api));
+        else
+            gf_cli_error("no audio %s device found (PortAudio sees %d device%s; see gpufilt "
+                         "--list-devices; with a JACK server, use --host-api JACK)",
+                         dir, (int)(n > 0 ? n : 0), n == 1 ? "" : "s");
+        return GF_EXIT_DEVICE;
+    }
+    *out = d;
+    return 0;
+}
+
 int gf_pa_find_device(const char *spec, int input, int api, int *out)
 {
     const char *dir = input ? "input" : "output";
     const char *opt = input ? "--in" : "--out";
     const PaDeviceIndex n = Pa_GetDeviceCount();
-    if (!spec) {
-        PaDeviceIndex d = paNoDevice;
-        if (api >= 0) {
-            const PaHostApiInfo *h = Pa_GetHostApiInfo(api);
-            d = h ? (input ? h->defaultInputDevice : h->defaultOutputDevice) : paNoDevice;
-        } else {
-            d = input ? Pa_GetDefaultInputDevice() : Pa_GetDefaultOutputDevice();
-        }
-        if (d == paNoDevice || d < 0) {
-            if (api >= 0)
-                gf_cli_error("no audio %s device in host API '%s' (see gpufilt --list-devices)",
-                             dir, gf_pa_api_name(api));
-            else
-                gf_cli_error("no audio %s device found (PortAudio sees %d device%s; see gpufilt "
-                             "--list-devices; with a JACK server, use --host-api JACK)",
-                             dir, (int)(n > 0 ? n : 0), n == 1 ? "" : "s");
-            return GF_EXIT_DEVICE;
-        }
-        *out = d;
-        return 0;
-    }
+    if (!spec)
+        return find_default(input, api, out);
     /* A whole number is an index. */
     char *end = NULL;
     const long idx = strtol(spec, &end, 10);

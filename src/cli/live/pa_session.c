@@ -61,6 +61,38 @@ static void quiet_audio_libraries(void)
 #endif
 }
 
+/* Keep the tail of what fd says (up to cap - 1 bytes in buf, *len of
+ * them) until it closes; give up after PROBE_TIMEOUT. Non-zero when it
+ * timed out. */
+static int read_tail(int fd, char *buf, size_t cap, size_t *len)
+{
+    const double deadline = gf_now() + PROBE_TIMEOUT;
+    for (;;) {
+        const double left = deadline - gf_now();
+        if (left <= 0)
+            return 1;
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        const int pr = poll(&pfd, 1, (int)(left * 1000) + 1);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr <= 0)
+            return pr == 0;
+        char tmp[512];
+        const ssize_t r = read(fd, tmp, sizeof tmp);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return 0;
+        for (ssize_t i = 0; i < r; i++) {
+            if (*len == cap - 1) {
+                memmove(buf, buf + cap / 2, *len - cap / 2);
+                *len -= cap / 2;
+            }
+            buf[(*len)++] = tmp[i];
+        }
+    }
+}
+
 /*
  * Run Pa_Initialize in a child process first: PortAudio 19.6's ALSA backend
  * aborts (assert in BuildDeviceList, PortAudio issue #294) where no ALSA
@@ -94,39 +126,9 @@ static int probe_initialize(char *why, size_t why_size)
         _exit(0);
     }
     close(fds[1]);
-    /* Keep the tail of what the child says; give up after a while. */
     char buf[2048];
     size_t len = 0;
-    int timed_out = 0;
-    const double deadline = gf_now() + PROBE_TIMEOUT;
-    for (;;) {
-        const double left = deadline - gf_now();
-        if (left <= 0) {
-            timed_out = 1;
-            break;
-        }
-        struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
-        const int pr = poll(&pfd, 1, (int)(left * 1000) + 1);
-        if (pr < 0 && errno == EINTR)
-            continue;
-        if (pr <= 0) {
-            timed_out = pr == 0;
-            break;
-        }
-        char tmp[512];
-        const ssize_t r = read(fds[0], tmp, sizeof tmp);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        for (ssize_t i = 0; i < r; i++) {
-            if (len == sizeof buf - 1) {
-                memmove(buf, buf + sizeof buf / 2, len - sizeof buf / 2);
-                len -= sizeof buf / 2;
-            }
-            buf[len++] = tmp[i];
-        }
-    }
+    const int timed_out = read_tail(fds[0], buf, sizeof buf, &len);
     close(fds[0]);
     if (timed_out)
         kill(pid, SIGKILL);
