@@ -59,6 +59,7 @@ typedef enum gf_cli_action {
     GF_ACTION_LIVE,         /* --live */
     GF_ACTION_LIST_DEVICES, /* --list-devices */
     GF_ACTION_DESIGN,       /* design options and --rate, no IN or OUT: the files only */
+    GF_ACTION_BATCH,        /* --out-dir DIR IN...: many files */
     GF_ACTION_DONE          /* --help or --version: printed, nothing more to do */
 } gf_cli_action;
 
@@ -79,7 +80,13 @@ typedef struct gf_cli_options {
     const char *out_format; /* --out-format MAJOR[:SUBTYPE] or NULL */
     int verify, quiet, allow_truncated, sync;
     const char *json_summary; /* --json-summary FILE or "-", or NULL */
-    int force;                /* --force: replace a read-only OUT (or histogram file) */
+
+    /* Many files: --out-dir DIR, the inputs (positional) and --in-list. */
+    const char *out_dir, *in_list;
+    int skip_existing;
+    char **inputs;
+    int ninputs;
+    int force; /* --force: replace a read-only OUT (or histogram file) */
 
     /* Raw streams (pipes): --raw, --out-raw, --channels, --rate. channels
      * and rate are 0 when not given; --raw requires --channels. */
@@ -262,7 +269,13 @@ gf_hist_config gf_cli_hist_config(const gf_cli_options *o, int rate);
 
 /* ---- the actions ---- */
 
-/* IN -> OUT (filter.c); *stop is set by SIGINT/SIGTERM. */
+/* IN -> OUT (filter.c); *stop is set by a signal. */
 int gf_filter_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop);
+
+/* --out-dir: o->inputs and --in-list's files, each with its own copy of t
+ * (batch.c). 0 when every file was filtered or skipped; else the first
+ * failed file's exit code (130 after a signal). */
+int gf_batch_run(const gf_cli_options *o, int nin, char **in, const gf_taps *t,
+                 volatile sig_atomic_t *stop);
 
 #endif /* GF_CLI_H */

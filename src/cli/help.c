@@ -7,6 +7,7 @@ static void help_filter(FILE *f)
 {
     fprintf(f,
             "usage: gpufilt IN OUT FILTER [options]\n"
+            "       gpufilt FILTER [options] --out-dir DIR IN... [--in-list FILE]\n"
             "       gpufilt --live FILTER [live options]\n"
             "       gpufilt FILTER --rate HZ (--design-out FILE | --response-png FILE)\n"
             "       gpufilt --list-devices\n"
@@ -100,8 +101,15 @@ static void help_output(FILE *f)
         "                        into place, so it survives a power loss\n"
         "  -q, --quiet           no progress bar or summary (errors still shown)\n"
         "      --json-summary F  the run as one JSON object in F ('-': standard output)\n"
+
         "  -h, --help            this text\n"
         "  -V, --version         version and compiled-in backends\n"
+        "\n"
+        "many files:\n"
+        "      --out-dir DIR     filter each IN (and --in-list's) to DIR/its name; a file\n"
+        "                        that fails is named and the rest go on\n"
+        "      --in-list FILE    more inputs, one path per line ('#' comments)\n"
+        "      --skip-existing   leave outputs already in DIR alone (resume a batch)\n"
         "\n"
         "examples:\n"
         "  gpufilt in.wav out.wav --taps 5\n"

@@ -50,6 +50,8 @@ static int run_action(const gf_cli_options *o, gf_taps *t)
 {
     if (o->action == GF_ACTION_FILTER)
         return gf_filter_run(o, t, &g_signal);
+    if (o->action == GF_ACTION_BATCH)
+        return gf_batch_run(o, o->ninputs, o->inputs, t, &g_signal);
     if (o->action == GF_ACTION_DESIGN) /* no input: as many channels as filters */
         return gf_taps_ready(o, t, t->filters, o->rate);
 #ifdef GPUFILT_HAVE_LIVE

@@ -114,6 +114,9 @@ static const opt_spec specs[] = {
     {"stats", 0, ARG_FLAG, F(stats), 0, 0, NULL},
     {"quiet", 'q', ARG_FLAG, F(quiet), 0, 0, NULL},
     {"json-summary", 0, ARG_STRING, F(json_summary), 0, 0, NULL},
+    {"out-dir", 0, ARG_STRING, F(out_dir), 0, 0, NULL},
+    {"in-list", 0, ARG_STRING, F(in_list), 0, 0, NULL},
+    {"skip-existing", 0, ARG_FLAG, F(skip_existing), 0, 0, NULL},
     {"help", 'h', ARG_HELP, 0, 0, 0, NULL},
     {"version", 'V', ARG_VERSION, 0, 0, 0, NULL},
 };
@@ -280,6 +283,12 @@ static int check_positionals(int npos, char **pos, gf_cli_options *o)
         }
         return GF_EXIT_OK;
     }
+    if (o->out_dir) { /* every argument is an input */
+        o->action = GF_ACTION_BATCH;
+        o->inputs = pos;
+        o->ninputs = npos;
+        return GF_EXIT_OK;
+    }
     if (npos == 0 && (o->design.design_out || o->design.response_png)) {
         o->action = GF_ACTION_DESIGN; /* the files only */
         return GF_EXIT_OK;
@@ -314,9 +323,9 @@ static int check_given(const gf_cli_options *o, const char *const *given)
 {
     static const char *const hist_params[] = {
         "hist-bins", "hist-block", "hist-range", "hist-of", "hist-channels", "hist-limit", NULL};
-    static const char *const not_live[] = {"chunk",      "verify",       "allow-truncated",
-                                           "sync",       "force",        "out-format",
-                                           "hist-limit", "json-summary", NULL};
+    static const char *const not_live[] = {
+        "chunk",      "verify",       "allow-truncated", "sync",    "force",         "out-format",
+        "hist-limit", "json-summary", "out-dir",         "in-list", "skip-existing", NULL};
     const char *name;
     if (!o->hist_path && !o->hist_png && (name = first_given(given, hist_params))) {
         gf_cli_error("--%s needs --hist FILE or --hist-png FILE (it sets their histograms)", name);
@@ -398,6 +407,24 @@ static int check_design(const gf_cli_options *o)
                                "give --rate (headerless input carries none)");
 }
 
+/* --out-dir and what goes with it. */
+static const char *check_batch(const gf_cli_options *o)
+{
+    if (o->action != GF_ACTION_BATCH)
+        return (o->in_list || o->skip_existing) ? "--in-list and --skip-existing need --out-dir"
+                                                : NULL;
+    if (o->hist_path || o->hist_png)
+        return "--out-dir: --hist and --hist-png would name one file for every input";
+    if (o->json_summary)
+        return "--out-dir: --json-summary would name one file for every input";
+    if (o->design.design_out || o->design.response_png)
+        return "--out-dir: --design-out and --response-png would be written for every input; "
+               "design once without IN and OUT";
+    if (o->out_raw || o->raw)
+        return "--out-dir filters audio files: --raw and --out-raw are for IN and OUT";
+    return NULL;
+}
+
 /* The options against each other (values are in range by now). */
 static int check_options(const gf_cli_options *o, const char *const *given)
 {
@@ -405,6 +432,8 @@ static int check_options(const gf_cli_options *o, const char *const *given)
     const char *bad = check_filter(o, buf, sizeof buf);
     if (!bad)
         bad = check_io(o);
+    if (!bad)
+        bad = check_batch(o);
     if (bad) {
         gf_cli_error("%s", bad);
         return GF_EXIT_USAGE;
