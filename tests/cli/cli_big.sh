@@ -6,15 +6,15 @@
 # unknown" and reads back whole. Never exit 0 with a file that reads back
 # short.
 #
-# Writes up to 4.4 GB at a time: skipped (77) with less than 10 GiB free
+# Writes up to 4.4 GB at a time: skipped (77) with less than 6 GiB free
 # where the test runs. Not registered in sanitizer builds (CMakeLists.txt).
 source "$(dirname "$0")/lib.sh" "$@"
 E='gpufilt: error: '
 BYTES=4400000000 # 1.1e9 stereo 16-bit frames
 FRAMES=$((BYTES / 4))
 
-if [ "$(df -Pk . | awk 'NR == 2 { print $4 }')" -lt $((10 << 20)) ]; then
-    echo "cli_big: skipped: less than 10 GiB free in $W"
+if [ "$(df -Pk . | awk 'NR == 2 { print $4 }')" -lt $((6 << 20)) ]; then
+    echo "cli_big: skipped: less than 6 GiB free in $W"
     exit 77
 fi
 
