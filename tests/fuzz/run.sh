@@ -38,9 +38,9 @@ for v in "$seconds" "$procs" ${runs:+"$runs"}; do
 done
 command -v clang >/dev/null || { echo "run.sh: clang is needed (apt-get install clang)" >&2 && exit 2; }
 
-cmake -S "$here" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.cmake.log" 2>&1 ||
-    { cat "$build.cmake.log" >&2 && exit 2; }
-cmake --build "$build" -j "$(nproc)" >"$build.build.log" 2>&1 || { cat "$build.build.log" >&2 && exit 2; }
+mkdir -p "$build" && cmake -S "$here" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build/cmake.log" 2>&1 ||
+    { cat "$build/cmake.log" >&2 && exit 2; }
+cmake --build "$build" -j "$(nproc)" >"$build/build.log" 2>&1 || { cat "$build/build.log" >&2 && exit 2; }
 
 # -close_fd_mask=3: the harnesses' own messages (gpufilt's warnings) are
 # noise; libFuzzer's and the sanitizers' reports still go to the log.
