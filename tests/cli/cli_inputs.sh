@@ -4,7 +4,8 @@
 # frame is exit 7 in a WAV (file or pipe) as in raw samples; a truncated
 # input, FLAC included, says "truncated", and --allow-truncated filters
 # what decodes.
-source "$(dirname "$0")/lib.sh" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh" "$@"
 E='gpufilt: error: '
 W='gpufilt: warning: '
 
@@ -97,6 +98,19 @@ fi
 # --- MP3 on a pipe: libsndfile 1.2 reads it out of bounds (fuzz_container
 # found it; valgrind shows it for any MP3): refused. As a file it is read,
 # and written to a WAV as float (MP3 in WAV is read, not written).
+# --- G.72x ADPCM on a pipe: libsndfile 1.2 never ends it (fuzz_container
+# found it): refused. As a file it is read to its end.
+tail -c +3 "$here/../fuzz/corpus/container/g721_pipe_endless" >g721.wav
+set +e +o pipefail
+cat g721.wav | timeout 20 "$GPUFILT" - g721.raw --taps 1 2>stderr.txt
+rc=${PIPESTATUS[1]}
+set -e -o pipefail
+assert_eq "G.721 on a pipe: exit status" "$rc" 3
+assert_eq "G.721 on a pipe: message" "$(cat stderr.txt)" \
+    "${E}standard input holds G.72x ADPCM, which libsndfile 1.2 does not read correctly from a pipe (it never ends): give it as a file"
+expect 0 "" g721.wav g721_out.wav --taps 1 --quiet
+assert_eq "G.721 file: frames" "$("$SFTOOL" frames g721_out.wav)" 240
+
 if "$SFTOOL" gen in.mp3 mp3 2 48000 4800 noise 2>/dev/null; then
     set +e +o pipefail
     cat in.mp3 | "$GPUFILT" - - --taps 1 >mp3.raw 2>stderr.txt

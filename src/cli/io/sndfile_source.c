@@ -317,6 +317,19 @@ int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, cha
         gf_source_close(s);
         return GF_EXIT_INPUT;
     }
+    /* libsndfile 1.2's G.721/G.723 decoders never reach the end of a pipe:
+     * they go on returning frames after the data (fuzz_container found a
+     * 139-byte WAV giving millions). As a file they stop where they should. */
+    const int sub = info.format & SF_FORMAT_SUBMASK;
+    if (s->streaming &&
+        (sub == SF_FORMAT_G721_32 || sub == SF_FORMAT_G723_24 || sub == SF_FORMAT_G723_40)) {
+        snprintf(err, n,
+                 "%s holds G.72x ADPCM, which libsndfile 1.2 does not read correctly from a "
+                 "pipe (it never ends): give it as a file",
+                 s->path);
+        gf_source_close(s);
+        return GF_EXIT_INPUT;
+    }
     f->sf_format = info.format;
     s->frame_bytes = gf_sf_sample_bytes(info.format) * (size_t)info.channels;
     s->fmt = (gf_format){
