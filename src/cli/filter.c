@@ -116,6 +116,27 @@ static int collect_hist(run *r, gf_engine *e, int side)
     return GF_EXIT_OK;
 }
 
+/* An output block in r->cur for the writer (the one being filled, or a
+ * new one). */
+static int out_block(run *r)
+{
+    if (!r->cur && !(r->cur = gf_stages_output(&r->stages, r->stop)))
+        return *r->stop && !r->stages.write_failed ? stalled(r) : output_failed(r);
+    return GF_EXIT_OK;
+}
+
+/* got filtered frames from engine `side`: to --verify's comparisons. */
+static int checked(run *r, int side, const void *frames, size_t got)
+{
+    if (r->ref && gf_verify_feed(&r->verify, side, frames, got) != 0) {
+        gf_cli_error("out of memory");
+        return GF_EXIT_INTERNAL;
+    }
+    if (r->exact && side == 0)
+        gf_verify_exact_output(r->exact, frames, got);
+    return GF_EXIT_OK;
+}
+
 /* Pull everything the engine has ready (or, after flush, everything): the
  * backend's output goes straight into blocks for the writer. */
 static int drain(run *r, gf_engine *e, int side)
@@ -124,8 +145,9 @@ static int drain(run *r, gf_engine *e, int side)
         unsigned char *dst = r->ref_out;
         size_t cap = BLOCK_FRAMES, got = 0;
         if (side == 0) {
-            if (!r->cur && !(r->cur = gf_stages_output(&r->stages, r->stop)))
-                return *r->stop && !r->stages.write_failed ? stalled(r) : output_failed(r);
+            const int rc = out_block(r);
+            if (rc)
+                return rc;
             dst = (unsigned char *)r->cur->data + r->cur->frames * r->fb;
             cap = BLOCK_FRAMES - r->cur->frames;
         }
@@ -136,12 +158,9 @@ static int drain(run *r, gf_engine *e, int side)
             return gf_cli_engine_failed(e, st);
         if (got == 0)
             return collect_hist(r, e, side);
-        if (r->ref && gf_verify_feed(&r->verify, side, dst, got) != 0) {
-            gf_cli_error("out of memory");
-            return GF_EXIT_INTERNAL;
-        }
-        if (r->exact && side == 0)
-            gf_verify_exact_output(r->exact, dst, got);
+        int rc = checked(r, side, dst, got);
+        if (rc)
+            return rc;
         if (side == 0 && (r->cur->frames += got) == BLOCK_FRAMES) {
             gf_stages_write(&r->stages, r->cur);
             r->cur = NULL;
@@ -157,20 +176,17 @@ static int feed_in_place(run *r, const unsigned char *in, size_t n)
         gf_stages_write(&r->stages, r->cur);
         r->cur = NULL;
     }
-    if (!r->cur && !(r->cur = gf_stages_output(&r->stages, r->stop)))
-        return *r->stop && !r->stages.write_failed ? stalled(r) : output_failed(r);
+    int rc = out_block(r);
+    if (rc)
+        return rc;
     size_t got = 0;
     const double t0 = gf_now();
     gf_status st = gf_engine_process(r->e, in, n, r->cur->data, &got);
     r->t_engine += gf_now() - t0;
     if (st != GF_OK)
         return gf_cli_engine_failed(r->e, st);
-    if (r->ref && gf_verify_feed(&r->verify, 0, r->cur->data, got) != 0) {
-        gf_cli_error("out of memory");
-        return GF_EXIT_INTERNAL;
-    }
-    if (r->exact)
-        gf_verify_exact_output(r->exact, r->cur->data, got);
+    if ((rc = checked(r, 0, r->cur->data, got)) != 0)
+        return rc;
     if ((r->cur->frames = got) > 0) {
         gf_stages_write(&r->stages, r->cur);
         r->cur = NULL;
