@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Downloads (never installs) the Debian packages that a GPU machine without
+# libsndfile, PortAudio, FFTW, JACK, sox or groff needs for
+# tests/gpu/device-run.sh, into .deps/ (git-ignored). device-run.sh unpacks
+# them into a private prefix there, never into /. The list is the libraries'
+# own closure less what every glibc-based distribution already has (libc,
+# libstdc++, zlib, dbus's expat, ...).
+#
+#   tests/gpu/fetch-deps.sh        # needs apt-get; run 'apt-get update' first
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+packages=(
+    # libsndfile and its codecs
+    libsndfile1 libsndfile1-dev libflac12 libflac-dev libogg0 libogg-dev libvorbis0a libvorbisenc2
+    libvorbisfile3 libvorbis-dev libopus0 libopus-dev libmpg123-0 libmpg123-dev libout123-0
+    libsyn123-0 libmp3lame0
+    # FFTW
+    libfftw3-single3 libfftw3-double3 libfftw3-long3 libfftw3-quad3 libfftw3-bin libfftw3-dev
+    libquadmath0
+    # PortAudio, ALSA, JACK (the live test's dummy server)
+    libportaudio2 libportaudiocpp0 portaudio19-dev libasound2 libasound2-data libasound2-dev
+    libjack-jackd2-0 libjack-jackd2-dev jackd2 libsamplerate0 libzita-alsa-pcmi0
+    libzita-resampler1 libdbus-1-3 libreadline8
+    # libpng, pkg-config
+    libpng16-16 libpng-dev zlib1g-dev pkgconf pkgconf-bin libpkgconf3 pkg-config
+    # sox (test signals) and its format plugins
+    sox libsox3 libsox-fmt-base libmagic1 libmagic-mgc libltdl7 libgsm1 libwavpack1
+    libopencore-amrnb0 libopencore-amrwb0 libgomp1
+    # groff (the man page's check)
+    groff-base libuchardet0
+)
+mkdir -p .deps
+cd .deps
+apt-get download "${packages[@]}"
+du -sh .
