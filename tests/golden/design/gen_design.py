@@ -19,8 +19,11 @@ closest decision was from its threshold (in dB) and fails below 1e-6 dB.
 
 Within a tolerance: everything made with sin, cos, exp, log or power
 (numpy picks their SIMD code by the CPU, so their last bits differ between
-machines; the FFT and libm may too): the taps, the minimum_phase cases'
-input taps, and kaiser.txt's beta (libm's pow). numpy's and glibc's
+machines; libm's between its versions): the taps, the minimum_phase cases'
+input taps, and kaiser.txt's beta (libm's pow). numpy's FFT (pocketfft,
+plain C) computes the same on every CPU; the tolerance does not cover
+another FFT algorithm (another numpy), which may need it re-derived for
+minimum phase. numpy's and glibc's
 float64 sin, cos, exp and log are within a few ulp of the exact value, so
 two machines' values of one differ by <= 8 ulp; TOL_ULPS = 16 ulp also
 covers the rounding of the few operations that follow. Relative to max|h|:
