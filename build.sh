@@ -5,6 +5,8 @@
 #                     with --verify (output: build/demo-filtered.wav)
 #   ./build.sh test   install what is missing, then: clang-format check; a
 #                     warnings-as-errors build and the whole test suite; the
+#                     golden checks again under numpy's other two SIMD
+#                     dispatch levels (no AVX-512; no AVX-512, AVX2, FMA); the
 #                     suite again under AddressSanitizer + UBSan (with
 #                     float-cast-overflow, which GCC's "undefined" leaves out);
 #                     each fuzz harness for 20 s (clang, libFuzzer)
@@ -59,13 +61,19 @@ configure_build() { # DIR [cmake args...]
     cmake --build "$dir" -j "$jobs"
 }
 
-# run_suite DIR [env...]: the whole suite in build directory DIR (its
-# output also in DIR/ctest.log); with CI=true, fail on a skipped test that
-# is not labelled gpu.
+# run_suite DIR LOG [VAR=VALUE...] [-- CTEST_ARGS...]: the suite (or the
+# tests CTEST_ARGS select) in build directory DIR, with VAR=VALUE in the
+# environment (its output also in DIR/LOG); with CI=true, fail on a skipped
+# test that is not labelled gpu.
 run_suite() {
-    local dir=$1 log=$1/ctest.log
-    shift
-    (cd "$dir" && env "$@" ctest --output-on-failure -j "$jobs") 2>&1 | tee "$log"
+    local dir=$1 log=$1/$2 envs=()
+    shift 2
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do
+        envs+=("$1")
+        shift
+    done
+    [ $# -gt 0 ] && shift
+    (cd "$dir" && env "${envs[@]}" ctest --output-on-failure -j "$jobs" "$@") 2>&1 | tee "$log"
     local skipped
     skipped=$(skipped_except "$dir" "$log" gpu)
     [ -z "$skipped" ] && return 0
@@ -97,12 +105,20 @@ test)
     echo "== warnings as errors (CUDA $cuda), full suite"
     configure_build build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUFILT_WERROR=ON \
         -DGPUFILT_CUDA=$cuda
-    run_suite build-test
+    run_suite build-test ctest.log
+    # numpy picks its SIMD code (sin, cos, exp, log, ...) by the CPU: the
+    # golden checks (label golden, Python only) must pass whichever it picks,
+    # so they run again with AVX-512 off and with AVX-512, AVX2 and FMA off
+    # (tests/golden/with_numpy.sh, npy_dispatch.py).
+    for level in no-avx512 no-avx2; do
+        echo "== golden checks with numpy's SIMD dispatch at $level"
+        run_suite build-test "ctest-golden-$level.log" GPUFILT_NUMPY_DISPATCH=$level -- -L '^golden$'
+    done
     echo "== AddressSanitizer + UndefinedBehaviorSanitizer (+ float-cast-overflow), full suite"
     echo "   (CPU-only build: the CUDA runtime is not instrumented, and CI has no GPU)"
     configure_build build-asan -DCMAKE_BUILD_TYPE=Debug -DGPUFILT_WERROR=ON -DGPUFILT_CUDA=OFF \
         -DGPUFILT_SANITIZE=address,undefined,float-cast-overflow -DGPUFILT_BUILD_BENCH=OFF
-    run_suite build-asan ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    run_suite build-asan ctest.log ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
         UBSAN_OPTIONS=print_stacktrace=1
     echo "== fuzzing: each libFuzzer harness 20 s from its corpus (tests/fuzz/run.sh)"
     tests/fuzz/run.sh --seconds 20 --build build-fuzz
