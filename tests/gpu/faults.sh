@@ -179,6 +179,7 @@ if [ "${total_mib:-0}" -lt 100000 ]; then
     expect 5 "${E}cannot set up the cuda filter: out of memory: the FFT filter needs *" \
         z.f64 out.raw --raw f64le -c 1024 --precision f64 --taps 4194304 --method fft \
         --partition 16 --device cuda
+    one_line "a real out-of-memory"
     grep -q "MiB of GPU memory (spectra .*); the GPU has .* MiB free of " stderr.txt ||
         fail "no sizes in: $(cat stderr.txt)"
     expect_no_output out.raw
