@@ -382,8 +382,7 @@ static double device_filter(const float *d_x, const float *hx, float *d_y, size_
     const double ms = time_device(reps, [&] {
         for (size_t off = 0; off < N; off += p.chunk_frames) {
             const size_t n = std::min(p.chunk_frames, N - off);
-            if (gf::fft_conv_run(f, 0, d_x + off, n, 0, d_y + off, err, sizeof err) !=
-                cudaSuccess) {
+            if (gf::fft_conv_run(f, 0, d_x + off, n, 0, d_y + off, err, sizeof err) != GF_OK) {
                 fprintf(stderr, "bench_long: %s\n", err);
                 exit(2);
             }

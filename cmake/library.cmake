@@ -33,7 +33,7 @@ set(GPUFILT_CORE_SOURCES
   ${GPUFILT_FFT_SOURCE})
 if(GPUFILT_HAVE_CUDA)
   list(APPEND GPUFILT_CORE_SOURCES cuda/backend_cuda.cu cuda/fir_launch.cu cuda/hist_launch.cu
-    cuda/fft_conv.cu)
+    cuda/fft_conv.cu cuda/cuda_check.cu)
 endif()
 
 add_library(gpufilt_objects OBJECT ${GPUFILT_CORE_SOURCES})

@@ -22,10 +22,12 @@
  * the halo), and the partials, never the samples, are copied back to the
  * engine's pinned buffer on the same stream, before the slot's event.
  *
- * Every CUDA call is checked; the failing call and its message are kept in
- * the state and returned as GF_ERR_CUDA, never printed or exited on.
+ * Every CUDA call is checked (cuda_check.h); the failing call and its
+ * message are kept in the state and returned as a status (GF_ERR_CUDA, or
+ * GF_ERR_NO_MEMORY where memory ran out), never printed or exited on.
  */
 #include "backend.h"
+#include "cuda_check.h"
 #include "fft_conv.h"
 #include "gf_cuda.h"
 #include "launch.h"
@@ -71,78 +73,9 @@ typedef struct cuda_state {
     int has_hist;
     size_t hist_smem; /* dynamic shared memory a histogram block may use */
     cuda_slot slot[CUDA_SLOTS];
+    gf_status reset_failed; /* the last reset's status, returned by the next submit */
     char err[256];
 } cuda_state;
-
-#ifdef GPUFILT_FAULT_INJECTION
-/*
- * Test builds only (-DGPUFILT_FAULT_INJECTION=ON): GPUFILT_FAULT=TEXT:N
- * makes the N-th checked CUDA call whose source text contains TEXT fail
- * (after it ran), as a device that runs out of memory or goes away would:
- * cudaMalloc fails with cudaErrorMemoryAllocation, anything else with
- * cudaErrorDevicesUnavailable. tests/gpu/faults.sh drives it.
- */
-static cudaError_t fault_inject(cudaError_t e, const char *text)
-{
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    static long seen;
-    const char *spec = getenv("GPUFILT_FAULT");
-    if (e != cudaSuccess || !spec || !*spec)
-        return e;
-    char want[64];
-    long nth = 1;
-    if (sscanf(spec, "%63[^:]:%ld", want, &nth) < 1 || !strstr(text, want))
-        return e;
-    pthread_mutex_lock(&mu);
-    const int hit = ++seen == nth;
-    pthread_mutex_unlock(&mu);
-    if (!hit)
-        return e;
-    return strstr(text, "cudaMalloc") ? cudaErrorMemoryAllocation : cudaErrorDevicesUnavailable;
-}
-#define CUDA_CHECKED(call) fault_inject((call), #call)
-#else
-#define CUDA_CHECKED(call) (call)
-#endif
-
-/* Record the failing call by its function's name and return its status. */
-static gf_status cuda_fail(cuda_state *s, cudaError_t e, const char *call)
-{
-    snprintf(s->err, sizeof s->err, "%.*s failed: %s", (int)strcspn(call, "("), call,
-             cudaGetErrorString(e));
-    return e == cudaErrorMemoryAllocation ? GF_ERR_NO_MEMORY : GF_ERR_CUDA;
-}
-
-#define CUDA_TRY(s, call)                          \
-    do {                                           \
-        const cudaError_t e_ = CUDA_CHECKED(call); \
-        if (e_ != cudaSuccess)                     \
-            return cuda_fail((s), e_, #call);      \
-    } while (0)
-
-/* cudaMalloc, failing with what it was for, its size and the free memory. */
-static gf_status dev_alloc(cuda_state *s, void **p, size_t bytes, const char *what)
-{
-    const cudaError_t e = CUDA_CHECKED(cudaMalloc(p, bytes));
-    if (e == cudaSuccess)
-        return GF_OK;
-    if (e != cudaErrorMemoryAllocation)
-        return cuda_fail(s, e, "cudaMalloc");
-    cudaGetLastError();
-    size_t free_b = 0, total_b = 0;
-    cudaMemGetInfo(&free_b, &total_b);
-    snprintf(s->err, sizeof s->err, "out of GPU memory: %.1f MiB for %s, %.1f MiB free of %.1f",
-             (double)bytes / (1 << 20), what, (double)free_b / (1 << 20),
-             (double)total_b / (1 << 20));
-    return GF_ERR_NO_MEMORY;
-}
-
-#define DEV_ALLOC(s, p, bytes, what)                                       \
-    do {                                                                   \
-        const gf_status st_ = dev_alloc((s), (void **)(p), (bytes), what); \
-        if (st_ != GF_OK)                                                  \
-            return st_;                                                    \
-    } while (0)
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static int probe_result;
@@ -258,26 +191,32 @@ static gf_status setup_direct(cuda_state *s)
         s->const_page = const_alloc(s->dev, s->const_npages);
     }
     if (s->const_page >= 0) {
-        CUDA_TRY(s, gf::fir_const_upload(p->taps, tap_bytes, (size_t)s->const_page * CONST_PAGE));
+        GF_TRY(s->err, sizeof s->err,
+               gf::fir_const_upload(p->taps, tap_bytes, (size_t)s->const_page * CONST_PAGE, s->err,
+                                    sizeof s->err));
     } else {
-        DEV_ALLOC(s, &s->d_taps, tap_bytes, "the taps");
-        CUDA_TRY(s, cudaMemcpy(s->d_taps, p->taps, tap_bytes, cudaMemcpyHostToDevice));
+        GF_TRY(s->err, sizeof s->err,
+               gf::dev_alloc((void **)&s->d_taps, tap_bytes, "the taps", s->err, sizeof s->err));
+        GF_TRY(s->err, sizeof s->err,
+               cudaMemcpy(s->d_taps, p->taps, tap_bytes, cudaMemcpyHostToDevice));
     }
     const int const_off = s->const_page < 0 ? -1 : (int)(s->const_page * CONST_PAGE / s->ss);
     const bool pc = p->taps_per_channel != 0;
     if (p->precision == GF_PRECISION_F32)
-        CUDA_TRY(s,
-                 gf::fir_plan_make<float>((int)p->num_taps, p->channels, const_off, pc, &s->fir));
+        GF_TRY(s->err, sizeof s->err,
+               gf::fir_plan_make<float>((int)p->num_taps, p->channels, const_off, pc, &s->fir,
+                                        s->err, sizeof s->err));
     else
-        CUDA_TRY(s,
-                 gf::fir_plan_make<double>((int)p->num_taps, p->channels, const_off, pc, &s->fir));
+        GF_TRY(s->err, sizeof s->err,
+               gf::fir_plan_make<double>((int)p->num_taps, p->channels, const_off, pc, &s->fir,
+                                         s->err, sizeof s->err));
     return GF_OK;
 }
 
 /* FFT method: the compute stream, and the transforms and delay line. */
 static gf_status setup_fft(cuda_state *s)
 {
-    CUDA_TRY(s, cudaStreamCreateWithFlags(&s->compute, cudaStreamNonBlocking));
+    GF_TRY(s->err, sizeof s->err, cudaStreamCreateWithFlags(&s->compute, cudaStreamNonBlocking));
     return gf::fft_conv_create(&s->p, &s->fft, s->err, sizeof s->err);
 }
 
@@ -285,50 +224,63 @@ static gf_status setup(cuda_state *s)
 {
     const gf_backend_params *p = &s->p;
     int n = 0;
-    CUDA_TRY(s, cudaGetDeviceCount(&n));
+    GF_TRY(s->err, sizeof s->err, cudaGetDeviceCount(&n));
     if (s->dev < 0 || s->dev >= n) {
         snprintf(s->err, sizeof s->err, "CUDA device %d does not exist (%d present)", s->dev, n);
         return GF_ERR_NO_DEVICE;
     }
-    CUDA_TRY(s, cudaSetDevice(s->dev));
+    GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
     s->dev_set = 1;
-    CUDA_TRY(s, cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, s->dev));
+    GF_TRY(s->err, sizeof s->err,
+           cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, s->dev));
     const gf_status st = p->method == GF_METHOD_FFT ? setup_fft(s) : setup_direct(s);
     if (st != GF_OK)
         return st;
 
     if (s->has_hist) {
         int optin = 0;
-        CUDA_TRY(s,
-                 cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, s->dev));
+        GF_TRY(s->err, sizeof s->err,
+               cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, s->dev));
         s->hist_smem = (size_t)optin < HIST_SMEM_CAP ? (size_t)optin : HIST_SMEM_CAP;
         if (p->precision == GF_PRECISION_F32)
-            CUDA_TRY(s, gf::hist_allow_smem<float>(s->hist_smem));
+            GF_TRY(s->err, sizeof s->err,
+                   gf::hist_allow_smem<float>(s->hist_smem, s->err, sizeof s->err));
         else
-            CUDA_TRY(s, gf::hist_allow_smem<double>(s->hist_smem));
+            GF_TRY(s->err, sizeof s->err,
+                   gf::hist_allow_smem<double>(s->hist_smem, s->err, sizeof s->err));
     }
 
     const size_t chunk = p->chunk_frames * (size_t)p->channels;
     for (int i = 0; i < CUDA_SLOTS; i++) {
         cuda_slot *sl = &s->slot[i];
-        CUDA_TRY(s, cudaStreamCreateWithFlags(&sl->stream, cudaStreamNonBlocking));
-        CUDA_TRY(s, cudaEventCreateWithFlags(&sl->done, cudaEventDisableTiming));
+        GF_TRY(s->err, sizeof s->err,
+               cudaStreamCreateWithFlags(&sl->stream, cudaStreamNonBlocking));
+        GF_TRY(s->err, sizeof s->err, cudaEventCreateWithFlags(&sl->done, cudaEventDisableTiming));
         if (s->fft) {
-            CUDA_TRY(s, cudaEventCreateWithFlags(&sl->uploaded, cudaEventDisableTiming));
-            CUDA_TRY(s, cudaEventCreateWithFlags(&sl->computed, cudaEventDisableTiming));
+            GF_TRY(s->err, sizeof s->err,
+                   cudaEventCreateWithFlags(&sl->uploaded, cudaEventDisableTiming));
+            GF_TRY(s->err, sizeof s->err,
+                   cudaEventCreateWithFlags(&sl->computed, cudaEventDisableTiming));
         }
-        DEV_ALLOC(s, &sl->d_in, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss, "a chunk's input");
-        DEV_ALLOC(s, &sl->d_out, chunk * s->ss, "a chunk's output");
+        GF_TRY(s->err, sizeof s->err,
+               gf::dev_alloc((void **)&sl->d_in, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss,
+                             "a chunk's input", s->err, sizeof s->err));
+        GF_TRY(s->err, sizeof s->err,
+               gf::dev_alloc((void **)&sl->d_out, chunk * s->ss, "a chunk's output", s->err,
+                             sizeof s->err));
         /* The padding is read by vector loads; keep it defined. */
-        CUDA_TRY(s, cudaMemset(sl->d_in, 0, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss));
+        GF_TRY(s->err, sizeof s->err,
+               cudaMemset(sl->d_in, 0, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss));
         if (s->has_hist)
-            DEV_ALLOC(s, &sl->d_hist, s->hist.max_segs * (size_t)s->hist.nrec * s->hist.part_bytes,
-                      "a chunk's histograms");
+            GF_TRY(s->err, sizeof s->err,
+                   gf::dev_alloc((void **)&sl->d_hist,
+                                 s->hist.max_segs * (size_t)s->hist.nrec * s->hist.part_bytes,
+                                 "a chunk's histograms", s->err, sizeof s->err));
     }
     /* The memsets and the tap upload above ran on the legacy default stream,
      * which the non-blocking slot streams do not wait for: finish them here,
      * or a first chunk's upload could be zeroed behind its back. */
-    CUDA_TRY(s, cudaDeviceSynchronize());
+    GF_TRY(s->err, sizeof s->err, cudaDeviceSynchronize());
     return GF_OK;
 }
 
@@ -371,14 +323,15 @@ static gf_status hist_submit(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
         gf::hist_geometry_for(&s->hist, c->hist_pos, c->hist_frames, s->sms, s->hist_smem);
     const unsigned char *data = s->hist.of_input ? (const unsigned char *)sl->d_in + s->hs * s->ss
                                                  : (const unsigned char *)sl->d_out;
-    CUDA_TRY(s, cudaMemsetAsync(sl->d_hist, 0, g.bytes, sl->stream));
+    GF_TRY(s->err, sizeof s->err, cudaMemsetAsync(sl->d_hist, 0, g.bytes, sl->stream));
     cudaGetLastError(); /* the check below sees this launch only */
     if (s->p.precision == GF_PRECISION_F32)
         gf::hist_launch<float>(g, s->hist.mix != 0, (const float *)data, sl->d_hist, sl->stream);
     else
         gf::hist_launch<double>(g, s->hist.mix != 0, (const double *)data, sl->d_hist, sl->stream);
-    CUDA_TRY(s, cudaGetLastError());
-    CUDA_TRY(s, cudaMemcpyAsync(c->hist, sl->d_hist, g.bytes, cudaMemcpyDeviceToHost, sl->stream));
+    GF_TRY_LAUNCH(s->err, sizeof s->err, "hist_chunk");
+    GF_TRY(s->err, sizeof s->err,
+           cudaMemcpyAsync(c->hist, sl->d_hist, g.bytes, cudaMemcpyDeviceToHost, sl->stream));
     return GF_OK;
 }
 
@@ -389,30 +342,34 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
     const size_t C = (size_t)s->p.channels, ss = s->ss, hs = s->hs;
     const size_t n_in = c->frames * C;
     unsigned char *d_in = (unsigned char *)sl->d_in;
-    CUDA_TRY(s, cudaSetDevice(s->dev));
+    if (s->reset_failed != GF_OK)
+        return s->reset_failed;
+    GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
     /* Upload halo and frames; one copy when they are contiguous in memory. */
     if ((const unsigned char *)c->halo + hs * ss == (const unsigned char *)c->in) {
-        CUDA_TRY(s, cudaMemcpyAsync(d_in, c->halo, (hs + n_in) * ss, cudaMemcpyHostToDevice,
-                                    sl->stream));
+        GF_TRY(
+            s->err, sizeof s->err,
+            cudaMemcpyAsync(d_in, c->halo, (hs + n_in) * ss, cudaMemcpyHostToDevice, sl->stream));
     } else {
         if (hs)
-            CUDA_TRY(s,
-                     cudaMemcpyAsync(d_in, c->halo, hs * ss, cudaMemcpyHostToDevice, sl->stream));
-        CUDA_TRY(s, cudaMemcpyAsync(d_in + hs * ss, c->in, n_in * ss, cudaMemcpyHostToDevice,
-                                    sl->stream));
+            GF_TRY(s->err, sizeof s->err,
+                   cudaMemcpyAsync(d_in, c->halo, hs * ss, cudaMemcpyHostToDevice, sl->stream));
+        GF_TRY(
+            s->err, sizeof s->err,
+            cudaMemcpyAsync(d_in + hs * ss, c->in, n_in * ss, cudaMemcpyHostToDevice, sl->stream));
     }
     const long long n0 = (long long)(c->skip * C), n1 = (long long)n_in;
     if (s->fft) {
         /* Every chunk, even one whose outputs are all skipped: the delay
          * line must see every block. */
         cudaGetLastError();
-        CUDA_TRY(s, cudaEventRecord(sl->uploaded, sl->stream));
-        CUDA_TRY(s, cudaStreamWaitEvent(s->compute, sl->uploaded, 0));
-        if (gf::fft_conv_run(s->fft, s->compute, sl->d_in, c->frames, c->skip, sl->d_out, s->err,
-                             sizeof s->err) != cudaSuccess)
-            return GF_ERR_CUDA;
-        CUDA_TRY(s, cudaEventRecord(sl->computed, s->compute));
-        CUDA_TRY(s, cudaStreamWaitEvent(sl->stream, sl->computed, 0));
+        GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->uploaded, sl->stream));
+        GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(s->compute, sl->uploaded, 0));
+        GF_TRY(s->err, sizeof s->err,
+               gf::fft_conv_run(s->fft, s->compute, sl->d_in, c->frames, c->skip, sl->d_out, s->err,
+                                sizeof s->err));
+        GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->computed, s->compute));
+        GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(sl->stream, sl->computed, 0));
     } else if (n1 > n0) {
         /* The check after the launch must see only this launch's error, not
          * one an earlier call on this thread left behind and reported. */
@@ -423,7 +380,7 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
         else
             gf::fir_launch<double>(s->fir, sl->stream, (const double *)sl->d_in,
                                    (double *)sl->d_out, n0, n1, (const double *)s->d_taps);
-        CUDA_TRY(s, cudaGetLastError());
+        GF_TRY_LAUNCH(s->err, sizeof s->err, "fir");
     }
     /* Right after the filter, while its output (or input) is still in L2. */
     if (s->has_hist && c->hist_frames > 0) {
@@ -432,22 +389,23 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
             return st;
     }
     if (n1 > n0)
-        CUDA_TRY(s, cudaMemcpyAsync(c->out, sl->d_out, (size_t)(n1 - n0) * ss,
-                                    cudaMemcpyDeviceToHost, sl->stream));
-    CUDA_TRY(s, cudaEventRecord(sl->done, sl->stream));
+        GF_TRY(s->err, sizeof s->err,
+               cudaMemcpyAsync(c->out, sl->d_out, (size_t)(n1 - n0) * ss, cudaMemcpyDeviceToHost,
+                               sl->stream));
+    GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->done, sl->stream));
     return GF_OK;
 }
 
 static gf_status cuda_query(void *state, int slot, int *done)
 {
     cuda_state *s = (cuda_state *)state;
-    const cudaError_t e = CUDA_CHECKED(cudaEventQuery(s->slot[slot].done));
+    const cudaError_t e = gf::fault(cudaEventQuery(s->slot[slot].done), "cudaEventQuery");
     if (e == cudaErrorNotReady) {
         *done = 0;
         return GF_OK;
     }
     if (e != cudaSuccess)
-        return cuda_fail(s, e, "cudaEventQuery");
+        return gf::failed(e, "cudaEventQuery", s->err, sizeof s->err);
     *done = 1;
     return GF_OK;
 }
@@ -455,7 +413,15 @@ static gf_status cuda_query(void *state, int slot, int *done)
 static gf_status cuda_wait(void *state, int slot)
 {
     cuda_state *s = (cuda_state *)state;
-    CUDA_TRY(s, cudaEventSynchronize(s->slot[slot].done));
+    GF_TRY(s->err, sizeof s->err, cudaEventSynchronize(s->slot[slot].done));
+    return GF_OK;
+}
+
+static gf_status reset_fft(cuda_state *s)
+{
+    GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
+    GF_TRY(s->err, sizeof s->err, gf::fft_conv_reset(s->fft, s->compute, s->err, sizeof s->err));
+    GF_TRY(s->err, sizeof s->err, cudaStreamSynchronize(s->compute));
     return GF_OK;
 }
 
@@ -464,12 +430,9 @@ static void cuda_reset(void *state)
     cuda_state *s = (cuda_state *)state;
     if (!s->fft)
         return;
-    /* Nothing is in flight (backend.h); a failure shows at the next chunk. */
-    if (cudaSetDevice(s->dev) != cudaSuccess ||
-        gf::fft_conv_reset(s->fft, s->compute) != cudaSuccess ||
-        cudaStreamSynchronize(s->compute) != cudaSuccess)
-        snprintf(s->err, sizeof s->err, "resetting the FFT delay line failed: %s",
-                 cudaGetErrorString(cudaGetLastError()));
+    /* Nothing is in flight (backend.h); a failure is returned by the next
+     * chunk's submit. */
+    s->reset_failed = reset_fft(s);
 }
 
 static void *cuda_host_alloc(void *state, size_t bytes)
@@ -510,8 +473,8 @@ static const char *cuda_error(void *state)
 static gf_status cuda_host_register(void *state, void *p, size_t bytes)
 {
     cuda_state *s = (cuda_state *)state;
-    CUDA_TRY(s, cudaSetDevice(s->dev));
-    CUDA_TRY(s, cudaHostRegister(p, bytes, cudaHostRegisterPortable));
+    GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
+    GF_TRY(s->err, sizeof s->err, cudaHostRegister(p, bytes, cudaHostRegisterPortable));
     return GF_OK;
 }
 

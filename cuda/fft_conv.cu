@@ -1,6 +1,7 @@
 /* The CUDA backend's FFT method (fft_conv.h). */
 #include "fft_conv.h"
 
+#include "cuda_check.h"
 #include "fft_kernels.cuh"
 
 #include <cufft.h>
@@ -27,44 +28,6 @@ struct fft_conv {
     int have_r2c, have_c2r;
     void *work;
 };
-
-static const char *cufft_name(cufftResult r)
-{
-    switch (r) {
-    case CUFFT_ALLOC_FAILED:
-        return "out of memory";
-    case CUFFT_INVALID_SIZE:
-        return "invalid size";
-    case CUFFT_INVALID_VALUE:
-        return "invalid value";
-    case CUFFT_EXEC_FAILED:
-        return "execution failed";
-    case CUFFT_SETUP_FAILED:
-        return "setup failed";
-    default:
-        return "error";
-    }
-}
-
-#define FFT_TRY_CUDA(call)                                                           \
-    do {                                                                             \
-        const cudaError_t e_ = (call);                                               \
-        if (e_ != cudaSuccess) {                                                     \
-            snprintf(err, n, "%.*s failed: %s", (int)strcspn(#call, "("), #call,     \
-                     cudaGetErrorString(e_));                                        \
-            return e_ == cudaErrorMemoryAllocation ? GF_ERR_NO_MEMORY : GF_ERR_CUDA; \
-        }                                                                            \
-    } while (0)
-
-#define FFT_TRY_CUFFT(call)                                                                 \
-    do {                                                                                    \
-        const cufftResult r_ = (call);                                                      \
-        if (r_ != CUFFT_SUCCESS) {                                                          \
-            snprintf(err, n, "%.*s failed: cuFFT %s (%d)", (int)strcspn(#call, "("), #call, \
-                     cufft_name(r_), (int)r_);                                              \
-            return r_ == CUFFT_ALLOC_FAILED ? GF_ERR_NO_MEMORY : GF_ERR_CUDA;               \
-        }                                                                                   \
-    } while (0)
 
 void fft_conv_destroy(fft_conv *f)
 {
@@ -93,48 +56,55 @@ static gf_status make_plans(fft_conv *f, size_t *work, char *err, size_t n)
     const int batch = (int)f->group;
     const int f32 = f->prec == GF_PRECISION_F32;
     size_t w1 = 0, w2 = 0;
-    FFT_TRY_CUFFT(cufftCreate(&f->r2c));
+    GF_TRY(err, n, cufftCreate(&f->r2c));
     f->have_r2c = 1;
-    FFT_TRY_CUFFT(cufftCreate(&f->c2r));
+    GF_TRY(err, n, cufftCreate(&f->c2r));
     f->have_c2r = 1;
-    FFT_TRY_CUFFT(cufftSetAutoAllocation(f->r2c, 0));
-    FFT_TRY_CUFFT(cufftSetAutoAllocation(f->c2r, 0));
-    FFT_TRY_CUFFT(cufftMakePlanMany(f->r2c, 1, &N, &inembed, 1, (int)f->P, &onembed, 1,
-                                    (int)f->sstride, f32 ? CUFFT_R2C : CUFFT_D2Z, batch, &w1));
-    FFT_TRY_CUFFT(cufftMakePlanMany(f->c2r, 1, &N, &onembed, 1, (int)f->sstride, &inembed, 1,
-                                    (int)f->N, f32 ? CUFFT_C2R : CUFFT_Z2D, batch, &w2));
+    GF_TRY(err, n, cufftSetAutoAllocation(f->r2c, 0));
+    GF_TRY(err, n, cufftSetAutoAllocation(f->c2r, 0));
+    GF_TRY(err, n,
+           cufftMakePlanMany(f->r2c, 1, &N, &inembed, 1, (int)f->P, &onembed, 1, (int)f->sstride,
+                             f32 ? CUFFT_R2C : CUFFT_D2Z, batch, &w1));
+    GF_TRY(err, n,
+           cufftMakePlanMany(f->c2r, 1, &N, &onembed, 1, (int)f->sstride, &inembed, 1, (int)f->N,
+                             f32 ? CUFFT_C2R : CUFFT_Z2D, batch, &w2));
     *work = w1 > w2 ? w1 : w2;
     return GF_OK;
 }
 
-/* H_k of every filter set: double-precision transforms of the zero-padded
- * partitions on the device, scaled by 1/N and rounded to the precision. */
-static gf_status make_spectra(fft_conv *f, const gf_backend_params *p, char *err, size_t n)
+/* The spectra's set-up: host partitions, device scratch and a plan, kept
+ * apart so that make_spectra frees them on every path. */
+struct spectra_scratch {
+    double *hwin;
+    double *d_win;
+    double2 *d_spec;
+    cufftHandle plan;
+    int have_plan;
+};
+
+static gf_status spectra_run(fft_conv *f, const gf_backend_params *p, spectra_scratch *s, char *err,
+                             size_t n)
 {
     const size_t win_n = f->K * f->N, spec_n = f->K * f->sstride;
-    double *hwin = (double *)calloc(win_n, sizeof(double));
-    double *d_win = NULL;
-    double2 *d_spec = NULL;
-    cufftHandle plan;
-    int have_plan = 0;
-    gf_status st = GF_OK;
     int N = (int)f->N, inembed = (int)f->N, onembed = (int)f->sstride;
-    cudaError_t ce = cudaSuccess;
-    cufftResult cr = CUFFT_SUCCESS;
-    if (!hwin) {
+    s->hwin = (double *)calloc(win_n, sizeof(double));
+    if (!s->hwin) {
         snprintf(err, n, "cannot allocate %zu bytes for the filter's partitions",
                  win_n * sizeof(double));
         return GF_ERR_NO_MEMORY;
     }
+    GF_TRY(
+        err, n,
+        dev_alloc((void **)&s->d_win, win_n * sizeof(double), "the filter's partitions", err, n));
+    GF_TRY(err, n,
+           dev_alloc((void **)&s->d_spec, spec_n * sizeof(double2), "the filter's first spectra",
+                     err, n));
     /* (the spectra's padding past P + 1 bins is scaled too: define it) */
-    if ((ce = cudaMalloc(&d_win, win_n * sizeof(double))) != cudaSuccess ||
-        (ce = cudaMalloc(&d_spec, spec_n * sizeof(double2))) != cudaSuccess ||
-        (ce = cudaMemset(d_spec, 0, spec_n * sizeof(double2))) != cudaSuccess)
-        goto cuda_fail;
-    if ((cr = cufftPlanMany(&plan, 1, &N, &inembed, 1, (int)f->N, &onembed, 1, (int)f->sstride,
-                            CUFFT_D2Z, (int)f->K)) != CUFFT_SUCCESS)
-        goto cufft_fail;
-    have_plan = 1;
+    GF_TRY(err, n, cudaMemset(s->d_spec, 0, spec_n * sizeof(double2)));
+    GF_TRY(err, n,
+           cufftPlanMany(&s->plan, 1, &N, &inembed, 1, (int)f->N, &onembed, 1, (int)f->sstride,
+                         CUFFT_D2Z, (int)f->K));
+    s->have_plan = 1;
     for (int h = 0; h < f->nh; h++) {
         for (size_t k = 0; k < f->K; k++)
             for (size_t t = 0; t < f->P; t++) {
@@ -143,39 +113,37 @@ static gf_status make_spectra(fft_conv *f, const gf_backend_params *p, char *err
                 if (i < f->T)
                     v = f->prec == GF_PRECISION_F32 ? ((const float *)p->taps)[h * f->T + i]
                                                     : ((const double *)p->taps)[h * f->T + i];
-                hwin[k * f->N + t] = v;
+                s->hwin[k * f->N + t] = v;
             }
-        if ((ce = cudaMemcpy(d_win, hwin, win_n * sizeof(double), cudaMemcpyHostToDevice)) !=
-            cudaSuccess)
-            goto cuda_fail;
-        if ((cr = cufftExecD2Z(plan, d_win, d_spec)) != CUFFT_SUCCESS)
-            goto cufft_fail;
+        GF_TRY(err, n,
+               cudaMemcpy(s->d_win, s->hwin, win_n * sizeof(double), cudaMemcpyHostToDevice));
+        GF_TRY(err, n, cufftExecD2Z(s->plan, s->d_win, s->d_spec));
         unsigned char *dst = (unsigned char *)f->H + (size_t)h * spec_n * 2 * f->ss;
         const unsigned grid = (unsigned)((spec_n + FFT_THREADS - 1) / FFT_THREADS);
+        cudaGetLastError(); /* the check below sees this launch only */
         if (f->prec == GF_PRECISION_F32)
             fft_scale_spectra<float>
-                <<<grid, FFT_THREADS>>>(d_spec, (float2 *)dst, (long long)spec_n, 1.0 / f->N);
+                <<<grid, FFT_THREADS>>>(s->d_spec, (float2 *)dst, (long long)spec_n, 1.0 / f->N);
         else
             fft_scale_spectra<double>
-                <<<grid, FFT_THREADS>>>(d_spec, (double2 *)dst, (long long)spec_n, 1.0 / f->N);
-        if ((ce = cudaGetLastError()) != cudaSuccess ||
-            (ce = cudaDeviceSynchronize()) != cudaSuccess)
-            goto cuda_fail;
+                <<<grid, FFT_THREADS>>>(s->d_spec, (double2 *)dst, (long long)spec_n, 1.0 / f->N);
+        GF_TRY_LAUNCH(err, n, "fft_scale_spectra");
+        GF_TRY(err, n, cudaDeviceSynchronize());
     }
-    goto done;
-cuda_fail:
-    snprintf(err, n, "computing the filter's spectra: %s", cudaGetErrorString(ce));
-    st = ce == cudaErrorMemoryAllocation ? GF_ERR_NO_MEMORY : GF_ERR_CUDA;
-    goto done;
-cufft_fail:
-    snprintf(err, n, "computing the filter's spectra: cuFFT %s (%d)", cufft_name(cr), (int)cr);
-    st = cr == CUFFT_ALLOC_FAILED ? GF_ERR_NO_MEMORY : GF_ERR_CUDA;
-done:
-    if (have_plan)
-        cufftDestroy(plan);
-    cudaFree(d_win);
-    cudaFree(d_spec);
-    free(hwin);
+    return GF_OK;
+}
+
+/* H_k of every filter set: double-precision transforms of the zero-padded
+ * partitions on the device, scaled by 1/N and rounded to the precision. */
+static gf_status make_spectra(fft_conv *f, const gf_backend_params *p, char *err, size_t n)
+{
+    spectra_scratch s = {};
+    const gf_status st = spectra_run(f, p, &s, err, n);
+    if (s.have_plan)
+        cufftDestroy(s.plan);
+    cudaFree(s.d_win);
+    cudaFree(s.d_spec);
+    free(s.hwin);
     return st;
 }
 
@@ -200,7 +168,7 @@ static gf_status alloc_buffers(fft_conv *f, size_t work, char *err, size_t n)
     const size_t scratch = f->K * (f->N * sizeof(double) + f->sstride * 2 * sizeof(double));
     const size_t need = h_bytes + ring_bytes + chunk_bytes + 2 * tail_bytes + work + scratch;
     size_t free_b = 0, total_b = 0;
-    FFT_TRY_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    GF_TRY(err, n, cudaMemGetInfo(&free_b, &total_b));
     if (need > free_b) {
         snprintf(err, n,
                  "the FFT filter needs %.0f MiB of GPU memory (spectra %.0f, delay line %.0f, "
@@ -210,24 +178,37 @@ static gf_status alloc_buffers(fft_conv *f, size_t work, char *err, size_t n)
                  mib(scratch), mib(free_b), mib(total_b));
         return GF_ERR_NO_MEMORY;
     }
-    FFT_TRY_CUDA(cudaMalloc(&f->H, h_bytes));
-    FFT_TRY_CUDA(cudaMalloc(&f->ring, ring_bytes));
-    FFT_TRY_CUDA(cudaMalloc(&f->xp, xp_bytes));
-    FFT_TRY_CUDA(cudaMalloc(&f->win, f->slots * f->N * f->ss));
-    FFT_TRY_CUDA(cudaMalloc(&f->spec, f->slots * f->sstride * cbytes));
-    FFT_TRY_CUDA(cudaMalloc(&f->Y, f->slots * f->sstride * cbytes));
+    GF_TRY(err, n, dev_alloc(&f->H, h_bytes, "the filter's spectra", err, n));
+    GF_TRY(err, n, dev_alloc(&f->ring, ring_bytes, "the delay line", err, n));
+    GF_TRY(err, n, dev_alloc(&f->xp, xp_bytes, "a chunk's blocks", err, n));
+    GF_TRY(err, n, dev_alloc(&f->win, f->slots * f->N * f->ss, "a chunk's windows", err, n));
+    GF_TRY(err, n,
+           dev_alloc(&f->spec, f->slots * f->sstride * cbytes, "a chunk's spectra", err, n));
+    GF_TRY(err, n, dev_alloc(&f->Y, f->slots * f->sstride * cbytes, "a chunk's products", err, n));
     if (part_bytes)
-        FFT_TRY_CUDA(cudaMalloc(&f->part, part_bytes));
+        GF_TRY(err, n, dev_alloc(&f->part, part_bytes, "the split-K sums", err, n));
     /* Transforms past a chunk's end read whatever is there: make it defined. */
-    FFT_TRY_CUDA(cudaMemset(f->xp, 0, xp_bytes));
-    FFT_TRY_CUDA(cudaMemset(f->Y, 0, f->slots * f->sstride * cbytes));
-    FFT_TRY_CUDA(cudaMalloc(&f->tail[0], tail_bytes));
-    FFT_TRY_CUDA(cudaMalloc(&f->tail[1], tail_bytes));
+    GF_TRY(err, n, cudaMemset(f->xp, 0, xp_bytes));
+    GF_TRY(err, n, cudaMemset(f->Y, 0, f->slots * f->sstride * cbytes));
+    GF_TRY(err, n, dev_alloc(&f->tail[0], tail_bytes, "the last blocks", err, n));
+    GF_TRY(err, n, dev_alloc(&f->tail[1], tail_bytes, "the last blocks", err, n));
     if (work) {
-        FFT_TRY_CUDA(cudaMalloc(&f->work, work));
-        FFT_TRY_CUFFT(cufftSetWorkArea(f->r2c, f->work));
-        FFT_TRY_CUFFT(cufftSetWorkArea(f->c2r, f->work));
+        GF_TRY(err, n, dev_alloc(&f->work, work, "cuFFT's work area", err, n));
+        GF_TRY(err, n, cufftSetWorkArea(f->r2c, f->work));
+        GF_TRY(err, n, cufftSetWorkArea(f->c2r, f->work));
     }
+    return GF_OK;
+}
+
+/* Plans, buffers, spectra, a clear delay line, all finished on the device. */
+static gf_status setup(fft_conv *f, const gf_backend_params *p, char *err, size_t n)
+{
+    size_t work = 0;
+    GF_TRY(err, n, make_plans(f, &work, err, n));
+    GF_TRY(err, n, alloc_buffers(f, work, err, n));
+    GF_TRY(err, n, make_spectra(f, p, err, n));
+    GF_TRY(err, n, fft_conv_reset(f, 0, err, n));
+    GF_TRY(err, n, cudaDeviceSynchronize());
     return GF_OK;
 }
 
@@ -235,8 +216,10 @@ gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err,
 {
     *out = NULL;
     fft_conv *f = (fft_conv *)calloc(1, sizeof *f);
-    if (!f)
+    if (!f) {
+        snprintf(err, n, "cannot allocate the FFT method's state");
         return GF_ERR_NO_MEMORY;
+    }
     f->prec = p->precision;
     f->ss = p->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     f->C = p->channels;
@@ -255,21 +238,7 @@ gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err,
      * (2^21 samples), little wasted where a chunk holds fewer (live blocks). */
     f->group = f->N >= ((size_t)1 << 22) ? 1 : ((size_t)1 << 22) / f->N;
     f->slots = ((size_t)f->C * f->W + f->group - 1) / f->group * f->group;
-    size_t work = 0;
-    gf_status st = make_plans(f, &work, err, n);
-    if (st == GF_OK)
-        st = alloc_buffers(f, work, err, n);
-    if (st == GF_OK)
-        st = make_spectra(f, p, err, n);
-    if (st == GF_OK && fft_conv_reset(f, 0) != cudaSuccess) {
-        snprintf(err, n, "clearing the FFT delay line failed");
-        st = GF_ERR_CUDA;
-    }
-    if (st == GF_OK && cudaDeviceSynchronize() != cudaSuccess) {
-        snprintf(err, n, "setting up the FFT method failed: %s",
-                 cudaGetErrorString(cudaGetLastError()));
-        st = GF_ERR_CUDA;
-    }
+    const gf_status st = setup(f, p, err, n);
     if (st != GF_OK) {
         fft_conv_destroy(f);
         return st;
@@ -278,14 +247,13 @@ gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err,
     return GF_OK;
 }
 
-cudaError_t fft_conv_reset(fft_conv *f, cudaStream_t st)
+gf_status fft_conv_reset(fft_conv *f, cudaStream_t st, char *err, size_t n)
 {
     f->head = 0;
     f->par = 0;
-    cudaError_t e = cudaMemsetAsync(f->ring, 0, (size_t)f->C * f->R * f->sstride * 2 * f->ss, st);
-    if (e == cudaSuccess)
-        e = cudaMemsetAsync(f->tail[0], 0, (size_t)f->C * f->P * f->ss, st);
-    return e;
+    GF_TRY(err, n, cudaMemsetAsync(f->ring, 0, (size_t)f->C * f->R * f->sstride * 2 * f->ss, st));
+    GF_TRY(err, n, cudaMemsetAsync(f->tail[0], 0, (size_t)f->C * f->P * f->ss, st));
+    return GF_OK;
 }
 
 enum stage { PLANAR, MAC, EMIT };
@@ -315,8 +283,8 @@ template <typename T> static mac_fn<T> pick_mac(int bt, bool multi)
 }
 
 template <typename T>
-static cudaError_t launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, long long m,
-                                 long long skip, void *d_out, stage which)
+static gf_status launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, long long m,
+                               long long skip, void *d_out, stage which, char *err, size_t n)
 {
     typedef typename cplx<T>::type V;
     const unsigned ymax = 65535;
@@ -329,6 +297,7 @@ static cudaError_t launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in,
         fft_planar<T><<<flat_grid((m + 1) * P), FFT_THREADS, 0, st>>>(
             (const T *)d_in, m, f->C, lp, W, (const T *)f->tail[f->par], (T *)f->xp,
             (T *)f->tail[f->par ^ 1]);
+        GF_TRY_LAUNCH(err, n, "fft_planar");
     } else if (which == MAC) {
         const unsigned bx = (unsigned)((f->bins + FFT_THREADS - 1) / FFT_THREADS);
         /* Chunks of few blocks (live audio: one) take smaller tiles, and
@@ -343,66 +312,69 @@ static cudaError_t launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in,
             (const V *)f->spec, (V *)f->ring, (const V *)f->H, out, m, W, f->C, (long long)f->K,
             (long long)f->R, (long long)f->head, (long long)f->bins, (long long)f->sstride,
             f->nh > 1, split, (long long)FFT_PART_BLOCKS);
-        if (split)
+        GF_TRY_LAUNCH(err, n, "fft_mac");
+        if (split) {
             fft_reduce<T><<<dim3(bx, my, C), FFT_THREADS, 0, st>>>(
                 (const V *)f->part, (V *)f->Y, m, W, f->C, (long long)f->S,
                 (long long)FFT_PART_BLOCKS, (long long)f->bins, (long long)f->sstride);
+            GF_TRY_LAUNCH(err, n, "fft_reduce");
+        }
     } else if (m * P > skip) {
         fft_emit<T><<<flat_grid(m * P - skip), FFT_THREADS, 0, st>>>((const T *)f->win, m, f->C, lp,
                                                                      W, skip, (T *)d_out);
+        GF_TRY_LAUNCH(err, n, "fft_emit");
     }
-    return cudaGetLastError();
+    return GF_OK;
 }
 
 /* The transforms of the chunk's first `count` windows (or spectra), in
  * calls of f->group. */
-static cufftResult transform(fft_conv *f, cudaStream_t st, int forward, size_t count)
+static gf_status transform(fft_conv *f, cudaStream_t st, int forward, size_t count, char *err,
+                           size_t n)
 {
     const int f32 = f->prec == GF_PRECISION_F32;
     cufftHandle plan = forward ? f->r2c : f->c2r;
-    cufftResult r = cufftSetStream(plan, st);
-    for (size_t g = 0; r == CUFFT_SUCCESS && g < count; g += f->group) {
+    GF_TRY(err, n, cufftSetStream(plan, st));
+    for (size_t g = 0; g < count; g += f->group) {
         unsigned char *w = forward ? (unsigned char *)f->xp + g * f->P * f->ss
                                    : (unsigned char *)f->win + g * f->N * f->ss;
         unsigned char *sp =
             (unsigned char *)(forward ? f->spec : f->Y) + g * f->sstride * 2 * f->ss;
-        if (forward)
-            r = f32 ? cufftExecR2C(plan, (cufftReal *)w, (cufftComplex *)sp)
-                    : cufftExecD2Z(plan, (cufftDoubleReal *)w, (cufftDoubleComplex *)sp);
+        if (forward && f32)
+            GF_TRY(err, n, cufftExecR2C(plan, (cufftReal *)w, (cufftComplex *)sp));
+        else if (forward)
+            GF_TRY(err, n, cufftExecD2Z(plan, (cufftDoubleReal *)w, (cufftDoubleComplex *)sp));
+        else if (f32)
+            GF_TRY(err, n, cufftExecC2R(plan, (cufftComplex *)sp, (cufftReal *)w));
         else
-            r = f32 ? cufftExecC2R(plan, (cufftComplex *)sp, (cufftReal *)w)
-                    : cufftExecZ2D(plan, (cufftDoubleComplex *)sp, (cufftDoubleReal *)w);
+            GF_TRY(err, n, cufftExecZ2D(plan, (cufftDoubleComplex *)sp, (cufftDoubleReal *)w));
     }
-    return r;
+    return GF_OK;
 }
 
-cudaError_t fft_conv_run(fft_conv *f, cudaStream_t st, const void *d_in, size_t frames, size_t skip,
-                         void *d_out, char *err, size_t n)
+gf_status fft_conv_run(fft_conv *f, cudaStream_t st, const void *d_in, size_t frames, size_t skip,
+                       void *d_out, char *err, size_t n)
 {
     const long long m = (long long)(frames / f->P);
     const size_t count = (size_t)(f->C - 1) * f->W + (size_t)m; /* through channel C-1's last */
     const stage stages[] = {PLANAR, MAC, EMIT};
+    /* Each launch's check must see that launch only, not an error an
+     * earlier call on this thread left behind and reported. */
+    cudaGetLastError();
     for (int i = 0; i < 3; i++) {
-        const cudaError_t e =
-            f->prec == GF_PRECISION_F32
-                ? launch_kernel<float>(f, st, d_in, m, (long long)skip, d_out, stages[i])
-                : launch_kernel<double>(f, st, d_in, m, (long long)skip, d_out, stages[i]);
-        if (e != cudaSuccess) {
-            snprintf(err, n, "FFT method, step %d: %s", i, cudaGetErrorString(e));
-            return e;
-        }
-        if (stages[i] == EMIT)
-            break;
-        const cufftResult r = transform(f, st, stages[i] == PLANAR, count);
-        if (r != CUFFT_SUCCESS) {
-            snprintf(err, n, "FFT method, cuFFT %s: %s (%d)",
-                     stages[i] == PLANAR ? "forward" : "inverse", cufft_name(r), (int)r);
-            return cudaErrorUnknown;
-        }
+        if (f->prec == GF_PRECISION_F32)
+            GF_TRY(err, n,
+                   launch_kernel<float>(f, st, d_in, m, (long long)skip, d_out, stages[i], err, n));
+        else
+            GF_TRY(
+                err, n,
+                launch_kernel<double>(f, st, d_in, m, (long long)skip, d_out, stages[i], err, n));
+        if (stages[i] != EMIT)
+            GF_TRY(err, n, transform(f, st, stages[i] == PLANAR, count, err, n));
     }
     f->head = (f->head + (size_t)m) % f->R;
     f->par ^= 1;
-    return cudaSuccess;
+    return GF_OK;
 }
 
 } // namespace gf

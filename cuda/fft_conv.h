@@ -30,20 +30,24 @@ namespace gf
 
 struct fft_conv;
 
+/* Every call below checks its CUDA and cuFFT calls (cuda_check.h): a
+ * failure's detail, in that header's format, goes to err (n bytes). */
+
 /* For params p (method FFT, chunk a multiple of the partition) on the
- * current device. GF_ERR_NO_MEMORY names what was needed and what is free;
- * GF_ERR_CUDA names the failing call. The detail goes to err. */
+ * current device. GF_ERR_NO_MEMORY names what was needed and what is free
+ * (or the cuFFT call that ran out); GF_ERR_CUDA names the failing call. */
 gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err, size_t n);
 void fft_conv_destroy(fft_conv *f);
 
 /* Zero the history (queued on stream st). */
-cudaError_t fft_conv_reset(fft_conv *f, cudaStream_t st);
+gf_status fft_conv_reset(fft_conv *f, cudaStream_t st, char *err, size_t n);
 
 /* Queue the chunk d_in (frames x C, frames a multiple of P) on stream st:
- * outputs [skip, frames) to d_out. No error check beyond the return of the
- * cuFFT and launch calls (the caller checks cudaGetLastError). */
-cudaError_t fft_conv_run(fft_conv *f, cudaStream_t st, const void *d_in, size_t frames, size_t skip,
-                         void *d_out, char *err, size_t n);
+ * outputs [skip, frames) to d_out. Checks each launch and cuFFT call as it
+ * is queued; a failure while the work runs shows at the stream's next
+ * synchronisation. */
+gf_status fft_conv_run(fft_conv *f, cudaStream_t st, const void *d_in, size_t frames, size_t skip,
+                       void *d_out, char *err, size_t n);
 
 } // namespace gf
 

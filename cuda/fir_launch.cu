@@ -10,6 +10,7 @@
  * and the taps come from the constant bank (const_off >= 0) or global
  * memory.
  */
+#include "cuda_check.h"
 #include "fir_kernels.cuh"
 #include "launch.h"
 
@@ -31,15 +32,18 @@ template <typename T>
 using fir_kernel = void (*)(const T *, T *, long long, long long, int, int, const T *, int);
 
 /* Raise a kernel's dynamic shared-memory limit when it needs more than 48 KiB. */
-template <typename T> static cudaError_t allow_smem(fir_kernel<T> k, size_t bytes)
+template <typename T>
+static gf_status allow_smem(fir_kernel<T> k, size_t bytes, char *err, size_t n)
 {
-    if (bytes <= 48 * 1024)
-        return cudaSuccess;
-    return cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    if (bytes > 48 * 1024)
+        GF_TRY(err, n,
+               cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    return GF_OK;
 }
 
 template <typename T>
-cudaError_t fir_plan_make(int ntaps, int channels, int const_off, bool per_channel, fir_plan *p)
+gf_status fir_plan_make(int ntaps, int channels, int const_off, bool per_channel, fir_plan *p,
+                        char *err, size_t n)
 {
     *p = fir_plan();
     p->ntaps = ntaps;
@@ -48,24 +52,22 @@ cudaError_t fir_plan_make(int ntaps, int channels, int const_off, bool per_chann
     p->const_off = per_channel ? -1 : const_off;
     p->per_channel = per_channel;
     int dev = 0, optin = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&p->sms, cudaDevAttrMultiProcessorCount, dev);
-    if (e != cudaSuccess)
-        return e;
+    GF_TRY(err, n, cudaGetDevice(&dev));
+    GF_TRY(err, n, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    GF_TRY(err, n, cudaDeviceGetAttribute(&p->sms, cudaDevAttrMultiProcessorCount, dev));
     p->smem = tiled_smem_bytes<T>(p->hs);
     p->smem1 = tiled_smem_bytes<T, 1>(p->hs);
     p->tiled = p->smem <= (size_t)optin && !per_channel;
     if (!p->tiled)
-        return cudaSuccess;
+        return GF_OK;
     const bool ct = const_off >= 0;
-    e = allow_smem<T>(ct ? fir_tiled<T, const_taps> : fir_tiled<T, global_taps>, p->smem);
-    if (e == cudaSuccess)
-        e = allow_smem<T>(ct ? fir_tiled<T, const_taps, 1> : fir_tiled<T, global_taps, 1>,
-                          p->smem1);
-    return e;
+    GF_TRY(
+        err, n,
+        allow_smem<T>(ct ? fir_tiled<T, const_taps> : fir_tiled<T, global_taps>, p->smem, err, n));
+    GF_TRY(err, n,
+           allow_smem<T>(ct ? fir_tiled<T, const_taps, 1> : fir_tiled<T, global_taps, 1>, p->smem1,
+                         err, n));
+    return GF_OK;
 }
 
 template <typename T>
@@ -97,13 +99,14 @@ void fir_launch(const fir_plan &p, cudaStream_t st, const T *buf, T *y, long lon
                                    ct ? p.const_off : 0);
 }
 
-cudaError_t fir_const_upload(const void *taps, size_t bytes, size_t off)
+gf_status fir_const_upload(const void *taps, size_t bytes, size_t off, char *err, size_t n)
 {
-    return cudaMemcpyToSymbol(gf_c_taps, taps, bytes, off);
+    GF_TRY(err, n, cudaMemcpyToSymbol(gf_c_taps, taps, bytes, off));
+    return GF_OK;
 }
 
-template cudaError_t fir_plan_make<float>(int, int, int, bool, fir_plan *);
-template cudaError_t fir_plan_make<double>(int, int, int, bool, fir_plan *);
+template gf_status fir_plan_make<float>(int, int, int, bool, fir_plan *, char *, size_t);
+template gf_status fir_plan_make<double>(int, int, int, bool, fir_plan *, char *, size_t);
 template void fir_launch<float>(const fir_plan &, cudaStream_t, const float *, float *, long long,
                                 long long, const float *);
 template void fir_launch<double>(const fir_plan &, cudaStream_t, const double *, double *,

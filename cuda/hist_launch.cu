@@ -1,20 +1,22 @@
 /* The histogram kernel's launch site (the geometry comes from hist_geometry.h). */
+#include "cuda_check.h"
 #include "hist_kernels.cuh"
 #include "launch.h"
 
 namespace gf
 {
 
-template <typename T> cudaError_t hist_allow_smem(size_t smem_cap)
+template <typename T> gf_status hist_allow_smem(size_t smem_cap, char *err, size_t n)
 {
     if (smem_cap <= 48 * 1024)
-        return cudaSuccess;
-    cudaError_t e = cudaFuncSetAttribute(
-        hist_chunk<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_cap);
-    if (e != cudaSuccess)
-        return e;
-    return cudaFuncSetAttribute(hist_chunk<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)smem_cap);
+        return GF_OK;
+    GF_TRY(err, n,
+           cudaFuncSetAttribute(hist_chunk<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)smem_cap));
+    GF_TRY(err, n,
+           cudaFuncSetAttribute(hist_chunk<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)smem_cap));
+    return GF_OK;
 }
 
 template <typename T>
@@ -27,8 +29,8 @@ void hist_launch(const hist_geometry &g, bool mix, const T *x, void *parts, cuda
     k<<<g.grid, HIST_THREADS, g.smem, st>>>(x, pp, g.a);
 }
 
-template cudaError_t hist_allow_smem<float>(size_t);
-template cudaError_t hist_allow_smem<double>(size_t);
+template gf_status hist_allow_smem<float>(size_t, char *, size_t);
+template gf_status hist_allow_smem<double>(size_t, char *, size_t);
 template void hist_launch<float>(const hist_geometry &, bool, const float *, void *, cudaStream_t);
 template void hist_launch<double>(const hist_geometry &, bool, const double *, void *,
                                   cudaStream_t);

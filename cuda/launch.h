@@ -6,11 +6,13 @@
  *
  * Launch functions queue work on the given stream and do not check for
  * errors: the caller checks cudaGetLastError after each, as after every
- * launch.
+ * launch (GF_TRY_LAUNCH). The set-up functions check their CUDA calls
+ * (cuda_check.h) and write a failure's detail to err (n bytes).
  */
 #ifndef GF_CUDA_LAUNCH_H
 #define GF_CUDA_LAUNCH_H
 
+#include "gpufilt.h"
 #include "hist_geometry.h"
 
 #include <cuda_runtime.h>
@@ -42,7 +44,8 @@ struct fir_plan {
 /* Plan (and set the kernels' shared-memory limits) for T = float or double
  * on the current device. */
 template <typename T>
-cudaError_t fir_plan_make(int ntaps, int channels, int const_off, bool per_channel, fir_plan *p);
+gf_status fir_plan_make(int ntaps, int channels, int const_off, bool per_channel, fir_plan *p,
+                        char *err, size_t n);
 
 /* Outputs [n0, n1) of the chunk in buf (halo then chunk, padded) into y;
  * gtaps: the taps in device memory when p.const_off < 0. */
@@ -51,11 +54,11 @@ void fir_launch(const fir_plan &p, cudaStream_t st, const T *buf, T *y, long lon
                 const T *gtaps);
 
 /* Copy taps into the constant bank at byte offset `off`. */
-cudaError_t fir_const_upload(const void *taps, size_t bytes, size_t off);
+gf_status fir_const_upload(const void *taps, size_t bytes, size_t off, char *err, size_t n);
 
 /* Let the histogram kernels for T use up to smem_cap bytes of dynamic
  * shared memory. */
-template <typename T> cudaError_t hist_allow_smem(size_t smem_cap);
+template <typename T> gf_status hist_allow_smem(size_t smem_cap, char *err, size_t n);
 
 /* The partials of one chunk (geometry g, samples x on the device) into the
  * zeroed device buffer parts. */

@@ -199,8 +199,12 @@ template <typename T> size_t compare(const T *got, const T *want, size_t n, doub
 template <typename T> gf::fir_plan gpufilt_plan(const T *h, int ntaps, int C)
 {
     gf::fir_plan p;
-    CK(gf::fir_const_upload(h, (size_t)ntaps * sizeof(T), 0));
-    CK(gf::fir_plan_make<T>(ntaps, C, 0, false, &p));
+    char err[256];
+    if (gf::fir_const_upload(h, (size_t)ntaps * sizeof(T), 0, err, sizeof err) != GF_OK ||
+        gf::fir_plan_make<T>(ntaps, C, 0, false, &p, err, sizeof err) != GF_OK) {
+        fprintf(stderr, "bench_gpu: gpufilt's kernel set-up: %s\n", err);
+        exit(EXIT_ERROR);
+    }
     CK(cudaDeviceSynchronize());
     return p;
 }

@@ -162,7 +162,11 @@ static void hist_setup(const options &o, hist_work *w)
     int optin = 0;
     CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, o.device));
     w->smem_cap = std::min((size_t)optin, (size_t)96 * 1024);
-    CK(gf::hist_allow_smem<float>(w->smem_cap));
+    char err[256];
+    if (gf::hist_allow_smem<float>(w->smem_cap, err, sizeof err) != GF_OK) {
+        fprintf(stderr, "bench_gpu: histogram kernel set-up: %s\n", err);
+        exit(EXIT_ERROR);
+    }
     CK(cudaDeviceSynchronize());
     for (int i = 0; i < 3; i++)
         CK(cudaStreamCreateWithFlags(&w->side[i], cudaStreamNonBlocking));

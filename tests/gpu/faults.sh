@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # GPU faults, on a GPU machine, with a build configured with
-# -DGPUFILT_FAULT_INJECTION=ON (GPUFILT_FAULT=TEXT:N fails the N-th checked
-# CUDA call whose text contains TEXT):
+# -DGPUFILT_FAULT_INJECTION=ON (GPUFILT_FAULT=TEXT:N[:oom|fail] fails the
+# N-th checked CUDA or cuFFT call whose text contains TEXT; a kernel
+# launch's text is "KERNEL launch"; cuda/cuda_check.h):
 #   - out of GPU memory at create: one line, exit 5, nothing left behind;
 #     with --device auto the CPU takes over with a notice, same bytes;
+#   - the FFT method's set-up: out of GPU memory at each of its
+#     allocations in turn, a failing or out-of-memory cuFFT plan, a failing
+#     spectrum transform, kernel or memset: one line, exit 5, nothing left
+#     behind; with --device auto the CPU takes over with a one-line
+#     notice, same bytes as --device cpu;
 #   - the device failing mid-run (an upload, an event wait; direct and FFT
-#     methods, with histograms): one line, exit 5, nothing left behind;
+#     methods, with histograms; each kernel and cuFFT transform of the FFT
+#     method, f32 and f64): one line, exit 5, nothing left behind, also
+#     with --device auto (only a set-up failure falls back to the CPU);
 #   - a real out-of-memory: an FFT filter larger than the GPU (where the GPU
 #     has less than 100 GiB): the need and the free memory in the message.
 #
@@ -22,12 +30,24 @@ grep -q "GPUFILT_FAULT_INJECTION:BOOL=ON" "$BUILD/CMakeCache.txt" ||
 "$GPUFILT" in.wav probe.wav --taps 5 --device cuda --quiet 2>/dev/null || { echo "faults.sh: no usable GPU" && exit 77; }
 rm -f probe.wav
 
-# fault SPEC CODE 'STDERR' args...: gpufilt with GPUFILT_FAULT=SPEC.
+# one_line WHAT: gpufilt's standard error was exactly one line.
+one_line() {
+    local n
+    n=$(wc -l <stderr.txt)
+    [ "$n" -eq 1 ] && pass || fail "$1: $n lines on standard error, expected one: $(cat stderr.txt)"
+}
+
+# fault SPEC CODE 'STDERR' args...: gpufilt with GPUFILT_FAULT=SPEC; a
+# failure (CODE not 0) says so in exactly one line.
 fault() {
     local spec=$1
-    shift
-    GPUFILT_FAULT=$spec expect "$@"
+    GPUFILT_FAULT=$spec expect "${@:2}"
+    [ "$2" -eq 0 ] || one_line "GPUFILT_FAULT=$spec"
 }
+
+DEV='CUDA-capable device(s) is/are busy or unavailable (cudaErrorDevicesUnavailable)'
+CUFFT='driver or internal cuFFT library error (CUFFT_INTERNAL_ERROR)'
+CUFFT_OOM='cuFFT failed to allocate GPU or CPU memory (CUFFT_ALLOC_FAILED)'
 
 # Out of GPU memory at create.
 fault cudaMalloc:1 5 "${E}cannot set up the cuda filter: out of GPU memory: *" \
@@ -49,19 +69,106 @@ grep -q "cpu backend (out of GPU memory: .*GPU takes over once started)" stderr.
 "$GPUFILT" long.wav cpufft.wav --taps 4194304 --method fft --threads 1 --device cpu --quiet
 fault cudaMalloc:1 0 "gpufilt: warning: the GPU cannot take this filter (out of GPU memory: *" \
     long.wav autofft.wav --taps 4194304 --method fft --threads 1 --quiet
+one_line "FFT method, out of GPU memory, --device auto"
+grep -q "MiB for the filter's spectra, " stderr.txt || fail "not the FFT method's first allocation: $(cat stderr.txt)"
 "$SFTOOL" cmp cpufft.wav autofft.wav && pass || fail "the CPU fallback's output differs from --device cpu"
+rm -f autofft.wav
+# A failing and an out-of-memory cuFFT plan at the FFT method's set-up:
+# the CPU takes over likewise.
+for spec in cufftMakePlanMany:1 cufftMakePlanMany:2:oom; do
+    why=$CUFFT
+    [[ $spec != *:oom ]] || why=$CUFFT_OOM
+    fault "$spec" 0 "gpufilt: warning: the GPU cannot take this filter (cufftMakePlanMany failed: $why): filtering on the CPU" \
+        long.wav autofft.wav --taps 4194304 --method fft --threads 1 --quiet
+    one_line "GPUFILT_FAULT=$spec, --device auto"
+    "$SFTOOL" cmp cpufft.wav autofft.wav && pass || fail "$spec: the CPU fallback's output differs from --device cpu"
+    rm -f autofft.wav
+done
+
+# The FFT method's set-up on the GPU (--device cuda), out of GPU memory at
+# each allocation in turn, the backend's own after the FFT method's: one
+# line, exit 5, nothing left behind, until N passes the last allocation
+# and the run gives the bytes of a run without faults.
+fft=(--taps 20000 --method fft --chunk 32768)
+"$GPUFILT" in.wav fftref.wav "${fft[@]}" --device cuda --quiet
+whats=
+n=0
+while [ $n -lt 40 ]; do
+    n=$((n + 1))
+    rc=0
+    GPUFILT_FAULT=cudaMalloc:$n "$GPUFILT" in.wav out.wav "${fft[@]}" --device cuda >stdout.txt 2>stderr.txt || rc=$?
+    [ $rc -ne 0 ] || break
+    if [ $rc -eq 5 ] && grep -q "^${E}cannot set up the cuda filter: out of GPU memory: [0-9.]* MiB for .*, [0-9.]* MiB free of [0-9.]*\$" stderr.txt; then
+        pass
+    else
+        fail "GPUFILT_FAULT=cudaMalloc:$n: exit $rc: $(cat stderr.txt)"
+    fi
+    one_line "GPUFILT_FAULT=cudaMalloc:$n"
+    expect_no_output out.wav
+    whats+="$(sed -n 's/.* MiB for \(.*\), [0-9.]* MiB free of .*/\1/p' stderr.txt);"
+done
+[ $rc -eq 0 ] && pass || fail "cudaMalloc:$n still fails"
+"$SFTOOL" cmp fftref.wav out.wav && pass || fail "the run past the last allocation differs from one without faults"
+for what in "the filter's spectra" "the delay line" "a chunk's blocks" "a chunk's windows" \
+    "a chunk's spectra" "a chunk's products" "the last blocks" "the filter's partitions" \
+    "the filter's first spectra" "a chunk's input" "a chunk's output"; do
+    [[ ";$whats" == *";$what;"* ]] && pass || fail "no allocation for $what failed (failed: $whats)"
+done
+rm -f out.wav
+# A failing or out-of-memory plan, the filter's spectra (their plan, their
+# transform, the kernel that scales them), the delay line's clearing.
+setup=("cufftCreate:2|CUDA error: cufftCreate failed: $CUFFT"
+    "cufftMakePlanMany:1|CUDA error: cufftMakePlanMany failed: $CUFFT"
+    "cufftMakePlanMany:2:oom|out of memory: cufftMakePlanMany failed: $CUFFT_OOM"
+    "cufftPlanMany:1:oom|out of memory: cufftPlanMany failed: $CUFFT_OOM"
+    "cufftPlanMany:1|CUDA error: cufftPlanMany failed: $CUFFT"
+    "cufftExecD2Z:1|CUDA error: cufftExecD2Z failed: $CUFFT"
+    "fft_scale_spectra launch:1|CUDA error: fft_scale_spectra launch failed: $DEV"
+    "cudaMemsetAsync:1|CUDA error: cudaMemsetAsync failed: $DEV")
+for c in "${setup[@]}"; do
+    fault "${c%%|*}" 5 "${E}cannot set up the cuda filter: ${c#*|}" in.wav out.wav "${fft[@]}" --device cuda
+    expect_no_output out.wav
+done
 
 # The device failing mid-run: an upload, an event query; direct, FFT, histograms.
 for spec in cudaMemcpyAsync:7 cudaEventQuery:3; do
-    fault "$spec" 5 "${E}cuda backend failed: CUDA error: ${spec%%:*} failed: CUDA-capable device(s) is/are busy or unavailable" \
+    fault "$spec" 5 "${E}cuda backend failed: CUDA error: ${spec%%:*} failed: $DEV" \
         in.wav out.wav --taps 63 --device cuda --chunk 8192
     expect_no_output out.wav
-    fault "$spec" 5 "${E}cuda backend failed: CUDA error: ${spec%%:*} failed: CUDA-capable device(s) is/are busy or unavailable" \
-        in.wav out.wav --taps 20000 --method fft --device cuda --chunk 32768
+    fault "$spec" 5 "${E}cuda backend failed: CUDA error: ${spec%%:*} failed: $DEV" \
+        in.wav out.wav "${fft[@]}" --device cuda
     expect_no_output out.wav
-    fault "$spec" 5 "${E}cuda backend failed: CUDA error: ${spec%%:*} failed: CUDA-capable device(s) is/are busy or unavailable" \
+    fault "$spec" 5 "${E}cuda backend failed: CUDA error: ${spec%%:*} failed: $DEV" \
         in.wav out.wav --taps 63 --device cuda --chunk 8192 --hist h.csv --hist-block 4800
     expect_no_output out.wav h.csv
+done
+# The FFT method mid-run (in.wav is 15 chunks): each kernel and transform
+# of a chunk, f32 and f64; the split-K sums (20000 taps in partitions of
+# 128, chunks of 8 partitions).
+for spec in "fft_planar launch:3" "fft_mac launch:3" "fft_emit launch:3" cufftSetStream:5 \
+    cufftExecR2C:3 cufftExecC2R:3; do
+    why=$DEV
+    [[ $spec != cufft* ]] || why=$CUFFT
+    fault "$spec" 5 "${E}cuda backend failed: CUDA error: ${spec%%:*} failed: $why" \
+        in.wav out.wav "${fft[@]}" --device cuda
+    expect_no_output out.wav
+done
+for spec in cufftExecD2Z:3 cufftExecZ2D:3; do
+    fault "$spec" 5 "${E}cuda backend failed: CUDA error: ${spec%%:*} failed: $CUFFT" \
+        in.wav out.wav "${fft[@]}" --precision f64 --device cuda
+    expect_no_output out.wav
+done
+fault "fft_reduce launch:5" 5 "${E}cuda backend failed: CUDA error: fft_reduce launch failed: $DEV" \
+    in.wav out.wav --taps 20000 --method fft --partition 128 --chunk 1024 --device cuda
+expect_no_output out.wav
+# With --device auto only a set-up failure falls back to the CPU: a failure
+# mid-run is the same error as with --device cuda, and leaves nothing.
+for spec in "fft_mac launch:2" cufftExecC2R:2; do
+    why=$DEV
+    [[ $spec != cufft* ]] || why=$CUFFT
+    fault "$spec" 5 "${E}cuda backend failed: CUDA error: ${spec%%:*} failed: $why" \
+        long.wav autofft.wav --taps 4194304 --method fft --threads 1 --quiet
+    expect_no_output autofft.wav
 done
 
 # A real out-of-memory: 1024 channels of a 2^22-tap f64 FFT filter with
@@ -72,6 +179,7 @@ if [ "${total_mib:-0}" -lt 100000 ]; then
     expect 5 "${E}cannot set up the cuda filter: out of memory: the FFT filter needs *" \
         z.f64 out.raw --raw f64le -c 1024 --precision f64 --taps 4194304 --method fft \
         --partition 16 --device cuda
+    one_line "a real out-of-memory"
     grep -q "MiB of GPU memory (spectra .*); the GPU has .* MiB free of " stderr.txt ||
         fail "no sizes in: $(cat stderr.txt)"
     expect_no_output out.raw
