@@ -322,13 +322,13 @@ class Engine:
         return self._e
 
     def _frames(self, x):
-        x = np.ascontiguousarray(_real_array(x, "x"), dtype=self.dtype)
+        x = _real_array(x, "x")
         if x.ndim == 1 and self.channels == 1:
             x = x.reshape(-1, 1)
         if x.ndim != 2 or x.shape[1] != self.channels:
             raise ValueError("expected frames x %d channels%s, got shape %s" %
                              (self.channels, " (or 1-D)" if self.channels == 1 else "", x.shape))
-        return x
+        return np.ascontiguousarray(x, dtype=self.dtype)
 
     def _channel(self, channel):
         c = operator.index(channel) if not isinstance(channel, (bool, np.bool_)) and isinstance(

@@ -214,6 +214,10 @@ class Arguments(unittest.TestCase):
                               gpufilt.filter, np.ones((10, 0)), h)
         self.assertRaisesWith(TypeError, "x must be an array of real numbers, not of dtype "
                               "complex64", gpufilt.filter, np.ones(8, np.complex64), h)
+        with gpufilt.Engine(taps=3, device="cpu") as e:
+            self.assertRaisesWith(ValueError, "expected frames x 1 channels (or 1-D), got shape ()",
+                                  e.push, np.float32(1))
+            self.assertRaisesWith(TypeError, "not of dtype complex128", e.push, np.ones(4, complex))
 
     def test_precision_names_and_dtypes(self):
         x = noise(1000, dtype=np.float64)
