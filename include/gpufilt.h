@@ -97,7 +97,7 @@ typedef enum gf_status {
 /** Static English message for a status; never NULL. */
 const char *gf_strerror(gf_status status);
 
-/** "MAJOR.MINOR.PATCH" plus the backends compiled in, e.g. "0.1.0 (cpu, cuda)". */
+/** "MAJOR.MINOR.PATCH" plus the backends compiled in, e.g. "0.1.0 (ref, cpu, cuda)". */
 const char *gf_version(void);
 
 typedef enum gf_mode { GF_MODE_SAME = 0, GF_MODE_CAUSAL = 1, GF_MODE_FULL = 2 } gf_mode;
@@ -197,6 +197,12 @@ typedef struct gf_config {
      * precision. One filter h[0..num_taps-1] for every channel, or with
      * taps_per_channel channels * num_taps values: channel c's filter at
      * taps + c * num_taps.
+     * The caller's obligation: the array holds at least that many doubles
+     * (num_taps, or channels * num_taps with taps_per_channel). A pointer
+     * carries no length, so the library cannot check it: gf_engine_create
+     * reads all of them, and a shorter array is read past its end. A
+     * binding that takes arrays (a taps x channels matrix, say) checks
+     * their shape against channels before it fills this in.
      */
     const double *taps;
     gf_mode mode;
@@ -385,7 +391,8 @@ size_t gf_engine_partition(const gf_engine *e);
  * The FFT method's bound on |error| of any output of channel c against the
  * exact sum, for input of magnitude at most max_abs_x (see the exactness
  * contract above). 0 for the direct method, whose contract is bit-identity
- * with the serial reference.
+ * with the serial reference. NAN when e is NULL, channel is outside
+ * 0 .. channels-1 or max_abs_x is not a number >= 0.
  */
 double gf_engine_error_bound(const gf_engine *e, int channel, double max_abs_x);
 
@@ -406,11 +413,17 @@ const char *gf_engine_handoff_error(const gf_engine *e);
 const char *gf_engine_error(const gf_engine *e);
 
 /** Copy the taps in use, as doubles, into taps[0..num_taps) (channel 0's
- * with per-channel taps; see gf_engine_channel_taps). */
-void gf_engine_taps(const gf_engine *e, double *taps);
+ * with per-channel taps; see gf_engine_channel_taps). GF_ERR_INVALID_ARGUMENT,
+ * with nothing written, when e or taps is NULL. */
+gf_status gf_engine_taps(const gf_engine *e, double *taps);
 
-/** Channel c's taps in use, as doubles, into taps[0..num_taps). */
-void gf_engine_channel_taps(const gf_engine *e, int channel, double *taps);
+/**
+ * Channel c's taps in use, as doubles, into taps[0..num_taps) (num_taps as
+ * configured; gf_engine_get_config gives it). GF_ERR_INVALID_ARGUMENT, with
+ * nothing written, when e or taps is NULL or channel is outside
+ * 0 .. channels-1.
+ */
+gf_status gf_engine_channel_taps(const gf_engine *e, int channel, double *taps);
 
 /**
  * True when a CUDA device is usable (built with CUDA, a device present and a

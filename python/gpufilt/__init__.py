@@ -12,14 +12,23 @@ guarantees):
         e.flush()
         rest = e.pull()
 
-x is 1-D (one channel) or frames x channels, float32 or float64 (the
-precision follows the dtype). taps is an int (a mean filter of that many
-taps), a 1-D array (one filter for every channel) or a taps x channels
-array (one filter per channel). Errors raise GpufiltError with the
-library's detail.
+x is 1-D (frames of one channel) or 2-D (frames x channels), real; the
+arithmetic is float32 or float64 (precision="f32"/"f64" or a numpy dtype;
+by default float32 input gives float32, anything else float64). taps is a
+positive int (a mean filter of that many taps), a 1-D array (one filter
+for every channel) or a 2-D taps x channels array (one filter per channel;
+a single column is one filter for every channel).
+
+Errors: a bad argument raises TypeError (wrong kind of value) or
+ValueError (right kind, bad value), naming the value given; an engine
+channel that does not exist raises IndexError. A failing library call
+raises GpufiltError with the library's detail; when the library refused an
+argument (status GF_ERR_INVALID_ARGUMENT) that error is a ValueError too.
 """
 import ctypes
 import ctypes.util
+import numbers
+import operator
 import os
 from collections import namedtuple
 
@@ -96,7 +105,11 @@ _declare("gf_engine_partition", _size, _E)
 _declare("gf_engine_chunk_frames", _size, _E)
 _declare("gf_engine_error", ctypes.c_char_p, _E)
 _declare("gf_engine_error_bound", ctypes.c_double, _E, ctypes.c_int, ctypes.c_double)
-_declare("gf_engine_channel_taps", None, _E, ctypes.c_int, ctypes.POINTER(ctypes.c_double))
+_declare("gf_engine_channel_taps", ctypes.c_int, _E, ctypes.c_int, ctypes.POINTER(ctypes.c_double))
+
+_ERR_INVALID_ARGUMENT = 1
+_INT_MIN, _INT_MAX = -2**31, 2**31 - 1  # gf_config's int fields (channels, threads, ...)
+_SIZE_MAX = 2**(8 * ctypes.sizeof(_size)) - 1
 
 _MODES = {"same": 0, "causal": 1, "full": 2}
 _METHODS = {"auto": 0, "direct": 1, "fft": 2}
@@ -109,16 +122,29 @@ HistRecord.__doc__ = "One block's histogram (gf_hist_record); bins is a uint64 n
 
 
 class GpufiltError(RuntimeError):
-    """A gpufilt call failed: status is the gf_status code, detail the library's reason."""
+    """A gpufilt call failed: status is the gf_status code, detail the library's reason.
 
-    def __init__(self, status, detail):
+    When the library refused an argument (status 1, GF_ERR_INVALID_ARGUMENT)
+    the error raised is a GpufiltError that is also a ValueError."""
+
+    def __new__(cls, status, detail=""):
+        if cls is GpufiltError and status == _ERR_INVALID_ARGUMENT:
+            cls = _GpufiltArgumentError
+        return super().__new__(cls, status, detail)
+
+    def __init__(self, status, detail=""):
         self.status, self.detail = status, detail
         reason = _lib.gf_strerror(status).decode()
         super().__init__("%s: %s" % (reason, detail) if detail else reason)
 
 
+class _GpufiltArgumentError(GpufiltError, ValueError):
+    """The library refused an argument (GF_ERR_INVALID_ARGUMENT)."""
+
+
 def version():
-    """The library's version, e.g. "0.1.0"."""
+    """The library's version string (gf_version): "MAJOR.MINOR.PATCH (backends)",
+    e.g. "0.1.0 (ref, cpu, cuda)": the backends this build of the library has."""
     return _lib.gf_version().decode()
 
 
@@ -128,17 +154,92 @@ def cuda_available():
 
 
 def _choice(table, value, what):
-    if value not in table:
+    if not isinstance(value, str) or value not in table:
         raise ValueError("%s must be one of %s, not %r" % (what, ", ".join(table), value))
     return table[value]
 
 
+def _integer(value, what, lo, hi):
+    """value as a Python int in lo..hi: TypeError for a non-integer (2.5, "3",
+    True), ValueError out of range, each naming the value, where int() would
+    truncate and ctypes wrap around (-1 as a size_t is 18446744073709551615).
+    lo..hi is the C field's range (or >= 0 for a size_t); the library checks
+    the real limits and names them."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise TypeError("%s must be an integer, not %r" % (what, value))
+    v = operator.index(value)
+    if v < lo:
+        raise ValueError("%s must be >= %d, not %r" % (what, lo, value))
+    if v > hi:
+        raise ValueError("%s %r is too large (at most %d)" % (what, value, hi))
+    return v
+
+
 def _precision(value):
-    if value in ("f32", np.float32):
+    """0 (f32) or 1 (f64) from "f32", "f64" or a numpy float32 / float64 dtype
+    (np.float32, np.dtype("float64"), "float32", ...)."""
+    if isinstance(value, str) and value in ("f32", "f64"):
+        return 0 if value == "f32" else 1
+    try:
+        dt = None if value is None else np.dtype(value)
+    except TypeError:
+        dt = None
+    if dt == np.float32:
         return 0
-    if value in ("f64", np.float64):
+    if dt == np.float64:
         return 1
-    raise ValueError("precision must be 'f32' or 'f64' (or a numpy float dtype), not %r" % (value,))
+    raise ValueError("precision must be 'f32', 'f64' or a numpy float32 / float64 dtype, not %r"
+                     % (value,))
+
+
+def _real_array(x, what):
+    """x as a numpy array of real numbers (TypeError for complex or non-numbers)."""
+    a = np.asarray(x)
+    if a.dtype.kind not in "biuf":
+        raise TypeError("%s must be an array of real numbers, not of dtype %s" % (what, a.dtype))
+    return a
+
+
+def _taps(taps, channels, shape_of_x=None):
+    """(num_taps, per_channel, coefficients or None) from an int or an array.
+
+    The coefficients come back as a C-contiguous float64 array of exactly
+    num_taps (one filter) or channels x num_taps (per channel) values: what
+    gf_config.taps must hold, which the library cannot check (gpufilt.h)."""
+    if isinstance(taps, (bool, np.bool_)):
+        raise TypeError("taps must be an integer (a mean filter's length) or an array of "
+                        "coefficients, not %r" % (taps,))
+    if isinstance(taps, (numbers.Integral, np.integer)):
+        if taps < 1:
+            raise ValueError("taps must be a positive integer (a mean filter's length) or an "
+                             "array of coefficients, not %r" % (taps,))
+        return _integer(taps, "taps", 0, _SIZE_MAX), 0, None
+    if np.ndim(taps) == 0:
+        raise TypeError("taps must be an integer (a mean filter's length) or an array of "
+                        "coefficients, not %r" % (taps,))
+    h = _real_array(taps, "taps").astype(np.float64)
+    if h.ndim > 2:
+        raise ValueError("taps must be 1-D (one filter) or 2-D (taps x channels), not of shape %s"
+                         % (h.shape,))
+    if h.shape[0] == 0 or h.size == 0:
+        raise ValueError("taps of shape %s hold no coefficients" % (h.shape,))
+    per_channel = 0
+    if h.ndim == 2:
+        if h.shape[1] == 1:  # one column: one filter for every channel
+            h = h[:, 0]
+        elif h.shape[1] != channels:
+            raise ValueError("taps of shape %s give %d filters (one per column) for %d channel%s%s:"
+                             " give taps x %d channels, one column, or a 1-D array"
+                             % (h.shape, h.shape[1], channels, "s" * (channels != 1),
+                                " (x has shape %s)" % (shape_of_x,) if shape_of_x else "",
+                                channels))
+        else:
+            per_channel = 1
+            h = h.T  # the library's layout: channel c's filter at c * num_taps
+    h = np.ascontiguousarray(h)
+    if h.size != h.shape[-1] * (channels if per_channel else 1):  # what create will read
+        raise RuntimeError("gpufilt: taps of shape %s laid out wrongly" % (h.shape,))
+    return h.shape[-1], per_channel, h
 
 
 class Engine:
@@ -147,6 +248,11 @@ class Engine:
     Engine(channels=1, taps=1, mode="same", precision="f32", device="auto", method="auto",
            partition=0, chunk_frames=0, threads=0, cuda_device=0, hist=None)
 
+    channels: 1 .. 1024. taps: a positive int (mean filter), a 1-D array, or a
+    2-D taps x channels array (one filter per channel; one column: one filter
+    for all). precision: "f32", "f64" or a numpy float32 / float64 dtype; it is
+    the dtype of every array pull and process return (self.dtype).
+    partition, chunk_frames, threads: integers >= 0 (0: the library's choice).
     hist, for per-block histograms: a dict with bins, block_frames and optionally lo, hi
     (default -1, 1), of ("output" or "input") and mix (bool).
     """
@@ -155,28 +261,28 @@ class Engine:
                  method="auto", partition=0, chunk_frames=0, threads=0, cuda_device=0,
                  hist=None):
         c = _lib.gf_config_default()
-        c.channels = int(channels)
+        c.channels = _integer(channels, "channels", _INT_MIN, _INT_MAX)
         c.mode = _choice(_MODES, mode, "mode")
         c.precision = _precision(precision)
         c.device = _choice(_DEVICES, device, "device")
         c.method = _choice(_METHODS, method, "method")
-        c.partition, c.chunk_frames = int(partition), int(chunk_frames)
-        c.threads, c.cuda_device = int(threads), int(cuda_device)
-        self._taps, self._hist = None, None
-        if np.isscalar(taps):
-            c.num_taps = int(taps)
-        else:
-            h = np.asarray(taps, dtype=np.float64)
-            if h.ndim == 2:  # taps x channels: one filter per channel
-                c.taps_per_channel = 1
-                h = h.T
-            elif h.ndim != 1:
-                raise ValueError("taps must be an int, a 1-D array or a taps x channels array")
-            self._taps = np.ascontiguousarray(h)
-            c.num_taps = self._taps.shape[-1]
+        c.partition = _integer(partition, "partition", 0, _SIZE_MAX)
+        c.chunk_frames = _integer(chunk_frames, "chunk_frames", 0, _SIZE_MAX)
+        c.threads = _integer(threads, "threads", _INT_MIN, _INT_MAX)
+        c.cuda_device = _integer(cuda_device, "cuda_device", _INT_MIN, _INT_MAX)
+        self._hist = None
+        # _taps keeps the coefficients alive until create has copied them.
+        c.num_taps, c.taps_per_channel, self._taps = _taps(taps, c.channels)
+        if self._taps is not None:
             c.taps = self._taps.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
         if hist is not None:
-            self._hist = _HistConfig(int(hist["bins"]), int(hist["block_frames"]),
+            unknown = set(hist) - {"bins", "block_frames", "lo", "hi", "of", "mix"}
+            if unknown:
+                raise ValueError("hist has unknown keys %s (bins, block_frames, lo, hi, of, mix)"
+                                 % ", ".join(sorted(map(repr, unknown))))
+            self._hist = _HistConfig(_integer(hist["bins"], "hist['bins']", 0, _SIZE_MAX),
+                                     _integer(hist["block_frames"], "hist['block_frames']", 0,
+                                              _SIZE_MAX),
                                      float(hist.get("lo", -1.0)), float(hist.get("hi", 1.0)),
                                      _choice({"output": 0, "input": 1}, hist.get("of", "output"),
                                              "hist['of']"), int(bool(hist.get("mix", False))))
@@ -216,13 +322,23 @@ class Engine:
         return self._e
 
     def _frames(self, x):
-        x = np.ascontiguousarray(x, dtype=self.dtype)
+        x = _real_array(x, "x")
         if x.ndim == 1 and self.channels == 1:
             x = x.reshape(-1, 1)
         if x.ndim != 2 or x.shape[1] != self.channels:
-            raise ValueError("expected frames x %d channels, got shape %s" %
-                             (self.channels, x.shape))
-        return x
+            raise ValueError("expected frames x %d channels%s, got shape %s" %
+                             (self.channels, " (or 1-D)" if self.channels == 1 else "", x.shape))
+        return np.ascontiguousarray(x, dtype=self.dtype)
+
+    def _channel(self, channel):
+        c = operator.index(channel) if not isinstance(channel, (bool, np.bool_)) and isinstance(
+            channel, (numbers.Integral, np.integer)) else None
+        if c is None:
+            raise TypeError("channel must be an integer, not %r" % (channel,))
+        if not 0 <= c < self.channels:
+            raise IndexError("channel %d out of range 0..%d (%d channel%s)" %
+                             (c, self.channels - 1, self.channels, "s" * (self.channels > 1)))
+        return c
 
     def _pull_into_ready(self):
         n = max(1, _lib.gf_engine_max_pending(self._live()))
@@ -236,7 +352,8 @@ class Engine:
 
     # --- streaming ---
     def push(self, x):
-        """Hand frames to the engine (all of them; output made room for is kept for pull)."""
+        """Hand frames to the engine: x frames x channels (1-D for one channel), converted to
+        self.dtype. All are taken; output pulled to make room is kept for pull."""
         x = self._frames(x)
         done = 0
         while done < len(x):
@@ -248,7 +365,8 @@ class Engine:
                 self._pull_into_ready()
 
     def pull(self):
-        """Every output frame ready now, as frames x channels (possibly 0 frames)."""
+        """Every output frame ready now: a new C-contiguous array of self.dtype, shape
+        (frames, channels), 2-D even for one channel (possibly 0 frames)."""
         self._pull_into_ready()
         out = np.concatenate(self._ready) if self._ready else np.empty((0, self.channels),
                                                                        self.dtype)
@@ -265,7 +383,8 @@ class Engine:
         self._check(_lib.gf_engine_reset(self._live()))
 
     def process(self, x):
-        """Bulk: push every frame of x and return the output ready so far (gf_engine_process)."""
+        """Bulk: push every frame of x and return the output ready so far (gf_engine_process),
+        as pull does: (frames, channels) of self.dtype."""
         x = self._frames(x)
         out = np.empty((len(x) + _lib.gf_engine_max_pending(self._live()), self.channels),
                        self.dtype)
@@ -308,31 +427,55 @@ class Engine:
 
     @property
     def chunk_frames(self):
+        """Frames per chunk in use (the library's choice when 0 was given)."""
         return _lib.gf_engine_chunk_frames(self._live())
 
     def error_bound(self, channel=0, max_abs_x=1.0):
-        """The FFT method's bound on |error| against the exact sum (0 for direct)."""
-        return _lib.gf_engine_error_bound(self._live(), int(channel), float(max_abs_x))
+        """The FFT method's bound on |error| of channel's output against the exact sum, for
+        input within +-max_abs_x (a float; 0.0 for the direct method)."""
+        c = self._channel(channel)
+        m = float(max_abs_x)
+        if not m >= 0:
+            raise ValueError("max_abs_x must be a number >= 0, not %r" % (max_abs_x,))
+        return _lib.gf_engine_error_bound(self._live(), c, m)
 
     def taps(self, channel=0):
-        """The taps in use for a channel, as float64."""
+        """The taps in use for a channel (0 .. channels-1): a new 1-D float64 array of
+        num_taps values, rounded to the engine's precision (1/T for a mean filter)."""
+        c = self._channel(channel)
         h = np.empty(self.num_taps, np.float64)
-        _lib.gf_engine_channel_taps(self._live(), int(channel),
-                                    h.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+        st = _lib.gf_engine_channel_taps(self._live(), c,
+                                         h.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+        if st:
+            raise GpufiltError(st, "channel %d of %d" % (c, self.channels))
         return h
 
 
-def filter(x, taps, mode="same", device="auto", method="auto", partition=0, **engine_options):
-    """Filter a whole signal: x 1-D or frames x channels, float32 or float64.
+def filter(x, taps, mode="same", device="auto", method="auto", partition=0, precision=None,
+           **engine_options):
+    """Filter a whole signal: x real, 1-D (frames of one channel) or 2-D (frames x channels).
 
-    Returns an array of x's dtype and layout: as many frames as x for "same" and
-    "causal" (scipy.signal.convolve(x, h, "same") and lfilter(h, 1, x)), and
-    frames + taps - 1 for "full" (convolve(x, h, "full")).
+    taps: a positive int (mean filter), a 1-D array, or taps x channels (one filter per
+    channel of x). precision: "f32", "f64" or a numpy float32 / float64 dtype; by default
+    float32 for float32 x and float64 for any other x. The other keyword arguments are
+    Engine's (chunk_frames, threads, cuda_device, hist).
+
+    Returns a new C-contiguous array of the precision's dtype (float32 or float64), 1-D
+    when x is 1-D, else (frames, channels): as many frames as x for "same" and "causal"
+    (scipy.signal.convolve(x, h, "same") and lfilter(h, 1, x)), and frames + taps - 1 for
+    "full" (convolve(x, h, "full")).
     """
-    a = np.asarray(x)
-    dtype = np.float32 if a.dtype == np.float32 else np.float64
+    a = _real_array(x, "x")
+    if a.ndim not in (1, 2):
+        raise ValueError("x must be 1-D (frames) or 2-D (frames x channels), not %d-D (shape %s)"
+                         % (a.ndim, a.shape))
+    if precision is None:
+        precision = np.float32 if a.dtype == np.float32 else np.float64
     channels = 1 if a.ndim == 1 else a.shape[1]
-    with Engine(channels=channels, taps=taps, mode=mode, precision=dtype, device=device,
+    if channels < 1:
+        raise ValueError("x of shape %s has no channels" % (a.shape,))
+    _taps(taps, channels, a.shape)  # taps against x's channels, both shapes in the message
+    with Engine(channels=channels, taps=taps, mode=mode, precision=precision, device=device,
                 method=method, partition=partition, **engine_options) as e:
         y = [e.process(a)]
         e.flush()

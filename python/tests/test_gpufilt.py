@@ -126,6 +126,128 @@ class Errors(unittest.TestCase):
             self.assertEqual(cm.exception.status, 5)
 
 
+class Arguments(unittest.TestCase):
+    """Bad arguments: TypeError or ValueError naming the value, before the library can
+    read past an array or receive a wrapped-around count."""
+
+    def assertRaisesWith(self, exc, text, f, *args, **kw):
+        with self.assertRaises(exc) as cm:
+            f(*args, **kw)
+        self.assertIn(text, str(cm.exception))
+        return cm.exception
+
+    def test_taps_columns_must_match_the_channels(self):
+        x = noise(5000, 3, dtype=np.float64)
+        self.assertRaisesWith(ValueError, "taps of shape (5, 2) give 2 filters (one per column) "
+                              "for 3 channels (x has shape (5000, 3))",
+                              gpufilt.filter, x, np.ones((5, 2)))
+        self.assertRaisesWith(ValueError, "taps of shape (5, 2) give 2 filters (one per column) "
+                              "for 3 channels:", gpufilt.Engine, channels=3, taps=np.ones((5, 2)))
+        self.assertRaisesWith(ValueError, "taps of shape (5, 4) give 4 filters",
+                              gpufilt.Engine, channels=3, taps=np.ones((5, 4)))
+        self.assertRaisesWith(ValueError, "not of shape (5, 3, 1)",
+                              gpufilt.Engine, channels=3, taps=np.ones((5, 3, 1)))
+        self.assertRaisesWith(ValueError, "taps of shape (0,) hold no coefficients",
+                              gpufilt.filter, x, np.ones(0))
+        # One column is one filter for every channel, exactly as the 1-D array.
+        h = np.array([0.25, 0.5, 0.25])
+        self.assertTrue(np.array_equal(gpufilt.filter(x, h.reshape(3, 1), device="cpu"),
+                                       gpufilt.filter(x, h, device="cpu")))
+
+    def test_engine_taps_of_a_channel_that_does_not_exist(self):
+        h = np.arange(1.0, 16.0).reshape(5, 3) / 8  # taps x channels, exact in f32
+        with gpufilt.Engine(channels=3, taps=h, device="cpu") as e:
+            for c in range(3):
+                self.assertTrue(np.array_equal(e.taps(c), h[:, c]))
+            self.assertTrue(np.array_equal(e.taps(np.int64(2)), h[:, 2]))
+            self.assertRaisesWith(IndexError, "channel 5 out of range 0..2 (3 channels)", e.taps, 5)
+            self.assertRaisesWith(IndexError, "channel -1 out of range 0..2", e.taps, -1)
+            self.assertRaisesWith(TypeError, "channel must be an integer, not 1.5", e.taps, 1.5)
+            self.assertRaisesWith(IndexError, "channel 3 out of range", e.error_bound, 3)
+            self.assertRaisesWith(ValueError, "max_abs_x must be a number >= 0, not -1",
+                                  e.error_bound, 0, -1)
+            self.assertEqual(e.error_bound(2), 0.0)  # direct
+
+    def test_taps_must_be_an_integer_or_an_array(self):
+        x = noise(100)
+        self.assertRaisesWith(TypeError, "taps must be an integer (a mean filter's length) or an "
+                              "array of coefficients, not 2.5", gpufilt.filter, x, 2.5)
+        self.assertRaisesWith(TypeError, "not True", gpufilt.filter, x, True)
+        self.assertRaisesWith(TypeError, "not '5'", gpufilt.filter, x, "5")
+        self.assertRaisesWith(ValueError, "taps must be a positive integer (a mean filter's "
+                              "length) or an array of coefficients, not -1", gpufilt.filter, x, -1)
+        self.assertRaisesWith(ValueError, "not 0", gpufilt.filter, x, 0)
+        self.assertRaisesWith(TypeError, "taps must be an array of real numbers, not of dtype "
+                              "complex128", gpufilt.filter, x, np.ones(3, complex))
+        self.assertTrue(np.array_equal(gpufilt.filter(x, np.int64(3), device="cpu"),
+                                       gpufilt.filter(x, 3, device="cpu")))
+
+    def test_counts_are_checked_not_wrapped(self):
+        x = noise(100)
+        self.assertRaisesWith(ValueError, "chunk_frames must be >= 0, not -1",
+                              gpufilt.filter, x, 3, chunk_frames=-1)
+        self.assertRaisesWith(ValueError, "partition must be >= 0, not -16",
+                              gpufilt.Engine, partition=-16)
+        self.assertRaisesWith(TypeError, "chunk_frames must be an integer, not 64.5",
+                              gpufilt.Engine, chunk_frames=64.5)
+        self.assertRaisesWith(TypeError, "channels must be an integer, not 2.5",
+                              gpufilt.Engine, channels=2.5)
+        self.assertRaisesWith(ValueError, "channels 4294967297 is too large",
+                              gpufilt.Engine, channels=2**32 + 1)
+        self.assertRaisesWith(ValueError, "hist['bins'] must be >= 0, not -1", gpufilt.Engine,
+                              hist={"bins": -1, "block_frames": 10})
+        self.assertRaisesWith(ValueError, "hist has unknown keys 'block'", gpufilt.Engine,
+                              hist={"bins": 4, "block": 10})
+        # The library's own range checks: GpufiltError, and a ValueError as well.
+        e = self.assertRaisesWith(ValueError, "chunk of 1000000000 frames too large",
+                                  gpufilt.Engine, chunk_frames=10**9)
+        self.assertIsInstance(e, gpufilt.GpufiltError)
+        self.assertEqual(e.status, 1)
+
+    def test_x_must_be_one_or_two_dimensional_and_real(self):
+        h = np.ones(3) / 3
+        self.assertRaisesWith(ValueError, "x must be 1-D (frames) or 2-D (frames x channels), "
+                              "not 0-D (shape ())", gpufilt.filter, np.array(1.0), h)
+        self.assertRaisesWith(ValueError, "not 3-D (shape (4, 2, 2))",
+                              gpufilt.filter, np.ones((4, 2, 2)), h)
+        self.assertRaisesWith(ValueError, "x of shape (10, 0) has no channels",
+                              gpufilt.filter, np.ones((10, 0)), h)
+        self.assertRaisesWith(TypeError, "x must be an array of real numbers, not of dtype "
+                              "complex64", gpufilt.filter, np.ones(8, np.complex64), h)
+        with gpufilt.Engine(taps=3, device="cpu") as e:
+            self.assertRaisesWith(ValueError, "expected frames x 1 channels (or 1-D), got shape ()",
+                                  e.push, np.float32(1))
+            self.assertRaisesWith(TypeError, "not of dtype complex128", e.push, np.ones(4, complex))
+
+    def test_precision_names_and_dtypes(self):
+        x = noise(1000, dtype=np.float64)
+        h = noise(9, seed=9, dtype=np.float64)
+        want32 = gpufilt.filter(x.astype(np.float32), h, device="cpu")
+        want64 = gpufilt.filter(x, h, device="cpu")
+        self.assertEqual((want32.dtype, want64.dtype), (np.float32, np.float64))
+        for p in ("f32", np.float32, np.dtype("float32"), "float32"):
+            y = gpufilt.filter(x, h, precision=p, device="cpu")
+            self.assertEqual(y.dtype, np.float32, p)
+            self.assertTrue(np.array_equal(y, want32), p)
+        for p in ("f64", np.float64, np.dtype("float64")):
+            y = gpufilt.filter(x.astype(np.float32), h, precision=p, device="cpu")
+            self.assertEqual(y.dtype, np.float64, p)
+            self.assertTrue(np.array_equal(y, gpufilt.filter(x.astype(np.float32).astype(
+                np.float64), h, device="cpu")), p)
+        self.assertRaisesWith(ValueError, "precision must be 'f32', 'f64' or a numpy float32 / "
+                              "float64 dtype, not 'f16'", gpufilt.filter, x, h, precision="f16")
+        self.assertRaisesWith(ValueError, "not <class 'numpy.int32'>",
+                              gpufilt.Engine, precision=np.int32)
+        with gpufilt.Engine(precision="f64", device="cpu") as e:
+            self.assertEqual(e.dtype, np.float64)
+            self.assertEqual(e.process(x[:10]).shape, (10, 1))
+
+    def test_version_is_the_library_string(self):
+        v = gpufilt.version()
+        self.assertRegex(v, r"^\d+\.\d+\.\d+ \(ref, cpu(, cuda)?\)$")
+        self.assertIn('"MAJOR.MINOR.PATCH (backends)"', gpufilt.version.__doc__)
+
+
 @unittest.skipUnless(gpufilt.cuda_available(), "no usable CUDA device")
 class Cuda(unittest.TestCase):
     def test_cuda_equals_cpu_bit_for_bit_direct(self):

@@ -59,7 +59,9 @@ static gf_status check_hist(const gf_hist_config *h, char *detail, size_t n)
     return GF_OK;
 }
 
-/* Every coefficient finite in the precision. */
+/* Every coefficient finite in the precision. It reads all channels x num_taps
+ * (or num_taps) values: that the array holds them is the caller's obligation
+ * (gpufilt.h, gf_config.taps), since a pointer carries no length. */
 static gf_status check_taps(const gf_config *c, char *detail, size_t n)
 {
     const size_t total = c->num_taps * (c->taps_per_channel ? (size_t)c->channels : 1);

@@ -955,15 +955,17 @@ const char *gf_engine_handoff_error(const gf_engine *e)
     return gf_handoff_poll(e->ho) < 0 ? gf_handoff_error(e->ho) : "";
 }
 
-void gf_engine_taps(const gf_engine *e, double *taps)
+gf_status gf_engine_taps(const gf_engine *e, double *taps)
 {
-    gf_engine_channel_taps(e, 0, taps);
+    return gf_engine_channel_taps(e, 0, taps);
 }
 
-void gf_engine_channel_taps(const gf_engine *e, int channel, double *taps)
+gf_status gf_engine_channel_taps(const gf_engine *e, int channel, double *taps)
 {
-    if (e && taps && channel >= 0 && (size_t)channel < e->C)
-        memcpy(taps, e->taps_d + (e->nf == 1 ? 0 : (size_t)channel * e->T), e->T * sizeof(double));
+    if (!e || !taps || channel < 0 || (size_t)channel >= e->C)
+        return GF_ERR_INVALID_ARGUMENT;
+    memcpy(taps, e->taps_d + (e->nf == 1 ? 0 : (size_t)channel * e->T), e->T * sizeof(double));
+    return GF_OK;
 }
 
 void gf_engine_get_config(const gf_engine *e, gf_config *config)
@@ -987,7 +989,9 @@ size_t gf_engine_partition(const gf_engine *e)
 
 double gf_engine_error_bound(const gf_engine *e, int channel, double max_abs_x)
 {
-    if (!e || e->method != GF_METHOD_FFT || channel < 0 || (size_t)channel >= e->C)
+    if (!e || channel < 0 || (size_t)channel >= e->C || !(max_abs_x >= 0))
+        return NAN;
+    if (e->method != GF_METHOD_FFT)
         return 0;
     const double eps = e->cfg.precision == GF_PRECISION_F32 ? 0x1p-24 : 0x1p-53;
     double log2n = 0;

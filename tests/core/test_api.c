@@ -7,6 +7,7 @@
 #include "test_util.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -222,7 +223,8 @@ static int test_strings_and_nulls(void)
     bad += TU_CHECK(gf_engine_chunk_frames(NULL) == 0, "chunk_frames(NULL)");
     bad += TU_CHECK(gf_engine_backend(NULL) && !gf_engine_backend(NULL)[0], "backend(NULL)");
     bad += TU_CHECK(gf_engine_error(NULL) && !gf_engine_error(NULL)[0], "error(NULL)");
-    gf_engine_taps(NULL, NULL);
+    bad += TU_CHECK(gf_engine_taps(NULL, NULL) == GF_ERR_INVALID_ARGUMENT, "taps(NULL)");
+    bad += TU_CHECK(isnan(gf_engine_error_bound(NULL, 0, 1.0)), "error_bound(NULL)");
 
     /* A live engine with bad arguments. */
     gf_config c = gf_config_default();
@@ -373,6 +375,82 @@ static int test_taps(void)
         memcpy(taps, saved, sizeof taps);
         gf_engine_destroy(e);
     }
+    return bad;
+}
+
+/* The calls that take a channel: each channel's own taps and bound, and a
+ * status (or NAN) with nothing written for a channel that does not exist.
+ * The per-channel taps are a heap block of exactly channels x taps values,
+ * so a read past it shows under ASan or valgrind. */
+static int test_channel_arguments(void)
+{
+    enum { C = 3, T = 5 };
+    int bad = 0;
+    double *h = malloc(C * T * sizeof *h);
+    if (!h)
+        return TU_FAIL("out of memory");
+    for (size_t c = 0; c < C; c++)
+        for (size_t k = 0; k < T; k++)
+            h[c * T + k] = (double)((k + 1) * (c + 1)) / 8; /* sum |h| = 15 (c + 1) / 8, exact */
+    const int bad_channels[] = {-1, C, C + 1, INT_MAX, INT_MIN};
+    for (int fft = 0; fft < 2; fft++) {
+        gf_config cfg = gf_config_default();
+        cfg.device = GF_DEVICE_CPU;
+        cfg.precision = GF_PRECISION_F64;
+        cfg.channels = C;
+        cfg.num_taps = T;
+        cfg.taps = h;
+        cfg.taps_per_channel = 1;
+        cfg.method = fft ? GF_METHOD_FFT : GF_METHOD_DIRECT;
+        cfg.partition = fft ? 16 : 0;
+        const char *m = fft ? "fft" : "direct";
+        gf_engine *e = NULL;
+        char detail[256];
+        if (gf_engine_create(&cfg, &e, detail, sizeof detail) != GF_OK) {
+            bad += TU_FAIL("%s: create %d channels of per-channel taps: %s", m, C, detail);
+            continue;
+        }
+        double got[T + 1];
+        for (int c = 0; c < C; c++) {
+            got[T] = 42.0; /* one past the taps: never written */
+            const gf_status st = gf_engine_channel_taps(e, c, got);
+            bad += TU_CHECK(st == GF_OK && memcmp(got, h + c * T, sizeof(double) * T) == 0,
+                            "%s: channel_taps(%d): status %d, taps %g %g ..., expected %g %g ...",
+                            m, c, (int)st, got[0], got[1], h[c * T], h[c * T + 1]);
+            bad += TU_CHECK(got[T] == 42.0, "%s: channel_taps(%d) wrote past %d taps", m, c, T);
+            /* eps (2 log2(2P) + K + 4) sum|h| max|x|: P = 16, K = 1 */
+            const double want = fft ? 0x1p-53 * 15.0 * (15.0 * (c + 1) / 8) : 0.0;
+            const double b = gf_engine_error_bound(e, c, 1.0);
+            bad += TU_CHECK(b == want, "%s: error_bound(%d) = %a, expected %a", m, c, b, want);
+        }
+        for (size_t i = 0; i < sizeof bad_channels / sizeof bad_channels[0]; i++) {
+            const int c = bad_channels[i];
+            for (size_t k = 0; k <= T; k++)
+                got[k] = 42.0;
+            const gf_status st = gf_engine_channel_taps(e, c, got);
+            bad += TU_CHECK(st == GF_ERR_INVALID_ARGUMENT,
+                            "%s: channel_taps(%d) of %d channels: status %d, expected %d", m, c, C,
+                            (int)st, (int)GF_ERR_INVALID_ARGUMENT);
+            for (size_t k = 0; k <= T; k++)
+                bad += TU_CHECK(got[k] == 42.0, "%s: channel_taps(%d) wrote taps[%zu] = %g", m, c,
+                                k, got[k]);
+            const double b = gf_engine_error_bound(e, c, 1.0);
+            bad += TU_CHECK(isnan(b), "%s: error_bound(%d) of %d channels = %g, expected NAN", m, c,
+                            C, b);
+        }
+        const gf_status st = gf_engine_taps(e, got);
+        bad += TU_CHECK(st == GF_OK && memcmp(got, h, sizeof(double) * T) == 0,
+                        "%s: gf_engine_taps: status %d, not channel 0's taps", m, (int)st);
+        bad += TU_CHECK(gf_engine_taps(e, NULL) == GF_ERR_INVALID_ARGUMENT, "%s: taps(e, NULL)", m);
+        bad += TU_CHECK(gf_engine_channel_taps(e, 0, NULL) == GF_ERR_INVALID_ARGUMENT,
+                        "%s: channel_taps(e, 0, NULL)", m);
+        bad += TU_CHECK(gf_engine_channel_taps(NULL, 0, got) == GF_ERR_INVALID_ARGUMENT,
+                        "%s: channel_taps(NULL)", m);
+        bad += TU_CHECK(isnan(gf_engine_error_bound(e, 0, -1.0)), "%s: error_bound max|x| -1", m);
+        bad += TU_CHECK(isnan(gf_engine_error_bound(e, 0, NAN)), "%s: error_bound max|x| NAN", m);
+        gf_engine_destroy(e);
+    }
+    free(h);
     return bad;
 }
 
@@ -718,6 +796,7 @@ int main(void)
     bad += test_strings_and_nulls();
     bad += test_latency_and_chunks();
     bad += test_taps();
+    bad += test_channel_arguments();
     bad += test_identity();
     bad += test_nan_propagation();
     bad += test_impulse();
