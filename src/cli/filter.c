@@ -431,6 +431,8 @@ static int open_outputs(run *r)
     if (strcmp(o->out_path, "-") == 0 && !out_raw && !o->out_format)
         out_raw = r->src.fmt.sample;
     const gf_sink_opts so = {.out = out_opts(r), .frames = output_frames(r), .meta = r->src.meta};
+    /* The sinks take output blocks of any length (io.h): BLOCK_FRAMES only
+     * sizes their conversion buffers, out_cap below is the writer's. */
     rc = out_raw ? gf_raw_sink_open(&r->sink, o->out_path, out_raw, &r->src.fmt, &so, BLOCK_FRAMES,
                                     r->err, sizeof r->err)
                  : gf_sndfile_sink_open(&r->sink, o->out_path, &r->src.fmt, o->out_format, &so,

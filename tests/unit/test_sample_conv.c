@@ -11,7 +11,8 @@
  * ties inside the range and the specials. Each case states its integer and
  * whether it clips, as the contract gives them (not as the code computes
  * them); the expected bytes are those integers encoded here, independently
- * of the sinks.
+ * of the sinks. Last, the sinks' length contract (io.h): one write of more
+ * frames than the sink's buffer gives the bytes of a sink opened for all.
  *
  * Usage: test_sample_conv WORKDIR
  */
@@ -258,6 +259,70 @@ static void check_sink(const char *dir, const outfmt *f, gf_precision p)
     free(file);
 }
 
+/* The sink contract (io.h): a write of any count, whatever `block` the sink
+ * was opened with. n frames of stereo in one write through sinks opened
+ * for 7 frames at a time give the same file as through sinks opened for
+ * all n, and count every frame, for every kind of conversion: integer
+ * PCM, FLAC, the companded encodings libsndfile converts from float,
+ * float itself, and raw integers. */
+static void check_pieces(const char *dir)
+{
+    static const struct {
+        const char *format; /* --out-format, or NULL for raw s16le */
+        const char *ext;
+    } kinds[] = {
+        {"wav:pcm_16", "wav"}, {"wav:pcm_24", "wav"}, {"flac:pcm_16", "flac"}, {"wav:ulaw", "wav"},
+        {"wav:alaw", "wav"},   {"wav:float", "wav"},  {NULL, "s16le"},
+    };
+    enum { N = 1000, C = 2 };
+    static double x[N * C];
+    static float xf[N * C];
+    for (size_t i = 0; i < N * C; i++) {
+        x[i] = ldexp((double)((int)(i * 7919 % 65536) - 32768), -15) * 1.25; /* some clip */
+        xf[i] = (float)x[i];
+    }
+    const gf_format in = {.channels = C, .rate = 48000, .frames = -1, .sample = GF_RAW_F64LE};
+    for (size_t t = 0; t < sizeof kinds / sizeof kinds[0]; t++) {
+        for (int prec = 0; prec < 2; prec++) {
+            const gf_precision p = prec ? GF_PRECISION_F64 : GF_PRECISION_F32;
+            unsigned char *file[2] = {NULL, NULL};
+            size_t len[2] = {0, 0};
+            for (int v = 0; v < 2; v++) {
+                const size_t block = v ? 7 : N;
+                char path[1024], err[512] = "";
+                snprintf(path, sizeof path, "%s/pieces%zu_%d_%zu.%s", dir, t, prec, block,
+                         kinds[t].ext);
+                gf_sink k;
+                const gf_sink_opts so = {.frames = N};
+                int rc = kinds[t].format ? gf_sndfile_sink_open(&k, path, &in, kinds[t].format, &so,
+                                                                block, err, sizeof err)
+                                         : gf_raw_sink_open(&k, path, GF_RAW_S16LE, &in, &so, block,
+                                                            err, sizeof err);
+                if (rc == 0) {
+                    rc = k.ops->write(&k, p, prec ? (const void *)x : (const void *)xf, N, err,
+                                      sizeof err);
+                    CHECK(rc != 0 || k.frames_written == N,
+                          "%s, block %zu: %lld frames written of %d", path, block,
+                          (long long)k.frames_written, N);
+                    if (rc == 0)
+                        rc = gf_sink_commit(&k, err, sizeof err);
+                    else
+                        gf_sink_abort(&k);
+                }
+                CHECK(rc == 0, "%s, block %zu: %s", path, block, err);
+                file[v] = read_file(path, &len[v]);
+            }
+            CHECK(file[0] && file[1] && len[0] == len[1] && memcmp(file[0], file[1], len[0]) == 0,
+                  "%s from %s: %d frames in one write differ between a sink opened for 7 frames "
+                  "and one opened for %d (%zu and %zu bytes)",
+                  kinds[t].format ? kinds[t].format : "raw s16le", prec ? "f64" : "f32", N, N,
+                  len[1], len[0]);
+            free(file[0]);
+            free(file[1]);
+        }
+    }
+}
+
 /* The bytes of the headline case spelled out, so that the encoder above
  * cannot share a mistake with the sinks: 1 - 2^-16 as s16le is ff 7f. */
 static void check_literal(const char *dir)
@@ -285,6 +350,7 @@ int main(int argc, char **argv)
     mkdir(argv[1], 0777);
     check_quantise();
     check_literal(argv[1]);
+    check_pieces(argv[1]);
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
         check_sink(argv[1], &formats[i], GF_PRECISION_F64);
         check_sink(argv[1], &formats[i], GF_PRECISION_F32);

@@ -15,6 +15,17 @@
  * main.c opens them and commits the sink. A sink writes through an
  * outfile (outfile.h): a temporary file renamed into place on commit, or a
  * stream written in place. Nothing here includes libsndfile's header.
+ *
+ * Who sizes what. A source is opened with the largest read it will be
+ * asked for (max_block) and sizes its buffers for that; its caller never
+ * asks for more. A sink is the other way round: it takes any count of
+ * frames in one write, however large, and sizes its own buffers. What it
+ * must convert (quantise, clip, encode) goes through a buffer of its own a
+ * piece at a time; the `block` it is opened with only says how large that
+ * buffer is, and bounds nothing. A caller's blocks may then be as long as
+ * its engine makes them (filter.c's in-place path hands over up to
+ * BLOCK_FRAMES + gf_engine_max_pending() frames at once, a whole FFT chunk)
+ * without the sink having to know.
  */
 #ifndef GF_IO_H
 #define GF_IO_H
@@ -82,9 +93,10 @@ int gf_source_truncated(const gf_source *s);
 void gf_source_close(gf_source *s);
 
 typedef struct gf_sink_ops {
-    /* Write `count` frames (count <= the max_block the sink was opened
-     * with). Returns 0, or an exit code with err set: GF_EXIT_PIPE when the
-     * reader of a pipe went away, else GF_EXIT_OUTPUT. */
+    /* Write `count` frames: any count, whatever `block` the sink was opened
+     * with (see "Who sizes what" above). Returns 0, or an exit code with
+     * err set: GF_EXIT_PIPE when the reader of a pipe went away, else
+     * GF_EXIT_OUTPUT; frames_written then counts what went out before. */
     int (*write)(gf_sink *k, gf_precision p, const void *frames, size_t count, char *err, size_t n);
     /* Finish the encoding (headers, trailers) before the file is committed;
      * 0 or GF_EXIT_OUTPUT with err set. */
@@ -125,6 +137,9 @@ typedef struct gf_sink_opts {
 
 /* ---- the handlers ---- */
 
+/* A sink's conversion buffer, in frames, when it is opened with block 0. */
+#define GF_SINK_BLOCK ((size_t)65536)
+
 /*
  * An audio file, or standard input for "-" (a container libsndfile can read
  * from a pipe: WAV, AU, ...). Integer PCM (8..32 bit) is read as integers
@@ -148,19 +163,21 @@ int gf_raw_source_open(gf_source *s, const char *path, gf_raw_format f, int chan
  * out_format ("MAJOR[:SUBTYPE]") is given. Integer PCM is rounded to nearest
  * (ties to even) and clipped; encodings libsndfile converts from float
  * (mu-law, A-law, ADPCM, Vorbis, ...) get samples clipped to [-1, 1] first;
- * NaN is written as 0. Clipped samples are counted. Returns 0, or an exit
- * code with err set.
+ * NaN is written as 0. Clipped samples are counted. `block` (0: GF_SINK_BLOCK)
+ * sizes the conversion buffer; writes of any count are taken. Returns 0, or
+ * an exit code with err set.
  */
 int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, const char *out_format,
-                         const gf_sink_opts *o, size_t max_block, char *err, size_t n);
+                         const gf_sink_opts *o, size_t block, char *err, size_t n);
 
 /*
  * Headerless samples of format f to path ("-": standard output), with the
- * same rounding and clipping as the sndfile sink. Returns 0, or an exit code
- * with err set.
+ * same rounding and clipping as the sndfile sink. `block` (0: GF_SINK_BLOCK)
+ * sizes the conversion buffer; writes of any count are taken. Returns 0, or
+ * an exit code with err set.
  */
 int gf_raw_sink_open(gf_sink *k, const char *path, gf_raw_format f, const gf_format *in,
-                     const gf_sink_opts *o, size_t max_block, char *err, size_t n);
+                     const gf_sink_opts *o, size_t block, char *err, size_t n);
 
 /* Bytes per sample of a raw format, 0 for GF_RAW_NONE (raw_format.c). */
 size_t gf_raw_sample_bytes(gf_raw_format f);

@@ -19,8 +19,8 @@
 
 typedef struct raw_sink {
     gf_raw_format raw;
-    unsigned char *buf; /* one block of encoded samples */
-    size_t size;
+    unsigned char *buf; /* encoded samples: a write converts in pieces of this */
+    size_t size;        /* its bytes */
 } raw_sink;
 
 static int write_all(gf_sink *k, const unsigned char *b, size_t len, char *err, size_t n)
@@ -75,6 +75,8 @@ static void encode_block(gf_sink *k, gf_precision p, const void *in, size_t ns)
     }
 }
 
+/* Any count (io.h): samples that need converting go through the sink's own
+ * buffer a piece at a time; same-format samples are written as they are. */
 static int raw_write(gf_sink *k, gf_precision p, const void *frames, size_t count, char *err,
                      size_t n)
 {
@@ -126,7 +128,7 @@ static const gf_sink_ops raw_sink_ops = {
 };
 
 int gf_raw_sink_open(gf_sink *k, const char *path, gf_raw_format f, const gf_format *in,
-                     const gf_sink_opts *o, size_t max_block, char *err, size_t n)
+                     const gf_sink_opts *o, size_t block, char *err, size_t n)
 {
     memset(k, 0, sizeof *k);
     k->out.fd = -1;
@@ -141,7 +143,7 @@ int gf_raw_sink_open(gf_sink *k, const char *path, gf_raw_format f, const gf_for
         k->ops = &raw_sink_ops;
         k->state = r;
         r->raw = f;
-        r->size = max_block * (size_t)in->channels * gf_raw_sample_bytes(f);
+        r->size = (block ? block : GF_SINK_BLOCK) * (size_t)in->channels * gf_raw_sample_bytes(f);
         r->buf = malloc(r->size);
     }
     if (!r || !r->buf) {

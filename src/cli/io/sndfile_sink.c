@@ -24,8 +24,9 @@ typedef struct sf_sink {
     int sf_format;        /* as written (after close: RF64, or the WAVEX it became) */
     int pcm_bits;         /* > 0: integer PCM of that many bits, written with sf_writef_int */
     int float_clips;      /* an encoding libsndfile converts from float: clipped first */
-    int32_t *ibuf;        /* max_block frames of quantised samples (integer PCM) */
-    void *fbuf;           /* max_block frames of clipped samples (float_clips) */
+    size_t piece;         /* frames ibuf or fbuf holds: a write converts in pieces of this */
+    int32_t *ibuf;        /* piece frames of quantised samples (integer PCM) */
+    void *fbuf;           /* piece frames of clipped samples (float_clips) */
     size_t unsynced;      /* samples written since writeback was last started */
     struct pipe_vio *vio; /* FLAC on a pipe (below) */
     uint64_t limit;       /* bytes the container can describe; 0: no limit */
@@ -361,14 +362,12 @@ static int past_limit(gf_sink *k, const sf_sink *f, size_t count, char *err, siz
     return GF_EXIT_OUTPUT;
 }
 
-static int sf_write(gf_sink *k, gf_precision p, const void *frames, size_t count, char *err,
-                    size_t n)
+/* Convert `count` frames (at most f->piece when they need converting) and
+ * hand them to libsndfile; returns what sf_writef_* wrote. */
+static sf_count_t write_piece(gf_sink *k, sf_sink *f, gf_precision p, const void *frames,
+                              size_t count)
 {
-    sf_sink *f = k->state;
-    const size_t C = (size_t)k->fmt.channels, ns = count * C;
-    sf_count_t wrote;
-    if (past_limit(k, f, count, err, n))
-        return GF_EXIT_OUTPUT;
+    const size_t ns = count * (size_t)k->fmt.channels;
     if (f->pcm_bits) {
         const double scale = ldexp(1.0, f->pcm_bits - 1), shift = ldexp(1.0, 32 - f->pcm_bits);
         if (p == GF_PRECISION_F32)
@@ -377,8 +376,9 @@ static int sf_write(gf_sink *k, gf_precision p, const void *frames, size_t count
         else
             for (size_t i = 0; i < ns; i++)
                 f->ibuf[i] = quantise(((const double *)frames)[i], scale, shift, &k->clipped);
-        wrote = sf_writef_int(f->sf, f->ibuf, (sf_count_t)count);
-    } else if (f->float_clips) {
+        return sf_writef_int(f->sf, f->ibuf, (sf_count_t)count);
+    }
+    if (f->float_clips) {
         /* libsndfile indexes its mu-law and A-law tables with the scaled
          * sample unchecked (SFC_SET_CLIPPING does not cover them): a sample
          * beyond +-1 or NaN would read far outside them. Clip here, for
@@ -389,29 +389,50 @@ static int sf_write(gf_sink *k, gf_precision p, const void *frames, size_t count
         else
             for (size_t i = 0; i < ns; i++)
                 ((double *)f->fbuf)[i] = clip_unit(((const double *)frames)[i], &k->clipped);
-        wrote = p == GF_PRECISION_F32 ? sf_writef_float(f->sf, f->fbuf, (sf_count_t)count)
-                                      : sf_writef_double(f->sf, f->fbuf, (sf_count_t)count);
-    } else {
-        wrote = p == GF_PRECISION_F32 ? sf_writef_float(f->sf, frames, (sf_count_t)count)
-                                      : sf_writef_double(f->sf, frames, (sf_count_t)count);
+        return p == GF_PRECISION_F32 ? sf_writef_float(f->sf, f->fbuf, (sf_count_t)count)
+                                     : sf_writef_double(f->sf, f->fbuf, (sf_count_t)count);
     }
-    if (wrote != (sf_count_t)count || sf_error(f->sf) != SF_ERR_NO_ERROR) {
-        const int pipe_closed = k->out.stream && errno == EPIPE;
-        char why[256];
-        snprintf(err, n, "writing output '%s': %s", k->out.name, gf_sf_why(f->sf, why, sizeof why));
-        return pipe_closed ? GF_EXIT_PIPE : GF_EXIT_OUTPUT;
-    }
-    k->frames_written += (int64_t)count;
+    return p == GF_PRECISION_F32 ? sf_writef_float(f->sf, frames, (sf_count_t)count)
+                                 : sf_writef_double(f->sf, frames, (sf_count_t)count);
+}
+
+/* Any count (io.h): samples that need converting go through the sink's own
+ * buffer a piece at a time; float and double go to libsndfile as they
+ * are. */
+static int sf_write(gf_sink *k, gf_precision p, const void *frames, size_t count, char *err,
+                    size_t n)
+{
+    sf_sink *f = k->state;
+    const size_t C = (size_t)k->fmt.channels;
+    const size_t fb = C * (p == GF_PRECISION_F32 ? sizeof(float) : sizeof(double));
+    const int converts = f->pcm_bits || f->float_clips;
+    if (past_limit(k, f, count, err, n))
+        return GF_EXIT_OUTPUT;
+    const unsigned char *src = frames;
+    while (count > 0) {
+        const size_t m = converts && count > f->piece ? f->piece : count;
+        const sf_count_t wrote = write_piece(k, f, p, src, m);
+        if (wrote != (sf_count_t)m || sf_error(f->sf) != SF_ERR_NO_ERROR) {
+            const int pipe_closed = k->out.stream && errno == EPIPE;
+            char why[256];
+            snprintf(err, n, "writing output '%s': %s", k->out.name,
+                     gf_sf_why(f->sf, why, sizeof why));
+            return pipe_closed ? GF_EXIT_PIPE : GF_EXIT_OUTPUT;
+        }
+        k->frames_written += (int64_t)m;
+        src += m * fb;
+        count -= m;
 #ifdef SYNC_FILE_RANGE_WRITE
-    /* With --sync, start writeback as we go so the fsync before the rename
-     * finds little left to do; it does not wait, and a failure here is only
-     * a hint (the fsync reports). */
-    f->unsynced += ns;
-    if (k->sync && k->out.tmp && f->unsynced >= ((size_t)8 << 20) / sizeof(float)) {
-        sync_file_range(k->out.fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-        f->unsynced = 0;
-    }
+        /* With --sync, start writeback as we go so the fsync before the
+         * rename finds little left to do; it does not wait, and a failure
+         * here is only a hint (the fsync reports). */
+        f->unsynced += m * C;
+        if (k->sync && k->out.tmp && f->unsynced >= ((size_t)8 << 20) / sizeof(float)) {
+            sync_file_range(k->out.fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+            f->unsynced = 0;
+        }
 #endif
+    }
     return 0;
 }
 
@@ -603,7 +624,7 @@ static int open_encoder(gf_sink *k, sf_sink *f, const char *path, SF_INFO *info,
 }
 
 int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, const char *out_format,
-                         const gf_sink_opts *o, size_t max_block, char *err, size_t n)
+                         const gf_sink_opts *o, size_t block, char *err, size_t n)
 {
     memset(k, 0, sizeof *k);
     k->out.fd = -1;
@@ -634,7 +655,10 @@ int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, cons
         .container = info.format,
     };
     gf_meta_write(f->sf, o->meta, f->lost, sizeof f->lost);
-    const size_t samples = max_block * (size_t)info.channels;
+    /* The conversion buffer holds `block` frames; a write of more is
+     * converted in pieces (io.h). */
+    f->piece = block ? block : GF_SINK_BLOCK;
+    const size_t samples = f->piece * (size_t)info.channels;
     f->pcm_bits = gf_sf_pcm_bits(info.format);
     /* Lossy and companded encodings are converted from float by
      * libsndfile: clip first (sf_write) and count. */
