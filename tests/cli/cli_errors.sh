@@ -82,6 +82,8 @@ expect_no_output out.wav
 "$SFTOOL" gen ir3.wav wavf 3 48000 100 impulse:0
 "$SFTOOL" gen ir441.wav wavf 1 44100 100 impulse:0
 "$SFTOOL" gen irnan.wav wavf 2 48000 10 nan:2
+"$SFTOOL" gen irinf.wav wavd 1 48000 4 value:-inf
+"$SFTOOL" gen irbig.wav wavd 1 48000 4 value:1e39
 "$SFTOOL" gen irlong.wav wav16 1 48000 4194305 impulse:0
 printf '1 2 3\n' >c3.txt
 expect 2 "${E}cannot open impulse response 'noir.wav': No such file or directory" in.wav out.wav --ir noir.wav
@@ -91,6 +93,10 @@ expect 2 "${E}impulse response 'adir' is a directory" in.wav out.wav --ir adir
 expect 2 "${E}impulse response 'ir3.wav' has 3 channels; the input has 2 channels (give one for every channel, or one per channel)" in.wav out.wav --ir ir3.wav
 expect 2 "${E}impulse response 'ir441.wav' is at 44100 Hz, the input at 48000 Hz: resample the response first, e.g. sox ir441.wav -r 48000 response-48000.wav" in.wav out.wav --ir ir441.wav
 expect 2 "${E}impulse response 'irnan.wav': sample 3 of channel 1 is not finite" in.wav out.wav --ir irnan.wav
+# An infinite sample is not finite, in f32 as in f64 (not 'beyond the range of f32').
+expect 2 "${E}impulse response 'irinf.wav': sample 1 of channel 1 is not finite" in.wav out.wav --ir irinf.wav
+expect 2 "${E}impulse response 'irinf.wav': sample 1 of channel 1 is not finite" in.wav out.wav --ir irinf.wav --precision f64
+expect 2 "${E}impulse response 'irbig.wav': sample 1 of channel 1 is beyond the range of f32 arithmetic: use --precision f64" in.wav out.wav --ir irbig.wav
 expect 2 "${E}impulse response 'irlong.wav' has 4194305 frames: at most 4194304 taps are supported" in.wav out.wav --ir irlong.wav
 expect 2 "${E}coefficient file 'c3.txt' has 3 columns; the input has 2 channels (give one for every channel, or one per channel)" in.wav out.wav --coeffs c3.txt
 expect 2 "${E}--method: 'fast' is not one of auto, direct, fft" in.wav out.wav --taps 5 --method fast
