@@ -44,6 +44,25 @@ expect 2 "${E}--chunk: '0' is out of range 1..268435456" in.wav out.wav --taps 5
 expect 2 "${E}--out-format: unknown major format 'mp9'" in.wav out.wav --taps 5 --out-format mp9
 expect 2 "${E}--out-format: unknown sample type 'pcm_12'" in.wav out.wav --taps 5 --out-format wav:pcm_12
 expect 2 "${E}cannot write FLAC (Free Lossless Audio Codec) / 32 bit float with 2 channels at 48000 Hz to 'out.flac'" in.wav out.flac --taps 5 --out-format flac:float
+# A format libsndfile cannot write is refused (never the input's container
+# under its name); more channels than a container holds are said as such.
+SF=$("$SFTOOL" version)
+expect 4 "${E}cannot write M4A to 'out.m4a': $SF cannot write M4A; write FLAC or WAV (e.g. 'out.flac') and convert that, e.g. with ffmpeg" in.wav out.m4a --taps 5
+expect 2 "${E}--out-format: $SF cannot write WMA; write FLAC or WAV (e.g. --out-format flac) and convert that, e.g. with ffmpeg" in.wav out.wav --taps 5 --out-format wma
+"$SFTOOL" gen in9.wav wav16 9 48000 100 noise
+expect 4 "${E}cannot write 9 channels to 'out.flac': FLAC (Free Lossless Audio Codec) holds at most 8; write WAV, W64, CAF or RF64 (e.g. 'out.w64')" in9.wav out.flac --taps 5
+expect 2 "${E}cannot write 9 channels to 'out.wav': FLAC (Free Lossless Audio Codec) holds at most 8; write WAV, W64, CAF or RF64 (e.g. --out-format w64)" in9.wav out.wav --taps 5 --out-format flac:pcm_24
+expect_no_output out.m4a out.flac out.wav
+# MP3: written as MP3 where libsndfile has its encoder, else refused.
+if "$SFTOOL" gen probe.mp3 mp3 1 48000 1152 noise 2>/dev/null; then
+    expect 0 "" in.wav out.mp3 --taps 5 --quiet
+    assert_eq "out.mp3: MP3" "$("$SFTOOL" format out.mp3) $("$SFTOOL" frames out.mp3)" \
+        "MPEG-1/2 Audio / MPEG Layer III 48000"
+    expect 4 "${E}cannot write 9 channels to 'out.mp3': MPEG-1/2 Audio holds at most 2; write WAV, W64, CAF or RF64 (e.g. 'out.w64')" in9.wav out.mp3 --taps 5
+else
+    expect 4 "${E}cannot write MP3 to 'out.mp3': $SF cannot write MP3; write FLAC or WAV (e.g. 'out.flac') and convert that, e.g. with ffmpeg" in.wav out.mp3 --taps 5
+    expect_no_output out.mp3
+fi
 
 # Options of streams, histograms and live audio: exit 2.
 expect 2 "${E}--hist-bins: '0' is out of range 1..65536" in.wav out.wav --taps 5 --hist h.csv --hist-bins 0
