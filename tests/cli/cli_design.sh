@@ -79,6 +79,20 @@ assert_eq "unwritable --response-png while filtering: OUT" "$(cmp plain.wav ot2.
 expect 4 "${E}cannot create response picture 'no/rt.png': directory 'no' does not exist" \
     --taps 63 --rate 48000 --response-png no/rt.png
 
+# The README and the manual give --highpass 20's length at 48 kHz as the
+# design makes it, in linear and in minimum phase.
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+for phase in linear minimum; do
+    "$GPUFILT" --highpass 20 --phase $phase --rate 48000 --design-out /dev/null 2>stderr.txt
+    n=$(sed -n "s/^gpufilt: design: --highpass 20: \([0-9]*\) taps, $phase phase.*/\1/p" stderr.txt)
+    [ -n "$n" ] || fail "--highpass 20 --phase $phase: no design line in: $(cat stderr.txt)"
+    grouped=$(echo "$n" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta') # 189985 -> 189,985
+    [ "$phase" = linear ] && readme="$grouped taps in linear phase" || readme="$grouped in minimum phase"
+    [ "$phase" = linear ] && man="$n taps in linear phase" || man="$n in minimum phase"
+    grep -q "$readme" "$SRC/README.md" && pass || fail "README lacks '$readme'"
+    grep -q "$man" "$SRC/docs/gpufilt.1" && pass || fail "docs/gpufilt.1 lacks '$man'"
+done
+
 # Raw input: the rate from --rate, else an error.
 head -c 400000 /dev/urandom >noise.raw
 expect 2 "${E}--lowpass 1k needs the sample rate: give --rate (headerless input carries none)" \
