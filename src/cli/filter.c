@@ -645,7 +645,8 @@ static const char *mode_name(gf_mode m)
 
 /* Which backend filtered how many frames: "cpu backend", or after a
  * hand-off "cpu backend for N frames, then cuda for M"; a hand-off that did
- * not happen says why. */
+ * not happen says why ("cpu backend for all N frames: the GPU could not
+ * take over (no usable CUDA device)"). */
 static void backend_summary(const run *r, char *buf, size_t n)
 {
     const int64_t at = gf_engine_handoff_frame(r->e), total = r->src.frames_read;
@@ -655,8 +656,12 @@ static void backend_summary(const run *r, char *buf, size_t n)
     else if (at >= 0)
         snprintf(buf, n, "cpu backend for %lld frames, then cuda for %lld", (long long)at,
                  (long long)(total - at));
+    else if (*err)
+        snprintf(buf, n, "cpu backend for all %lld frames: the GPU could not take over (%s)",
+                 (long long)total, err);
     else
-        snprintf(buf, n, "cpu backend (%s)", *err ? err : "done before the GPU had started");
+        snprintf(buf, n, "cpu backend for all %lld frames: done before the GPU had started",
+                 (long long)total);
 }
 
 static void report(const run *r, const char *out_format)
@@ -675,7 +680,7 @@ static void report(const run *r, const char *out_format)
     char method[48] = "direct";
     if (gf_engine_method(r->e) == GF_METHOD_FFT)
         snprintf(method, sizeof method, "fft (partition %zu)", gf_engine_partition(r->e));
-    char backend[200];
+    char backend[640];
     backend_summary(r, backend, sizeof backend);
     gf_cli_say("%s -> %s: %lld frames x %d ch%s, %zu tap%s%s, %s, %s, %s, %s"
                "%s%s%s, %.3f s",

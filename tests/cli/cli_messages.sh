@@ -103,4 +103,25 @@ rc=0
 "$GPUFILT" - - --raw s32le -c 2 --taps 1 --quiet <zeros.raw >/dev/null 2>stderr.txt || rc=$?
 assert_eq "raw s32le in f32: exit" "$rc" 0
 assert_eq "raw s32le in f32: warning" "$(cat stderr.txt)" "${W}standard input holds 32-bit samples: f32 arithmetic keeps 24 bits of each (--precision f64 keeps them all)"
+
+# --- The device summary says one thing: --device auto's decision and its
+# reason, then how it turned out. 80000 frames x 8192 direct taps on one
+# thread: about 0.328 s of CPU work, more than a GPU's start-up, so a build
+# with CUDA starts on the CPU and hands the stream to the GPU once started.
+"$SFTOOL" gen long.wav wav16 1 48000 80000 noise
+expect 0 "*" long.wav auto.wav --taps 8192 --method direct --threads 1 --json-summary auto.json
+summary=$(sed -n 's/^gpufilt: long.wav -> auto.wav: 80000 frames x 1 ch at 48000 Hz, 8192 taps (mean), same, f32, direct, \(.*\), [0-9.]* s$/\1/p' stderr.txt)
+why=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["why"])' auto.json)
+case "$("$GPUFILT" --version)" in
+*cuda*)
+    assert_eq "hand-off: why" "$why" "auto: about 0.328 s of work on the CPU, enough to start the GPU and hand it the stream"
+    case "$summary" in
+    "cpu backend for all 80000 frames: the GPU could not take over (no usable CUDA device) ($why)" | \
+        "cpu backend for all 80000 frames: done before the GPU had started ($why)" | \
+        "cpu backend for "[0-9]*" frames, then cuda for "[0-9]*" ($why)") pass ;;
+    *) fail "hand-off summary: '$summary'" ;;
+    esac
+    ;;
+*) assert_eq "no CUDA: summary" "$summary" "cpu backend (auto: about 0.328 s of work, too little to repay starting a GPU)" ;;
+esac
 finish
