@@ -561,6 +561,20 @@ static int finish_stream(run *r)
     return GF_EXIT_OK;
 }
 
+/* --verify failed: a file is not committed, but a stream (a pipe,
+ * standard output, a device) has its frames already. */
+static void verify_failed(const run *r)
+{
+    const gf_outfile *out = &r->sink.out;
+    if (out->stream && r->sink.frames_written > 0)
+        gf_cli_error("verification failed; %lld frame%s had already been written to %s%s%s",
+                     (long long)r->sink.frames_written, r->sink.frames_written == 1 ? "" : "s",
+                     strcmp(r->o->out_path, "-") == 0 ? "" : "'", out->name,
+                     strcmp(r->o->out_path, "-") == 0 ? "" : "'");
+    else
+        gf_cli_error("verification failed; no output written");
+}
+
 /* --verify: report both engines' times and every difference (the FFT
  * method: the largest error against the exact sums, and its bound). */
 static int check_verify(run *r)
@@ -568,7 +582,7 @@ static int check_verify(run *r)
     if (r->exact) {
         const int rc = gf_verify_exact_report(r->exact, gf_engine_backend(r->e), r->t_engine);
         if (rc)
-            gf_cli_error("verification failed; no output written");
+            verify_failed(r);
         return rc;
     }
     const gf_verify *v = &r->verify;
@@ -597,7 +611,7 @@ static int check_verify(run *r)
         bad |= r->hv.differ != 0 || r->hv.compared != r->hist_blocks;
     }
     if (bad) {
-        gf_cli_error("verification failed; no output written");
+        verify_failed(r);
         return GF_EXIT_VERIFY;
     }
     return GF_EXIT_OK;

@@ -104,6 +104,22 @@ rc=0
 assert_eq "raw s32le in f32: exit" "$rc" 0
 assert_eq "raw s32le in f32: warning" "$(cat stderr.txt)" "${W}standard input holds 32-bit samples: f32 arithmetic keeps 24 bits of each (--precision f64 keeps them all)"
 
+# --- --verify that fails on a stream says what went out already; a file
+# is not written. (Samples near f32's largest: the FFT overflows where the
+# exact sums do not, so the error is above any bound.)
+python3 -c 'import struct, sys; sys.stdout.buffer.write(struct.pack("<f", 3e38) * 10000)' >huge.f32
+rc=0
+"$GPUFILT" - - --raw f32le -c 2 --taps 64 --method fft --verify --quiet <huge.f32 >v.out \
+    2>stderr.txt || rc=$?
+assert_eq "stream --verify failure: exit, bytes out" "$rc $(stat -c %s v.out)" "6 40000"
+assert_eq "stream --verify failure: message" "$(tail -n 1 stderr.txt)" \
+    "${E}verification failed; 5000 frames had already been written to standard output"
+rc=0
+"$GPUFILT" - v.raw --raw f32le -c 2 --taps 64 --method fft --verify --quiet <huge.f32 \
+    2>stderr.txt || rc=$?
+assert_eq "file --verify failure: exit, message" "$rc $(tail -n 1 stderr.txt)" \
+    "6 ${E}verification failed; no output written"
+expect_no_output v.raw
 # --- The device summary says one thing: --device auto's decision and its
 # reason, then how it turned out. 80000 frames x 8192 direct taps on one
 # thread: about 0.328 s of CPU work, more than a GPU's start-up, so a build
