@@ -120,6 +120,15 @@ rc=0
 assert_eq "file --verify failure: exit, message" "$rc $(tail -n 1 stderr.txt)" \
     "6 ${E}verification failed; no output written"
 expect_no_output v.raw
+# Channels are numbered from 1 in --verify's lines, as in every message:
+# channel 1 silent, so the largest error is channel 2's.
+python3 -c 'import struct, sys
+sys.stdout.buffer.write(b"".join(struct.pack("<ff", 0.0, ((i * 7919) % 1000) / 1000 - 0.5)
+                                 for i in range(5000)))' >ch2.f32
+"$GPUFILT" - /dev/null --raw f32le -c 2 --taps 64 --method fft --verify --quiet <ch2.f32 \
+    2>stderr.txt
+[[ "$(grep '^verify: largest error' stderr.txt)" == *" of the bound "*" (channel 2, frame "*"): within the bound" ]] &&
+    pass || fail "--verify's channel: $(cat stderr.txt)"
 # --- The device summary says one thing: --device auto's decision and its
 # reason, then how it turned out. 80000 frames x 8192 direct taps on one
 # thread: about 0.328 s of CPU work, more than a GPU's start-up, so a build
