@@ -38,7 +38,8 @@ static int add_input(batch *b, char *path)
     return GF_EXIT_OK;
 }
 
-/* --in-list FILE: one path per line, blank lines and '#' lines skipped. */
+/* --in-list FILE: one path per line, blank lines (nothing but spaces and
+ * tabs) and '#' lines skipped; a path is taken as it is, blanks and all. */
 static int read_list(batch *b, const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -79,7 +80,7 @@ static int read_list(batch *b, const char *path)
         const size_t l = strlen(line);
         if (l && line[l - 1] == '\r')
             line[l - 1] = '\0';
-        if (*line && *line != '#' && add_input(b, line) != GF_EXIT_OK) {
+        if (line[strspn(line, " \t")] && *line != '#' && add_input(b, line) != GF_EXIT_OK) {
             gf_cli_error("out of memory reading --in-list '%s'", path);
             return GF_EXIT_INTERNAL;
         }

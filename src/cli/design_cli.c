@@ -159,19 +159,17 @@ static int cascade(struct gf_taps *t, const double *d, size_t dn, const char *d_
 /* ---- files ---- */
 
 /* A file written through stdio on an outfile (outfile.h): under a
- * temporary name until committed. */
-static int file_open(gf_outfile *of, const char *what, const char *path, FILE **f)
+ * temporary name until committed. An exit code with the message in err. */
+static int file_open(gf_outfile *of, const char *what, const char *path, FILE **f, char *err,
+                     size_t n)
 {
-    char err[512];
     *f = NULL;
-    int rc = gf_outfile_open(of, what, path, NULL, err, sizeof err);
-    if (rc) {
-        gf_cli_error("%s", err);
+    int rc = gf_outfile_open(of, what, path, NULL, err, n);
+    if (rc)
         return rc;
-    }
     const int fd = dup(of->fd);
     if (fd < 0 || !(*f = fdopen(fd, "wb"))) {
-        gf_cli_error("cannot create %s '%s': %s", what, path, strerror(errno));
+        snprintf(err, n, "cannot create %s '%s': %s", what, path, strerror(errno));
         if (fd >= 0)
             close(fd);
         gf_outfile_abort(of);
@@ -180,47 +178,47 @@ static int file_open(gf_outfile *of, const char *what, const char *path, FILE **
     return GF_EXIT_OK;
 }
 
-/* Close f and rename the file into place; rc_in non-zero: drop it. */
-static int file_commit(gf_outfile *of, FILE *f, int rc_in)
+/* Close f and rename the file into place; rc_in non-zero (its message in
+ * err already): drop it. An exit code with the message in err. */
+static int file_commit(gf_outfile *of, FILE *f, int rc_in, char *err, size_t n)
 {
     errno = 0;
     const int bad = fflush(f) != 0 || ferror(f);
     const int e = errno;
     if (fclose(f) != 0 && !bad && !rc_in) {
-        gf_cli_error("writing %s '%s': %s", of->what, of->name, strerror(errno));
+        snprintf(err, n, "writing %s '%s': %s", of->what, of->name, strerror(errno));
         gf_outfile_abort(of);
         return GF_EXIT_OUTPUT;
     }
     if (rc_in || bad) {
         if (bad && !rc_in)
-            gf_cli_error("writing %s '%s': %s", of->what, of->name, strerror(e ? e : EIO));
+            snprintf(err, n, "writing %s '%s': %s", of->what, of->name, strerror(e ? e : EIO));
         gf_outfile_abort(of);
         return rc_in ? rc_in : GF_EXIT_OUTPUT;
     }
-    char err[512];
-    if (gf_outfile_commit(of, 0, err, sizeof err) != 0) {
-        gf_cli_error("%s", err);
-        return GF_EXIT_OUTPUT;
-    }
-    return GF_EXIT_OK;
+    return gf_outfile_commit(of, 0, err, n) != 0 ? GF_EXIT_OUTPUT : GF_EXIT_OK;
 }
 
 static int write_text(const char *path, const double *h, size_t n, int filters, const char *about)
 {
     gf_outfile of;
     FILE *f;
-    int rc = file_open(&of, "design file", path, &f);
-    if (rc)
-        return rc;
-    for (const char *line = about; *line;) {
-        const size_t len = strcspn(line, "\n");
-        fprintf(f, "# %.*s\n", (int)len, line);
-        line += len + (line[len] == '\n');
+    char err[1024];
+    int rc = file_open(&of, "design file", path, &f, err, sizeof err);
+    if (!rc) {
+        for (const char *line = about; *line;) {
+            const size_t len = strcspn(line, "\n");
+            fprintf(f, "# %.*s\n", (int)len, line);
+            line += len + (line[len] == '\n');
+        }
+        for (size_t k = 0; k < n; k++)
+            for (int c = 0; c < filters; c++)
+                fprintf(f, "%.17g%c", h[(size_t)c * n + k], c + 1 < filters ? ' ' : '\n');
+        rc = file_commit(&of, f, 0, err, sizeof err);
     }
-    for (size_t k = 0; k < n; k++)
-        for (int c = 0; c < filters; c++)
-            fprintf(f, "%.17g%c", h[(size_t)c * n + k], c + 1 < filters ? ' ' : '\n');
-    return file_commit(&of, f, 0);
+    if (rc)
+        gf_cli_error("%s", err);
+    return rc;
 }
 
 /* A WAV of doubles through the sndfile sink, one channel per filter. */
@@ -282,25 +280,16 @@ static void cascade_label(const gf_design_request *r, const struct gf_taps *t, c
     }
 }
 
-/* --design-out and --response-png of the taps in t. */
-static int write_outputs(const gf_design_request *r, const designed *d, int rate,
-                         const struct gf_taps *t, const char *what)
+/* --response-png of h (t's filters) into a file; an exit code with the
+ * message in err. */
+static int write_picture(const gf_design_request *r, const designed *d, int rate,
+                         const struct gf_taps *t, const double *h, const char *what, char *err,
+                         size_t n)
 {
-    char about[1400], at[32] = "";
-    if (rate > 0)
-        snprintf(at, sizeof at, " at %d Hz", rate);
-    snprintf(about, sizeof about, "gpufilt filter%s: %s%s\n%zu taps, %s", at, what,
-             r->stages && r->phase == GF_PHASE_MINIMUM ? " (minimum phase)" : "", t->n,
-             t->filters > 1 ? "one column per channel" : "one filter for every channel");
-    int rc = GF_EXIT_OK;
-    if (r->design_out)
-        rc = gf_design_cli_write_taps(r->design_out, t->h, t->n, t->filters, rate, about);
-    if (rc || !r->response_png)
-        return rc;
     gf_response_stage marks[GF_DESIGN_MAX_STAGES];
     for (int i = 0; i < r->stages; i++)
         marks[i] = (gf_response_stage){&d[i].spec, &d[i].info, r->stage[i].label};
-    const gf_response_plot p = {.h = t->h,
+    const gf_response_plot p = {.h = h,
                                 .n = t->n,
                                 .filters = t->filters,
                                 .rate = rate,
@@ -309,16 +298,58 @@ static int write_outputs(const gf_design_request *r, const designed *d, int rate
                                 .title = what};
     gf_outfile of;
     FILE *f;
-    if ((rc = file_open(&of, "response picture", r->response_png, &f)) != 0)
-        return rc;
-    char err[512];
-    rc = gf_response_png_write(f, &p, err, sizeof err);
+    int rc = file_open(&of, "response picture", r->response_png, &f, err, n);
     if (rc)
-        gf_cli_error("writing response picture '%s': %s", r->response_png, err);
-    return file_commit(&of, f, rc);
+        return rc;
+    char why[512];
+    if ((rc = gf_response_png_write(f, &p, why, sizeof why)) != 0)
+        snprintf(err, n, "writing response picture '%s': %s", r->response_png, why);
+    return file_commit(&of, f, rc, err, n);
 }
 
-int gf_design_cli_apply(const gf_design_request *r, int rate, struct gf_taps *t, int quiet)
+/* --design-out and --response-png of the taps in t (the mean filter's
+ * 1/T, as the engine rounds it to the precision, when t->h is NULL). A
+ * picture that cannot be made while filtering is a warning: the filtering
+ * goes on. */
+static int write_outputs(const gf_design_request *r, const designed *d, int rate,
+                         const struct gf_taps *t, const char *what, int filtering)
+{
+    char about[1400], at[32] = "";
+    if (rate > 0)
+        snprintf(at, sizeof at, " at %d Hz", rate);
+    snprintf(about, sizeof about, "gpufilt filter%s: %s%s\n%zu taps, %s", at, what,
+             r->stages && r->phase == GF_PHASE_MINIMUM ? " (minimum phase)" : "", t->n,
+             t->filters > 1 ? "one column per channel" : "one filter for every channel");
+    double *mean = NULL;
+    const double *h = t->h;
+    if (!h && t->n > 0) {
+        if (!(mean = malloc(t->n * sizeof *mean))) {
+            gf_cli_error("out of memory for the mean filter of %zu taps", t->n);
+            return GF_EXIT_INTERNAL;
+        }
+        for (size_t k = 0; k < t->n; k++)
+            mean[k] = 1.0 / (double)t->n;
+        h = mean;
+    }
+    int rc = GF_EXIT_OK;
+    if (r->design_out)
+        rc = gf_design_cli_write_taps(r->design_out, h, t->n, t->filters, rate, about);
+    if (!rc && r->response_png) {
+        char err[1024];
+        rc = write_picture(r, d, rate, t, h, what, err, sizeof err);
+        if (rc && filtering) {
+            gf_cli_warn("%s; filtering without it", err);
+            rc = GF_EXIT_OK;
+        } else if (rc) {
+            gf_cli_error("%s", err);
+        }
+    }
+    free(mean);
+    return rc;
+}
+
+int gf_design_cli_apply(const gf_design_request *r, int rate, struct gf_taps *t, int quiet,
+                        int filtering)
 {
     if (!gf_design_cli_any(r))
         return GF_EXIT_OK;
@@ -350,7 +381,7 @@ int gf_design_cli_apply(const gf_design_request *r, int rate, struct gf_taps *t,
     if (!rc && !quiet && (r->stages > 1 || (r->stages && had_taps)))
         fprintf(stderr, "gpufilt: design: %s: %zu taps in all\n", what, t->n);
     if (!rc)
-        rc = write_outputs(r, d, rate, t, what);
+        rc = write_outputs(r, d, rate, t, what, filtering);
     free(design.h);
     designed_free(d, r->stages);
     return rc;
@@ -361,5 +392,5 @@ int gf_taps_ready(const gf_cli_options *o, gf_taps *t, int channels, int rate)
     const int rc = gf_taps_fit(t, channels, rate);
     if (rc || !gf_design_cli_any(&o->design))
         return rc;
-    return gf_design_cli_apply(&o->design, rate, t, o->quiet);
+    return gf_design_cli_apply(&o->design, rate, t, o->quiet, o->action != GF_ACTION_DESIGN);
 }

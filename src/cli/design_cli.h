@@ -89,10 +89,15 @@ int gf_design_cli_any(const gf_design_request *r);
  * in t (the mean filter of t->n taps when t->h is NULL; nothing when t->n
  * is 0), leave the result in t (t->h allocated, one filter or one per
  * channel), print a line per design (unless quiet), and write
- * --design-out and --response-png. Called once the rate is known and the
+ * --design-out and --response-png (the mean filter's taps are 1/T, which
+ * the engine rounds to the precision as it does its own). filtering: the
+ * taps are for a filter run, which a --response-png that cannot be made
+ * must not stop: a warning, and the run goes on (without IN and OUT the
+ * picture is the product: an error). Called once the rate is known and the
  * taps fit the input (gf_taps_fit).
  */
-int gf_design_cli_apply(const gf_design_request *r, int rate, struct gf_taps *t, int quiet);
+int gf_design_cli_apply(const gf_design_request *r, int rate, struct gf_taps *t, int quiet,
+                        int filtering);
 
 /*
  * The --eq file: the first two numbers of each line, frequency (Hz) and

@@ -72,11 +72,13 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_devi
         const double frames = (double)(unknown ? STREAM_FRAMES : j->frames);
         const double cpu_s = frames * macs_per_frame / ((double)cores * CPU_MACS_PER_CORE);
         if (handoff && cpu_s >= GPU_STARTUP_S && can_hand_off(o, j)) {
-            /* Start on the CPU at once; the GPU takes the rest once started. */
+            /* Start on the CPU at once; the GPU takes the rest once started.
+             * `why` says what was decided, not how it turned out: the
+             * summary says that (whether the GPU took over, or why not). */
             *handoff = GF_DEVICE_CUDA;
             snprintf(why, n,
-                     "auto: about %.3g s of work on the CPU%s, the GPU takes over once "
-                     "started",
+                     "auto: about %.3g s of work on the CPU%s, enough to start the GPU and hand "
+                     "it the stream",
                      cpu_s, unknown ? " per 2^24 frames" : "");
             return GF_DEVICE_CPU;
         }
@@ -85,7 +87,7 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_devi
                  unknown ? " per 2^24 frames" : "");
         if (!need_gpu) {
             const size_t len = strlen(why);
-            snprintf(why + len, n - len, ", less than starting a GPU");
+            snprintf(why + len, n - len, ", too little to repay starting a GPU");
         }
     }
     if (!need_gpu)

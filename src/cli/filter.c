@@ -563,6 +563,20 @@ static int finish_stream(run *r)
     return GF_EXIT_OK;
 }
 
+/* --verify failed: a file is not committed, but a stream (a pipe,
+ * standard output, a device) has its frames already. */
+static void verify_failed(const run *r)
+{
+    const gf_outfile *out = &r->sink.out;
+    if (out->stream && r->sink.frames_written > 0)
+        gf_cli_error("verification failed; %lld frame%s had already been written to %s%s%s",
+                     (long long)r->sink.frames_written, r->sink.frames_written == 1 ? "" : "s",
+                     strcmp(r->o->out_path, "-") == 0 ? "" : "'", out->name,
+                     strcmp(r->o->out_path, "-") == 0 ? "" : "'");
+    else
+        gf_cli_error("verification failed; no output written");
+}
+
 /* --verify: report both engines' times and every difference (the FFT
  * method: the largest error against the exact sums, and its bound). */
 static int check_verify(run *r)
@@ -570,7 +584,7 @@ static int check_verify(run *r)
     if (r->exact) {
         const int rc = gf_verify_exact_report(r->exact, gf_engine_backend(r->e), r->t_engine);
         if (rc)
-            gf_cli_error("verification failed; no output written");
+            verify_failed(r);
         return rc;
     }
     const gf_verify *v = &r->verify;
@@ -599,7 +613,7 @@ static int check_verify(run *r)
         bad |= r->hv.differ != 0 || r->hv.compared != r->hist_blocks;
     }
     if (bad) {
-        gf_cli_error("verification failed; no output written");
+        verify_failed(r);
         return GF_EXIT_VERIFY;
     }
     return GF_EXIT_OK;
@@ -647,7 +661,8 @@ static const char *mode_name(gf_mode m)
 
 /* Which backend filtered how many frames: "cpu backend", or after a
  * hand-off "cpu backend for N frames, then cuda for M"; a hand-off that did
- * not happen says why. */
+ * not happen says why ("cpu backend for all N frames: the GPU could not
+ * take over (no usable CUDA device)"). */
 static void backend_summary(const run *r, char *buf, size_t n)
 {
     const int64_t at = gf_engine_handoff_frame(r->e), total = r->src.frames_read;
@@ -657,8 +672,12 @@ static void backend_summary(const run *r, char *buf, size_t n)
     else if (at >= 0)
         snprintf(buf, n, "cpu backend for %lld frames, then cuda for %lld", (long long)at,
                  (long long)(total - at));
+    else if (*err)
+        snprintf(buf, n, "cpu backend for all %lld frames: the GPU could not take over (%s)",
+                 (long long)total, err);
     else
-        snprintf(buf, n, "cpu backend (%s)", *err ? err : "done before the GPU had started");
+        snprintf(buf, n, "cpu backend for all %lld frames: done before the GPU had started",
+                 (long long)total);
 }
 
 static void report(const run *r, const char *out_format)
@@ -677,7 +696,7 @@ static void report(const run *r, const char *out_format)
     char method[48] = "direct";
     if (gf_engine_method(r->e) == GF_METHOD_FFT)
         snprintf(method, sizeof method, "fft (partition %zu)", gf_engine_partition(r->e));
-    char backend[200];
+    char backend[640];
     backend_summary(r, backend, sizeof backend);
     gf_cli_say("%s -> %s: %lld frames x %d ch%s, %zu tap%s%s, %s, %s, %s, %s"
                "%s%s%s, %.3f s",

@@ -91,7 +91,7 @@ static void put_backend(FILE *f, const gf_run_summary *s)
     put_key(f, "backend");
     put_string(f, s->backend);
     put_key(f, "why");
-    put_string(f, s->why);
+    put_string(f, s->why && *s->why ? s->why : NULL);
     put_key(f, "handoff");
     if (!s->handoff_to) {
         fputs("null", f);
@@ -117,11 +117,15 @@ static void put_summary(FILE *f, const gf_run_summary *s)
     put_string(f, s->output);
     put_key(f, "output_format");
     put_string(f, s->output_format);
-    fprintf(f, ",\"frames_in\":%lld,\"frames_out\":%lld,\"channels\":%d", (long long)s->frames_in,
-            (long long)s->frames_out, s->channels);
+    fprintf(f, ",\"frames_in\":%lld,\"frames_out\":%lld", (long long)s->frames_in,
+            (long long)s->frames_out);
+    /* What a run that failed early never learned is null, not 0. */
+    put_key(f, "channels");
+    s->channels > 0 ? fprintf(f, "%d", s->channels) : fputs("null", f);
     put_key(f, "rate");
     s->rate > 0 ? fprintf(f, "%d", s->rate) : fputs("null", f);
-    fprintf(f, ",\"taps\":%zu", s->taps);
+    put_key(f, "taps");
+    s->taps > 0 ? fprintf(f, "%zu", s->taps) : fputs("null", f);
     put_key(f, "filter");
     put_string(f, s->filter);
     fprintf(f, ",\"per_channel\":%s", s->per_channel ? "true" : "false");
@@ -135,7 +139,7 @@ static void put_summary(FILE *f, const gf_run_summary *s)
     s->partition ? fprintf(f, "%zu", s->partition) : fputs("null", f);
     put_backend(f, s);
     put_number(f, "seconds", s->seconds);
-    put_number(f, "engine_seconds", s->engine_seconds);
+    put_number(f, "engine_seconds", s->method ? s->engine_seconds : NAN);
     put_number(f, "frames_per_second", s->seconds > 0 ? (double)s->frames_in / s->seconds : NAN);
     fprintf(f, ",\"clipped\":%llu", (unsigned long long)s->clipped);
     put_verify(f, s);

@@ -17,18 +17,18 @@ typedef struct gf_run_summary {
     const char *input, *output;
     const char *output_format; /* libsndfile's or raw words; NULL: none written */
     int64_t frames_in, frames_out;
-    int channels, rate; /* rate 0: unknown */
-    size_t taps;
+    int channels, rate; /* 0: unknown (null) */
+    size_t taps;        /* 0: not known yet (a design not made): null */
     const char *filter; /* "mean", "coefficients", "impulse response", "design" */
     int per_channel;
     const char *mode, *precision, *method; /* NULL method: no engine was made */
     size_t partition;                      /* FFT method, else 0 */
     const char *backend;                   /* the one in use at the end */
-    const char *why;                       /* --device auto's reason, or "" */
+    const char *why;                       /* --device auto's reason, or "" (null) */
     const char *handoff_to;                /* a hand-off asked for: its backend, else NULL */
     int64_t handoff_frame;                 /* where it happened, or -1 */
     const char *handoff_error;             /* why it did not, or "" */
-    double seconds, engine_seconds;
+    double seconds, engine_seconds;        /* engine_seconds: null without an engine (method) */
     uint64_t clipped;
     /* --verify: verify 0 none, 1 direct (against the serial reference),
      * 2 FFT (against exact sums). */

@@ -244,12 +244,14 @@ int gf_ir_load(const char *path, gf_precision p, gf_taps *t, char *err, size_t n
         rc = GF_EXIT_USAGE;
     }
     for (size_t i = 0; !rc && i < (size_t)info.frames * C; i++) {
-        const int f32_inf = p == GF_PRECISION_F32 && isinf((float)frames[i]);
-        if (!isfinite(frames[i]) || f32_inf) {
+        /* Not finite first: an infinite sample is beyond f32's range too,
+         * but no precision holds it. */
+        const int finite = isfinite(frames[i]) != 0;
+        if (!finite || (p == GF_PRECISION_F32 && isinf((float)frames[i]))) {
             snprintf(err, n, "impulse response '%s': sample %zu of channel %zu %s", path, i / C + 1,
                      i % C + 1,
-                     f32_inf ? "is beyond the range of f32 arithmetic: use --precision f64"
-                             : "is not finite");
+                     finite ? "is beyond the range of f32 arithmetic: use --precision f64"
+                            : "is not finite");
             rc = GF_EXIT_USAGE;
             break;
         }

@@ -137,8 +137,14 @@ int gf_hist_verify_feed(gf_hist_verify *v, int side, const gf_hist_record *r)
         o->bins = v->counts[other] + v->head[other] * v->bins;
         v->compared++;
         if (!same_record(o, r, v->bins) && v->differ++ == 0) {
-            snprintf(v->first, sizeof v->first, "block %llu channel %d",
-                     (unsigned long long)r->block, r->channel);
+            /* Channels from 1, as every message numbers them; the block
+             * as --hist FILE numbers it, from 0. */
+            if (r->channel < 0)
+                snprintf(v->first, sizeof v->first, "block %llu, all channels (mix)",
+                         (unsigned long long)r->block);
+            else
+                snprintf(v->first, sizeof v->first, "block %llu, channel %d",
+                         (unsigned long long)r->block, r->channel + 1);
         }
         v->head[other]++;
         if (--v->count[other] == 0)

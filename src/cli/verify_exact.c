@@ -295,7 +295,7 @@ int gf_verify_exact_report(const gf_verify_exact *v, const char *backend, double
     const int ok = worst <= 1.0;
     fprintf(stderr,
             "verify: largest error %.3g = %.3g of the bound %.3g (channel %d, frame %llu)%s\n", err,
-            worst, bound, wc, (unsigned long long)v->worst_at[wc],
+            worst, bound, wc + 1, (unsigned long long)v->worst_at[wc],
             ok ? ": within the bound" : ": ABOVE THE BOUND");
     return ok ? GF_EXIT_OK : GF_EXIT_VERIFY;
 }

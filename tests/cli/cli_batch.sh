@@ -25,8 +25,9 @@ for f in a/x.wav a/y.flac b/w.wav; do
 done
 expect_no_output out/z.wav
 
-# --in-list (comments, blank lines, CRLF), --out-format renames, --quiet.
-printf 'a/x.wav\r\n# a comment\n\nb/w.wav\n' >list.txt
+# --in-list (comments, blank lines, lines of blanks, CRLF), --out-format
+# renames, --quiet.
+printf 'a/x.wav\r\n# a comment\n\n  \t \n \r\nb/w.wav\n' >list.txt
 expect 0 "" --taps 5 --out-dir out2 --in-list list.txt --out-format flac --quiet
 assert_eq "renamed outputs" "$(ls out2 | tr '\n' ' ')" "w.flac x.flac "
 assert_eq "format" "$("$SFTOOL" format out2/x.flac)" "FLAC (Free Lossless Audio Codec) / Signed 16 bit PCM"

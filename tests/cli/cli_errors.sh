@@ -44,6 +44,25 @@ expect 2 "${E}--chunk: '0' is out of range 1..268435456" in.wav out.wav --taps 5
 expect 2 "${E}--out-format: unknown major format 'mp9'" in.wav out.wav --taps 5 --out-format mp9
 expect 2 "${E}--out-format: unknown sample type 'pcm_12'" in.wav out.wav --taps 5 --out-format wav:pcm_12
 expect 2 "${E}cannot write FLAC (Free Lossless Audio Codec) / 32 bit float with 2 channels at 48000 Hz to 'out.flac'" in.wav out.flac --taps 5 --out-format flac:float
+# A format libsndfile cannot write is refused (never the input's container
+# under its name); more channels than a container holds are said as such.
+SF=$("$SFTOOL" version)
+expect 4 "${E}cannot write M4A to 'out.m4a': $SF cannot write M4A; write FLAC or WAV (e.g. 'out.flac') and convert that, e.g. with ffmpeg" in.wav out.m4a --taps 5
+expect 2 "${E}--out-format: $SF cannot write WMA; write FLAC or WAV (e.g. --out-format flac) and convert that, e.g. with ffmpeg" in.wav out.wav --taps 5 --out-format wma
+"$SFTOOL" gen in9.wav wav16 9 48000 100 noise
+expect 4 "${E}cannot write 9 channels to 'out.flac': FLAC (Free Lossless Audio Codec) holds at most 8; write WAV, W64, CAF or RF64 (e.g. 'out.w64')" in9.wav out.flac --taps 5
+expect 2 "${E}cannot write 9 channels to 'out.wav': FLAC (Free Lossless Audio Codec) holds at most 8; write WAV, W64, CAF or RF64 (e.g. --out-format w64)" in9.wav out.wav --taps 5 --out-format flac:pcm_24
+expect_no_output out.m4a out.flac out.wav
+# MP3: written as MP3 where libsndfile has its encoder, else refused.
+if "$SFTOOL" gen probe.mp3 mp3 1 48000 1152 noise 2>/dev/null; then
+    expect 0 "" in.wav out.mp3 --taps 5 --quiet
+    assert_eq "out.mp3: MP3" "$("$SFTOOL" format out.mp3) $("$SFTOOL" frames out.mp3)" \
+        "MPEG-1/2 Audio / MPEG Layer III 48000"
+    expect 4 "${E}cannot write 9 channels to 'out.mp3': MPEG-1/2 Audio holds at most 2; write WAV, W64, CAF or RF64 (e.g. 'out.w64')" in9.wav out.mp3 --taps 5
+else
+    expect 4 "${E}cannot write MP3 to 'out.mp3': $SF cannot write MP3; write FLAC or WAV (e.g. 'out.flac') and convert that, e.g. with ffmpeg" in.wav out.mp3 --taps 5
+    expect_no_output out.mp3
+fi
 
 # Options of streams, histograms and live audio: exit 2.
 expect 2 "${E}--hist-bins: '0' is out of range 1..65536" in.wav out.wav --taps 5 --hist h.csv --hist-bins 0
@@ -82,6 +101,8 @@ expect_no_output out.wav
 "$SFTOOL" gen ir3.wav wavf 3 48000 100 impulse:0
 "$SFTOOL" gen ir441.wav wavf 1 44100 100 impulse:0
 "$SFTOOL" gen irnan.wav wavf 2 48000 10 nan:2
+"$SFTOOL" gen irinf.wav wavd 1 48000 4 value:-inf
+"$SFTOOL" gen irbig.wav wavd 1 48000 4 value:1e39
 "$SFTOOL" gen irlong.wav wav16 1 48000 4194305 impulse:0
 printf '1 2 3\n' >c3.txt
 expect 2 "${E}cannot open impulse response 'noir.wav': No such file or directory" in.wav out.wav --ir noir.wav
@@ -91,6 +112,10 @@ expect 2 "${E}impulse response 'adir' is a directory" in.wav out.wav --ir adir
 expect 2 "${E}impulse response 'ir3.wav' has 3 channels; the input has 2 channels (give one for every channel, or one per channel)" in.wav out.wav --ir ir3.wav
 expect 2 "${E}impulse response 'ir441.wav' is at 44100 Hz, the input at 48000 Hz: resample the response first, e.g. sox ir441.wav -r 48000 response-48000.wav" in.wav out.wav --ir ir441.wav
 expect 2 "${E}impulse response 'irnan.wav': sample 3 of channel 1 is not finite" in.wav out.wav --ir irnan.wav
+# An infinite sample is not finite, in f32 as in f64 (not 'beyond the range of f32').
+expect 2 "${E}impulse response 'irinf.wav': sample 1 of channel 1 is not finite" in.wav out.wav --ir irinf.wav
+expect 2 "${E}impulse response 'irinf.wav': sample 1 of channel 1 is not finite" in.wav out.wav --ir irinf.wav --precision f64
+expect 2 "${E}impulse response 'irbig.wav': sample 1 of channel 1 is beyond the range of f32 arithmetic: use --precision f64" in.wav out.wav --ir irbig.wav
 expect 2 "${E}impulse response 'irlong.wav' has 4194305 frames: at most 4194304 taps are supported" in.wav out.wav --ir irlong.wav
 expect 2 "${E}coefficient file 'c3.txt' has 3 columns; the input has 2 channels (give one for every channel, or one per channel)" in.wav out.wav --coeffs c3.txt
 expect 2 "${E}--method: 'fast' is not one of auto, direct, fft" in.wav out.wav --taps 5 --method fast

@@ -62,6 +62,19 @@ assert_eq "failure: errors" "$(field fail.json errors)" \
 assert_eq "failure: method, output_format" \
     "$(field fail.json method) $(field fail.json output_format)" "null null"
 expect_no_output x.wav
+# What a run that failed before its input was open never learned is null,
+# as the README says, not 0 or "": a design's taps, channels, rate, the
+# backend, why it was chosen, the engine's time.
+expect 3 "${E}cannot open input 'nothere.wav': No such file or directory" nothere.wav x.wav \
+    --lowpass 1k --json-summary fail2.json
+python3 -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+print(" ".join(k + "=" + json.dumps(v[k]) for k in sys.argv[2:]))' fail2.json taps filter channels \
+    rate method partition backend why handoff engine_seconds frames_in frames_out verify >fields.txt
+assert_eq "failure: nulls" "$(cat fields.txt)" 'taps=null filter="design" channels=null rate=null method=null partition=null backend=null why=null handoff=null engine_seconds=null frames_in=0 frames_out=0 verify=null'
+# --device cpu: no choice made, so no reason for one.
+"$GPUFILT" in.wav out.wav --taps 5 --device cpu --quiet --json-summary cpu.json
+assert_eq "--device cpu: why" "$(field cpu.json why) $(field cpu.json backend)" 'null "cpu"'
 
 # Names are escaped as on the terminal, and the result is valid JSON.
 cp in.wav "$(printf 'a"b\\c\001.wav')"

@@ -103,4 +103,50 @@ rc=0
 "$GPUFILT" - - --raw s32le -c 2 --taps 1 --quiet <zeros.raw >/dev/null 2>stderr.txt || rc=$?
 assert_eq "raw s32le in f32: exit" "$rc" 0
 assert_eq "raw s32le in f32: warning" "$(cat stderr.txt)" "${W}standard input holds 32-bit samples: f32 arithmetic keeps 24 bits of each (--precision f64 keeps them all)"
+
+# --- --verify that fails on a stream says what went out already; a file
+# is not written. (Samples near f32's largest: the FFT overflows where the
+# exact sums do not, so the error is above any bound.)
+python3 -c 'import struct, sys; sys.stdout.buffer.write(struct.pack("<f", 3e38) * 10000)' >huge.f32
+rc=0
+"$GPUFILT" - - --raw f32le -c 2 --taps 64 --method fft --verify --quiet <huge.f32 >v.out \
+    2>stderr.txt || rc=$?
+assert_eq "stream --verify failure: exit, bytes out" "$rc $(stat -c %s v.out)" "6 40000"
+assert_eq "stream --verify failure: message" "$(tail -n 1 stderr.txt)" \
+    "${E}verification failed; 5000 frames had already been written to standard output"
+rc=0
+"$GPUFILT" - v.raw --raw f32le -c 2 --taps 64 --method fft --verify --quiet <huge.f32 \
+    2>stderr.txt || rc=$?
+assert_eq "file --verify failure: exit, message" "$rc $(tail -n 1 stderr.txt)" \
+    "6 ${E}verification failed; no output written"
+expect_no_output v.raw
+# Channels are numbered from 1 in --verify's lines, as in every message:
+# channel 1 silent, so the largest error is channel 2's.
+python3 -c 'import struct, sys
+sys.stdout.buffer.write(b"".join(struct.pack("<ff", 0.0, ((i * 7919) % 1000) / 1000 - 0.5)
+                                 for i in range(5000)))' >ch2.f32
+"$GPUFILT" - /dev/null --raw f32le -c 2 --taps 64 --method fft --verify --quiet <ch2.f32 \
+    2>stderr.txt
+[[ "$(grep '^verify: largest error' stderr.txt)" == *" of the bound "*" (channel 2, frame "*"): within the bound" ]] &&
+    pass || fail "--verify's channel: $(cat stderr.txt)"
+# --- The device summary says one thing: --device auto's decision and its
+# reason, then how it turned out. 80000 frames x 8192 direct taps on one
+# thread: about 0.328 s of CPU work, more than a GPU's start-up, so a build
+# with CUDA starts on the CPU and hands the stream to the GPU once started.
+"$SFTOOL" gen long.wav wav16 1 48000 80000 noise
+expect 0 "*" long.wav auto.wav --taps 8192 --method direct --threads 1 --json-summary auto.json
+summary=$(sed -n 's/^gpufilt: long.wav -> auto.wav: 80000 frames x 1 ch at 48000 Hz, 8192 taps (mean), same, f32, direct, \(.*\), [0-9.]* s$/\1/p' stderr.txt)
+why=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["why"])' auto.json)
+case "$("$GPUFILT" --version)" in
+*cuda*)
+    assert_eq "hand-off: why" "$why" "auto: about 0.328 s of work on the CPU, enough to start the GPU and hand it the stream"
+    case "$summary" in
+    "cpu backend for all 80000 frames: the GPU could not take over (no usable CUDA device) ($why)" | \
+        "cpu backend for all 80000 frames: done before the GPU had started ($why)" | \
+        "cpu backend for "[0-9]*" frames, then cuda for "[0-9]*" ($why)") pass ;;
+    *) fail "hand-off summary: '$summary'" ;;
+    esac
+    ;;
+*) assert_eq "no CUDA: summary" "$summary" "cpu backend (auto: about 0.328 s of work, too little to repay starting a GPU)" ;;
+esac
 finish

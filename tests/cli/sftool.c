@@ -17,6 +17,7 @@
  *       with a 5.1 side layout, every string WAV keeps, a bext chunk, two
  *       cue points and instrument data
  *   sftool meta FILE   what the file says besides its samples, one item a line
+ *   sftool version     libsndfile's version string ("libsndfile-1.2.0")
  */
 #include <math.h>
 #include <sndfile.h>
@@ -312,6 +313,10 @@ int main(int argc, char **argv)
         sf_close(f);
         return 0;
     }
-    fprintf(stderr, "usage: sftool gen|cmp|dump|frames|format|genmeta|meta ...\n");
+    if (argc == 2 && strcmp(argv[1], "version") == 0) {
+        puts(sf_version_string());
+        return 0;
+    }
+    fprintf(stderr, "usage: sftool gen|cmp|dump|frames|format|genmeta|meta|version ...\n");
     return 2;
 }

@@ -10,6 +10,8 @@
  *     per-channel taps, equal to gf_design's taps convolved;
  *   - --design-out: text read back exactly, a WAV of doubles read back
  *     exactly;
+ *   - the mean filter of --taps (no taps array) written and drawn; a
+ *     --response-png that cannot be made is a warning while filtering;
  *   - --response-png: the picture of a 1 kHz low-pass at 120 dB has its
  *     curve at 0 dB in the passband, nothing above the -120 dB target in
  *     the stopband, the target drawn there; a 40 dB design's curve does
@@ -297,7 +299,7 @@ static int same_taps(const char *what, const gf_taps *t, int f, const double *wa
 static int apply_quiet(const gf_design_request *r, int rate, gf_taps *t)
 {
     capture_begin();
-    const int rc = gf_design_cli_apply(r, rate, t, 1);
+    const int rc = gf_design_cli_apply(r, rate, t, 1, 0);
     capture_end();
     return rc;
 }
@@ -522,6 +524,63 @@ static int test_png_file(void)
                     "PNG file: exit %d (%s), %zu bytes read, width %u", rc, g_err, got, w);
 }
 
+/* The mean filter (t->h NULL) with --design-out and --response-png: 1/T
+ * written, and a PNG of it; a picture that cannot be made while filtering
+ * is a warning, without IN and OUT an error. */
+static int test_mean(void)
+{
+    gf_design_request r;
+    memset(&r, 0, sizeof r);
+    char txt[4096], png[4096], bad_png[4096], dir[4096];
+    path_in(txt, sizeof txt, "mean.txt");
+    path_in(png, sizeof png, "mean.png");
+    path_in(bad_png, sizeof bad_png, "no/mean.png");
+    path_in(dir, sizeof dir, "no");
+    r.design_out = txt;
+    r.response_png = png;
+    gf_taps t = {.n = 7, .filters = 1};
+    int rc = apply_quiet(&r, 48000, &t);
+    int bad = TU_CHECK(rc == 0 && !t.h, "mean filter: exit %d (%s)", rc, g_err);
+    FILE *f = fopen(txt, "r");
+    char line[256];
+    int rows = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (line[0] != '#')
+            bad += TU_CHECK(strcmp(line, "0.14285714285714285\n") == 0 && ++rows,
+                            "mean filter: row '%s'", line);
+    if (f)
+        fclose(f);
+    bad += TU_CHECK(rows == 7, "mean filter: %d rows, wanted 7", rows);
+    unsigned char head[8] = {0};
+    f = fopen(png, "rb");
+    const size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f)
+        fclose(f);
+    bad += TU_CHECK(got == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0,
+                    "mean filter: no PNG (%zu bytes)", got);
+    r.design_out = NULL;
+    r.response_png = bad_png;
+    char want[8400];
+    snprintf(want, sizeof want,
+             "gpufilt: warning: cannot create response picture '%s': directory '%s' does not "
+             "exist; filtering without it\n",
+             bad_png, dir);
+    capture_begin();
+    rc = gf_design_cli_apply(&r, 48000, &t, 1, 1);
+    capture_end();
+    bad +=
+        TU_CHECK(rc == 0 && strcmp(g_err, want) == 0,
+                 "picture while filtering: exit %d, message\n  %s  wanted\n  %s", rc, g_err, want);
+    snprintf(want, sizeof want,
+             E "cannot create response picture '%s': directory '%s' does not exist\n", bad_png,
+             dir);
+    rc = apply_quiet(&r, 48000, &t);
+    bad += TU_CHECK(rc == GF_EXIT_OUTPUT && strcmp(g_err, want) == 0,
+                    "picture alone: exit %d, message\n  %s  wanted\n  %s", rc, g_err, want);
+    taps_free(&t);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -529,7 +588,8 @@ int main(int argc, char **argv)
         return 2;
     }
     g_dir = argv[1];
-    static const tu_step steps[] = {test_options, test_check,         test_eq_files, test_cascade,
-                                    test_write,   test_cascade_limit, test_picture,  test_png_file};
+    static const tu_step steps[] = {test_options, test_check,    test_eq_files,
+                                    test_cascade, test_write,    test_cascade_limit,
+                                    test_picture, test_png_file, test_mean};
     return tu_run_steps("test_design_cli", "passed", steps, sizeof steps / sizeof steps[0]);
 }

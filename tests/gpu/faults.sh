@@ -62,7 +62,7 @@ expect_no_output out.wav
 "$SFTOOL" gen long.wav wav16 2 48000 2880000 noise
 "$GPUFILT" long.wav cpu.wav --taps 8192 --method direct --device cpu --quiet
 fault cudaMalloc:1 0 "gpufilt: long.wav -> auto.wav: *" long.wav auto.wav --taps 8192 --method direct
-grep -q "cpu backend (out of GPU memory: .*GPU takes over once started)" stderr.txt ||
+grep -q "cpu backend for all 2880000 frames: the GPU could not take over (out of GPU memory: .*) (auto: about .* s of work on the CPU, enough to start the GPU and hand it the stream)" stderr.txt ||
     fail "hand-off failure not in the summary: $(head -n 1 stderr.txt)"
 "$SFTOOL" cmp cpu.wav auto.wav && pass || fail "the failed hand-off's output differs from --device cpu"
 # (2^22 taps on one thread: the cost model's estimate is about 0.9 s)

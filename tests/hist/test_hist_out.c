@@ -1,8 +1,8 @@
 /*
  * The CLI's histogram output (src/cli/hist_out/): exact CSV and JSON-lines
  * text, the PNG's size and pixels against the layout in docs/hist-output.md,
- * column merging with bounded memory, and error paths that leave nothing
- * behind.
+ * column merging with bounded memory, error paths that leave nothing
+ * behind, and how --verify names the first record that differs.
  *
  * Usage: test_hist_out WORKDIR. The files it commits stay in WORKDIR for
  * hist_out_parse.sh (JSON and CSV parsed by Python) and for looking at.
@@ -13,7 +13,9 @@
 #define _DEFAULT_SOURCE /* setgroups */
 #include "hist_out.h"
 
+#include "canvas.h"
 #include "cli.h"
+#include "verify.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -561,6 +563,28 @@ static void test_png_pixels(void)
             }
         }
     }
+    /* Each panel is labelled with its channel numbered from 1, as every
+     * message numbers channels: "CHANNEL 1" in black at (LEFT, 2) of its
+     * band, exactly the glyphs of the picture's font. */
+    for (int c = 0; c < channels; c++) {
+        char label[32];
+        snprintf(label, sizeof label, "channel %d", c + 1);
+        const int w = gf_text_width(label) + GF_GLYPH_ADVANCE, hgt = 7;
+        uint8_t want[128 * 7 * 3] = {0};
+        canvas cv = {want, w, hgt};
+        gf_fill(&cv, 0, 0, w, hgt, (rgb){255, 255, 255});
+        gf_text(&cv, 0, 0, label, (rgb){0, 0, 0});
+        const unsigned top = HEADER_H + (unsigned)c * (rows + PANEL_EXTRA) + 2;
+        int differ = 0;
+        for (int y = 0; y < hgt; y++)
+            for (int x = 0; x < w; x++) {
+                const int ink = want[((size_t)y * (size_t)w + (size_t)x) * 3] == 0;
+                const int got = is(pixel(&im, LEFT + (unsigned)x, top + (unsigned)y),
+                                   (const unsigned char[3]){0, 0, 0});
+                differ += ink != got;
+            }
+        CHECK(differ == 0, "panel %d is not labelled '%s' (%d pixels differ)", c, label, differ);
+    }
     /* Text is drawn in the margins (the labels are black). */
     size_t black = 0;
     for (unsigned y = 0; y < im.h; y++)
@@ -568,6 +592,36 @@ static void test_png_pixels(void)
             black += is(pixel(&im, x, y), (const unsigned char[3]){0, 0, 0});
     CHECK(black > 100, "no labels in the left margin");
     free(im.px);
+}
+
+/* --- --verify of the records (src/cli/verify.c) --- */
+
+/* The first record that differs from the reference's is named as messages
+ * name channels, from 1 (the block as the files number it). */
+static void test_verify_first(void)
+{
+    uint64_t a[4] = {1, 2, 3, 4}, b[4] = {1, 2, 3, 5};
+    gf_hist_verify v;
+    gf_hist_verify_init(&v, 4);
+    gf_hist_record r = record(3, 480, 480, 0, a);
+    CHECK(gf_hist_verify_feed(&v, 0, &r) == 0 && gf_hist_verify_feed(&v, 1, &r) == 0,
+          "verify: feed");
+    r.channel = 1;
+    CHECK(gf_hist_verify_feed(&v, 0, &r) == 0, "verify: feed");
+    r.bins = b;
+    CHECK(gf_hist_verify_feed(&v, 1, &r) == 0, "verify: feed");
+    CHECK(v.compared == 2 && v.differ == 1 && strcmp(v.first, "block 3, channel 2") == 0,
+          "verify: %llu compared, %llu differ, first '%s'", (unsigned long long)v.compared,
+          (unsigned long long)v.differ, v.first);
+    gf_hist_verify_free(&v);
+    gf_hist_verify_init(&v, 4);
+    r = record(0, 480, 480, -1, a);
+    CHECK(gf_hist_verify_feed(&v, 1, &r) == 0, "verify: feed");
+    r.bins = b;
+    CHECK(gf_hist_verify_feed(&v, 0, &r) == 0, "verify: feed");
+    CHECK(v.differ == 1 && strcmp(v.first, "block 0, all channels (mix)") == 0,
+          "verify, mix: first '%s'", v.first);
+    gf_hist_verify_free(&v);
 }
 
 /* --- merging columns, bounded memory --- */
@@ -750,16 +804,18 @@ static void errors_records(const char *d, const gf_hist_config *hc)
     CHECK(gf_hist_out_write(h, &r, err, sizeof err) == 0, "write: %s", err);
     int rc = gf_hist_out_write(h, &r, err, sizeof err);
     CHECK(rc == GF_EXIT_INTERNAL &&
-              strcmp(err, "histogram record (block 0, channel 0) is out of order") == 0,
+              strcmp(err, "histogram record (block 0, channel 1) is out of order") == 0,
           "repeated record: %d '%s'", rc, err);
     r.channel = 2;
     rc = gf_hist_out_write(h, &r, err, sizeof err);
     CHECK(rc == GF_EXIT_INTERNAL &&
-              strcmp(err, "histogram record (block 0, channel 2) has no such channel") == 0,
+              strcmp(err, "histogram record (block 0, channel 3) has no such channel") == 0,
           "bad channel: %d '%s'", rc, err);
     r.channel = -1;
     rc = gf_hist_out_write(h, &r, err, sizeof err);
-    CHECK(rc == GF_EXIT_INTERNAL, "mix record accepted without mix");
+    CHECK(rc == GF_EXIT_INTERNAL &&
+              strcmp(err, "histogram record (block 0, all channels) has no such channel") == 0,
+          "mix record accepted without mix: %d '%s'", rc, err);
 
     CHECK(dir_count(d, NULL, 0) == 2, "two temporaries while open");
     gf_hist_out_abort(&h);
@@ -956,6 +1012,7 @@ int main(int argc, char **argv)
     test_mix_one_bin();
     test_sizes();
     test_png_pixels();
+    test_verify_first();
     test_merging();
     test_errors();
     test_write_failures();

@@ -218,8 +218,11 @@ int gf_hist_out_write(gf_hist_out *h, const gf_hist_record *r, char *err, size_t
         h->have_block &&
         (r->block < h->last_block || (r->block == h->last_block && r->channel <= h->last_channel));
     if (bad_channel || out_of_order || !r->bins) {
-        snprintf(err, n, "histogram record (block %llu, channel %d) %s",
-                 (unsigned long long)r->block, r->channel,
+        char which[32] = "all channels"; /* channels from 1, as every message numbers them */
+        if (r->channel >= 0)
+            snprintf(which, sizeof which, "channel %d", r->channel + 1);
+        snprintf(err, n, "histogram record (block %llu, %s) %s", (unsigned long long)r->block,
+                 which,
                  bad_channel    ? "has no such channel"
                  : out_of_order ? "is out of order"
                                 : "has no bins");

@@ -191,7 +191,7 @@ static void draw_panel(const gf_hist_out *h, const layout *L, int panel, canvas 
     if (h->hc.mix)
         snprintf(buf, sizeof buf, "all channels (mix)");
     else
-        snprintf(buf, sizeof buf, "channel %d", panel);
+        snprintf(buf, sizeof buf, "channel %d", panel + 1); /* from 1, as messages say */
     gf_text(c, LEFT, 2, buf, FG);
     gf_text_right(c, lx, PANEL_ABOVE_Y, "above", FG);
     gf_text_right(c, lx, below_y, "below", FG);

@@ -56,12 +56,14 @@ static const struct {
     {"vorbis", SF_FORMAT_VORBIS}, {"opus", SF_FORMAT_OPUS},
 };
 
-/* Major format whose extension (or alias) is `ext`, or 0. */
+/* Major format whose extension (or alias) is `ext`, or 0. libsndfile
+ * lists MPEG audio (MP3) as "m1a", and only when it was built with an
+ * MPEG encoder. */
 static int major_for_extension(const char *ext)
 {
     static const struct {
         const char *alias, *ext;
-    } aliases[] = {{"aif", "aiff"}, {"snd", "au"}, {"ogg", "oga"}, {"opus", "oga"}};
+    } aliases[] = {{"aif", "aiff"}, {"snd", "au"}, {"ogg", "oga"}, {"opus", "oga"}, {"mp3", "m1a"}};
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
         if (strcasecmp(ext, aliases[i].alias) == 0)
             ext = aliases[i].ext;
@@ -74,6 +76,53 @@ static int major_for_extension(const char *ext)
             return fi.format & SF_FORMAT_TYPEMASK;
     }
     return 0;
+}
+
+/* Audio containers libsndfile has no writer for (MP3: when built without
+ * an MPEG encoder), by extension: a name ending so is refused, never
+ * written in the input's container. */
+static const char *unwritable_container(const char *ext)
+{
+    static const struct {
+        const char *ext, *name;
+    } t[] = {{"mp3", "MP3"},  {"mp2", "MP2"},      {"m4a", "M4A"},  {"mp4", "MP4"},
+             {"aac", "AAC"},  {"wma", "WMA"},      {"ape", "APE"},  {"wv", "WavPack"},
+             {"ac3", "AC-3"}, {"mka", "Matroska"}, {"webm", "WebM"}};
+    for (size_t i = 0; ext && i < sizeof t / sizeof t[0]; i++)
+        if (strcasecmp(ext, t[i].ext) == 0)
+            return t[i].name;
+    return NULL;
+}
+
+/* path with its extension replaced by ext ("o.mp3" -> "o.flac"). */
+static void renamed(const char *path, const char *ext, char *buf, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(slash ? slash : path, '.');
+    const int stem =
+        dot && dot != (slash ? slash + 1 : path) ? (int)(dot - path) : (int)strlen(path);
+    snprintf(buf, n, "%.*s.%s", stem, path, ext);
+}
+
+/* "cannot write MP3 ...", and what to do instead. named: by --out-format
+ * (a usage error), else by the extension of path. */
+static int refuse_container(const char *what, const char *path, int named, char *err, size_t n)
+{
+    char version[64] = "libsndfile", other[512];
+    sf_command(NULL, SFC_GET_LIB_VERSION, version, sizeof version);
+    if (named) {
+        snprintf(err, n,
+                 "--out-format: %s cannot write %s; write FLAC or WAV (e.g. --out-format flac) "
+                 "and convert that, e.g. with ffmpeg",
+                 version, what);
+        return GF_EXIT_USAGE;
+    }
+    renamed(path, "flac", other, sizeof other);
+    snprintf(err, n,
+             "cannot write %s to '%s': %s cannot write %s; write FLAC or WAV (e.g. '%s') and "
+             "convert that, e.g. with ffmpeg",
+             what, path, version, what, other);
+    return GF_EXIT_OUTPUT;
 }
 
 /* A subtype that `major` accepts, for a given input format. */
@@ -97,6 +146,7 @@ static int fit_subtype(int major, const SF_INFO *in)
         SF_FORMAT_PCM_16,
         SF_FORMAT_VORBIS,
         SF_FORMAT_OPUS,
+        SF_FORMAT_MPEG_LAYER_III, /* the MPEG layer libsndfile encodes */
     };
     for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
         t.format = major | tries[i];
@@ -139,6 +189,9 @@ static int pick_format(const char *path, const SF_INFO *in, const char *out_form
         name = dot ? dot + 1 : NULL;
     }
     const int m = name ? major_for_extension(name) : 0;
+    const char *foreign = m ? NULL : unwritable_container(name);
+    if (foreign)
+        return refuse_container(foreign, path, out_format != NULL, err, n);
     if (out_format && !m) {
         snprintf(err, n, "--out-format: unknown major format '%s'", buf);
         return GF_EXIT_USAGE;
@@ -277,6 +330,25 @@ static int check_size(const char *path, const SF_INFO *info, int64_t frames, cha
     return GF_EXIT_OUTPUT;
 }
 
+/* The most channels info's container takes with a sample type it would
+ * be given for `in` (its own, else one fit_subtype picks), when fewer
+ * than info asks for; else 0 (the channels are not what it refuses). */
+static int most_channels(const SF_INFO *info, const SF_INFO *in)
+{
+    const int major = info->format & SF_FORMAT_TYPEMASK;
+    SF_INFO t = *info;
+    for (int c = info->channels - 1; c >= 1; c--) {
+        t.channels = c;
+        SF_INFO tin = *in;
+        tin.channels = c;
+        t.format =
+            info->format & SF_FORMAT_SUBMASK ? info->format : major | fit_subtype(major, &tin);
+        if ((t.format & SF_FORMAT_SUBMASK) && sf_format_check(&t))
+            return c;
+    }
+    return 0;
+}
+
 static int choose_format(const char *path, const gf_format *in_fmt, const char *out_format,
                          const gf_sink_opts *o, SF_INFO *info, char *err, size_t n)
 {
@@ -310,9 +382,23 @@ static int choose_format(const char *path, const gf_format *in_fmt, const char *
     }
     if (!(info->format & SF_FORMAT_SUBMASK) || !sf_format_check(info)) {
         char name[128];
-        gf_sf_format_name(info->format, name, sizeof name);
-        snprintf(err, n, "cannot write %s with %d channels at %d Hz to '%s'", name, info->channels,
-                 info->samplerate, path);
+        const int most = most_channels(info, &in);
+        if (most > 0) {
+            container_name(info->format, name, sizeof name);
+            char w64[512], other[520] = "--out-format w64";
+            if (!out_format) {
+                renamed(path, "w64", w64, sizeof w64);
+                snprintf(other, sizeof other, "'%s'", w64);
+            }
+            snprintf(err, n,
+                     "cannot write %d channels to '%s': %s holds at most %d; write WAV, W64, CAF "
+                     "or RF64 (e.g. %s)",
+                     info->channels, path, name, most, other);
+        } else {
+            gf_sf_format_name(info->format, name, sizeof name);
+            snprintf(err, n, "cannot write %s with %d channels at %d Hz to '%s'", name,
+                     info->channels, info->samplerate, path);
+        }
         return out_format ? GF_EXIT_USAGE : GF_EXIT_OUTPUT;
     }
     if (implied)
