@@ -1,0 +1,65 @@
+/*
+ * One run of IN -> OUT (gpufilt's files and pipes): its state, shared by
+ * filter.c, which drives it, and report.c, which says what it did.
+ */
+#ifndef GF_FILTER_RUN_H
+#define GF_FILTER_RUN_H
+
+#include "cli.h"
+#include "hist_out.h"
+#include "io.h"
+#include "stages.h"
+#include "verify.h"
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Frames per block between the reader, the engines and the writer. */
+#define GF_RUN_BLOCK_FRAMES 65536
+
+/* The run's two engines: the backend under test, and with --verify of the
+ * direct method the serial reference. The index is also the side of
+ * gf_verify_feed and gf_hist_verify_feed. */
+enum { GF_RUN_MAIN = 0, GF_RUN_REF = 1, GF_RUN_ENGINES = 2 };
+
+typedef struct gf_run {
+    const gf_cli_options *o;
+    gf_taps *taps;
+    gf_device handoff; /* --device auto's hand-off device, GF_DEVICE_AUTO: none */
+    volatile sig_atomic_t *stop;
+    double t_start;
+    gf_source src;
+    gf_engine *e[GF_RUN_ENGINES]; /* e[GF_RUN_REF]: NULL without --verify (direct) */
+    double t[GF_RUN_ENGINES];     /* seconds inside each engine's calls */
+    int in_place;                 /* the backend filters from input blocks into output blocks */
+    gf_verify_exact *exact;       /* with --verify of the FFT method: the exact sums */
+    char why[160];                /* why --device auto chose the backend, or "" */
+    gf_sink sink;
+    gf_stages stages;
+    gf_block *cur; /* output block being filled, or NULL */
+    size_t fb;     /* bytes per frame */
+    gf_verify verify;
+    void *ref_out; /* a block's frames for the reference's output */
+    gf_hist_config hc;
+    int hist;             /* histograms asked for */
+    gf_hist_out *hout;    /* their files */
+    gf_hist_verify hv;    /* --verify of the histograms */
+    uint64_t hist_blocks; /* records written (backend) */
+    char err[512];
+} gf_run;
+
+/* ---- the run's files (filter_io.c); each an exit code after one line ---- */
+
+/* Open IN (r->o) into r->src and check it: a terminal refused, a truncated
+ * input without --allow-truncated refused, what precision loses warned of. */
+int gf_run_open_input(gf_run *r);
+/* Open OUT into r->sink, and the histogram files when r->hist (checked
+ * against --hist-limit first); never over the input. */
+int gf_run_open_outputs(gf_run *r);
+/* Put the outputs in place; then what the run still has to say: samples
+ * clipped, a partial last frame (GF_EXIT_PARTIAL), a signal
+ * (GF_EXIT_INTERRUPTED). */
+int gf_run_commit(gf_run *r);
+
+#endif /* GF_FILTER_RUN_H */

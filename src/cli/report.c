@@ -1,0 +1,181 @@
+/*
+ * What a run of IN -> OUT says when it is over: the --verify report, the
+ * summary lines and the --json-summary object (report.h).
+ */
+#include "report.h"
+
+#include "summary_json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* --verify failed: a file is not committed, but a stream (a pipe,
+ * standard output, a device) has its frames already. */
+static void verify_failed(const gf_run *r)
+{
+    const gf_outfile *out = &r->sink.out;
+    if (out->stream && r->sink.frames_written > 0)
+        gf_cli_error("verification failed; %lld frame%s had already been written to %s%s%s",
+                     (long long)r->sink.frames_written, r->sink.frames_written == 1 ? "" : "s",
+                     strcmp(r->o->out_path, "-") == 0 ? "" : "'", out->name,
+                     strcmp(r->o->out_path, "-") == 0 ? "" : "'");
+    else
+        gf_cli_error("verification failed; no output written");
+}
+
+int gf_report_verify(const gf_run *r)
+{
+    const char *backend = gf_engine_backend(r->e[GF_RUN_MAIN]);
+    if (r->exact) {
+        const int rc = gf_verify_exact_report(r->exact, backend, r->t[GF_RUN_MAIN]);
+        if (rc)
+            verify_failed(r);
+        return rc;
+    }
+    const gf_verify *v = &r->verify;
+    const double speedup = r->t[GF_RUN_MAIN] > 0 ? r->t[GF_RUN_REF] / r->t[GF_RUN_MAIN] : 0;
+    fprintf(stderr, "verify: reference (serial) %.3f s, %s %.3f s, speedup %.1fx\n",
+            r->t[GF_RUN_REF], backend, r->t[GF_RUN_MAIN], speedup);
+    if (v->differ == 0)
+        fprintf(stderr,
+                "verify: %llu samples, max |error| 0, max ulp 0: bit-exact with the reference\n",
+                (unsigned long long)v->compared);
+    else
+        fprintf(stderr,
+                "verify: MISMATCH: %llu of %llu samples differ, max |error| %.3g, max ulp %llu\n",
+                (unsigned long long)v->differ, (unsigned long long)v->compared, v->max_abs,
+                (unsigned long long)v->max_ulp);
+    int bad = v->differ != 0 ||
+              v->compared != (uint64_t)r->sink.frames_written * (size_t)r->src.fmt.channels;
+    if (r->hist) {
+        if (r->hv.differ)
+            fprintf(stderr, "verify: histograms: MISMATCH in %llu of %llu records (first: %s)\n",
+                    (unsigned long long)r->hv.differ, (unsigned long long)r->hv.compared,
+                    r->hv.first);
+        else
+            fprintf(stderr, "verify: histograms: %llu records identical to the reference\n",
+                    (unsigned long long)r->hv.compared);
+        bad |= r->hv.differ != 0 || r->hv.compared != r->hist_blocks;
+    }
+    if (bad) {
+        verify_failed(r);
+        return GF_EXIT_VERIFY;
+    }
+    return GF_EXIT_OK;
+}
+
+static const char *mode_name(gf_mode m)
+{
+    return m == GF_MODE_SAME ? "same" : m == GF_MODE_CAUSAL ? "causal" : "full";
+}
+
+/* Which backend filtered how many frames: "cpu backend", or after a
+ * hand-off "cpu backend for N frames, then cuda for M"; a hand-off that did
+ * not happen says why ("cpu backend for all N frames: the GPU could not
+ * take over (no usable CUDA device)"). */
+static void backend_summary(const gf_run *r, char *buf, size_t n)
+{
+    gf_engine *e = r->e[GF_RUN_MAIN];
+    const int64_t at = gf_engine_handoff_frame(e), total = r->src.frames_read;
+    const char *err = gf_engine_handoff_error(e);
+    if (r->handoff == GF_DEVICE_AUTO)
+        snprintf(buf, n, "%s backend", gf_engine_backend(e));
+    else if (at >= 0)
+        snprintf(buf, n, "cpu backend for %lld frames, then cuda for %lld", (long long)at,
+                 (long long)(total - at));
+    else if (*err)
+        snprintf(buf, n, "cpu backend for all %lld frames: the GPU could not take over (%s)",
+                 (long long)total, err);
+    else
+        snprintf(buf, n, "cpu backend for all %lld frames: done before the GPU had started",
+                 (long long)total);
+}
+
+void gf_report_summary(const gf_run *r)
+{
+    const gf_cli_options *o = r->o;
+    char rate[32] = "";
+    if (r->src.fmt.rate > 0)
+        snprintf(rate, sizeof rate, " at %d Hz", r->src.fmt.rate);
+    const size_t ntaps = r->taps->n;
+    const int why = r->why[0] != '\0';
+    const char *kind = !r->taps->h ? " (mean)"
+                       : r->taps->filters > 1
+                           ? (o->ir ? " (impulse response, per channel)" : " (per channel)")
+                       : o->ir ? " (impulse response)"
+                               : "";
+    char method[48] = "direct";
+    gf_engine *e = r->e[GF_RUN_MAIN];
+    if (gf_engine_method(e) == GF_METHOD_FFT)
+        snprintf(method, sizeof method, "fft (partition %zu)", gf_engine_partition(e));
+    char backend[640];
+    backend_summary(r, backend, sizeof backend);
+    gf_cli_say("%s -> %s: %lld frames x %d ch%s, %zu tap%s%s, %s, %s, %s, %s"
+               "%s%s%s, %.3f s",
+               o->in_path, o->out_path, (long long)r->src.frames_read, r->src.fmt.channels, rate,
+               ntaps, ntaps == 1 ? "" : "s", kind, mode_name(o->mode),
+               o->precision == GF_PRECISION_F32 ? "f32" : "f64", method, backend, why ? " (" : "",
+               r->why, why ? ")" : "", gf_now() - r->t_start);
+    gf_cli_say("output format %s", r->sink.written_as);
+}
+
+int gf_report_json(const gf_run *r, int rc)
+{
+    const gf_cli_options *o = r->o;
+    const gf_taps *t = r->taps;
+    gf_run_summary s = {
+        .exit_code = rc,
+        .input = o->in_path,
+        .output = o->out_path,
+        .output_format = r->sink.written_as[0] ? r->sink.written_as : NULL,
+        .frames_in = r->src.frames_read,
+        .frames_out = r->sink.frames_written,
+        .channels = r->src.fmt.channels,
+        .rate = r->src.fmt.rate,
+        .taps = t->n,
+        .filter = gf_design_cli_any(&o->design) && o->design.stages ? "design"
+                  : !t->h                                           ? "mean"
+                  : o->ir                                           ? "impulse response"
+                                                                    : "coefficients",
+        .per_channel = t->filters > 1,
+        .mode = mode_name(o->mode),
+        .precision = o->precision == GF_PRECISION_F32 ? "f32" : "f64",
+        .why = r->why,
+        .handoff_frame = -1,
+        .handoff_error = "",
+        .seconds = gf_now() - r->t_start,
+        .engine_seconds = r->t[GF_RUN_MAIN],
+        .clipped = r->sink.clipped,
+    };
+    gf_engine *e = r->e[GF_RUN_MAIN];
+    if (e) {
+        const int fft = gf_engine_method(e) == GF_METHOD_FFT;
+        s.method = fft ? "fft" : "direct";
+        s.partition = fft ? gf_engine_partition(e) : 0;
+        s.backend = gf_engine_backend(e);
+        if (r->handoff != GF_DEVICE_AUTO) {
+            s.handoff_to = "cuda";
+            s.handoff_frame = gf_engine_handoff_frame(e);
+            s.handoff_error = gf_engine_handoff_error(e);
+        }
+    }
+    if (r->e[GF_RUN_REF]) {
+        s.verify = 1;
+        s.compared = r->verify.compared;
+        s.differ = r->verify.differ;
+        s.max_ulp = r->verify.max_ulp;
+        s.max_abs_error = r->verify.max_abs;
+        s.reference_seconds = r->t[GF_RUN_REF];
+    } else if (r->exact) {
+        const gf_verify_exact_result x = gf_verify_exact_get(r->exact);
+        s.verify = 2;
+        s.compared = x.checked;
+        s.all_checked = x.all;
+        s.max_abs_error = x.max_err;
+        s.bound = x.bound;
+        s.ratio = x.ratio;
+        s.reference_seconds = x.seconds;
+    }
+    const int jrc = gf_summary_json_write(o->json_summary, &s);
+    return rc ? rc : jrc;
+}
