@@ -243,10 +243,20 @@ typedef struct gf_job {
  * at 2e9 a second per core. No CUDA call is made unless the GPU is chosen (asking
  * whether one exists is itself most of its start-up); without a usable GPU
  * the answer is cpu. `why` (may be NULL) receives the reason for auto;
- * handoff (NULL: none wanted, as for live audio) the hand-off device.
+ * handoff (NULL: none wanted, as for live audio) the hand-off device. A GPU
+ * chosen here that then cannot hold the filter gives way to the CPU with a
+ * notice (gf_cli_engine_create). The library's own GF_DEVICE_AUTO, for
+ * embedders, is simpler: cuda when a usable GPU exists.
  */
 gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_device *handoff,
                                char *why, size_t n);
+
+/* Live audio filters one block in, one block out, so the FFT method's
+ * partition is the block (and --partition is refused with --live): `block`
+ * where it can be a partition (a power of two in GF_MIN_PARTITION ..
+ * GF_MAX_PARTITION), else 0, which leaves the direct method. The device
+ * policy and live audio's set-up both ask here. */
+size_t gf_cli_live_partition(size_t block);
 
 /* The engine the options describe: channels, taps (t->h NULL: the mean
  * filter of t->n), mode, precision, chunk, threads, `device` and the

@@ -53,10 +53,12 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_devi
     if (o->device != GF_DEVICE_AUTO)
         return o->device;
     /* The CPU's work per frame: the method it would run, in direct
-     * multiply-adds (the library's cost model). */
+     * multiply-adds (the library's cost model); live audio runs the direct
+     * method where its block cannot be the FFT partition. */
+    const size_t partition = j->block ? gf_cli_live_partition(j->block) : o->partition;
+    const gf_method method = j->block && !partition ? GF_METHOD_DIRECT : o->method;
     const double macs_per_frame =
-        (double)j->channels *
-        gf_method_cost(j->taps, GF_DEVICE_CPU, o->method, j->block ? j->block : o->partition);
+        (double)j->channels * gf_method_cost(j->taps, GF_DEVICE_CPU, method, partition);
     int need_gpu;
     if (j->block > 0) {
         const double cpu_s = (double)j->block * macs_per_frame / CPU_MACS_PER_CORE;
@@ -97,6 +99,12 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_devi
         return GF_DEVICE_CPU;
     }
     return GF_DEVICE_CUDA;
+}
+
+size_t gf_cli_live_partition(size_t block)
+{
+    const int pow2 = (block & (block - 1)) == 0;
+    return pow2 && block >= GF_MIN_PARTITION && block <= GF_MAX_PARTITION ? block : 0;
 }
 
 gf_config gf_cli_engine_config(const gf_cli_options *o, int channels, const gf_taps *t,

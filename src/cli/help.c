@@ -36,7 +36,7 @@ static void help_filter(FILE *f)
             "      --method M        auto (default: the cost model), direct (bit-exact, up\n"
             "                        to %d taps) or fft (partitioned overlap-save)\n"
             "      --partition P     FFT partition in frames, a power of two %zu..%zu\n"
-            "                        (default: from the taps and device)\n"
+            "                        (default: from the taps and device; --live: --frames)\n"
             "  -p, --precision P     f32 (default) or f64 arithmetic\n"
             "\n"
             "execution:\n"

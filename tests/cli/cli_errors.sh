@@ -75,6 +75,9 @@ expect 2 "${E}--live filters causally: --mode same needs input from the future" 
 expect 2 "${E}unexpected argument 'in.wav' (--live takes no IN or OUT)" --live in.wav --taps 5
 expect 2 "${E}--in, --out, --host-api, --frames, --duration and --stats need --live" in.wav out.wav --taps 5 --in 0
 expect 2 "${E}--frames: '0' is out of range 1..65536" --live --taps 5 --frames 0
+# --live's FFT partition is its block: a --partition would be silently replaced.
+expect 2 "${E}--partition is for IN and OUT: --live's FFT partition is its block (--frames)" --live --taps 5 --partition 256
+expect 2 "${E}--partition is for IN and OUT: --live's FFT partition is its block (--frames)" --live --ir in.wav --method fft --frames 256 --partition 256
 expect 2 "${E}--duration: '-1' is not a number of seconds in (0, 1e7]" --live --taps 5 --duration -1
 expect 2 "${E}use either --live or --list-devices, not both" --live --list-devices --taps 5
 expect 2 "${E}use either --out-raw or --out-format, not both" in.wav out.raw --taps 5 --out-raw s16le --out-format wav

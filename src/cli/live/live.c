@@ -75,14 +75,12 @@ static int choose_devices(gf_live *lv, gf_pa_config *cfg)
 }
 
 /* The method for a block of F frames: the FFT method's partition is the
- * block (one block in, one block out), so it needs F a power of two. */
+ * block (gf_cli_live_partition); a block that cannot be one leaves the
+ * direct method. */
 static int live_method(const gf_live *lv, const gf_taps *t, gf_config *c)
 {
-    const int pow2 = lv->F >= GF_MIN_PARTITION && (lv->F & (lv->F - 1)) == 0;
-    if (pow2) {
-        c->partition = lv->F;
+    if ((c->partition = gf_cli_live_partition(lv->F)) != 0)
         return GF_EXIT_OK;
-    }
     if (c->method == GF_METHOD_FFT || t->n > GF_MAX_TAPS) {
         gf_cli_error("the FFT method needs --frames to be a power of two from %zu (%zu taps, "
                      "--frames %zu)",
