@@ -227,9 +227,10 @@ typedef struct gf_job {
 } gf_job;
 
 /*
- * The one device policy, for files, pipes and live audio: the device the
- * options name, or for --device auto the CPU unless the job is too much for
- * it (README, "Choosing the device"):
+ * The one device policy, for files, pipes and live audio, written out here
+ * only (engine_setup.c codes it; README and docs/design.md point here): the
+ * device the options name, or for --device auto the CPU unless the job is
+ * too much for it:
  *   files and pipes: with the direct method, the CPU at once and the GPU
  *     handed the stream once it has started (*handoff = GF_DEVICE_CUDA),
  *     when the CPU would need more than the GPU's start-up time (~0.3 s)

@@ -1,7 +1,7 @@
 /*
  * Engines from the options, shared by files, pipes and live audio: the
- * device policy, the configuration, creation and failure messages, and the
- * histogram settings.
+ * device policy (cli.h states it), the configuration, creation and failure
+ * messages, and the histogram settings.
  */
 #include "cli.h"
 

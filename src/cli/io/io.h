@@ -12,7 +12,8 @@
  *   portaudio_io.c                     capture and playback (--live)
  *
  * The stages (stages.c) drive a source and a sink from their own threads;
- * main.c opens them and commits the sink. A sink writes through an
+ * for files and pipes filter_io.c opens them and commits the sink, and
+ * filter.c runs the stages (live/ has its own). A sink writes through an
  * outfile (outfile.h): a temporary file renamed into place on commit, or a
  * stream written in place. Nothing here includes libsndfile's header.
  *
