@@ -1,7 +1,8 @@
 /*
  * The serial reference backend: the oracle every other backend is checked
  * against. Deliberately plain: one output at a time, taps in order, each
- * multiply and add rounded on its own (the build forbids contraction).
+ * multiply and add rounded on its own (the build forbids contraction); the
+ * sum is written once for both sample types (ref_fir.h).
  */
 #include "backend.h"
 
@@ -40,37 +41,13 @@ static void ref_destroy(void *state)
 /* Sample n of the chunk, n >= -halo_samples: the halo precedes in[0]. */
 #define REF_SAMPLE(halo, in, hs, n) ((n) < 0 ? (halo)[(hs) + (n)] : (in)[(n)])
 
-static void ref_run_f32(const ref_state *s, const gf_chunk *c)
-{
-    const float *taps = s->p.taps, *halo = c->halo, *in = c->in;
-    float *out = c->out;
-    const ptrdiff_t C = s->p.channels, T = (ptrdiff_t)s->p.num_taps;
-    const ptrdiff_t hs = (T - 1) * C;
-    for (ptrdiff_t j = (ptrdiff_t)c->skip; j < (ptrdiff_t)c->frames; j++)
-        for (ptrdiff_t ch = 0; ch < C; ch++) {
-            const float *h = taps + (s->p.taps_per_channel ? ch * T : 0);
-            float acc = h[0] * REF_SAMPLE(halo, in, hs, j * C + ch);
-            for (ptrdiff_t k = 1; k < T; k++)
-                acc = acc + h[k] * REF_SAMPLE(halo, in, hs, (j - k) * C + ch);
-            *out++ = acc;
-        }
-}
+#define GF_T     float
+#define GF_FN(x) x##_f32
+#include "ref_fir.h"
 
-static void ref_run_f64(const ref_state *s, const gf_chunk *c)
-{
-    const double *taps = s->p.taps, *halo = c->halo, *in = c->in;
-    double *out = c->out;
-    const ptrdiff_t C = s->p.channels, T = (ptrdiff_t)s->p.num_taps;
-    const ptrdiff_t hs = (T - 1) * C;
-    for (ptrdiff_t j = (ptrdiff_t)c->skip; j < (ptrdiff_t)c->frames; j++)
-        for (ptrdiff_t ch = 0; ch < C; ch++) {
-            const double *h = taps + (s->p.taps_per_channel ? ch * T : 0);
-            double acc = h[0] * REF_SAMPLE(halo, in, hs, j * C + ch);
-            for (ptrdiff_t k = 1; k < T; k++)
-                acc = acc + h[k] * REF_SAMPLE(halo, in, hs, (j - k) * C + ch);
-            *out++ = acc;
-        }
-}
+#define GF_T     double
+#define GF_FN(x) x##_f64
+#include "ref_fir.h"
 
 /*
  * Histograms, the plainest way: every sample in stream order, its block
