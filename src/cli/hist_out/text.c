@@ -45,47 +45,81 @@ static char *put_double(char *p, double x, int json)
     return put_str(p, buf);
 }
 
-/* The first line of both formats: the parameters needed to read the rest. */
+/* The header's fields, as JSON members or CSV "# key=value" words: a
+ * number, a double, a string (quoted in JSON) or a bare word (true/false). */
+typedef struct meta_field {
+    const char *name;
+    enum { META_U64, META_DOUBLE, META_STRING, META_WORD } kind;
+    uint64_t u;
+    double d;
+    const char *s;
+} meta_field;
+
+static char *put_meta(char *p, const meta_field *f, int json)
+{
+    p = put_str(p, json ? "\"" : "");
+    p = put_str(p, f->name);
+    p = put_str(p, json ? "\":" : "=");
+    const int quote = json && f->kind == META_STRING;
+    switch (f->kind) {
+    case META_U64:
+        return put_u64(p, f->u);
+    case META_DOUBLE:
+        return put_double(p, f->d, json);
+    default:
+        p = put_str(p, quote ? "\"" : "");
+        p = put_str(p, f->s);
+        return put_str(p, quote ? "\"" : "");
+    }
+}
+
+/* A record's fields before the bins, in order: the CSV columns and the JSON
+ * members' names. */
+static const char *const record_fields[] = {"block", "first_frame", "frames", "channel", "below",
+                                            "above", "nan",         "min",    "max",     "rms"};
+enum { R_BLOCK, R_FIRST_FRAME, R_FRAMES, R_CHANNEL, R_BELOW, R_ABOVE, R_NAN, R_MIN, R_MAX, R_RMS };
+
+/* What goes before record field i: in JSON its name ({"block": first, then
+ * ,"name":), in CSV a comma (nothing before the first). */
+static char *put_field(char *p, int i, int json)
+{
+    if (!json)
+        return i ? put_str(p, ",") : p;
+    p = put_str(p, i ? ",\"" : "{\"");
+    p = put_str(p, record_fields[i]);
+    return put_str(p, "\":");
+}
+
+/* The first line of both formats: the parameters needed to read the rest
+ * (one list of fields); CSV then names its columns. */
 char *gf_hout_meta(char *p, const gf_hist_out *h)
 {
     const gf_hist_config *c = &h->hc;
-    const char *of = c->of_input ? "input" : "output", *mix = c->mix ? "true" : "false";
-    if (h->json) {
-        p = put_str(p, "{\"gpufilt_hist\":1,\"bins\":");
-        p = put_u64(p, c->bins);
-        p = put_str(p, ",\"lo\":");
-        p = put_double(p, c->lo, 1);
-        p = put_str(p, ",\"hi\":");
-        p = put_double(p, c->hi, 1);
-        p = put_str(p, ",\"block_frames\":");
-        p = put_u64(p, c->block_frames);
-        p = put_str(p, ",\"rate\":");
-        p = put_u64(p, (uint64_t)h->rate);
-        p = put_str(p, ",\"channels\":");
-        p = put_u64(p, (uint64_t)h->channels);
-        p = put_str(p, ",\"of\":\"");
-        p = put_str(p, of);
-        p = put_str(p, "\",\"mix\":");
-        p = put_str(p, mix);
-        return put_str(p, "}\n");
+    const int json = h->json;
+    const meta_field fields[] = {
+        {"gpufilt_hist", META_U64, .u = 1},
+        {"bins", META_U64, .u = c->bins},
+        {"lo", META_DOUBLE, .d = c->lo},
+        {"hi", META_DOUBLE, .d = c->hi},
+        {"block_frames", META_U64, .u = c->block_frames},
+        {"rate", META_U64, .u = (uint64_t)h->rate},
+        {"channels", META_U64, .u = (uint64_t)h->channels},
+        {"of", META_STRING, .s = c->of_input ? "input" : "output"},
+        {"mix", META_WORD, .s = c->mix ? "true" : "false"},
+    };
+    p = put_str(p, json ? "{" : "# ");
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        if (i)
+            p = put_str(p, json ? "," : " ");
+        p = put_meta(p, &fields[i], json);
     }
-    p = put_str(p, "# gpufilt_hist=1 bins=");
-    p = put_u64(p, c->bins);
-    p = put_str(p, " lo=");
-    p = put_double(p, c->lo, 0);
-    p = put_str(p, " hi=");
-    p = put_double(p, c->hi, 0);
-    p = put_str(p, " block_frames=");
-    p = put_u64(p, c->block_frames);
-    p = put_str(p, " rate=");
-    p = put_u64(p, (uint64_t)h->rate);
-    p = put_str(p, " channels=");
-    p = put_u64(p, (uint64_t)h->channels);
-    p = put_str(p, " of=");
-    p = put_str(p, of);
-    p = put_str(p, " mix=");
-    p = put_str(p, mix);
-    p = put_str(p, "\nblock,first_frame,frames,channel,below,above,nan,min,max,rms");
+    if (json)
+        return put_str(p, "}\n");
+    p = put_str(p, "\n");
+    for (int i = R_BLOCK; i <= R_RMS; i++) {
+        p = put_field(p, i, 0);
+        p = put_str(p, record_fields[i]);
+    }
     for (size_t i = 0; i < c->bins; i++) {
         p = put_str(p, ",bin");
         p = put_u64(p, i);
@@ -96,29 +130,20 @@ char *gf_hout_meta(char *p, const gf_hist_out *h)
 char *gf_hout_record(char *p, const gf_hist_out *h, const gf_hist_record *r)
 {
     const int json = h->json;
-    p = put_str(p, json ? "{\"block\":" : "");
-    p = put_u64(p, r->block);
-    p = put_str(p, json ? ",\"first_frame\":" : ",");
-    p = put_u64(p, r->first_frame);
-    p = put_str(p, json ? ",\"frames\":" : ",");
-    p = put_u64(p, r->frames);
-    p = put_str(p, json ? ",\"channel\":" : ",");
+    p = put_u64(put_field(p, R_BLOCK, json), r->block);
+    p = put_u64(put_field(p, R_FIRST_FRAME, json), r->first_frame);
+    p = put_u64(put_field(p, R_FRAMES, json), r->frames);
+    p = put_field(p, R_CHANNEL, json);
     if (r->channel < 0)
         p = put_str(p, json ? "\"mix\"" : "mix");
     else
         p = put_u64(p, (uint64_t)r->channel);
-    p = put_str(p, json ? ",\"below\":" : ",");
-    p = put_u64(p, r->below);
-    p = put_str(p, json ? ",\"above\":" : ",");
-    p = put_u64(p, r->above);
-    p = put_str(p, json ? ",\"nan\":" : ",");
-    p = put_u64(p, r->nan);
-    p = put_str(p, json ? ",\"min\":" : ",");
-    p = put_double(p, r->min, json);
-    p = put_str(p, json ? ",\"max\":" : ",");
-    p = put_double(p, r->max, json);
-    p = put_str(p, json ? ",\"rms\":" : ",");
-    p = put_double(p, r->rms, json);
+    p = put_u64(put_field(p, R_BELOW, json), r->below);
+    p = put_u64(put_field(p, R_ABOVE, json), r->above);
+    p = put_u64(put_field(p, R_NAN, json), r->nan);
+    p = put_double(put_field(p, R_MIN, json), r->min, json);
+    p = put_double(put_field(p, R_MAX, json), r->max, json);
+    p = put_double(put_field(p, R_RMS, json), r->rms, json);
     p = put_str(p, json ? ",\"bins\":[" : ",");
     for (size_t i = 0; i < h->hc.bins; i++) {
         if (i)
