@@ -245,8 +245,9 @@ typedef struct gf_job {
  * whether one exists is itself most of its start-up); without a usable GPU
  * the answer is cpu. `why` (may be NULL) receives the reason for auto;
  * handoff (NULL: none wanted, as for live audio) the hand-off device. A GPU
- * chosen here that then cannot hold the filter gives way to the CPU with a
- * notice (gf_cli_engine_create). The library's own GF_DEVICE_AUTO, for
+ * chosen here whose set-up then fails (out of its memory, a CUDA or cuFFT
+ * error, no usable device) gives way to the CPU with a notice
+ * (gf_cli_engine_create); a failure once the stream has begun ends it. The library's own GF_DEVICE_AUTO, for
  * embedders, is simpler: cuda when a usable GPU exists.
  */
 gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_device *handoff,
@@ -268,8 +269,8 @@ gf_config gf_cli_engine_config(const gf_cli_options *o, int channels, const gf_t
  * exit code (else 0): GF_EXIT_USAGE for a configuration the library or
  * backend refuses, GF_EXIT_DEVICE for the GPU (also out of its memory),
  * GF_EXIT_INTERNAL for host memory. With `fallback` (--device auto chose
- * the GPU), a GPU that cannot take the filter gives way to the CPU with a
- * one-line notice. */
+ * the GPU), a GPU whose set-up fails (GF_ERR_NO_MEMORY, GF_ERR_CUDA,
+ * GF_ERR_NO_DEVICE) gives way to the CPU with a one-line notice. */
 int gf_cli_engine_create(const gf_config *c, int fallback, gf_engine **e);
 /* A running engine failed with st: print one line (backend, status,
  * detail) and return the exit code. */
