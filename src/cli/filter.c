@@ -16,10 +16,10 @@
  * verify; commit; report. One cleanup path releases what was opened.
  */
 #include "cli.h"
-#include "hist_out.h"
-#include "io.h"
+#include "hist_out/hist_out.h"
+#include "io/io.h"
 #include "progress.h"
-#include "stages.h"
+#include "io/stages.h"
 #include "summary_json.h"
 #include "verify.h"
 

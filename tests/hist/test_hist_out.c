@@ -11,9 +11,9 @@
  * since CI runs as root).
  */
 #define _DEFAULT_SOURCE /* setgroups */
-#include "hist_out.h"
+#include "hist_out/hist_out.h"
 
-#include "canvas.h"
+#include "draw/canvas.h"
 #include "cli.h"
 #include "verify.h"
 

@@ -3,8 +3,8 @@
  * arrive, bounded in memory, then drawn band by band and encoded with
  * libpng at commit. docs/hist-output.md ("The picture") specifies it.
  */
-#include "canvas.h"
-#include "internal.h"
+#include "draw/canvas.h"
+#include "hist_out/internal.h"
 
 #include <errno.h>
 #include <math.h>

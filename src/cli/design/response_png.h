@@ -10,7 +10,7 @@
  *     designs only);
  *   - the group delay in ms where the gain is within 40 dB of its peak.
  * Up to 8 filters (one per channel) in distinct colours. Drawn with the
- * histogram picture's canvas (hist_out/canvas.h), encoded with libpng.
+ * histogram picture's canvas (draw/canvas.h), encoded with libpng.
  */
 #ifndef GF_RESPONSE_PNG_H
 #define GF_RESPONSE_PNG_H

@@ -1,13 +1,13 @@
 /*
  * The response picture (response_png.h): column data from the library's
  * responses (gf_design_response_grid, direct sums where a pixel column is
- * narrower than a grid bin), drawn on a canvas (hist_out/canvas.h) and
+ * narrower than a grid bin), drawn on a canvas (draw/canvas.h) and
  * encoded with libpng.
  */
-#include "response_png.h"
+#include "design/response_png.h"
 
-#include "canvas.h"
 #include "cli.h"
+#include "draw/canvas.h"
 
 #include <errno.h>
 #include <math.h>

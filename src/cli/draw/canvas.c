@@ -1,4 +1,4 @@
-#include "canvas.h"
+#include "draw/canvas.h"
 
 #include <ctype.h>
 #include <stddef.h>
