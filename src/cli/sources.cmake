@@ -38,8 +38,9 @@ set(GPUFILT_CLI_SOURCES
   design/design_cli.c
   design/design_options.c
   design/response_png.c
-  # the pictures' canvas
+  # the pictures' canvas and PNG writer
   draw/canvas.c
+  draw/png_write.c
   # the lock-free ring of live audio: no PortAudio in it, so its test
   # runs in every build
   live/ring.c)

@@ -2,17 +2,15 @@
  * The response picture (response_png.h): column data from the library's
  * responses (gf_design_response_grid, direct sums where a pixel column is
  * narrower than a grid bin), drawn on a canvas (draw/canvas.h) and
- * encoded with libpng.
+ * written by the PNG writer (draw/png_write.h).
  */
 #include "design/response_png.h"
 
 #include "cli.h"
 #include "draw/canvas.h"
+#include "draw/png_write.h"
 
-#include <errno.h>
 #include <math.h>
-#include <png.h>
-#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -582,42 +580,12 @@ int gf_response_y(const gf_response_image *img, double db)
     return y_of(db, img->db_top, img->db_bot, img->mag_y, img->mag_h);
 }
 
-/* libpng reports errors by longjmp: what it touches lives here. */
-typedef struct png_job {
-    png_structp png;
-    png_infop info;
-    const gf_response_image *img;
-    char msg[200];
-} png_job;
-
-static void on_png_error(png_structp png, png_const_charp msg)
+/* The whole picture as one band. */
+static const uint8_t *image_rows(void *ctx, int y, int *count)
 {
-    png_job *j = png_get_error_ptr(png);
-    snprintf(j->msg, sizeof j->msg, "%s", msg);
-    png_longjmp(png, 1);
-}
-
-static void on_png_warning(png_structp png, png_const_charp msg)
-{
-    (void)png;
-    (void)msg;
-}
-
-/* Runs under setjmp: only j's members survive a longjmp. */
-static void png_emit(png_job *j, FILE *f)
-{
-    png_init_io(j->png, f);
-    png_set_IHDR(j->png, j->info, (png_uint_32)j->img->w, (png_uint_32)j->img->h, 8,
-                 PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-                 PNG_FILTER_TYPE_DEFAULT);
-    png_text t = {.compression = PNG_TEXT_COMPRESSION_NONE,
-                  .key = (png_charp) "Software",
-                  .text = (png_charp) "gpufilt"};
-    png_set_text(j->png, j->info, &t, 1);
-    png_write_info(j->png, j->info);
-    for (int y = 0; y < j->img->h; y++)
-        png_write_row(j->png, j->img->px + (size_t)y * (size_t)j->img->w * 3);
-    png_write_end(j->png, j->info);
+    const gf_response_image *img = ctx;
+    *count = img->h - y;
+    return img->px + (size_t)y * (size_t)img->w * 3;
 }
 
 int gf_response_png_write(FILE *f, const gf_response_plot *p, char *err, size_t n)
@@ -626,25 +594,13 @@ int gf_response_png_write(FILE *f, const gf_response_plot *p, char *err, size_t 
     int rc = gf_response_render(p, &img, err, n);
     if (rc)
         return rc;
-    png_job *j = calloc(1, sizeof *j);
-    if (j) {
-        j->img = &img;
-        j->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, j, on_png_error, on_png_warning);
-        j->info = j->png ? png_create_info_struct(j->png) : NULL;
-    }
-    if (!j || !j->png || !j->info) {
+    gf_png_error e;
+    rc = gf_png_write(f, img.w, img.h, image_rows, &img, &e);
+    if (rc == GF_EXIT_INTERNAL)
         snprintf(err, n, "out of memory");
-        rc = GF_EXIT_INTERNAL;
-    } else if (setjmp(png_jmpbuf(j->png))) {
-        snprintf(err, n, "libpng: %s%s%s", j->msg, errno ? ": " : "", errno ? strerror(errno) : "");
-        rc = GF_EXIT_OUTPUT;
-    } else {
-        errno = 0;
-        png_emit(j, f);
-    }
-    if (j)
-        png_destroy_write_struct(j->png ? &j->png : NULL, j->info ? &j->info : NULL);
-    free(j);
+    else if (rc)
+        snprintf(err, n, "libpng: %s%s%s", e.libpng, e.errnum ? ": " : "",
+                 e.errnum ? strerror(e.errnum) : "");
     gf_response_image_free(&img);
     return rc;
 }

@@ -1,15 +1,15 @@
 /*
  * The histogram picture (--hist-png): column data accumulated as records
- * arrive, bounded in memory, then drawn band by band and encoded with
- * libpng at commit. docs/hist-output.md ("The picture") specifies it.
+ * arrive, bounded in memory, then drawn band by band on a canvas
+ * (draw/canvas.h) and written by the PNG writer (draw/png_write.h) at
+ * commit. docs/hist-output.md ("The picture") specifies it.
  */
 #include "draw/canvas.h"
+#include "draw/png_write.h"
 #include "hist_out/internal.h"
 
 #include <errno.h>
 #include <math.h>
-#include <png.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,101 +291,51 @@ static void draw_footer(const gf_hist_out *h, const layout *L, canvas *c)
     gf_text(c, LEFT, 64, buf, FG);
 }
 
-/* libpng reports errors by longjmp; everything it touches lives here, not
- * in locals of the function that calls setjmp. */
-typedef struct png_job {
+/* The picture in bands (header, one per panel, footer), each drawn on a
+ * white canvas when the PNG writer asks for its rows. */
+typedef struct band_job {
     gf_hist_out *h;
     layout L;
-    png_structp png;
-    png_infop info;
-    canvas band;
-    char msg[200];
-} png_job;
+    canvas band; /* as many rows as the tallest band */
+} band_job;
 
-static void png_on_error(png_structp png, png_const_charp msg)
+static const uint8_t *next_band(void *ctx, int y, int *count)
 {
-    png_job *j = png_get_error_ptr(png);
-    snprintf(j->msg, sizeof j->msg, "%s", msg);
-    png_longjmp(png, 1);
-}
-
-static void png_on_warning(png_structp png, png_const_charp msg)
-{
-    (void)png;
-    (void)msg;
-}
-
-static void emit_band(png_job *j, int rows)
-{
-    for (int y = 0; y < rows; y++)
-        png_write_row(j->png, j->band.px + (size_t)y * (size_t)j->band.w * 3);
-}
-
-static void clear_band(png_job *j, int rows)
-{
+    band_job *j = ctx;
+    const int panels_end = HEADER_H + j->h->panels * j->L.panel_h;
+    const int rows = y < HEADER_H ? HEADER_H : y < panels_end ? j->L.panel_h : FOOTER_H;
     j->band.h = rows;
     memset(j->band.px, 0xff, (size_t)rows * (size_t)j->band.w * 3); /* BG is white */
-}
-
-/* Runs under setjmp: only j's members survive a longjmp. */
-static void png_emit(png_job *j)
-{
-    gf_hist_out *h = j->h;
-    png_init_io(j->png, h->png.f);
-    png_set_IHDR(j->png, j->info, (png_uint_32)j->L.width, (png_uint_32)j->L.height, 8,
-                 PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-                 PNG_FILTER_TYPE_DEFAULT);
-    png_text t = {.compression = PNG_TEXT_COMPRESSION_NONE,
-                  .key = (png_charp) "Software",
-                  .text = (png_charp) "gpufilt"};
-    png_set_text(j->png, j->info, &t, 1);
-    png_write_info(j->png, j->info);
-    clear_band(j, HEADER_H);
-    draw_header(h, &j->band);
-    emit_band(j, HEADER_H);
-    for (int p = 0; p < h->panels; p++) {
-        clear_band(j, j->L.panel_h);
-        draw_panel(h, &j->L, p, &j->band);
-        emit_band(j, j->L.panel_h);
-    }
-    clear_band(j, FOOTER_H);
-    draw_footer(h, &j->L, &j->band);
-    emit_band(j, FOOTER_H);
-    png_write_end(j->png, j->info);
+    if (y < HEADER_H)
+        draw_header(j->h, &j->band);
+    else if (y < panels_end)
+        draw_panel(j->h, &j->L, (y - HEADER_H) / j->L.panel_h, &j->band);
+    else
+        draw_footer(j->h, &j->L, &j->band);
+    *count = rows;
+    return j->band.px;
 }
 
 int gf_hout_png_render(gf_hist_out *h, char *err, size_t n)
 {
-    png_job *j = calloc(1, sizeof *j);
-    if (!j) {
-        snprintf(err, n, "out of memory");
-        return GF_EXIT_INTERNAL;
-    }
-    j->h = h;
-    j->L = png_layout(h);
-    int rows = j->L.panel_h > HEADER_H ? j->L.panel_h : HEADER_H;
+    band_job j = {.h = h, .L = png_layout(h)};
+    int rows = j.L.panel_h > HEADER_H ? j.L.panel_h : HEADER_H;
     rows = rows > FOOTER_H ? rows : FOOTER_H;
-    j->band.w = j->L.width;
-    j->band.px = malloc((size_t)rows * (size_t)j->L.width * 3);
-    j->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, j, png_on_error, png_on_warning);
-    j->info = j->png ? png_create_info_struct(j->png) : NULL;
-    int rc = 0;
-    if (!j->band.px || !j->png || !j->info) {
+    j.band.w = j.L.width;
+    j.band.px = malloc((size_t)rows * (size_t)j.L.width * 3);
+    gf_png_error e;
+    int rc = j.band.px ? gf_png_write(h->png.f, j.L.width, j.L.height, next_band, &j, &e)
+                       : GF_EXIT_INTERNAL;
+    if (rc == GF_EXIT_INTERNAL) {
         snprintf(err, n, "out of memory");
-        rc = GF_EXIT_INTERNAL;
-    } else if (setjmp(png_jmpbuf(j->png))) {
-        if (errno == ENOSPC || errno == EIO || errno == EDQUOT || errno == EFBIG)
+    } else if (rc) {
+        if (e.errnum == ENOSPC || e.errnum == EIO || e.errnum == EDQUOT || e.errnum == EFBIG)
             snprintf(err, n, "writing %s '%s': %s (libpng: %s)", h->png.of.what, h->png.of.name,
-                     strerror(errno), j->msg);
+                     strerror(e.errnum), e.libpng);
         else
-            snprintf(err, n, "writing %s '%s': libpng: %s", h->png.of.what, h->png.of.name, j->msg);
-        rc = GF_EXIT_OUTPUT;
-    } else {
-        errno = 0;
-        png_emit(j);
+            snprintf(err, n, "writing %s '%s': libpng: %s", h->png.of.what, h->png.of.name,
+                     e.libpng);
     }
-    png_destroy_write_struct(j->png ? &j->png : NULL, j->info ? &j->info : NULL);
-    free(j->band.px);
-    free(j);
+    free(j.band.px);
     return rc;
 }
