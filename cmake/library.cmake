@@ -23,13 +23,13 @@ set(GPUFILT_CORE_SOURCES
   src/core/backends/cpu.c
   src/core/backends/cpu_fft.c
   src/core/backends/sync.c
-  src/core/design.c
-  src/core/design_kaiser.c
-  src/core/design_firwin2.c
-  src/core/design_minphase.c
-  src/core/design_measure.c
-  src/core/design_response.c
-  src/core/design_fft.c
+  src/core/design/design.c
+  src/core/design/design_kaiser.c
+  src/core/design/design_firwin2.c
+  src/core/design/design_minphase.c
+  src/core/design/design_measure.c
+  src/core/design/design_response.c
+  src/core/design/design_fft.c
   ${GPUFILT_FFT_SOURCE})
 if(GPUFILT_HAVE_CUDA)
   list(APPEND GPUFILT_CORE_SOURCES cuda/backend_cuda.cu cuda/fir_launch.cu cuda/hist_launch.cu

@@ -10,7 +10,7 @@
 #ifndef GF_CLI_H
 #define GF_CLI_H
 
-#include "design_cli.h"
+#include "design/design_cli.h"
 #include "gpufilt.h"
 
 #include <signal.h>

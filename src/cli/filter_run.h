@@ -6,9 +6,9 @@
 #define GF_FILTER_RUN_H
 
 #include "cli.h"
-#include "hist_out.h"
-#include "io.h"
-#include "stages.h"
+#include "hist_out/hist_out.h"
+#include "io/io.h"
+#include "io/stages.h"
 #include "verify.h"
 
 #include <signal.h>

@@ -4,7 +4,7 @@
  */
 #include "cli.h"
 #ifdef GPUFILT_HAVE_LIVE
-#include "live.h"
+#include "live/live.h"
 #endif
 
 #include <signal.h>

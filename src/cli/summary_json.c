@@ -2,7 +2,7 @@
 #include "summary_json.h"
 
 #include "cli.h"
-#include "outfile.h"
+#include "io/outfile.h"
 
 #include <errno.h>
 #include <math.h>

@@ -5,7 +5,7 @@
  * channel for every channel, or one per channel).
  */
 #include "cli.h"
-#include "sndfile_format.h"
+#include "io/sndfile_format.h"
 
 #include <errno.h>
 #include <fcntl.h>

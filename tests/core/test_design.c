@@ -17,8 +17,8 @@
  *   - the response and cascade helpers against direct sums.
  * Usage: test_design GOLDEN_DESIGN_DIR
  */
-#include "design.h"
-#include "design_fft.h"
+#include "design/design.h"
+#include "design/design_fft.h"
 #include "test_util.h"
 
 #include <math.h>

@@ -19,8 +19,8 @@
  * Usage: test_design_cli WORK_DIR
  */
 #include "cli.h"
-#include "design_cli.h"
-#include "response_png.h"
+#include "design/design_cli.h"
+#include "design/response_png.h"
 #include "test_util.h"
 
 #include <sndfile.h>

@@ -7,8 +7,8 @@
  * numbers stay within the file.
  */
 #include "feed.h"
-#include "io.h"
-#include "sndfile_format.h"
+#include "io/io.h"
+#include "io/sndfile_format.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  * counted as trailing.
  */
 #include "feed.h"
-#include "io.h"
+#include "io/io.h"
 
 #include <math.h>
 #include <stdlib.h>

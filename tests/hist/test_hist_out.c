@@ -11,9 +11,9 @@
  * since CI runs as root).
  */
 #define _DEFAULT_SOURCE /* setgroups */
-#include "hist_out.h"
+#include "hist_out/hist_out.h"
 
-#include "canvas.h"
+#include "draw/canvas.h"
 #include "cli.h"
 #include "verify.h"
 
@@ -569,11 +569,11 @@ static void test_png_pixels(void)
     for (int c = 0; c < channels; c++) {
         char label[32];
         snprintf(label, sizeof label, "channel %d", c + 1);
-        const int w = gf_text_width(label) + GF_GLYPH_ADVANCE, hgt = 7;
+        const int w = gf_canvas_text_width(label) + GF_CANVAS_ADVANCE, hgt = 7;
         uint8_t want[128 * 7 * 3] = {0};
-        canvas cv = {want, w, hgt};
-        gf_fill(&cv, 0, 0, w, hgt, (rgb){255, 255, 255});
-        gf_text(&cv, 0, 0, label, (rgb){0, 0, 0});
+        gf_canvas cv = {want, w, hgt};
+        gf_canvas_fill(&cv, 0, 0, w, hgt, (gf_rgb){255, 255, 255});
+        gf_canvas_text(&cv, 0, 0, label, (gf_rgb){0, 0, 0});
         const unsigned top = HEADER_H + (unsigned)c * (rows + PANEL_EXTRA) + 2;
         int differ = 0;
         for (int y = 0; y < hgt; y++)

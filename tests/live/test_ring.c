@@ -4,7 +4,7 @@
  * a two-thread stress test in which every element carries a sequence number
  * and a check word, read back in order with a running checksum.
  */
-#include "ring.h"
+#include "live/ring.h"
 
 #include <pthread.h>
 #include <sched.h>

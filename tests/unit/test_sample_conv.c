@@ -16,8 +16,8 @@
  *
  * Usage: test_sample_conv WORKDIR
  */
-#include "io.h"
-#include "sample_conv.h"
+#include "io/io.h"
+#include "io/sample_conv.h"
 
 #include <math.h>
 #include <stdint.h>

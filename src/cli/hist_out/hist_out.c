@@ -2,7 +2,7 @@
  * Histogram output: the API of hist_out.h, the files (outfile.h: a
  * temporary name renamed on commit, or a stream) and the order checks.
  */
-#include "internal.h"
+#include "hist_out/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -28,7 +28,7 @@
 #define GF_HIST_OUT_H
 
 #include "gpufilt.h"
-#include "outfile.h"
+#include "io/outfile.h"
 
 #include <stddef.h>
 #include <stdint.h>

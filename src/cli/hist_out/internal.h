@@ -1,13 +1,14 @@
 /*
  * Histogram output, inside: the handle shared by the API (hist_out.c), the
- * text serialisers (text.c) and the picture (png.c, drawn with canvas.h).
+ * text serialisers (text.c) and the picture (png.c, drawn with
+ * draw/canvas.h, written by draw/png_write.h).
  */
 #ifndef GF_HIST_OUT_INTERNAL_H
 #define GF_HIST_OUT_INTERNAL_H
 
 #include "cli.h"
-#include "hist_out.h"
-#include "outfile.h"
+#include "hist_out/hist_out.h"
+#include "io/outfile.h"
 
 #include <stdint.h>
 #include <stdio.h>

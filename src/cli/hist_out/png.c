@@ -1,15 +1,15 @@
 /*
  * The histogram picture (--hist-png): column data accumulated as records
- * arrive, bounded in memory, then drawn band by band and encoded with
- * libpng at commit. docs/hist-output.md ("The picture") specifies it.
+ * arrive, bounded in memory, then drawn band by band on a canvas
+ * (draw/canvas.h) and written by the PNG writer (draw/png_write.h) at
+ * commit. docs/hist-output.md ("The picture") specifies it.
  */
-#include "canvas.h"
-#include "internal.h"
+#include "draw/canvas.h"
+#include "draw/png_write.h"
+#include "hist_out/internal.h"
 
 #include <errno.h>
 #include <math.h>
-#include <png.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,22 +119,22 @@ int gf_hout_png_add(gf_hist_out *h, const gf_hist_record *r, char *err, size_t n
 /* --- picture: drawing --- */
 
 /* The background is white (see clear_band). */
-static const rgb FG = {0, 0, 0}, STRIP_BG = {220, 220, 220}, CLIP = {255, 0, 0},
-                 NAN_MARK = {255, 0, 255};
+static const gf_rgb FG = {0, 0, 0}, STRIP_BG = {220, 220, 220}, CLIP = {255, 0, 0},
+                    NAN_MARK = {255, 0, 255};
 
 /* viridis (matplotlib), 10 evenly spaced stops, interpolated linearly. */
-static rgb viridis(double t)
+static gf_rgb viridis(double t)
 {
-    static const rgb stops[10] = {{68, 1, 84},    {72, 40, 120},  {62, 74, 137},  {49, 104, 142},
-                                  {38, 130, 142}, {31, 158, 137}, {53, 183, 121}, {109, 205, 89},
-                                  {180, 222, 44}, {253, 231, 37}};
+    static const gf_rgb stops[10] = {{68, 1, 84},    {72, 40, 120},  {62, 74, 137},  {49, 104, 142},
+                                     {38, 130, 142}, {31, 158, 137}, {53, 183, 121}, {109, 205, 89},
+                                     {180, 222, 44}, {253, 231, 37}};
     t = t < 0 ? 0 : t > 1 ? 1 : t;
     const double x = t * 9;
     const int i = x >= 9 ? 8 : (int)x;
     const double f = x - i;
-    const rgb a = stops[i], b = stops[i + 1];
-    return (rgb){(uint8_t)lround(a.r + (b.r - a.r) * f), (uint8_t)lround(a.g + (b.g - a.g) * f),
-                 (uint8_t)lround(a.b + (b.b - a.b) * f)};
+    const gf_rgb a = stops[i], b = stops[i + 1];
+    return (gf_rgb){(uint8_t)lround(a.r + (b.r - a.r) * f), (uint8_t)lround(a.g + (b.g - a.g) * f),
+                    (uint8_t)lround(a.b + (b.b - a.b) * f)};
 }
 
 /* Seconds as "12.5 s", "1:02.5" or "1:02:03". */
@@ -174,16 +174,16 @@ static layout png_layout(const gf_hist_out *h)
     return L;
 }
 
-static void draw_header(const gf_hist_out *h, canvas *c)
+static void draw_header(const gf_hist_out *h, gf_canvas *c)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "Histogram of %s, %zu bins from %.6g to %.6g, %zu frames per block",
              h->hc.of_input ? "input" : "output", h->hc.bins, h->hc.lo, h->hc.hi,
              h->hc.block_frames);
-    gf_text(c, MARGIN, MARGIN, buf, FG);
+    gf_canvas_text(c, MARGIN, MARGIN, buf, FG);
 }
 
-static void draw_panel(const gf_hist_out *h, const layout *L, int panel, canvas *c)
+static void draw_panel(const gf_hist_out *h, const layout *L, int panel, gf_canvas *c)
 {
     char buf[64];
     const int map_y = PANEL_MAP_Y, below_y = map_y + L->map_h + 1, nan_y = below_y + STRIP_H + 1;
@@ -192,28 +192,28 @@ static void draw_panel(const gf_hist_out *h, const layout *L, int panel, canvas 
         snprintf(buf, sizeof buf, "all channels (mix)");
     else
         snprintf(buf, sizeof buf, "channel %d", panel + 1); /* from 1, as messages say */
-    gf_text(c, LEFT, 2, buf, FG);
-    gf_text_right(c, lx, PANEL_ABOVE_Y, "above", FG);
-    gf_text_right(c, lx, below_y, "below", FG);
-    gf_text_right(c, lx, nan_y, "nan", FG);
+    gf_canvas_text(c, LEFT, 2, buf, FG);
+    gf_canvas_text_right(c, lx, PANEL_ABOVE_Y, "above", FG);
+    gf_canvas_text_right(c, lx, below_y, "below", FG);
+    gf_canvas_text_right(c, lx, nan_y, "nan", FG);
     snprintf(buf, sizeof buf, "%.4g", h->hc.hi);
-    gf_text_right(c, lx - 2, map_y, buf, FG);
+    gf_canvas_text_right(c, lx - 2, map_y, buf, FG);
     snprintf(buf, sizeof buf, "%.4g", h->hc.lo);
-    gf_text_right(c, lx - 2, map_y + L->map_h - 7, buf, FG);
+    gf_canvas_text_right(c, lx - 2, map_y + L->map_h - 7, buf, FG);
     if (L->map_h >= 64) { /* the middle amplitude, with ticks at the three labels */
         snprintf(buf, sizeof buf, "%.4g", h->hc.lo + (h->hc.hi - h->hc.lo) / 2);
-        gf_text_right(c, lx - 2, map_y + L->map_h / 2 - 3, buf, FG);
-        gf_fill(c, LEFT - 3, map_y + L->map_h / 2, 3, 1, FG);
+        gf_canvas_text_right(c, lx - 2, map_y + L->map_h / 2 - 3, buf, FG);
+        gf_canvas_fill(c, LEFT - 3, map_y + L->map_h / 2, 3, 1, FG);
     }
-    gf_fill(c, LEFT - 3, map_y, 3, 1, FG);
-    gf_fill(c, LEFT - 3, map_y + L->map_h - 1, 3, 1, FG);
+    gf_canvas_fill(c, LEFT - 3, map_y, 3, 1, FG);
+    gf_canvas_fill(c, LEFT - 3, map_y + L->map_h - 1, 3, 1, FG);
 
-    gf_fill(c, LEFT, PANEL_ABOVE_Y, L->map_w, STRIP_H, STRIP_BG);
-    gf_fill(c, LEFT, below_y, L->map_w, STRIP_H, STRIP_BG);
-    gf_fill(c, LEFT, nan_y, L->map_w, STRIP_H, STRIP_BG);
+    gf_canvas_fill(c, LEFT, PANEL_ABOVE_Y, L->map_w, STRIP_H, STRIP_BG);
+    gf_canvas_fill(c, LEFT, below_y, L->map_w, STRIP_H, STRIP_BG);
+    gf_canvas_fill(c, LEFT, nan_y, L->map_w, STRIP_H, STRIP_BG);
     if (h->ncols == 0) {
-        gf_fill(c, LEFT, map_y, L->map_w, L->map_h, STRIP_BG);
-        gf_text_centre(c, LEFT + L->map_w / 2, map_y + L->map_h / 2 - 3, "no blocks", FG);
+        gf_canvas_fill(c, LEFT, map_y, L->map_w, L->map_h, STRIP_BG);
+        gf_canvas_text_centre(c, LEFT + L->map_w / 2, map_y + L->map_h / 2 - 3, "no blocks", FG);
         return;
     }
     const size_t s = stride(h), P = (size_t)h->panels;
@@ -223,60 +223,60 @@ static void draw_panel(const gf_hist_out *h, const layout *L, int panel, canvas 
         for (size_t row = 0; row < h->rows; row++) {
             const double t = L->lmax > 0 ? log1p((double)cell[row]) / L->lmax : 0;
             const int y = map_y + (int)((h->rows - 1 - row) * h->k);
-            gf_fill(c, x, y, L->wcol, (int)h->k, viridis(t));
+            gf_canvas_fill(c, x, y, L->wcol, (int)h->k, viridis(t));
         }
         const uint8_t mk = h->marks[col * P + (size_t)panel];
         if (mk & MARK_ABOVE)
-            gf_fill(c, x, PANEL_ABOVE_Y, L->wcol, STRIP_H, CLIP);
+            gf_canvas_fill(c, x, PANEL_ABOVE_Y, L->wcol, STRIP_H, CLIP);
         if (mk & MARK_BELOW)
-            gf_fill(c, x, below_y, L->wcol, STRIP_H, CLIP);
+            gf_canvas_fill(c, x, below_y, L->wcol, STRIP_H, CLIP);
         if (mk & MARK_NAN)
-            gf_fill(c, x, nan_y, L->wcol, STRIP_H, NAN_MARK);
+            gf_canvas_fill(c, x, nan_y, L->wcol, STRIP_H, NAN_MARK);
     }
 }
 
-static void draw_footer(const gf_hist_out *h, const layout *L, canvas *c)
+static void draw_footer(const gf_hist_out *h, const layout *L, gf_canvas *c)
 {
     char buf[128];
     const int right = LEFT + L->map_w, centre = LEFT + L->map_w / 2;
     if (h->have_block) {
-        gf_text(c, LEFT, 2, "block 0", FG);
+        gf_canvas_text(c, LEFT, 2, "block 0", FG);
         snprintf(buf, sizeof buf, "block %llu", (unsigned long long)h->last_block);
-        gf_text_right(c, right, 2, buf, FG);
+        gf_canvas_text_right(c, right, 2, buf, FG);
         if (h->bpc > 1)
             snprintf(buf, sizeof buf, "blocks (%llu per column)", (unsigned long long)h->bpc);
         else
             snprintf(buf, sizeof buf, "blocks");
-        gf_text_centre(c, centre, 2, buf, FG);
+        gf_canvas_text_centre(c, centre, 2, buf, FG);
         if (h->rate > 0) {
-            gf_text(c, LEFT, 12, "0 s", FG);
+            gf_canvas_text(c, LEFT, 12, "0 s", FG);
             format_time(buf, sizeof buf, (double)h->end_frame / h->rate);
-            gf_text_right(c, right, 12, buf, FG);
+            gf_canvas_text_right(c, right, 12, buf, FG);
             snprintf(buf, sizeof buf, "time at %d Hz", h->rate);
-            gf_text_centre(c, centre, 12, buf, FG);
+            gf_canvas_text_centre(c, centre, 12, buf, FG);
         }
     }
 
     /* Colour bar: colour = log(1 + count) / log(1 + largest count). */
-    gf_text_right(c, LEFT - LABEL_GAP, 28, "count", FG);
+    gf_canvas_text_right(c, LEFT - LABEL_GAP, 28, "count", FG);
     for (int i = 0; i < COLOUR_BAR_W; i++)
-        gf_fill(c, LEFT + i, 28, 1, STRIP_H, viridis(i / (double)(COLOUR_BAR_W - 1)));
-    gf_text(c, LEFT, 38, "0", FG);
+        gf_canvas_fill(c, LEFT + i, 28, 1, STRIP_H, viridis(i / (double)(COLOUR_BAR_W - 1)));
+    gf_canvas_text(c, LEFT, 38, "0", FG);
     const double top = expm1(L->lmax);
     if (top < 1e9)
         snprintf(buf, sizeof buf, "%.0f", top);
     else
         snprintf(buf, sizeof buf, "%.3g", top);
-    gf_text_right(c, LEFT + COLOUR_BAR_W, 38, buf, FG);
-    gf_text_centre(c, LEFT + COLOUR_BAR_W / 2, 38, "log scale", FG);
+    gf_canvas_text_right(c, LEFT + COLOUR_BAR_W, 38, buf, FG);
+    gf_canvas_text_centre(c, LEFT + COLOUR_BAR_W / 2, 38, "log scale", FG);
 
     /* Marks. */
     static const char clip[] = "clipping: above hi / below lo";
-    gf_fill(c, LEFT, 52, STRIP_H, STRIP_H, CLIP);
-    gf_text(c, LEFT + STRIP_H + 4, 52, clip, FG);
-    const int nx = LEFT + STRIP_H + 4 + gf_text_width(clip) + 12;
-    gf_fill(c, nx, 52, STRIP_H, STRIP_H, NAN_MARK);
-    gf_text(c, nx + STRIP_H + 4, 52, "nan", FG);
+    gf_canvas_fill(c, LEFT, 52, STRIP_H, STRIP_H, CLIP);
+    gf_canvas_text(c, LEFT + STRIP_H + 4, 52, clip, FG);
+    const int nx = LEFT + STRIP_H + 4 + gf_canvas_text_width(clip) + 12;
+    gf_canvas_fill(c, nx, 52, STRIP_H, STRIP_H, NAN_MARK);
+    gf_canvas_text(c, nx + STRIP_H + 4, 52, "nan", FG);
 
     /* Bins per row. */
     const double width = (h->hc.hi - h->hc.lo) / (double)h->hc.bins;
@@ -288,104 +288,54 @@ static void draw_footer(const gf_hist_out *h, const layout *L, canvas *c)
     } else {
         snprintf(buf, sizeof buf, "bin width %.4g", width);
     }
-    gf_text(c, LEFT, 64, buf, FG);
+    gf_canvas_text(c, LEFT, 64, buf, FG);
 }
 
-/* libpng reports errors by longjmp; everything it touches lives here, not
- * in locals of the function that calls setjmp. */
-typedef struct png_job {
+/* The picture in bands (header, one per panel, footer), each drawn on a
+ * white canvas when the PNG writer asks for its rows. */
+typedef struct band_job {
     gf_hist_out *h;
     layout L;
-    png_structp png;
-    png_infop info;
-    canvas band;
-    char msg[200];
-} png_job;
+    gf_canvas band; /* as many rows as the tallest band */
+} band_job;
 
-static void png_on_error(png_structp png, png_const_charp msg)
+static const uint8_t *next_band(void *ctx, int y, int *count)
 {
-    png_job *j = png_get_error_ptr(png);
-    snprintf(j->msg, sizeof j->msg, "%s", msg);
-    png_longjmp(png, 1);
-}
-
-static void png_on_warning(png_structp png, png_const_charp msg)
-{
-    (void)png;
-    (void)msg;
-}
-
-static void emit_band(png_job *j, int rows)
-{
-    for (int y = 0; y < rows; y++)
-        png_write_row(j->png, j->band.px + (size_t)y * (size_t)j->band.w * 3);
-}
-
-static void clear_band(png_job *j, int rows)
-{
+    band_job *j = ctx;
+    const int panels_end = HEADER_H + j->h->panels * j->L.panel_h;
+    const int rows = y < HEADER_H ? HEADER_H : y < panels_end ? j->L.panel_h : FOOTER_H;
     j->band.h = rows;
     memset(j->band.px, 0xff, (size_t)rows * (size_t)j->band.w * 3); /* BG is white */
-}
-
-/* Runs under setjmp: only j's members survive a longjmp. */
-static void png_emit(png_job *j)
-{
-    gf_hist_out *h = j->h;
-    png_init_io(j->png, h->png.f);
-    png_set_IHDR(j->png, j->info, (png_uint_32)j->L.width, (png_uint_32)j->L.height, 8,
-                 PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-                 PNG_FILTER_TYPE_DEFAULT);
-    png_text t = {.compression = PNG_TEXT_COMPRESSION_NONE,
-                  .key = (png_charp) "Software",
-                  .text = (png_charp) "gpufilt"};
-    png_set_text(j->png, j->info, &t, 1);
-    png_write_info(j->png, j->info);
-    clear_band(j, HEADER_H);
-    draw_header(h, &j->band);
-    emit_band(j, HEADER_H);
-    for (int p = 0; p < h->panels; p++) {
-        clear_band(j, j->L.panel_h);
-        draw_panel(h, &j->L, p, &j->band);
-        emit_band(j, j->L.panel_h);
-    }
-    clear_band(j, FOOTER_H);
-    draw_footer(h, &j->L, &j->band);
-    emit_band(j, FOOTER_H);
-    png_write_end(j->png, j->info);
+    if (y < HEADER_H)
+        draw_header(j->h, &j->band);
+    else if (y < panels_end)
+        draw_panel(j->h, &j->L, (y - HEADER_H) / j->L.panel_h, &j->band);
+    else
+        draw_footer(j->h, &j->L, &j->band);
+    *count = rows;
+    return j->band.px;
 }
 
 int gf_hout_png_render(gf_hist_out *h, char *err, size_t n)
 {
-    png_job *j = calloc(1, sizeof *j);
-    if (!j) {
-        snprintf(err, n, "out of memory");
-        return GF_EXIT_INTERNAL;
-    }
-    j->h = h;
-    j->L = png_layout(h);
-    int rows = j->L.panel_h > HEADER_H ? j->L.panel_h : HEADER_H;
+    band_job j = {.h = h, .L = png_layout(h)};
+    int rows = j.L.panel_h > HEADER_H ? j.L.panel_h : HEADER_H;
     rows = rows > FOOTER_H ? rows : FOOTER_H;
-    j->band.w = j->L.width;
-    j->band.px = malloc((size_t)rows * (size_t)j->L.width * 3);
-    j->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, j, png_on_error, png_on_warning);
-    j->info = j->png ? png_create_info_struct(j->png) : NULL;
-    int rc = 0;
-    if (!j->band.px || !j->png || !j->info) {
+    j.band.w = j.L.width;
+    j.band.px = malloc((size_t)rows * (size_t)j.L.width * 3);
+    gf_png_error e;
+    int rc = j.band.px ? gf_png_write(h->png.f, j.L.width, j.L.height, next_band, &j, &e)
+                       : GF_EXIT_INTERNAL;
+    if (rc == GF_EXIT_INTERNAL) {
         snprintf(err, n, "out of memory");
-        rc = GF_EXIT_INTERNAL;
-    } else if (setjmp(png_jmpbuf(j->png))) {
-        if (errno == ENOSPC || errno == EIO || errno == EDQUOT || errno == EFBIG)
+    } else if (rc) {
+        if (e.errnum == ENOSPC || e.errnum == EIO || e.errnum == EDQUOT || e.errnum == EFBIG)
             snprintf(err, n, "writing %s '%s': %s (libpng: %s)", h->png.of.what, h->png.of.name,
-                     strerror(errno), j->msg);
+                     strerror(e.errnum), e.libpng);
         else
-            snprintf(err, n, "writing %s '%s': libpng: %s", h->png.of.what, h->png.of.name, j->msg);
-        rc = GF_EXIT_OUTPUT;
-    } else {
-        errno = 0;
-        png_emit(j);
+            snprintf(err, n, "writing %s '%s': libpng: %s", h->png.of.what, h->png.of.name,
+                     e.libpng);
     }
-    png_destroy_write_struct(j->png ? &j->png : NULL, j->info ? &j->info : NULL);
-    free(j->band.px);
-    free(j);
+    free(j.band.px);
     return rc;
 }

@@ -1,5 +1,5 @@
 /* Histogram records as CSV or JSON lines (docs/hist-output.md). */
-#include "internal.h"
+#include "hist_out/internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* F_SETPIPE_SZ */
 #endif
-#include "io.h"
+#include "io/io.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -32,7 +32,7 @@
 #define GF_IO_H
 
 #include "cli.h"
-#include "outfile.h"
+#include "io/outfile.h"
 
 #include <signal.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE /* flock */
 #endif
-#include "outfile.h"
+#include "io/outfile.h"
 
 #include "cli.h"
 

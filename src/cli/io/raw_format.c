@@ -1,5 +1,5 @@
 /* Headerless sample formats: names (FFmpeg's, and SoX's short ones) and sizes. */
-#include "io.h"
+#include "io/io.h"
 
 #include <string.h>
 

@@ -4,8 +4,8 @@
  * counting clipped samples, with the arithmetic of the libsndfile sink:
  * the same samples give the same integers either way.
  */
-#include "io.h"
-#include "sample_conv.h"
+#include "io/io.h"
+#include "io/sample_conv.h"
 
 #include <errno.h>
 #include <stdio.h>

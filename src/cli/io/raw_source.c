@@ -9,7 +9,7 @@
  * until the whole request is filled: on a pipe the source hands on whatever
  * complete frames have arrived, so a trickle of input is not held back.
  */
-#include "io.h"
+#include "io/io.h"
 
 #include <errno.h>
 #include <fcntl.h>

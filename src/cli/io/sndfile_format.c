@@ -1,4 +1,4 @@
-#include "sndfile_format.h"
+#include "io/sndfile_format.h"
 
 #include <ctype.h>
 #include <stddef.h>

@@ -6,7 +6,7 @@
 #ifndef GF_SNDFILE_FORMAT_H
 #define GF_SNDFILE_FORMAT_H
 
-#include "io.h"
+#include "io/io.h"
 
 #include <sndfile.h>
 #include <stddef.h>

@@ -6,8 +6,8 @@
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* sync_file_range */
 #endif
-#include "sample_conv.h"
-#include "sndfile_format.h"
+#include "io/sample_conv.h"
+#include "io/sndfile_format.h"
 
 #include <errno.h>
 #include <fcntl.h>

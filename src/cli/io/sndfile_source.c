@@ -2,7 +2,7 @@
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* tee */
 #endif
-#include "sndfile_format.h"
+#include "io/sndfile_format.h"
 
 #include <errno.h>
 #include <fcntl.h>

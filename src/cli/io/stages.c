@@ -1,4 +1,4 @@
-#include "stages.h"
+#include "io/stages.h"
 
 #include <errno.h>
 #include <stdatomic.h>

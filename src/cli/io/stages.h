@@ -8,7 +8,7 @@
 #define GF_STAGES_H
 
 #include "gpufilt.h"
-#include "io.h"
+#include "io/io.h"
 
 #include <signal.h>
 #include <stdatomic.h>

@@ -1,5 +1,5 @@
 /* Host APIs and devices: lookup by index or name, formats, listing. */
-#include "devices.h"
+#include "live/devices.h"
 
 #include <ctype.h>
 #include <stdarg.h>

@@ -10,11 +10,11 @@
  * and report. One cleanup path. docs/live.md describes the options, the
  * latency and the xrun counters.
  */
-#include "live.h"
+#include "live/live.h"
 
-#include "devices.h"
-#include "pa_session.h"
-#include "worker.h"
+#include "live/devices.h"
+#include "live/pa_session.h"
+#include "live/worker.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * PortAudio start-up: quiet libraries, and a probe in a child process for
  * backends that abort (pa_session.h).
  */
-#include "pa_session.h"
+#include "live/pa_session.h"
 
 #include <portaudio.h>
 #ifdef GPUFILT_HAVE_PA_JACK

@@ -1,8 +1,8 @@
 /* The PortAudio capture source and playback sink (portaudio_io.h). */
-#include "portaudio_io.h"
+#include "live/portaudio_io.h"
 
-#include "devices.h"
-#include "ring.h"
+#include "live/devices.h"
+#include "live/ring.h"
 
 #include <portaudio.h>
 

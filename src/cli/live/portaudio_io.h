@@ -22,7 +22,7 @@
 #ifndef GF_PORTAUDIO_IO_H
 #define GF_PORTAUDIO_IO_H
 
-#include "io.h"
+#include "io/io.h"
 
 #include <stdatomic.h>
 

@@ -1,5 +1,5 @@
 /* Lock-free SPSC ring: see ring.h for the contract. */
-#include "ring.h"
+#include "live/ring.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* The live worker: capture source -> engine -> playback sink (worker.h). */
-#include "worker.h"
+#include "live/worker.h"
 
 #include <sched.h>
 #include <stdio.h>

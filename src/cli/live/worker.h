@@ -9,9 +9,9 @@
 #define GF_LIVE_WORKER_H
 
 #include "cli.h"
-#include "hist_out.h"
-#include "io.h"
-#include "portaudio_io.h"
+#include "hist_out/hist_out.h"
+#include "io/io.h"
+#include "live/portaudio_io.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

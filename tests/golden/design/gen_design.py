@@ -61,7 +61,7 @@ Band designs (low-pass, high-pass, band-pass, band-reject):
                    homomorphic() is scipy's function step for step, and
                    identity_check() shows it on scipy's own output)
     A' starts at the attenuation asked for; the design is measured
-    (measure() below, the same method as src/core/design_measure.c) and,
+    (measure() below, the same method as src/core/design/design_measure.c) and,
     while it misses (passband |gain - 1| > 10^(-A/20) or stopband gain >
     10^(-A/20)), A' = A + k 0.1 grows by the miss in dB plus 0.05, rounded
     up to whole 0.1 dB steps, and it is designed again. With a fixed number of taps: beta = kaiser_beta(A), no redesign.
@@ -130,14 +130,14 @@ def pow2_at_least(n):
 
 
 def min_phase_fft(n):
-    """src/core/design_minphase.c: gf_minimum_phase_fft_size."""
+    """src/core/design/design_minphase.c: gf_minimum_phase_fft_size."""
     length = 2 * n - 1
     cap = max(pow2_at_least(8 * length), 1 << 22)
     return min(pow2_at_least(32 * length), cap)
 
 
 def measure_grid(n):
-    """src/core/design_measure.c: gf_measure_grid."""
+    """src/core/design/design_measure.c: gf_measure_grid."""
     return min(pow2_at_least(16 * n), max(pow2_at_least(2 * n), 1 << 23))
 
 

@@ -4,8 +4,8 @@
  * filter, are transformed back to an impulse response whose first n
  * samples, windowed, are the filter.
  */
-#include "design.h"
-#include "design_fft.h"
+#include "design/design.h"
+#include "design/design_fft.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * design_measure.c; everything after check_spec may assume what it checks.
  */
 #include "backends/backend.h"
-#include "design.h"
+#include "design/design.h"
 
 #include <math.h>
 #include <stdio.h>

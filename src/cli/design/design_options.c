@@ -3,7 +3,7 @@
  * neither the library's designer nor any file but --eq: option values,
  * their checks, the --eq file and the help text.
  */
-#include "design_cli.h"
+#include "design/design_cli.h"
 
 #include "cli.h"
 

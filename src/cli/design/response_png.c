@@ -1,18 +1,16 @@
 /*
  * The response picture (response_png.h): column data from the library's
  * responses (gf_design_response_grid, direct sums where a pixel column is
- * narrower than a grid bin), drawn on a canvas (hist_out/canvas.h) and
- * encoded with libpng.
+ * narrower than a grid bin), drawn on a canvas (draw/canvas.h) and
+ * written by the PNG writer (draw/png_write.h).
  */
-#include "response_png.h"
+#include "design/response_png.h"
 
-#include "canvas.h"
 #include "cli.h"
+#include "draw/canvas.h"
+#include "draw/png_write.h"
 
-#include <errno.h>
 #include <math.h>
-#include <png.h>
-#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,12 +38,12 @@ enum {
 const uint8_t gf_response_curve_rgb[3] = {31, 119, 180};
 const uint8_t gf_response_target_rgb[3] = {200, 0, 0};
 
-static const rgb FG = {0, 0, 0}, GRID = {226, 226, 226}, FRAME = {140, 140, 140},
-                 PASS_BG = {222, 244, 222}, STOP_BG = {250, 226, 226}, TARGET = {200, 0, 0},
-                 EQ_CURVE = {230, 120, 0};
-static const rgb PALETTE[MAX_FILTERS] = {{31, 119, 180}, {44, 160, 44},   {148, 103, 189},
-                                         {140, 86, 75},  {227, 119, 194}, {127, 127, 127},
-                                         {188, 189, 34}, {23, 190, 207}};
+static const gf_rgb FG = {0, 0, 0}, GRID = {226, 226, 226}, FRAME = {140, 140, 140},
+                    PASS_BG = {222, 244, 222}, STOP_BG = {250, 226, 226}, TARGET = {200, 0, 0},
+                    EQ_CURVE = {230, 120, 0};
+static const gf_rgb PALETTE[MAX_FILTERS] = {{31, 119, 180}, {44, 160, 44},   {148, 103, 189},
+                                            {140, 86, 75},  {227, 119, 194}, {127, 127, 127},
+                                            {188, 189, 34}, {23, 190, 207}};
 
 /* One filter's response reduced to pixel columns. */
 typedef struct columns {
@@ -288,11 +286,11 @@ static void format_hz(char *buf, size_t n, double f)
 }
 
 /* The plot's background: band tints, frequency grid, frame; labels below. */
-static void draw_frame(const plot *s, canvas *c, int y0, int h)
+static void draw_frame(const plot *s, gf_canvas *c, int y0, int h)
 {
     for (int x = 0; x < PW; x++)
         if (s->state[x])
-            gf_fill(c, LEFT + x, y0, 1, h, s->state[x] > 0 ? PASS_BG : STOP_BG);
+            gf_canvas_fill(c, LEFT + x, y0, 1, h, s->state[x] > 0 ? PASS_BG : STOP_BG);
     int label_end = 0;
     for (double dec = s->f_lo; dec <= s->f_hi; dec *= 10)
         for (int m = 1; m <= 5; m += m == 1 ? 1 : 3) { /* 1, 2, 5 */
@@ -300,49 +298,49 @@ static void draw_frame(const plot *s, canvas *c, int y0, int h)
             if (f < s->f_lo || f > s->f_hi)
                 continue;
             const int x = LEFT + (int)lround(log(f / s->f_lo) / log(s->f_hi / s->f_lo) * PW);
-            gf_fill(c, x, y0, 1, h, GRID);
+            gf_canvas_fill(c, x, y0, 1, h, GRID);
             char buf[16];
             format_hz(buf, sizeof buf, f);
-            const int w = gf_text_width(buf);
+            const int w = gf_canvas_text_width(buf);
             if (x - w / 2 > label_end + 4 && x + w / 2 < LEFT + PW + RIGHT) {
-                gf_text_centre(c, x, y0 + h + 4, buf, FG);
+                gf_canvas_text_centre(c, x, y0 + h + 4, buf, FG);
                 label_end = x + w / 2;
             }
         }
-    gf_fill(c, LEFT, y0, PW, 1, FRAME);
-    gf_fill(c, LEFT, y0 + h - 1, PW, 1, FRAME);
-    gf_fill(c, LEFT, y0, 1, h, FRAME);
-    gf_fill(c, LEFT + PW - 1, y0, 1, h, FRAME);
+    gf_canvas_fill(c, LEFT, y0, PW, 1, FRAME);
+    gf_canvas_fill(c, LEFT, y0 + h - 1, PW, 1, FRAME);
+    gf_canvas_fill(c, LEFT, y0, 1, h, FRAME);
+    gf_canvas_fill(c, LEFT + PW - 1, y0, 1, h, FRAME);
 }
 
 /* A value axis: lines and labels at every `step` from bot to top; signed:
  * labels with their sign and two digits (the passband's). */
-static void draw_values(canvas *c, int y0, int h, double top, double bot, double step, int sign)
+static void draw_values(gf_canvas *c, int y0, int h, double top, double bot, double step, int sign)
 {
     for (double v = ceil(bot / step) * step; v <= top + step * 1e-9; v += step) {
         const int y = y_of(v, top, bot, y0, h);
-        gf_fill(c, LEFT + 1, y, PW - 2, 1, GRID);
+        gf_canvas_fill(c, LEFT + 1, y, PW - 2, 1, GRID);
         char buf[32];
         const double u = fabs(v) < step * 1e-9 ? 0.0 : v;
         if (sign)
             snprintf(buf, sizeof buf, "%+.2g", u);
         else
             snprintf(buf, sizeof buf, "%g", u);
-        gf_text_right(c, LEFT - 4, y - 3, buf, FG);
+        gf_canvas_text_right(c, LEFT - 4, y - 3, buf, FG);
     }
 }
 
 /* A horizontal dashed line across the columns where `where` holds. */
-static void dashed(canvas *c, int y, const signed char *state, int want, rgb col)
+static void dashed(gf_canvas *c, int y, const signed char *state, int want, gf_rgb col)
 {
     for (int x = 0; x < PW; x++)
         if ((want == 2 || state[x] == want) && (x / DASH) % 2 == 0)
-            gf_fill(c, LEFT + x, y, 1, 2, col);
+            gf_canvas_fill(c, LEFT + x, y, 1, 2, col);
 }
 
 /* A curve given per column as [lo, hi] (NAN: none), joined across columns. */
-static void draw_curve(canvas *c, const double *lo, const double *hi, double top, double bot,
-                       int y0, int h, rgb col, const signed char *only)
+static void draw_curve(gf_canvas *c, const double *lo, const double *hi, double top, double bot,
+                       int y0, int h, gf_rgb col, const signed char *only)
 {
     int prev_a = -1, prev_b = -1;
     for (int x = 0; x < PW; x++) {
@@ -355,17 +353,17 @@ static void draw_curve(canvas *c, const double *lo, const double *hi, double top
             b = prev_a;
         if (prev_a >= 0 && a > prev_b) /* entirely below: reach up */
             a = prev_b;
-        gf_fill(c, LEFT + x, a, 1, b - a + 1, col);
+        gf_canvas_fill(c, LEFT + x, a, 1, b - a + 1, col);
         prev_a = y_of(hi[x], top, bot, y0, h);
         prev_b = y_of(lo[x], top, bot, y0, h);
     }
 }
 
-static void draw_gain(const plot *s, canvas *c)
+static void draw_gain(const plot *s, gf_canvas *c)
 {
     const gf_response_plot *p = s->p;
     const int y0 = s->y_mag;
-    gf_text(c, LEFT, y0 - TITLE_H + 3, "gain (dB)", FG);
+    gf_canvas_text(c, LEFT, y0 - TITLE_H + 3, "gain (dB)", FG);
     draw_frame(s, c, y0, MAG_H);
     draw_values(c, y0, MAG_H, s->db_top, s->db_bot, s->db_step, 0);
     for (int i = 0; i < p->nstages; i++) {
@@ -383,24 +381,24 @@ static void draw_gain(const plot *s, canvas *c)
         dashed(c, y, mine, 1, TARGET);
         char buf[48];
         snprintf(buf, sizeof buf, "-%g", in->atten);
-        gf_text(c, LEFT + PW + 2, y - 3, buf, TARGET);
+        gf_canvas_text(c, LEFT + PW + 2, y - 3, buf, TARGET);
     }
     for (int f = s->filters - 1; f >= 0; f--)
         draw_curve(c, s->col[f].mn, s->col[f].mx, s->db_top, s->db_bot, y0, MAG_H, PALETTE[f],
                    NULL);
     for (int x = 0; x < PW; x++)
         if (!isnan(s->eq[x]) && (x / DASH) % 2 == 0)
-            gf_fill(c, LEFT + x, y_of(s->eq[x], s->db_top, s->db_bot, y0, MAG_H) - 1, 1, 3,
-                    EQ_CURVE);
+            gf_canvas_fill(c, LEFT + x, y_of(s->eq[x], s->db_top, s->db_bot, y0, MAG_H) - 1, 1, 3,
+                           EQ_CURVE);
 }
 
-static void draw_passband(const plot *s, canvas *c)
+static void draw_passband(const plot *s, gf_canvas *c)
 {
     const int y0 = s->y_detail;
     const double b = s->bound_db, top = 2 * b, bot = -2 * b;
     char buf[96];
     snprintf(buf, sizeof buf, "passband (dB), Kaiser ripple bound +-%.3g dB dashed", b);
-    gf_text(c, LEFT, y0 - TITLE_H + 3, buf, FG);
+    gf_canvas_text(c, LEFT, y0 - TITLE_H + 3, buf, FG);
     draw_frame(s, c, y0, DETAIL_H);
     draw_values(c, y0, DETAIL_H, top, bot, b, 1);
     dashed(c, y_of(b, top, bot, y0, DETAIL_H), s->state, 1, TARGET);
@@ -410,24 +408,24 @@ static void draw_passband(const plot *s, canvas *c)
 }
 
 /* EQ curves alone: the filter's gain less the curve. */
-static void draw_deviation(const plot *s, canvas *c)
+static void draw_deviation(const plot *s, gf_canvas *c)
 {
     const int y0 = s->y_detail;
     const double r = s->dev_db;
-    gf_text(c, LEFT, y0 - TITLE_H + 3, "gain less the EQ curve (dB)", FG);
+    gf_canvas_text(c, LEFT, y0 - TITLE_H + 3, "gain less the EQ curve (dB)", FG);
     draw_frame(s, c, y0, DETAIL_H);
     draw_values(c, y0, DETAIL_H, r, -r, r / 2, 1);
     for (int f = s->filters - 1; f >= 0; f--)
         draw_curve(c, s->col[f].vmn, s->col[f].vmx, r, -r, y0, DETAIL_H, PALETTE[f], NULL);
 }
 
-static void draw_delay(const plot *s, canvas *c)
+static void draw_delay(const plot *s, gf_canvas *c)
 {
     const int y0 = s->y_delay;
     char buf[96];
     snprintf(buf, sizeof buf, "group delay (ms), where the gain is within %.0f dB of its peak",
              DELAY_RANGE_DB);
-    gf_text(c, LEFT, y0 - TITLE_H + 3, buf, FG);
+    gf_canvas_text(c, LEFT, y0 - TITLE_H + 3, buf, FG);
     draw_frame(s, c, y0, DELAY_H);
     double step = pow(10, floor(log10((s->d_hi - s->d_lo) / 2)));
     if ((s->d_hi - s->d_lo) / step > 5)
@@ -439,18 +437,18 @@ static void draw_delay(const plot *s, canvas *c)
 }
 
 /* Title, the taps, and a line per design (the first HEADER_STAGES). */
-static void draw_header(const plot *s, canvas *c)
+static void draw_header(const plot *s, gf_canvas *c)
 {
     const gf_response_plot *p = s->p;
     char buf[256];
     snprintf(buf, sizeof buf, "gpufilt response: %.180s", p->title ? p->title : "filter");
-    gf_text(c, MARGIN, MARGIN, buf, FG);
+    gf_canvas_text(c, MARGIN, MARGIN, buf, FG);
     int minimum = 0;
     for (int i = 0; i < p->nstages; i++)
         minimum |= p->stages[i].spec->phase == GF_PHASE_MINIMUM;
     snprintf(buf, sizeof buf, "%zu taps%s at %g Hz%s", p->n, p->filters > 1 ? " per channel" : "",
              p->rate, minimum ? ", minimum-phase designs" : "");
-    gf_text(c, MARGIN, MARGIN + LINE_H, buf, FG);
+    gf_canvas_text(c, MARGIN, MARGIN + LINE_H, buf, FG);
     for (int i = 0; i < p->nstages && i < HEADER_STAGES; i++) {
         const gf_design_info *in = p->stages[i].info;
         if (p->stages[i].spec->band == GF_BAND_EQ)
@@ -464,18 +462,18 @@ static void draw_header(const plot *s, canvas *c)
                      "(target -%g), passband +-%.2g dB",
                      p->stages[i].label, in->taps, in->transition, in->stop_db, in->atten,
                      20 * log10(1 + in->ripple));
-        gf_text(c, MARGIN, MARGIN + (2 + i) * LINE_H, buf, FG);
+        gf_canvas_text(c, MARGIN, MARGIN + (2 + i) * LINE_H, buf, FG);
     }
 }
 
-static void legend_item(canvas *c, int *x, int y, rgb col, int h, const char *text)
+static void legend_item(gf_canvas *c, int *x, int y, gf_rgb col, int h, const char *text)
 {
-    gf_fill(c, *x, y + (7 - h) / 2, 14, h, col);
-    gf_text(c, *x + 18, y, text, FG);
-    *x += 18 + gf_text_width(text) + 16;
+    gf_canvas_fill(c, *x, y + (7 - h) / 2, 14, h, col);
+    gf_canvas_text(c, *x + 18, y, text, FG);
+    *x += 18 + gf_canvas_text_width(text) + 16;
 }
 
-static void draw_legend(const plot *s, canvas *c)
+static void draw_legend(const plot *s, gf_canvas *c)
 {
     const int y = s->height - MARGIN - 8;
     int x = LEFT;
@@ -486,8 +484,8 @@ static void draw_legend(const plot *s, canvas *c)
     }
     if (s->p->filters > s->filters) {
         snprintf(buf, sizeof buf, "(%d more not drawn)", s->p->filters - s->filters);
-        gf_text(c, x, y, buf, FG);
-        x += gf_text_width(buf) + 16;
+        gf_canvas_text(c, x, y, buf, FG);
+        x += gf_canvas_text_width(buf) + 16;
     }
     if (s->bands) {
         legend_item(c, &x, y, PASS_BG, 7, "passband");
@@ -549,7 +547,7 @@ int gf_response_render(const gf_response_plot *p, gf_response_image *img, char *
     }
     if (!rc) {
         memset(img->px, 0xff, (size_t)WIDTH * (size_t)s->height * 3);
-        canvas c = {img->px, WIDTH, s->height};
+        gf_canvas c = {img->px, WIDTH, s->height};
         draw_header(s, &c);
         draw_gain(s, &c);
         if (s->bound_db > 0)
@@ -582,42 +580,12 @@ int gf_response_y(const gf_response_image *img, double db)
     return y_of(db, img->db_top, img->db_bot, img->mag_y, img->mag_h);
 }
 
-/* libpng reports errors by longjmp: what it touches lives here. */
-typedef struct png_job {
-    png_structp png;
-    png_infop info;
-    const gf_response_image *img;
-    char msg[200];
-} png_job;
-
-static void on_png_error(png_structp png, png_const_charp msg)
+/* The whole picture as one band. */
+static const uint8_t *image_rows(void *ctx, int y, int *count)
 {
-    png_job *j = png_get_error_ptr(png);
-    snprintf(j->msg, sizeof j->msg, "%s", msg);
-    png_longjmp(png, 1);
-}
-
-static void on_png_warning(png_structp png, png_const_charp msg)
-{
-    (void)png;
-    (void)msg;
-}
-
-/* Runs under setjmp: only j's members survive a longjmp. */
-static void png_emit(png_job *j, FILE *f)
-{
-    png_init_io(j->png, f);
-    png_set_IHDR(j->png, j->info, (png_uint_32)j->img->w, (png_uint_32)j->img->h, 8,
-                 PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-                 PNG_FILTER_TYPE_DEFAULT);
-    png_text t = {.compression = PNG_TEXT_COMPRESSION_NONE,
-                  .key = (png_charp) "Software",
-                  .text = (png_charp) "gpufilt"};
-    png_set_text(j->png, j->info, &t, 1);
-    png_write_info(j->png, j->info);
-    for (int y = 0; y < j->img->h; y++)
-        png_write_row(j->png, j->img->px + (size_t)y * (size_t)j->img->w * 3);
-    png_write_end(j->png, j->info);
+    const gf_response_image *img = ctx;
+    *count = img->h - y;
+    return img->px + (size_t)y * (size_t)img->w * 3;
 }
 
 int gf_response_png_write(FILE *f, const gf_response_plot *p, char *err, size_t n)
@@ -626,25 +594,13 @@ int gf_response_png_write(FILE *f, const gf_response_plot *p, char *err, size_t 
     int rc = gf_response_render(p, &img, err, n);
     if (rc)
         return rc;
-    png_job *j = calloc(1, sizeof *j);
-    if (j) {
-        j->img = &img;
-        j->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, j, on_png_error, on_png_warning);
-        j->info = j->png ? png_create_info_struct(j->png) : NULL;
-    }
-    if (!j || !j->png || !j->info) {
+    gf_png_error e;
+    rc = gf_png_write(f, img.w, img.h, image_rows, &img, &e);
+    if (rc == GF_EXIT_INTERNAL)
         snprintf(err, n, "out of memory");
-        rc = GF_EXIT_INTERNAL;
-    } else if (setjmp(png_jmpbuf(j->png))) {
-        snprintf(err, n, "libpng: %s%s%s", j->msg, errno ? ": " : "", errno ? strerror(errno) : "");
-        rc = GF_EXIT_OUTPUT;
-    } else {
-        errno = 0;
-        png_emit(j, f);
-    }
-    if (j)
-        png_destroy_write_struct(j->png ? &j->png : NULL, j->info ? &j->info : NULL);
-    free(j);
+    else if (rc)
+        snprintf(err, n, "libpng: %s%s%s", e.libpng, e.errnum ? ": " : "",
+                 e.errnum ? strerror(e.errnum) : "");
     gf_response_image_free(&img);
     return rc;
 }

@@ -3,7 +3,7 @@
  * delay at given frequencies or on a uniform grid, and the convolution of
  * two filters. All in double.
  */
-#include "design.h"
+#include "design/design.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -5,8 +5,8 @@
  * of a minimum-phase cepstrum), exponentiated back. Every transform is of
  * a real sequence or gives one, so each is a gf_rfft.
  */
-#include "design.h"
-#include "design_fft.h"
+#include "design/design.h"
+#include "design/design_fft.h"
 
 #include <math.h>
 #include <stdlib.h>

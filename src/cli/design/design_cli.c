@@ -2,12 +2,12 @@
  * Filter design on the command line (design_cli.h): designing and
  * cascading, --design-out and --response-png.
  */
-#include "design_cli.h"
+#include "design/design_cli.h"
 
 #include "cli.h"
-#include "io.h"
-#include "outfile.h"
-#include "response_png.h"
+#include "design/response_png.h"
+#include "io/io.h"
+#include "io/outfile.h"
 
 #include <errno.h>
 #include <math.h>

@@ -11,7 +11,7 @@
 #ifndef GF_DESIGN_INTERNAL_H
 #define GF_DESIGN_INTERNAL_H
 
-#include "design_fft.h"
+#include "design/design_fft.h"
 #include "gpufilt.h"
 
 #include <stddef.h>

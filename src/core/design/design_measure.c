@@ -4,8 +4,8 @@
  * specification with gf_measure_bands; gf_design_response gives the
  * magnitude and group delay for pictures and embedders.
  */
-#include "design.h"
-#include "design_fft.h"
+#include "design/design.h"
+#include "design/design_fft.h"
 
 #include <math.h>
 #include <stdlib.h>

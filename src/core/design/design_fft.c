@@ -3,7 +3,7 @@
  * radix-2 FFT of m points over the even and odd samples, and the split
  * step that separates their spectra.
  */
-#include "design_fft.h"
+#include "design/design_fft.h"
 
 #include <math.h>
 #include <stdlib.h>

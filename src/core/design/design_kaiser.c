@@ -3,7 +3,7 @@
  * arithmetic as scipy.signal's kaiser_beta, kaiserord, kaiser_atten,
  * windows.kaiser and firwin, in double precision.
  */
-#include "design.h"
+#include "design/design.h"
 
 #include <math.h>
 

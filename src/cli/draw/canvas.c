@@ -1,4 +1,4 @@
-#include "canvas.h"
+#include "draw/canvas.h"
 
 #include <ctype.h>
 #include <stddef.h>
@@ -61,7 +61,7 @@ static const struct glyph {
     {'?', {".###.", "#...#", "....#", "...#.", "..#..", ".....", "..#.."}},
 };
 
-void gf_fill(canvas *c, int x, int y, int w, int hgt, rgb col)
+void gf_canvas_fill(gf_canvas *c, int x, int y, int w, int hgt, gf_rgb col)
 {
     const int x0 = x < 0 ? 0 : x, y0 = y < 0 ? 0 : y;
     const int x1 = x + w > c->w ? c->w : x + w, y1 = y + hgt > c->h ? c->h : y + hgt;
@@ -74,15 +74,15 @@ void gf_fill(canvas *c, int x, int y, int w, int hgt, rgb col)
         }
 }
 
-int gf_text_width(const char *s)
+int gf_canvas_text_width(const char *s)
 {
     const int len = (int)strlen(s);
-    return len ? len * GF_GLYPH_ADVANCE - 1 : 0;
+    return len ? len * GF_CANVAS_ADVANCE - 1 : 0;
 }
 
-void gf_text(canvas *c, int x, int y, const char *s, rgb col)
+void gf_canvas_text(gf_canvas *c, int x, int y, const char *s, gf_rgb col)
 {
-    for (; *s; s++, x += GF_GLYPH_ADVANCE) {
+    for (; *s; s++, x += GF_CANVAS_ADVANCE) {
         const char ch = (char)toupper((unsigned char)*s);
         const struct glyph *g = NULL;
         for (size_t i = 0; i < sizeof font / sizeof font[0] && !g; i++)
@@ -93,16 +93,16 @@ void gf_text(canvas *c, int x, int y, const char *s, rgb col)
         for (int gy = 0; gy < 7; gy++)
             for (int gx = 0; gx < 5; gx++)
                 if (g->rows[gy][gx] == '#')
-                    gf_fill(c, x + gx, y + gy, 1, 1, col);
+                    gf_canvas_fill(c, x + gx, y + gy, 1, 1, col);
     }
 }
 
-void gf_text_right(canvas *c, int right, int y, const char *s, rgb col)
+void gf_canvas_text_right(gf_canvas *c, int right, int y, const char *s, gf_rgb col)
 {
-    gf_text(c, right - gf_text_width(s), y, s, col);
+    gf_canvas_text(c, right - gf_canvas_text_width(s), y, s, col);
 }
 
-void gf_text_centre(canvas *c, int centre, int y, const char *s, rgb col)
+void gf_canvas_text_centre(gf_canvas *c, int centre, int y, const char *s, gf_rgb col)
 {
-    gf_text(c, centre - gf_text_width(s) / 2, y, s, col);
+    gf_canvas_text(c, centre - gf_canvas_text_width(s) / 2, y, s, col);
 }

@@ -9,8 +9,9 @@
  *   - the passbands magnified, with Kaiser's ripple bound dashed (band
  *     designs only);
  *   - the group delay in ms where the gain is within 40 dB of its peak.
- * Up to 8 filters (one per channel) in distinct colours. Drawn with the
- * histogram picture's canvas (hist_out/canvas.h), encoded with libpng.
+ * Up to 8 filters (one per channel) in distinct colours. Drawn on the
+ * canvas the histogram picture uses too (draw/canvas.h), written by the
+ * one PNG writer (draw/png_write.h).
  */
 #ifndef GF_RESPONSE_PNG_H
 #define GF_RESPONSE_PNG_H
