@@ -247,8 +247,8 @@ typedef struct gf_job {
  * handoff (NULL: none wanted, as for live audio) the hand-off device. A GPU
  * chosen here whose set-up then fails (out of its memory, a CUDA or cuFFT
  * error, no usable device) gives way to the CPU with a notice
- * (gf_cli_engine_create); a failure once the stream has begun ends it. The library's own GF_DEVICE_AUTO, for
- * embedders, is simpler: cuda when a usable GPU exists.
+ * (gf_cli_engine_create); a failure once the stream has begun ends it. The library's own
+ * GF_DEVICE_AUTO, for embedders, is simpler: cuda when a usable GPU exists.
  */
 gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_device *handoff,
                                char *why, size_t n);
