@@ -11,6 +11,11 @@
 # the major version. Programs initialise gf_config with gf_config_default.
 set(GPUFILT_CORE_SOURCES
   src/core/engine.c
+  src/core/engine_method.c
+  src/core/engine_stream.c
+  src/core/engine_bulk.c
+  src/core/engine_hist.c
+  src/core/engine_query.c
   src/core/config.c
   src/core/method.c
   src/core/status.c
@@ -19,6 +24,7 @@ set(GPUFILT_CORE_SOURCES
   src/core/host_mem.c
   src/core/handoff.c
   src/core/copy_pool.c
+  src/core/backends/registry.c
   src/core/backends/ref.c
   src/core/backends/cpu.c
   src/core/backends/cpu_fft.c

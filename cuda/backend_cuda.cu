@@ -114,6 +114,44 @@ extern "C" void gf_cuda_pinned_free(void *p)
         cudaFreeHost(p);
 }
 
+extern "C" int gf_cuda_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) { /* no driver, or no device */
+        cudaGetLastError();
+        return 0;
+    }
+    return n > 0 ? n : 0;
+}
+
+extern "C" gf_status gf_cuda_describe(int index, gf_cuda_device *info)
+{
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, index) != cudaSuccess) {
+        cudaGetLastError();
+        return GF_ERR_CUDA;
+    }
+    /* Free memory is known only to a context on the device. */
+    int prev = -1;
+    size_t free_b = 0, total_b = 0;
+    gf_status st = GF_OK;
+    if (cudaGetDevice(&prev) != cudaSuccess || cudaSetDevice(index) != cudaSuccess ||
+        cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+        st = GF_ERR_CUDA;
+    if (prev >= 0 && prev != index && cudaSetDevice(prev) != cudaSuccess)
+        st = GF_ERR_CUDA;
+    cudaGetLastError(); /* leave no error for the caller's next check */
+    if (st != GF_OK)
+        return st;
+    snprintf(info->name, sizeof info->name, "%s", prop.name);
+    info->total_bytes = prop.totalGlobalMem;
+    info->free_bytes = free_b;
+    info->major = prop.major;
+    info->minor = prop.minor;
+    info->multiprocessors = prop.multiProcessorCount;
+    return GF_OK;
+}
+
 static int const_alloc(int dev, int npages)
 {
     if (dev < 0 || dev >= MAX_DEVICES)
@@ -492,6 +530,10 @@ extern "C" const gf_backend_ops gf_backend_cuda = {
     .chunk_samples = (size_t)1 << 21, /* a few MB per transfer amortises its fixed cost */
     .methods_f32 = GF_METHOD_BIT(GF_METHOD_DIRECT) | GF_METHOD_BIT(GF_METHOD_FFT),
     .methods_f64 = GF_METHOD_BIT(GF_METHOD_DIRECT) | GF_METHOD_BIT(GF_METHOD_FFT),
+    .histograms = 1,
+    .auto_rank = 2, /* preferred wherever a device is usable */
+    .split_copies = 1,
+    .available = gf_cuda_probe,
     .create = cuda_create,
     .destroy = cuda_destroy,
     .host_alloc = cuda_host_alloc,
