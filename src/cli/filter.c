@@ -318,7 +318,7 @@ static int setup_engines(run *r)
     c.hist = r->hist ? &r->hc : NULL;
     if ((rc = gf_cli_engine_create(&c, o->device == GF_DEVICE_AUTO, &r->e)) != 0)
         return rc;
-    if (device == GF_DEVICE_CUDA && strcmp(gf_engine_backend(r->e), "cuda") != 0)
+    if (device == GF_DEVICE_CUDA && gf_engine_device(r->e) != GF_DEVICE_CUDA)
         snprintf(r->why, sizeof r->why, "auto: the GPU could not take the filter");
     if (o->verify && gf_engine_method(r->e) == GF_METHOD_FFT) {
         /* The engines may hold this many input frames before their output. */
@@ -448,8 +448,7 @@ static int open_outputs(run *r)
      * buffers), which then holds up to max_pending frames more than it was
      * given. The GPU keeps its own page-locked buffers, and the push/pull
      * loop keeps its transfers overlapping the reading and writing. */
-    const char *be = gf_engine_backend(r->e);
-    r->in_place = r->handoff == GF_DEVICE_AUTO && strcmp(be, "cuda") != 0;
+    r->in_place = r->handoff == GF_DEVICE_AUTO && gf_engine_device(r->e) != GF_DEVICE_CUDA;
     const size_t out_cap = BLOCK_FRAMES + (r->in_place ? gf_engine_max_pending(r->e) : 0);
     if (!(r->ref_out = malloc(BLOCK_FRAMES * r->fb)) ||
         gf_stages_start(&r->stages, &r->src, &r->sink, o->precision, BLOCK_FRAMES, out_cap) != 0) {
