@@ -1,4 +1,4 @@
-# The core library (src/core, cuda): compiled once, position-independent,
+# The core library (src/core): compiled once, position-independent,
 # and packaged twice as libgpufilt: a static library (target gpufilt_core,
 # which the CLI, tests and benchmarks link) and a shared one with a SONAME
 # (target gpufilt_shared) that exports only the functions gpufilt.h
@@ -38,13 +38,18 @@ set(GPUFILT_CORE_SOURCES
   src/core/design_fft.c
   ${GPUFILT_FFT_SOURCE})
 if(GPUFILT_HAVE_CUDA)
-  list(APPEND GPUFILT_CORE_SOURCES cuda/backend_cuda.cu cuda/fir_launch.cu cuda/hist_launch.cu
-    cuda/fft_conv.cu cuda/cuda_check.cu)
+  list(APPEND GPUFILT_CORE_SOURCES
+    src/core/backends/cuda/backend_cuda.cu
+    src/core/backends/cuda/fir_launch.cu
+    src/core/backends/cuda/hist_launch.cu
+    src/core/backends/cuda/fft_conv.cu
+    src/core/backends/cuda/cuda_check.cu)
 endif()
 
 add_library(gpufilt_objects OBJECT ${GPUFILT_CORE_SOURCES})
 set_target_properties(gpufilt_objects PROPERTIES POSITION_INDEPENDENT_CODE ON)
-target_include_directories(gpufilt_objects PRIVATE include src/core src/core/backends cuda)
+target_include_directories(gpufilt_objects PRIVATE include src/core src/core/backends
+  src/core/backends/cuda)
 target_link_libraries(gpufilt_objects PRIVATE gpufilt_flags ${GPUFILT_FFT_LIBS})
 target_compile_definitions(gpufilt_objects PRIVATE ${GPUFILT_FFT_DEFINE})
 if(GPUFILT_HAVE_CUDA)
