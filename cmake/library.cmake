@@ -1,4 +1,4 @@
-# The core library (src/core, cuda): compiled once, position-independent,
+# The core library (src/core): compiled once, position-independent,
 # and packaged twice as libgpufilt: a static library (target gpufilt_core,
 # which the CLI, tests and benchmarks link) and a shared one with a SONAME
 # (target gpufilt_shared) that exports only the functions gpufilt.h
@@ -11,6 +11,11 @@
 # the major version. Programs initialise gf_config with gf_config_default.
 set(GPUFILT_CORE_SOURCES
   src/core/engine.c
+  src/core/engine_method.c
+  src/core/engine_stream.c
+  src/core/engine_bulk.c
+  src/core/engine_hist.c
+  src/core/engine_query.c
   src/core/config.c
   src/core/method.c
   src/core/status.c
@@ -19,6 +24,7 @@ set(GPUFILT_CORE_SOURCES
   src/core/host_mem.c
   src/core/handoff.c
   src/core/copy_pool.c
+  src/core/backends/registry.c
   src/core/backends/ref.c
   src/core/backends/cpu.c
   src/core/backends/cpu_fft.c
@@ -32,13 +38,18 @@ set(GPUFILT_CORE_SOURCES
   src/core/design/design_fft.c
   ${GPUFILT_FFT_SOURCE})
 if(GPUFILT_HAVE_CUDA)
-  list(APPEND GPUFILT_CORE_SOURCES cuda/backend_cuda.cu cuda/fir_launch.cu cuda/hist_launch.cu
-    cuda/fft_conv.cu cuda/cuda_check.cu)
+  list(APPEND GPUFILT_CORE_SOURCES
+    src/core/backends/cuda/backend_cuda.cu
+    src/core/backends/cuda/fir_launch.cu
+    src/core/backends/cuda/hist_launch.cu
+    src/core/backends/cuda/fft_conv.cu
+    src/core/backends/cuda/cuda_check.cu)
 endif()
 
 add_library(gpufilt_objects OBJECT ${GPUFILT_CORE_SOURCES})
 set_target_properties(gpufilt_objects PROPERTIES POSITION_INDEPENDENT_CODE ON)
-target_include_directories(gpufilt_objects PRIVATE include src/core src/core/backends cuda)
+target_include_directories(gpufilt_objects PRIVATE include src/core src/core/backends
+  src/core/backends/cuda)
 target_link_libraries(gpufilt_objects PRIVATE gpufilt_flags ${GPUFILT_FFT_LIBS})
 target_compile_definitions(gpufilt_objects PRIVATE ${GPUFILT_FFT_DEFINE})
 if(GPUFILT_HAVE_CUDA)

@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 #define GPUFILT_VERSION_MAJOR 0
-#define GPUFILT_VERSION_MINOR 1
+#define GPUFILT_VERSION_MINOR 2
 #define GPUFILT_VERSION_PATCH 0
 
 /** Most taps of the direct method (the whole f64 filter fits in 64 KiB of GPU constant memory). */
@@ -97,7 +97,7 @@ typedef enum gf_status {
 /** Static English message for a status; never NULL. */
 const char *gf_strerror(gf_status status);
 
-/** "MAJOR.MINOR.PATCH" plus the backends compiled in, e.g. "0.1.0 (ref, cpu, cuda)". */
+/** "MAJOR.MINOR.PATCH" plus the backends compiled in, e.g. "0.2.0 (ref, cpu, cuda)". */
 const char *gf_version(void);
 
 typedef enum gf_mode { GF_MODE_SAME = 0, GF_MODE_CAUSAL = 1, GF_MODE_FULL = 2 } gf_mode;
@@ -371,8 +371,13 @@ size_t gf_engine_max_pending(const gf_engine *e);
 size_t gf_engine_latency(const gf_engine *e);
 
 /** The backend actually in use: "ref", "cpu" or "cuda" (after a hand-off, the
- * one handed to). */
+ * one handed to). For people to read; programs ask gf_engine_device. */
 const char *gf_engine_backend(const gf_engine *e);
+
+/** The device kind of the backend actually in use: GF_DEVICE_REF, _CPU or
+ * _CUDA, never _AUTO (after a hand-off, the one handed to); GF_DEVICE_AUTO
+ * when e is NULL. Since 0.2. */
+gf_device gf_engine_device(const gf_engine *e);
 
 /**
  * The configuration in use: the one given, with the automatic choices
@@ -430,6 +435,52 @@ gf_status gf_engine_channel_taps(const gf_engine *e, int channel, double *taps);
  * context can be created). The first call may take a moment.
  */
 int gf_cuda_available(void);
+
+/**
+ * 1 when this build has the backend of kind `device` and it can be used
+ * now: GF_DEVICE_REF and _CPU always; _CUDA as gf_cuda_available (the first
+ * call may take a moment). 0 for a backend this build lacks, for
+ * GF_DEVICE_AUTO (a policy, not a backend) and for any other value. Since 0.2.
+ */
+int gf_backend_available(gf_device device);
+
+/**
+ * 1 when this build has the backend of kind `device`, whether or not it
+ * can be used on this machine; asks nothing of the machine (no device
+ * query, no start-up). 0 for GF_DEVICE_AUTO and any other value. Since 0.2.
+ */
+int gf_backend_built(gf_device device);
+
+/** One CUDA device, as gf_cuda_device_info describes it. Since 0.2. */
+typedef struct gf_cuda_device {
+    char name[256];     /* the driver's name, e.g. "NVIDIA H100 80GB HBM3"; NUL-terminated */
+    size_t total_bytes; /* global memory */
+    size_t free_bytes;  /* global memory free at the time of the call */
+    int major, minor;   /* compute capability */
+    int multiprocessors;
+} gf_cuda_device;
+
+/**
+ * The number of CUDA devices present, into *count, without creating an
+ * engine. GF_OK with *count = 0 when this build has no CUDA, no driver is
+ * loaded or no device is present; GF_ERR_INVALID_ARGUMENT when count is
+ * NULL. Devices are numbered 0 .. count-1, the ordinals gf_config.cuda_device
+ * takes. Thread-safe. Since 0.2.
+ */
+gf_status gf_cuda_device_count(int *count);
+
+/**
+ * Device `index` (0 .. gf_cuda_device_count - 1) into *info, without
+ * creating an engine. GF_ERR_NO_DEVICE, with *info zeroed, when index is
+ * outside that range (every index in a build without CUDA, or where no
+ * device is present); GF_ERR_INVALID_ARGUMENT when info is NULL;
+ * GF_ERR_CUDA, with *info zeroed, when the device cannot be asked (no
+ * context can be made on it). free_bytes needs a context on the device, so
+ * the first call for a device costs CUDA's start-up (a few tenths of a
+ * second); the calling thread's current CUDA device is left as it was.
+ * Thread-safe. Since 0.2.
+ */
+gf_status gf_cuda_device_info(int index, gf_cuda_device *info);
 
 /**
  * Page-locked host memory when CUDA is available (faster transfers, and the

@@ -144,7 +144,7 @@ class _GpufiltArgumentError(GpufiltError, ValueError):
 
 def version():
     """The library's version string (gf_version): "MAJOR.MINOR.PATCH (backends)",
-    e.g. "0.1.0 (ref, cpu, cuda)": the backends this build of the library has."""
+    e.g. "0.2.0 (ref, cpu, cuda)": the backends this build of the library has."""
     return _lib.gf_version().decode()
 
 

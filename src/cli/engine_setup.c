@@ -29,14 +29,14 @@ static const char *device_name(gf_device d)
 
 /* The hand-off applies: a file or pipe, the direct method on the CPU (its
  * output is the same on every backend), and a CUDA backend in this build
- * (gf_version names the backends; asking for a device is itself start-up). */
+ * (asking whether a device is usable is itself start-up). */
 static int can_hand_off(const gf_cli_options *o, const gf_job *j)
 {
     const gf_method m =
         o->method != GF_METHOD_AUTO
             ? o->method
             : gf_method_choose(j->taps, j->channels, o->precision, GF_DEVICE_CPU, o->partition);
-    return j->block == 0 && m == GF_METHOD_DIRECT && strstr(gf_version(), "cuda") != NULL;
+    return j->block == 0 && m == GF_METHOD_DIRECT && gf_backend_built(GF_DEVICE_CUDA);
 }
 
 gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_device *handoff,

@@ -267,7 +267,7 @@ static int setup_engines(gf_run *r)
     c.hist = r->hist ? &r->hc : NULL;
     if ((rc = gf_cli_engine_create(&c, o->device == GF_DEVICE_AUTO, &r->e[GF_RUN_MAIN])) != 0)
         return rc;
-    if (device == GF_DEVICE_CUDA && strcmp(gf_engine_backend(r->e[GF_RUN_MAIN]), "cuda") != 0)
+    if (device == GF_DEVICE_CUDA && gf_engine_device(r->e[GF_RUN_MAIN]) != GF_DEVICE_CUDA)
         snprintf(r->why, sizeof r->why, "auto: the GPU could not take the filter");
     if (o->verify && (rc = setup_verify(r, c)) != 0)
         return rc;
@@ -287,8 +287,8 @@ static int start_stages(gf_run *r)
      * buffers), which then holds up to max_pending frames more than it was
      * given. The GPU keeps its own page-locked buffers, and the push/pull
      * loop keeps its transfers overlapping the reading and writing. */
-    const char *be = gf_engine_backend(r->e[GF_RUN_MAIN]);
-    r->in_place = r->handoff == GF_DEVICE_AUTO && strcmp(be, "cuda") != 0;
+    r->in_place =
+        r->handoff == GF_DEVICE_AUTO && gf_engine_device(r->e[GF_RUN_MAIN]) != GF_DEVICE_CUDA;
     const size_t out_cap =
         BLOCK_FRAMES + (r->in_place ? gf_engine_max_pending(r->e[GF_RUN_MAIN]) : 0);
     if (!(r->ref_out = malloc(BLOCK_FRAMES * r->fb)) ||

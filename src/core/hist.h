@@ -15,7 +15,7 @@
  *     record when a block is complete.
  * Every step is exact, so records do not depend on chunking or backend.
  *
- * This header is plain C, also compiled by nvcc (cuda/hist_kernels.cuh):
+ * This header is plain C, also compiled by nvcc (src/core/backends/cuda/hist_kernels.cuh):
  * the per-sample rules below are __host__ __device__ there, one source for
  * every backend. On the device they use the _rn intrinsics, so no
  * contraction can creep in even if the build flags change.

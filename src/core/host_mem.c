@@ -1,6 +1,7 @@
 /*
- * gf_host_alloc / gf_host_free and gf_cuda_available: the public entry
- * points that work with or without CUDA compiled in.
+ * gf_host_alloc / gf_host_free, gf_cuda_available and the CUDA device
+ * queries: the public entry points that work with or without CUDA compiled
+ * in.
  *
  * Each block starts with a 64-byte header recording how it was allocated,
  * so gf_host_free needs no lookup and the user's pointer stays 64-byte
@@ -17,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define HOST_HEADER 64
@@ -24,10 +26,37 @@ enum { HOST_PLAIN = 0x67667031, HOST_PINNED = 0x67667032 };
 
 int gf_cuda_available(void)
 {
+    return gf_backend_available(GF_DEVICE_CUDA);
+}
+
+gf_status gf_cuda_device_count(int *count)
+{
+    if (!count)
+        return GF_ERR_INVALID_ARGUMENT;
 #ifdef GPUFILT_HAVE_CUDA
-    return gf_cuda_probe();
+    *count = gf_cuda_count();
 #else
-    return 0;
+    *count = 0;
+#endif
+    return GF_OK;
+}
+
+gf_status gf_cuda_device_info(int index, gf_cuda_device *info)
+{
+    if (!info)
+        return GF_ERR_INVALID_ARGUMENT;
+    memset(info, 0, sizeof *info);
+    int count = 0;
+    gf_cuda_device_count(&count);
+    if (index < 0 || index >= count)
+        return GF_ERR_NO_DEVICE;
+#ifdef GPUFILT_HAVE_CUDA
+    const gf_status st = gf_cuda_describe(index, info);
+    if (st != GF_OK)
+        memset(info, 0, sizeof *info);
+    return st;
+#else
+    return GF_ERR_NO_DEVICE; /* not reached: no device is counted */
 #endif
 }
 

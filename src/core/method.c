@@ -20,17 +20,13 @@
  * cheap either way, and direct is exact. */
 #define DIRECT_ALWAYS 32
 
-typedef struct cost_model {
-    double a, b, f; /* FFT: A log2(2P) + B K + F */
-    double floor_t; /* direct: at least this many taps' worth (the host copies) */
-    size_t k0;      /* default partitions per filter */
-} cost_model;
-
-static cost_model model_for(gf_device device)
+/* The device kind's model (registry.c: A, B, F above, the floor of
+ * both methods in taps' worth, and the default partitions per filter); the
+ * CPU's for GF_DEVICE_AUTO or a kind the library does not know. */
+static gf_cost_model model_for(gf_device device)
 {
-    if (device == GF_DEVICE_CUDA)
-        return (cost_model){.a = 24, .b = 8, .f = 64, .floor_t = 1024, .k0 = 8};
-    return (cost_model){.a = 8, .b = 10, .f = 0, .floor_t = 0, .k0 = 4};
+    const gf_backend_entry *b = gf_backend_entry_of(device);
+    return b ? b->cost : gf_backend_entry_of(GF_DEVICE_CPU)->cost;
 }
 
 static size_t pow2_nearest(double v)
@@ -43,7 +39,7 @@ static size_t pow2_nearest(double v)
 
 size_t gf_partition_choose(size_t taps, gf_device device)
 {
-    const cost_model m = model_for(device);
+    const gf_cost_model m = model_for(device);
     size_t p = pow2_nearest((double)taps / (double)m.k0);
     const size_t lo = 256, hi = (size_t)1 << 18;
     p = p < lo ? lo : p > hi ? hi : p;
@@ -67,7 +63,7 @@ double gf_method_cost(size_t taps, gf_device device, gf_method method, size_t pa
         method = gf_method_choose(taps, 1, GF_PRECISION_F32, device, partition);
     if (method == GF_METHOD_DIRECT)
         return (double)taps;
-    const cost_model m = model_for(device);
+    const gf_cost_model m = model_for(device);
     const size_t p = partition ? partition : gf_partition_choose(taps, device);
     const double k = (double)((taps + p - 1) / p);
     return m.a * log2_size(2 * p) + m.b * k + m.f;
@@ -78,11 +74,11 @@ gf_method gf_method_choose(size_t taps, int channels, gf_precision precision, gf
 {
     (void)channels;  /* both methods scale with the channels alike */
     (void)precision; /* and with the precision alike, on both backends */
-    if (device == GF_DEVICE_REF || taps <= DIRECT_ALWAYS)
+    if (model_for(device).direct_only || taps <= DIRECT_ALWAYS)
         return GF_METHOD_DIRECT;
     if (taps > GF_MAX_TAPS)
         return GF_METHOD_FFT;
-    const cost_model m = model_for(device);
+    const gf_cost_model m = model_for(device);
     double fft = gf_method_cost(taps, device, GF_METHOD_FFT, partition);
     double direct = (double)taps;
     fft = fft > m.floor_t ? fft : m.floor_t;

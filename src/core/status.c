@@ -1,8 +1,11 @@
-/* Status messages, the version string and failure details: no state. */
+/* Status messages, the version string (with the registry's backends) and
+ * failure details. */
 #include "backends/backend.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 void gf_detail(char *detail, size_t size, const char *fmt, ...)
 {
@@ -39,13 +42,31 @@ const char *gf_strerror(gf_status status)
 
 #define GF_STR2(x) #x
 #define GF_STR(x)  GF_STR2(x)
+static char version[128];
+static pthread_once_t version_once = PTHREAD_ONCE_INIT;
+
+/* "MAJOR.MINOR.PATCH (name, name, ...)": the backends of this build, in
+ * the registry's order. */
+static void make_version(void)
+{
+    size_t count, len;
+    const gf_backend_entry *b = gf_backends(&count);
+    len = (size_t)snprintf(version, sizeof version, "%s (",
+                           GF_STR(GPUFILT_VERSION_MAJOR) "." GF_STR(
+                               GPUFILT_VERSION_MINOR) "." GF_STR(GPUFILT_VERSION_PATCH));
+    const char *sep = "";
+    for (size_t i = 0; i < count && len < sizeof version; i++) {
+        if (!b[i].ops)
+            continue;
+        len += (size_t)snprintf(version + len, sizeof version - len, "%s%s", sep, b[i].ops->name);
+        sep = ", ";
+    }
+    if (len < sizeof version)
+        snprintf(version + len, sizeof version - len, ")");
+}
+
 const char *gf_version(void)
 {
-    return GF_STR(GPUFILT_VERSION_MAJOR) "." GF_STR(GPUFILT_VERSION_MINOR) "." GF_STR(
-        GPUFILT_VERSION_PATCH)
-#ifdef GPUFILT_HAVE_CUDA
-        " (ref, cpu, cuda)";
-#else
-        " (ref, cpu)";
-#endif
+    pthread_once(&version_once, make_version);
+    return version;
 }

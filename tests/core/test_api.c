@@ -1,8 +1,8 @@
 /*
  * The public API's edges: config validation and its detail strings, NULL
  * handling, status strings, latency, taps, exact special values through a
- * 1-tap filter, impulse responses, device selection without a GPU and host
- * memory.
+ * 1-tap filter, impulse responses, device selection without a GPU, the typed
+ * device queries and host memory.
  */
 #include "test_util.h"
 
@@ -729,6 +729,102 @@ static int test_devices(void)
     return bad;
 }
 
+/* The typed queries: the device kind of an engine, whether a backend is
+ * available, and the CUDA devices present, without an engine. */
+static int test_device_queries(void)
+{
+    int bad = 0;
+    const int have_cuda = gf_cuda_available();
+    const int built_cuda = strstr(gf_version(), "cuda") != NULL;
+
+    bad += TU_CHECK(gf_engine_device(NULL) == GF_DEVICE_AUTO, "gf_engine_device(NULL) = %d",
+                    (int)gf_engine_device(NULL));
+    const gf_device kinds[] = {GF_DEVICE_REF, GF_DEVICE_CPU};
+    const char *names[] = {"ref", "cpu"};
+    for (int i = 0; i < 2; i++) {
+        gf_config c = gf_config_default();
+        c.device = kinds[i];
+        gf_engine *e = NULL;
+        gf_status st = gf_engine_create(&c, &e, NULL, 0);
+        bad += TU_CHECK(st == GF_OK, "%s engine: %s", names[i], gf_strerror(st));
+        if (e) {
+            bad += TU_CHECK(gf_engine_device(e) == kinds[i], "%s engine: device %d, want %d",
+                            names[i], (int)gf_engine_device(e), (int)kinds[i]);
+            bad += TU_CHECK(strcmp(gf_engine_backend(e), names[i]) == 0, "%s engine: backend '%s'",
+                            names[i], gf_engine_backend(e));
+        }
+        gf_engine_destroy(e);
+    }
+    gf_config c = gf_config_default();
+    gf_engine *e = NULL;
+    if (gf_engine_create(&c, &e, NULL, 0) == GF_OK)
+        bad += TU_CHECK(gf_engine_device(e) == (have_cuda ? GF_DEVICE_CUDA : GF_DEVICE_CPU),
+                        "auto engine: device %d with cuda %savailable", (int)gf_engine_device(e),
+                        have_cuda ? "" : "not ");
+    else
+        bad += TU_FAIL("auto engine: create failed");
+    gf_engine_destroy(e);
+
+    bad += TU_CHECK(gf_backend_available(GF_DEVICE_REF) == 1, "ref available = %d",
+                    gf_backend_available(GF_DEVICE_REF));
+    bad += TU_CHECK(gf_backend_available(GF_DEVICE_CPU) == 1, "cpu available = %d",
+                    gf_backend_available(GF_DEVICE_CPU));
+    bad += TU_CHECK(gf_backend_available(GF_DEVICE_CUDA) == have_cuda,
+                    "cuda available = %d, gf_cuda_available() = %d",
+                    gf_backend_available(GF_DEVICE_CUDA), have_cuda);
+    bad += TU_CHECK(gf_backend_available(GF_DEVICE_AUTO) == 0, "auto available = %d",
+                    gf_backend_available(GF_DEVICE_AUTO));
+    bad += TU_CHECK(gf_backend_available((gf_device)4) == 0 &&
+                        gf_backend_available((gf_device)-1) == 0,
+                    "devices 4 and -1 available");
+
+    bad += TU_CHECK(gf_backend_built(GF_DEVICE_REF) == 1 && gf_backend_built(GF_DEVICE_CPU) == 1,
+                    "ref and cpu not built in");
+    bad += TU_CHECK(gf_backend_built(GF_DEVICE_CUDA) == built_cuda, "cuda built = %d, want %d",
+                    gf_backend_built(GF_DEVICE_CUDA), built_cuda);
+    bad += TU_CHECK(gf_backend_built(GF_DEVICE_AUTO) == 0 && gf_backend_built((gf_device)4) == 0,
+                    "auto or device 4 built");
+
+    int count = -7;
+    bad += TU_CHECK(gf_cuda_device_count(NULL) == GF_ERR_INVALID_ARGUMENT,
+                    "gf_cuda_device_count(NULL)");
+    gf_status st = gf_cuda_device_count(&count);
+    bad += TU_CHECK(st == GF_OK, "gf_cuda_device_count: %s", gf_strerror(st));
+    if (!built_cuda || !have_cuda)
+        bad += TU_CHECK(count == 0, "%d CUDA devices counted %s", count,
+                        built_cuda ? "where none is usable" : "in a build without CUDA");
+    else
+        bad += TU_CHECK(count >= 1, "%d CUDA devices counted where one is usable", count);
+
+    gf_cuda_device info;
+    bad += TU_CHECK(gf_cuda_device_info(0, NULL) == GF_ERR_INVALID_ARGUMENT,
+                    "gf_cuda_device_info(0, NULL)");
+    const int out_of_range[] = {-1, count, count + 1, INT_MAX, INT_MIN};
+    for (int i = 0; i < 5; i++) {
+        memset(&info, 0x55, sizeof info);
+        st = gf_cuda_device_info(out_of_range[i], &info);
+        bad += TU_CHECK(st == GF_ERR_NO_DEVICE, "gf_cuda_device_info(%d) of %d: %d (%s)",
+                        out_of_range[i], count, (int)st, gf_strerror(st));
+        bad += TU_CHECK(info.name[0] == '\0' && info.total_bytes == 0 && info.free_bytes == 0 &&
+                            info.major == 0 && info.multiprocessors == 0,
+                        "gf_cuda_device_info(%d): *info not zeroed", out_of_range[i]);
+    }
+    for (int i = 0; i < count; i++) {
+        memset(&info, 0x55, sizeof info);
+        st = gf_cuda_device_info(i, &info);
+        bad += TU_CHECK(st == GF_OK, "gf_cuda_device_info(%d): %s", i, gf_strerror(st));
+        bad += TU_CHECK(memchr(info.name, '\0', sizeof info.name) && info.name[0] != '\0',
+                        "device %d: name", i);
+        bad += TU_CHECK(info.total_bytes > 0 && info.free_bytes <= info.total_bytes &&
+                            info.major >= 1 && info.multiprocessors >= 1,
+                        "device %d: total %zu free %zu cc %d.%d sms %d", i, info.total_bytes,
+                        info.free_bytes, info.major, info.minor, info.multiprocessors);
+        printf("test_api: CUDA device %d: %.64s, %zu MiB (%zu free), cc %d.%d\n", i, info.name,
+               info.total_bytes >> 20, info.free_bytes >> 20, info.major, info.minor);
+    }
+    return bad;
+}
+
 static int test_host_memory(void)
 {
     int bad = 0;
@@ -802,6 +898,7 @@ int main(void)
     bad += test_impulse();
     bad += test_signed_zero_taps();
     bad += test_devices();
+    bad += test_device_queries();
     bad += test_host_memory();
     if (bad) {
         fprintf(stderr, "test_api: %d check(s) FAILED\n", bad);

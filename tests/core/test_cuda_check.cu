@@ -1,5 +1,5 @@
 /*
- * The checked-call header (cuda/cuda_check.h) on the host, no GPU needed:
+ * The checked-call header (src/core/backends/cuda/cuda_check.h) on the host, no GPU needed:
  * its one message format for CUDA and cuFFT results, the statuses they
  * map to, cuFFT's result names, GF_TRY's pass-through of a gf_status, and
  * the fault hook of test builds (GPUFILT_FAULT=TEXT:N[:oom|fail]), each

@@ -1,5 +1,5 @@
 /*
- * The CUDA FFT method's kernels (cuda/fft_kernels.cuh) run on the host, so
+ * The CUDA FFT method's kernels (src/core/backends/cuda/fft_kernels.cuh) run on the host, so
  * that an index, tile or ring-slot bug fails where there is no GPU.
  *
  * Each kernel against the layouts its header states, bit for bit, in f32

@@ -1,5 +1,5 @@
 /*
- * The CUDA FIR kernels (cuda/fir_kernels.cuh) run on the host, so that a
+ * The CUDA FIR kernels (src/core/backends/cuda/fir_kernels.cuh) run on the host, so that a
  * halo, tile or index bug fails where there is no GPU: every kernel against
  * the contract's sum, bit for bit,
  *

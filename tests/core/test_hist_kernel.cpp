@@ -1,5 +1,5 @@
 /*
- * The CUDA histogram kernel (cuda/hist_kernels.cuh) run on the host: its
+ * The CUDA histogram kernel (src/core/backends/cuda/hist_kernels.cuh) run on the host: its
  * grid geometry, segment and channel-group mapping, shared-memory
  * privatisation, warp reductions, 128-bit carries and the merge into the
  * global partials, against the host partials of the cpu backend

@@ -2,7 +2,7 @@
 # GPU faults, on a GPU machine, with a build configured with
 # -DGPUFILT_FAULT_INJECTION=ON (GPUFILT_FAULT=TEXT:N[:oom|fail] fails the
 # N-th checked CUDA or cuFFT call whose text contains TEXT; a kernel
-# launch's text is "KERNEL launch"; cuda/cuda_check.h):
+# launch's text is "KERNEL launch"; src/core/backends/cuda/cuda_check.h):
 #   - out of GPU memory at create: one line, exit 5, nothing left behind;
 #     with --device auto the CPU takes over with a notice, same bytes;
 #   - the FFT method's set-up: out of GPU memory at each of its

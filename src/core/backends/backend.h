@@ -1,6 +1,6 @@
 /*
  * Internal backend interface. A backend filters chunks; the engine
- * (engine.c) cuts the stream into chunks, carries the halo between them (or,
+ * (engine_internal.h) cuts the stream into chunks, carries the halo between them (or,
  * for the FFT method, feeds whole partitions in order) and orders their
  * output.
  *
@@ -74,7 +74,8 @@ typedef struct gf_chunk {
 } gf_chunk;
 
 /* A backend is a table of facts and functions; the engine asks it, and
- * never compares tables to decide anything. */
+ * never compares tables to decide anything. Every backend is listed once,
+ * in registry.c, which is how the library finds it. */
 typedef struct gf_backend_ops {
     const char *name;     /* what gf_engine_backend reports */
     gf_device device;     /* GF_DEVICE_REF, _CPU or _CUDA: what the engine's config records */
@@ -82,6 +83,16 @@ typedef struct gf_backend_ops {
     size_t chunk_samples; /* default chunk (frames x channels) when the config gives none */
     /* Methods it can run, as bits (GF_METHOD_BIT), for f32 and for f64. */
     unsigned methods_f32, methods_f64;
+    int histograms; /* 1: fills gf_chunk.hist (gf_backend_params.hist) */
+    /* GF_DEVICE_AUTO's preference: the available backend with the highest
+     * rank is chosen; 0: never chosen automatically. */
+    int auto_rank;
+    /* 1: the engine splits its staging copies over threads (one thread
+     * moves a fraction of what PCIe can take). */
+    int split_copies;
+    /* 1 when it can be used on this machine now (cached where asking is
+     * slow); called before create, from any thread. */
+    int (*available)(void);
     gf_status (*create)(const gf_backend_params *p, void **state, char *detail, size_t detail_size);
     void (*destroy)(void *state);
     /* Host buffers for staging: pinned where the backend benefits. */
@@ -109,11 +120,39 @@ typedef struct gf_backend_ops {
     void (*host_unregister)(void *state, void *p);
 } gf_backend_ops;
 
-extern const gf_backend_ops gf_backend_ref;
-extern const gf_backend_ops gf_backend_cpu;
-#ifdef GPUFILT_HAVE_CUDA
-extern const gf_backend_ops gf_backend_cuda;
-#endif
+/* The cost model of a device kind (method.c): per output sample, in
+ * multiply-adds of its direct kernel, the FFT method costs
+ * a log2(2P) + b K + f; both methods cost at least floor_t; the default
+ * partition is about T / k0. */
+typedef struct gf_cost_model {
+    double a, b, f;
+    double floor_t;
+    size_t k0;
+    int direct_only; /* 1: the cost model always chooses the direct method */
+} gf_cost_model;
+
+/* The registry (registry.c): every device kind the library knows, and the
+ * backend this build has for it. */
+typedef struct gf_backend_entry {
+    gf_device device;
+    /* What "this gpufilt was built without ..." names when ops is NULL. */
+    const char *absent;
+    gf_cost_model cost;        /* known whether or not this build has the backend */
+    const gf_backend_ops *ops; /* NULL: not in this build */
+} gf_backend_entry;
+
+/* The registry's entries, in order, and how many (at least one). */
+const gf_backend_entry *gf_backends(size_t *count);
+/* The entry of a device kind, or NULL when the library knows no such kind
+ * (GF_DEVICE_AUTO included). */
+const gf_backend_entry *gf_backend_entry_of(gf_device device);
+/* The backend of a device kind in this build, or NULL. */
+const gf_backend_ops *gf_backend_of(gf_device device);
+/* GF_DEVICE_AUTO's choice: the available backend of highest auto_rank. */
+const gf_backend_ops *gf_backend_auto(void);
+
+/* Availability for backends that need nothing but the CPU (sync.c). */
+int gf_sync_available(void);
 
 /* Callbacks for backends that finish every chunk inside submit
  * (sync.c): aligned malloc, direct access always allowed, every slot

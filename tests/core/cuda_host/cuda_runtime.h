@@ -1,5 +1,5 @@
 /*
- * The CUDA names the kernels in cuda/ use, for host C++: the kernel tests
+ * The CUDA names the kernels in src/core/backends/cuda/ use, for host C++: the kernel tests
  * (test_*_kernel.cpp) compile the kernels' own headers on the host with
  * this directory first on the include path, so that machines without a
  * GPU (CI) run the kernels' index, tile and halo logic.

@@ -9,6 +9,10 @@
  * Kernels are chosen and launched in fir_launch.cu and hist_launch.cu
  * (launch.h); this file moves data and keeps the streams.
  *
+ * Methods are small interfaces inside the backend (cuda_method: set-up,
+ * per-slot set-up, run one chunk, reset), chosen once at create; the slot
+ * streams, uploads and downloads are the same for every method.
+ *
  * FFT method (fft_conv.h): the delay line makes every chunk depend on the
  * one before, so the filtering of every chunk runs on one compute stream,
  * in order, while uploads and downloads stay on the slot streams: chunk
@@ -58,15 +62,18 @@ typedef struct cuda_slot {
     void *d_hist;                   /* partial histograms: max_segs x nrec x part_bytes */
 } cuda_slot;
 
+typedef struct cuda_method cuda_method;
+
 typedef struct cuda_state {
     gf_backend_params p;
+    const cuda_method *m; /* the method: direct or FFT */
     int dev;
     int dev_set; /* cudaSetDevice(dev) succeeded: there is something to tear down */
     size_t ss, hs;
     int const_page, const_npages; /* -1: taps in global memory */
     void *d_taps;
     gf::fir_plan fir;     /* which kernel, how launched (direct method) */
-    gf::fft_conv *fft;    /* FFT method, or NULL */
+    gf::fft_conv *fft;    /* transforms and delay line (FFT method), or NULL */
     cudaStream_t compute; /* FFT method: every chunk's filtering, in order */
     int sms;              /* multiprocessors: sizes the histogram grid */
     gf_hist_plan hist;
@@ -76,6 +83,22 @@ typedef struct cuda_state {
     gf_status reset_failed; /* the last reset's status, returned by the next submit */
     char err[256];
 } cuda_state;
+
+/* A method inside the backend. The backend uploads each chunk to its
+ * slot's d_in and downloads d_out; the method queues the filtering in
+ * between, on the device, ordered before whatever the slot's stream does
+ * next. */
+struct cuda_method {
+    /* At create, on the device already set: taps, plans, streams. */
+    gf_status (*setup)(cuda_state *s);
+    /* At create, for each slot after its stream and event: what else the
+     * method needs per slot; NULL for nothing. */
+    gf_status (*slot_setup)(cuda_state *s, cuda_slot *sl);
+    /* Queue the filtering of chunk c, uploaded to sl->d_in, into sl->d_out. */
+    gf_status (*run)(cuda_state *s, cuda_slot *sl, const gf_chunk *c);
+    /* Forget the stream's history, nothing in flight; NULL: keeps none. */
+    gf_status (*reset)(cuda_state *s);
+};
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static int probe_result;
@@ -112,6 +135,44 @@ extern "C" void gf_cuda_pinned_free(void *p)
 {
     if (p)
         cudaFreeHost(p);
+}
+
+extern "C" int gf_cuda_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) { /* no driver, or no device */
+        cudaGetLastError();
+        return 0;
+    }
+    return n > 0 ? n : 0;
+}
+
+extern "C" gf_status gf_cuda_describe(int index, gf_cuda_device *info)
+{
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, index) != cudaSuccess) {
+        cudaGetLastError();
+        return GF_ERR_CUDA;
+    }
+    /* Free memory is known only to a context on the device. */
+    int prev = -1;
+    size_t free_b = 0, total_b = 0;
+    gf_status st = GF_OK;
+    if (cudaGetDevice(&prev) != cudaSuccess || cudaSetDevice(index) != cudaSuccess ||
+        cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+        st = GF_ERR_CUDA;
+    if (prev >= 0 && prev != index && cudaSetDevice(prev) != cudaSuccess)
+        st = GF_ERR_CUDA;
+    cudaGetLastError(); /* leave no error for the caller's next check */
+    if (st != GF_OK)
+        return st;
+    snprintf(info->name, sizeof info->name, "%s", prop.name);
+    info->total_bytes = prop.totalGlobalMem;
+    info->free_bytes = free_b;
+    info->major = prop.major;
+    info->minor = prop.minor;
+    info->multiprocessors = prop.multiProcessorCount;
+    return GF_OK;
 }
 
 static int const_alloc(int dev, int npages)
@@ -213,12 +274,69 @@ static gf_status setup_direct(cuda_state *s)
     return GF_OK;
 }
 
+/* Direct method: one kernel on the slot's stream (nothing when every
+ * output of the chunk is skipped). */
+static gf_status run_direct(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
+{
+    const size_t C = (size_t)s->p.channels;
+    const long long n0 = (long long)(c->skip * C), n1 = (long long)(c->frames * C);
+    if (n1 <= n0)
+        return GF_OK;
+    /* The check after the launch must see only this launch's error, not
+     * one an earlier call on this thread left behind and reported. */
+    cudaGetLastError();
+    if (s->p.precision == GF_PRECISION_F32)
+        gf::fir_launch<float>(s->fir, sl->stream, (const float *)sl->d_in, (float *)sl->d_out, n0,
+                              n1, (const float *)s->d_taps);
+    else
+        gf::fir_launch<double>(s->fir, sl->stream, (const double *)sl->d_in, (double *)sl->d_out,
+                               n0, n1, (const double *)s->d_taps);
+    GF_TRY_LAUNCH(s->err, sizeof s->err, "fir");
+    return GF_OK;
+}
+
+static const cuda_method cuda_direct = {setup_direct, NULL, run_direct, NULL};
+
 /* FFT method: the compute stream, and the transforms and delay line. */
 static gf_status setup_fft(cuda_state *s)
 {
     GF_TRY(s->err, sizeof s->err, cudaStreamCreateWithFlags(&s->compute, cudaStreamNonBlocking));
     return gf::fft_conv_create(&s->p, &s->fft, s->err, sizeof s->err);
 }
+
+/* The events that order a slot's upload before the compute stream's work
+ * and that work before the slot's download. */
+static gf_status slot_setup_fft(cuda_state *s, cuda_slot *sl)
+{
+    GF_TRY(s->err, sizeof s->err, cudaEventCreateWithFlags(&sl->uploaded, cudaEventDisableTiming));
+    GF_TRY(s->err, sizeof s->err, cudaEventCreateWithFlags(&sl->computed, cudaEventDisableTiming));
+    return GF_OK;
+}
+
+/* Every chunk, even one whose outputs are all skipped: the delay line must
+ * see every block. */
+static gf_status run_fft(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
+{
+    cudaGetLastError();
+    GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->uploaded, sl->stream));
+    GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(s->compute, sl->uploaded, 0));
+    GF_TRY(s->err, sizeof s->err,
+           gf::fft_conv_run(s->fft, s->compute, sl->d_in, c->frames, c->skip, sl->d_out, s->err,
+                            sizeof s->err));
+    GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->computed, s->compute));
+    GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(sl->stream, sl->computed, 0));
+    return GF_OK;
+}
+
+static gf_status reset_fft(cuda_state *s)
+{
+    GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
+    GF_TRY(s->err, sizeof s->err, gf::fft_conv_reset(s->fft, s->compute, s->err, sizeof s->err));
+    GF_TRY(s->err, sizeof s->err, cudaStreamSynchronize(s->compute));
+    return GF_OK;
+}
+
+static const cuda_method cuda_fft = {setup_fft, slot_setup_fft, run_fft, reset_fft};
 
 static gf_status setup(cuda_state *s)
 {
@@ -233,7 +351,7 @@ static gf_status setup(cuda_state *s)
     s->dev_set = 1;
     GF_TRY(s->err, sizeof s->err,
            cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, s->dev));
-    const gf_status st = p->method == GF_METHOD_FFT ? setup_fft(s) : setup_direct(s);
+    const gf_status st = s->m->setup(s);
     if (st != GF_OK)
         return st;
 
@@ -256,12 +374,8 @@ static gf_status setup(cuda_state *s)
         GF_TRY(s->err, sizeof s->err,
                cudaStreamCreateWithFlags(&sl->stream, cudaStreamNonBlocking));
         GF_TRY(s->err, sizeof s->err, cudaEventCreateWithFlags(&sl->done, cudaEventDisableTiming));
-        if (s->fft) {
-            GF_TRY(s->err, sizeof s->err,
-                   cudaEventCreateWithFlags(&sl->uploaded, cudaEventDisableTiming));
-            GF_TRY(s->err, sizeof s->err,
-                   cudaEventCreateWithFlags(&sl->computed, cudaEventDisableTiming));
-        }
+        if (s->m->slot_setup)
+            GF_TRY(s->err, sizeof s->err, s->m->slot_setup(s, sl));
         GF_TRY(s->err, sizeof s->err,
                gf::dev_alloc((void **)&sl->d_in, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss,
                              "a chunk's input", s->err, sizeof s->err));
@@ -295,6 +409,7 @@ static gf_status cuda_create(const gf_backend_params *p, void **state, char *det
     if (!s)
         return GF_ERR_NO_MEMORY;
     s->p = *p;
+    s->m = p->method == GF_METHOD_FFT ? &cuda_fft : &cuda_direct;
     s->dev = p->cuda_device;
     s->ss = p->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     s->hs = p->method == GF_METHOD_FFT ? 0 : (p->num_taps - 1) * (size_t)p->channels;
@@ -359,29 +474,9 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
             cudaMemcpyAsync(d_in + hs * ss, c->in, n_in * ss, cudaMemcpyHostToDevice, sl->stream));
     }
     const long long n0 = (long long)(c->skip * C), n1 = (long long)n_in;
-    if (s->fft) {
-        /* Every chunk, even one whose outputs are all skipped: the delay
-         * line must see every block. */
-        cudaGetLastError();
-        GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->uploaded, sl->stream));
-        GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(s->compute, sl->uploaded, 0));
-        GF_TRY(s->err, sizeof s->err,
-               gf::fft_conv_run(s->fft, s->compute, sl->d_in, c->frames, c->skip, sl->d_out, s->err,
-                                sizeof s->err));
-        GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->computed, s->compute));
-        GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(sl->stream, sl->computed, 0));
-    } else if (n1 > n0) {
-        /* The check after the launch must see only this launch's error, not
-         * one an earlier call on this thread left behind and reported. */
-        cudaGetLastError();
-        if (s->p.precision == GF_PRECISION_F32)
-            gf::fir_launch<float>(s->fir, sl->stream, (const float *)sl->d_in, (float *)sl->d_out,
-                                  n0, n1, (const float *)s->d_taps);
-        else
-            gf::fir_launch<double>(s->fir, sl->stream, (const double *)sl->d_in,
-                                   (double *)sl->d_out, n0, n1, (const double *)s->d_taps);
-        GF_TRY_LAUNCH(s->err, sizeof s->err, "fir");
-    }
+    const gf_status run = s->m->run(s, sl, c);
+    if (run != GF_OK)
+        return run;
     /* Right after the filter, while its output (or input) is still in L2. */
     if (s->has_hist && c->hist_frames > 0) {
         gf_status st = hist_submit(s, sl, c);
@@ -417,22 +512,13 @@ static gf_status cuda_wait(void *state, int slot)
     return GF_OK;
 }
 
-static gf_status reset_fft(cuda_state *s)
-{
-    GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
-    GF_TRY(s->err, sizeof s->err, gf::fft_conv_reset(s->fft, s->compute, s->err, sizeof s->err));
-    GF_TRY(s->err, sizeof s->err, cudaStreamSynchronize(s->compute));
-    return GF_OK;
-}
-
 static void cuda_reset(void *state)
 {
     cuda_state *s = (cuda_state *)state;
-    if (!s->fft)
-        return;
     /* Nothing is in flight (backend.h); a failure is returned by the next
      * chunk's submit. */
-    s->reset_failed = reset_fft(s);
+    if (s->m->reset)
+        s->reset_failed = s->m->reset(s);
 }
 
 static void *cuda_host_alloc(void *state, size_t bytes)
@@ -492,6 +578,10 @@ extern "C" const gf_backend_ops gf_backend_cuda = {
     .chunk_samples = (size_t)1 << 21, /* a few MB per transfer amortises its fixed cost */
     .methods_f32 = GF_METHOD_BIT(GF_METHOD_DIRECT) | GF_METHOD_BIT(GF_METHOD_FFT),
     .methods_f64 = GF_METHOD_BIT(GF_METHOD_DIRECT) | GF_METHOD_BIT(GF_METHOD_FFT),
+    .histograms = 1,
+    .auto_rank = 2, /* preferred wherever a device is usable */
+    .split_copies = 1,
+    .available = gf_cuda_probe,
     .create = cuda_create,
     .destroy = cuda_destroy,
     .host_alloc = cuda_host_alloc,

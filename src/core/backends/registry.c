@@ -1,0 +1,79 @@
+/*
+ * The registry: every backend the library knows, in one table. The engine
+ * (which backend runs a device kind, which one GF_DEVICE_AUTO picks, where a
+ * hand-off goes), gf_config_check (which device kinds exist), gf_version
+ * (the backends built in) and gf_backend_available read it; nothing else
+ * names a backend. PortAudio's paHostApiInitializers[] is the model.
+ *
+ * A backend is one file defining a gf_backend_ops (backend.h: its name,
+ * device kind, slots, methods per precision, histograms, availability
+ * probe and functions) and one line here. A kind this build lacks keeps its
+ * line with ops NULL, so that asking for it says what is missing rather
+ * than "unknown device".
+ */
+#include "backend.h"
+
+extern const gf_backend_ops gf_backend_ref;
+extern const gf_backend_ops gf_backend_cpu;
+#ifdef GPUFILT_HAVE_CUDA
+extern const gf_backend_ops gf_backend_cuda;
+#define GF_BACKEND_CUDA (&gf_backend_cuda)
+#else
+#define GF_BACKEND_CUDA NULL
+#endif
+
+/* The cost models come from measurements of each backend (bench/NOTES.md,
+ * "Long filters"); method.c says what they mean. */
+static const gf_backend_entry registry[] = {
+    {GF_DEVICE_REF,
+     "the ref backend",
+     {.a = 8, .b = 10, .f = 0, .floor_t = 0, .k0 = 4, .direct_only = 1},
+     &gf_backend_ref},
+    {GF_DEVICE_CPU,
+     "the cpu backend",
+     {.a = 8, .b = 10, .f = 0, .floor_t = 0, .k0 = 4},
+     &gf_backend_cpu},
+    {GF_DEVICE_CUDA, "CUDA", {.a = 24, .b = 8, .f = 64, .floor_t = 1024, .k0 = 8}, GF_BACKEND_CUDA},
+};
+
+const gf_backend_entry *gf_backends(size_t *count)
+{
+    *count = sizeof registry / sizeof registry[0];
+    return registry;
+}
+
+const gf_backend_entry *gf_backend_entry_of(gf_device device)
+{
+    for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
+        if (registry[i].device == device)
+            return &registry[i];
+    return NULL;
+}
+
+const gf_backend_ops *gf_backend_of(gf_device device)
+{
+    const gf_backend_entry *b = gf_backend_entry_of(device);
+    return b ? b->ops : NULL;
+}
+
+const gf_backend_ops *gf_backend_auto(void)
+{
+    const gf_backend_ops *best = NULL;
+    for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++) {
+        const gf_backend_ops *o = registry[i].ops;
+        if (o && o->auto_rank > 0 && (!best || o->auto_rank > best->auto_rank) && o->available())
+            best = o;
+    }
+    return best;
+}
+
+int gf_backend_built(gf_device device)
+{
+    return gf_backend_of(device) != NULL;
+}
+
+int gf_backend_available(gf_device device)
+{
+    const gf_backend_ops *o = gf_backend_of(device);
+    return o && o->available() ? 1 : 0;
+}

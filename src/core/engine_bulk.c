@@ -1,0 +1,149 @@
+/*
+ * The bulk path: gf_engine_process. Where nothing is buffered and the
+ * backend may read and write the caller's memory, chunks go straight from
+ * `in` to `out` (no staging copy, halo taken from the input itself);
+ * otherwise, and for the rest, the push/pull loop of engine_stream.c.
+ */
+#include "engine_internal.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* Copy the hs samples that end at in[n_samples] (history, then input) to dst. */
+static void tail_samples(const gf_engine *e, unsigned char *dst, const unsigned char *history,
+                         const unsigned char *in, size_t n_samples)
+{
+    const size_t ss = e->ss, hs = e->hs;
+    if (n_samples >= hs) {
+        memcpy(dst, in + (n_samples - hs) * ss, hs * ss);
+    } else {
+        memcpy(dst, history + n_samples * ss, (hs - n_samples) * ss);
+        memcpy(dst + (hs - n_samples) * ss, in, n_samples * ss);
+    }
+}
+
+/*
+ * Bulk path with nothing buffered: chunks go from `in` to `out` with no
+ * staging copy. The halo of a chunk is the input just before it, or (near
+ * the start) history plus input assembled in the slot's own buffer.
+ */
+static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t frames,
+                                unsigned char *out, size_t *produced)
+{
+    const size_t C = e->C, ss = e->ss, hs = e->hs;
+    gf_status st;
+    /* The history at the start of this call. */
+    if (e->history_slot < 0)
+        memset(e->history, 0, hs * ss);
+    else {
+        const gf_slot *h = &e->slot[e->history_slot];
+        memmove(e->history, h->in + h->frames * C * ss, hs * ss);
+    }
+    int inflight[GF_MAX_SLOTS] = {0};
+    size_t off = 0;
+    int i; /* chunk i goes to slot (head + i) % nslots */
+    for (i = 0; off < frames; i++) {
+        const int s = (e->head + i) % e->nslots;
+        if (inflight[s]) {
+            if ((st = gf_eng_wait(e, s)) != GF_OK)
+                return gf_eng_fail(e, st);
+            inflight[s] = 0;
+            if ((st = gf_eng_hist_merge(e, &e->slot[s])) != GF_OK)
+                return st;
+        }
+        const size_t n = frames - off < e->chunk ? frames - off : e->chunk;
+        const size_t skip = n < e->skip_left ? n : e->skip_left;
+        const unsigned char *halo;
+        if (off * C >= hs)
+            halo = in + (off * C - hs) * ss;
+        else {
+            tail_samples(e, e->slot[s].in, e->history, in, off * C);
+            halo = e->slot[s].in;
+        }
+        gf_chunk c = {
+            .halo = halo,
+            .in = in + off * C * ss,
+            .frames = n,
+            .skip = skip,
+            .out = out + *produced * C * ss,
+        };
+        e->skip_left -= skip;
+        e->in_real += n;
+        gf_eng_hist_chunk(e, &e->slot[s], &c, n, n - skip);
+        if ((st = gf_eng_submit(e, s, &c)) != GF_OK)
+            return gf_eng_fail(e, st);
+        inflight[s] = 1;
+        *produced += n - skip;
+        off += n;
+    }
+    /* The chunks still in flight, oldest first (their histograms merge in order). */
+    for (int j = i > e->nslots ? i - e->nslots : 0; j < i; j++) {
+        const int s = (e->head + j) % e->nslots;
+        if (!inflight[s])
+            continue;
+        if ((st = gf_eng_wait(e, s)) != GF_OK)
+            return gf_eng_fail(e, st);
+        if ((st = gf_eng_hist_merge(e, &e->slot[s])) != GF_OK)
+            return st;
+    }
+    /* The new history goes to the slot that will be filled next, as the tail
+     * of an empty chunk, where begin_fill looks for it. */
+    gf_slot *f = &e->slot[e->head];
+    tail_samples(e, f->in, e->history, in, frames * C);
+    f->frames = 0;
+    e->history_slot = e->head;
+    e->filling = 0;
+    return GF_OK;
+}
+
+gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *out,
+                            size_t *produced)
+{
+    if (!e || !produced || (frames && (!in || !out)))
+        return GF_ERR_INVALID_ARGUMENT;
+    *produced = 0;
+    if (e->failed)
+        return e->failed;
+    if (e->flushed)
+        return GF_ERR_STATE;
+    if (frames == 0)
+        return GF_OK;
+    const size_t fb = e->C * e->ss;
+    const unsigned char *src = in;
+    unsigned char *dst = out;
+    gf_status st;
+    /* Straight from `in` to `out` where nothing is buffered: whole quanta
+     * of the method (FFT: partitions); the rest goes the staged way. */
+    const size_t whole = frames - frames % e->quantum;
+    if (whole && !e->ho && e->nsub == 0 && !(e->filling && e->filled > 0) && e->carried == 0 &&
+        e->ops->direct_ok(e->bk, in, whole * fb) && e->ops->direct_ok(e->bk, out, whole * fb)) {
+        if ((st = process_direct(e, in, whole, out, produced)) != GF_OK)
+            return st;
+        src += whole * fb;
+        dst += *produced * fb;
+        frames -= whole;
+    }
+
+    /* Staged: a push/pull loop, then every submitted chunk drained. */
+    while (frames > 0 || e->nsub > 0) {
+        size_t used = 0, got = 0;
+        if (frames > 0) {
+            if ((st = gf_engine_push(e, src, frames, &used)) != GF_OK)
+                return st;
+            src += used * fb;
+            frames -= used;
+        }
+        /* Once everything is pushed, wait for each chunk still in flight. */
+        if (frames == 0 && e->nsub > 0 && !e->slot[e->head].ready) {
+            if ((st = gf_eng_wait(e, e->head)) != GF_OK)
+                return gf_eng_fail(e, st);
+            if ((st = gf_eng_set_ready(e, e->head)) != GF_OK)
+                return st;
+        }
+        if ((st = gf_engine_pull(e, dst, SIZE_MAX / fb, &got)) != GF_OK)
+            return st;
+        dst += got * fb;
+        *produced += got;
+    }
+    return GF_OK;
+}

@@ -1,0 +1,67 @@
+/*
+ * The methods as the engine sees them: how each frames a stream into
+ * chunks (halo, whole blocks, a least default chunk) and its bound on the
+ * error. The engine reads these numbers and never asks which method it
+ * runs; the backend computes the method (backend.h). A new method is one
+ * entry in `methods` plus its backends' code.
+ */
+#include "engine_internal.h"
+
+#include <math.h>
+
+/* Direct: every chunk carries the T-1 frames before it; any length will do;
+ * bit-identical with the serial reference. */
+static void direct_frame(gf_engine *e, size_t partition)
+{
+    (void)partition;
+    e->P = 0;
+    e->hs = (e->T - 1) * e->C;
+    e->quantum = 1;
+    e->min_chunk = 0;
+}
+
+static double direct_bound(const gf_engine *e, const double *h, double max_abs_x)
+{
+    (void)e;
+    (void)h;
+    (void)max_abs_x;
+    return 0;
+}
+
+/* FFT: the backend keeps the history; chunks hold whole partitions, at least
+ * 16 by default (their transforms and delay line work are then large enough
+ * to be efficient). */
+static void fft_frame(gf_engine *e, size_t partition)
+{
+    e->P = partition ? partition : gf_partition_choose(e->T, e->ops->device);
+    e->hs = 0;
+    e->quantum = e->P;
+    e->min_chunk = 16 * e->P;
+}
+
+/* gpufilt.h's exactness contract. */
+static double fft_bound(const gf_engine *e, const double *h, double max_abs_x)
+{
+    const double eps = e->cfg.precision == GF_PRECISION_F32 ? 0x1p-24 : 0x1p-53;
+    double log2n = 0;
+    for (size_t n = 2 * e->P; n > 1; n >>= 1)
+        log2n += 1;
+    const double K = (double)((e->T + e->P - 1) / e->P);
+    double sum = 0;
+    for (size_t k = 0; k < e->T; k++)
+        sum += fabs(h[k]);
+    return eps * (2 * log2n + K + 4) * sum * max_abs_x;
+}
+
+static const gf_method_ops methods[] = {
+    {GF_METHOD_DIRECT, "direct", direct_frame, direct_bound},
+    {GF_METHOD_FFT, "FFT", fft_frame, fft_bound},
+};
+
+const gf_method_ops *gf_method_ops_of(gf_method m)
+{
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+        if (methods[i].method == m)
+            return &methods[i];
+    return NULL;
+}

@@ -1,0 +1,93 @@
+/*
+ * What an engine is and does: the getters of gpufilt.h (backend and device
+ * kind in use, method, partition, chunk, latency, taps, errors, hand-off,
+ * the FFT method's error bound).
+ */
+#include "engine_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+size_t gf_engine_max_pending(const gf_engine *e)
+{
+    /* The slots, the one being filled, and an incomplete partition carried. */
+    return e ? ((size_t)e->nslots + 1) * e->chunk + e->P : 0;
+}
+
+size_t gf_engine_latency(const gf_engine *e)
+{
+    return e ? e->latency : 0;
+}
+
+const char *gf_engine_backend(const gf_engine *e)
+{
+    return !e ? "" : e->bk2 ? e->ops2->name : e->ops->name;
+}
+
+gf_device gf_engine_device(const gf_engine *e)
+{
+    return !e ? GF_DEVICE_AUTO : e->bk2 ? e->ops2->device : e->ops->device;
+}
+
+size_t gf_engine_chunk_frames(const gf_engine *e)
+{
+    return e ? e->chunk : 0;
+}
+
+const char *gf_engine_error(const gf_engine *e)
+{
+    return e ? e->err : "";
+}
+
+int64_t gf_engine_handoff_frame(const gf_engine *e)
+{
+    return e ? e->handoff_frame : -1;
+}
+
+const char *gf_engine_handoff_error(const gf_engine *e)
+{
+    if (!e || !e->ho)
+        return e && e->cfg.handoff != GF_DEVICE_AUTO && !e->ops2
+                   ? "no hand-off: it needs the direct method, and a backend this build has"
+                   : "";
+    return gf_handoff_poll(e->ho) < 0 ? gf_handoff_error(e->ho) : "";
+}
+
+gf_status gf_engine_taps(const gf_engine *e, double *taps)
+{
+    return gf_engine_channel_taps(e, 0, taps);
+}
+
+gf_status gf_engine_channel_taps(const gf_engine *e, int channel, double *taps)
+{
+    if (!e || !taps || channel < 0 || (size_t)channel >= e->C)
+        return GF_ERR_INVALID_ARGUMENT;
+    memcpy(taps, e->taps_d + (e->nf == 1 ? 0 : (size_t)channel * e->T), e->T * sizeof(double));
+    return GF_OK;
+}
+
+void gf_engine_get_config(const gf_engine *e, gf_config *config)
+{
+    if (!e || !config)
+        return;
+    *config = e->cfg;
+    config->taps = NULL;
+    config->hist = NULL;
+}
+
+gf_method gf_engine_method(const gf_engine *e)
+{
+    return e ? e->method : GF_METHOD_AUTO;
+}
+
+size_t gf_engine_partition(const gf_engine *e)
+{
+    return e ? e->P : 0;
+}
+
+double gf_engine_error_bound(const gf_engine *e, int channel, double max_abs_x)
+{
+    if (!e || channel < 0 || (size_t)channel >= e->C || !(max_abs_x >= 0))
+        return NAN;
+    return e->mth->error_bound(e, e->taps_d + (e->nf == 1 ? 0 : (size_t)channel * e->T), max_abs_x);
+}

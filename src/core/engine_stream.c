@@ -1,0 +1,241 @@
+/*
+ * The stream core: the slot ring behind gf_engine_push, _pull, _flush,
+ * _submit and _wait. Input is copied into the slot being filled (after its
+ * halo); a full slot goes to the backend; output is copied out of the
+ * oldest slot once the backend has finished it. engine_internal.h says how
+ * the ring, the halo and the carry work.
+ */
+#include "engine_internal.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* Start filling the slot after the submitted ones: its halo is the history
+ * (hs samples; direct), and it starts with the carried incomplete quantum
+ * (FFT). */
+static void begin_fill(gf_engine *e)
+{
+    gf_slot *f = &e->slot[(e->head + e->nsub) % e->nslots];
+    if (e->history_slot < 0)
+        memset(f->in, 0, e->hs * e->ss);
+    else {
+        const gf_slot *h = &e->slot[e->history_slot];
+        memmove(f->in, h->in + h->frames * e->C * e->ss, e->hs * e->ss);
+    }
+    e->filling = 1;
+    e->filled = e->carried;
+    if (e->carried)
+        memcpy(f->in, e->carry, e->carried * e->C * e->ss);
+    e->carried = 0;
+}
+
+/* At a chunk boundary: take the hand-off backend if it is ready. The chunk
+ * about to be submitted is the first it filters. */
+static void take_handoff(gf_engine *e, size_t chunk_frames)
+{
+    if (!e->ho || e->bk2 || gf_handoff_poll(e->ho) != 1)
+        return;
+    e->bk2 = gf_handoff_take(e->ho);
+    e->handoff_frame = (int64_t)(e->in_sub - chunk_frames); /* in_sub counts this chunk */
+}
+
+/* Submit the slot being filled, in whole quanta of the method (FFT:
+ * partitions): at the end of the stream (flushed, no zeros left to feed)
+ * the last one is padded with zeros whose outputs are dropped; before it,
+ * an incomplete one is carried to the next chunk. */
+gf_status gf_eng_submit_fill(gf_engine *e)
+{
+    const int s = (e->head + e->nsub) % e->nslots;
+    gf_slot *f = &e->slot[s];
+    const size_t fb = e->C * e->ss;
+    size_t real = e->filled, frames = real;
+    if (real % e->quantum) {
+        if (e->flushed && e->zeros_left == 0) {
+            frames = real + e->quantum - real % e->quantum;
+            memset(f->in + real * fb, 0, (frames - real) * fb);
+        } else {
+            frames = real = real - real % e->quantum;
+            e->carried = e->filled - real;
+            memcpy(e->carry, f->in + real * fb, e->carried * fb);
+        }
+    }
+    const size_t skip = real < e->skip_left ? real : e->skip_left;
+    gf_chunk c = {
+        .halo = e->hs ? f->in : NULL,
+        .in = f->in + e->hs * e->ss,
+        .frames = frames,
+        .skip = skip,
+        .out = f->out,
+    };
+    e->skip_left -= skip;
+    f->frames = frames;
+    f->out_frames = real - skip;
+    f->out_pos = 0;
+    f->ready = 0;
+    gf_eng_hist_chunk(e, f, &c, real, f->out_frames);
+    e->filling = 0;
+    e->filled = 0;
+    e->nsub++;
+    e->history_slot = s;
+    take_handoff(e, frames);
+    e->owner[s] = e->bk2 != NULL;
+    gf_status st = gf_eng_submit(e, s, &c);
+    return st == GF_OK ? GF_OK : gf_eng_fail(e, st);
+}
+
+gf_status gf_engine_push(gf_engine *e, const void *in, size_t frames, size_t *consumed)
+{
+    if (!e || !consumed || (!in && frames))
+        return GF_ERR_INVALID_ARGUMENT;
+    *consumed = 0;
+    if (e->failed)
+        return e->failed;
+    if (e->flushed)
+        return GF_ERR_STATE;
+    const unsigned char *src = in;
+    const size_t fb = e->C * e->ss; /* bytes per frame */
+    while (frames > 0) {
+        if (!e->filling) {
+            if (e->nsub == e->nslots)
+                break;
+            begin_fill(e);
+        }
+        gf_slot *f = &e->slot[(e->head + e->nsub) % e->nslots];
+        size_t n = e->chunk - e->filled;
+        if (n > frames)
+            n = frames;
+        gf_copy(e->copies, f->in + e->hs * e->ss + e->filled * fb, src, n * fb);
+        e->filled += n;
+        e->in_real += n;
+        src += n * fb;
+        frames -= n;
+        *consumed += n;
+        if (e->filled == e->chunk) {
+            gf_status st = gf_eng_submit_fill(e);
+            if (st != GF_OK)
+                return st;
+        }
+    }
+    return GF_OK;
+}
+
+/* After flush: feed the look-ahead zeros and submit the last partial chunk,
+ * as far as free slots allow. */
+static gf_status pump_flush(gf_engine *e)
+{
+    for (;;) {
+        if (e->zeros_left == 0 && !(e->filling && e->filled > 0) && e->carried == 0)
+            return GF_OK;
+        if (!e->filling) {
+            if (e->nsub == e->nslots)
+                return GF_OK;
+            begin_fill(e);
+        }
+        gf_slot *f = &e->slot[(e->head + e->nsub) % e->nslots];
+        size_t n = e->chunk - e->filled;
+        if (n > e->zeros_left)
+            n = e->zeros_left;
+        memset(f->in + (e->hs + e->filled * e->C) * e->ss, 0, n * e->C * e->ss);
+        e->filled += n;
+        e->zeros_left -= n;
+        if (e->filled == e->chunk || e->zeros_left == 0) {
+            gf_status st = gf_eng_submit_fill(e);
+            if (st != GF_OK)
+                return st;
+        }
+    }
+}
+
+gf_status gf_engine_flush(gf_engine *e)
+{
+    if (!e)
+        return GF_ERR_INVALID_ARGUMENT;
+    if (e->failed)
+        return e->failed;
+    if (!e->flushed) {
+        e->flushed = 1;
+        e->zeros_left = e->cfg.mode == GF_MODE_FULL ? e->T - 1 : e->latency;
+    }
+    gf_status st = pump_flush(e);
+    return st == GF_OK ? gf_eng_hist_check_end(e) : st;
+}
+
+gf_status gf_engine_pull(gf_engine *e, void *out, size_t max_frames, size_t *got)
+{
+    if (!e || !got || (!out && max_frames))
+        return GF_ERR_INVALID_ARGUMENT;
+    *got = 0;
+    if (e->failed)
+        return e->failed;
+    unsigned char *dst = out;
+    const size_t fb = e->C * e->ss;
+    gf_status st;
+    while (max_frames > 0) {
+        if (e->flushed && (st = pump_flush(e)) != GF_OK)
+            return st;
+        if (e->nsub == 0)
+            break;
+        const int s = e->head;
+        gf_slot *h = &e->slot[s];
+        if (!h->ready) {
+            int done = 0;
+            if ((st = gf_eng_query(e, s, &done)) != GF_OK)
+                return gf_eng_fail(e, st);
+            if (!done) {
+                /* Wait only when nothing else can make progress. */
+                if (*got > 0 || !(e->nsub == e->nslots || e->flushed))
+                    break;
+                if ((st = gf_eng_wait(e, s)) != GF_OK)
+                    return gf_eng_fail(e, st);
+            }
+            if ((st = gf_eng_set_ready(e, s)) != GF_OK)
+                return st;
+        }
+        size_t n = h->out_frames - h->out_pos;
+        if (n > max_frames)
+            n = max_frames;
+        gf_copy(e->copies, dst, h->out + h->out_pos * fb, n * fb);
+        dst += n * fb;
+        h->out_pos += n;
+        max_frames -= n;
+        *got += n;
+        if (h->out_pos == h->out_frames) {
+            h->ready = 0;
+            e->head = (e->head + 1) % e->nslots;
+            e->nsub--;
+        }
+    }
+    return gf_eng_hist_check_end(e);
+}
+
+gf_status gf_engine_submit(gf_engine *e)
+{
+    if (!e)
+        return GF_ERR_INVALID_ARGUMENT;
+    if (e->failed)
+        return e->failed;
+    /* The slot being filled was reserved when filling began. The method
+     * needs a whole quantum (FFT: a partition). */
+    if (e->flushed || !e->filling || e->filled < e->quantum)
+        return GF_OK;
+    return gf_eng_submit_fill(e);
+}
+
+gf_status gf_engine_wait(gf_engine *e)
+{
+    if (!e)
+        return GF_ERR_INVALID_ARGUMENT;
+    if (e->failed)
+        return e->failed;
+    for (int i = 0; i < e->nsub; i++) {
+        gf_slot *s = &e->slot[(e->head + i) % e->nslots];
+        if (!s->ready) {
+            gf_status st = gf_eng_wait(e, (e->head + i) % e->nslots);
+            if (st != GF_OK)
+                return gf_eng_fail(e, st);
+            if ((st = gf_eng_set_ready(e, (e->head + i) % e->nslots)) != GF_OK)
+                return st;
+        }
+    }
+    return gf_eng_hist_check_end(e);
+}
