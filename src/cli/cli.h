@@ -273,7 +273,8 @@ gf_config gf_cli_engine_config(const gf_cli_options *o, int channels, const gf_t
  * GF_ERR_NO_DEVICE) gives way to the CPU with a one-line notice. */
 int gf_cli_engine_create(const gf_config *c, int fallback, gf_engine **e);
 /* A running engine failed with st: print one line (backend, status,
- * detail) and return the exit code. */
+ * detail) and return the exit code: GF_EXIT_DEVICE for the GPU (also out
+ * of its memory), GF_EXIT_INTERNAL for the host's memory. */
 int gf_cli_engine_failed(gf_engine *e, gf_status st);
 /* The histograms --hist* describe; the default block is one second at
  * `rate`, or 65536 frames where the rate is unknown (0). */

@@ -161,7 +161,10 @@ int gf_cli_engine_failed(gf_engine *e, gf_status st)
     const char *detail = gf_engine_error(e);
     gf_cli_error("%s backend failed: %s%s%s", gf_engine_backend(e), gf_strerror(st),
                  *detail ? ": " : "", detail);
-    return st == GF_ERR_NO_MEMORY ? GF_EXIT_INTERNAL : GF_EXIT_DEVICE;
+    /* Out of memory is the host's (exit 1), unless the GPU's backend ran
+     * out of its own (a cuFFT work area, say): a device error (exit 5). */
+    return st == GF_ERR_NO_MEMORY && gf_engine_device(e) != GF_DEVICE_CUDA ? GF_EXIT_INTERNAL
+                                                                           : GF_EXIT_DEVICE;
 }
 
 gf_hist_config gf_cli_hist_config(const gf_cli_options *o, int rate)

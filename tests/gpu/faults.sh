@@ -158,6 +158,11 @@ for spec in cufftExecD2Z:3 cufftExecZ2D:3; do
         in.wav out.wav "${fft[@]}" --precision f64 --device cuda
     expect_no_output out.wav
 done
+# Out of GPU memory mid-run (a transform's work area) is a device error
+# (exit 5), not the host's out of memory (exit 1).
+fault cufftExecR2C:3:oom 5 "${E}cuda backend failed: out of memory: cufftExecR2C failed: $CUFFT_OOM" \
+    in.wav out.wav "${fft[@]}" --device cuda
+expect_no_output out.wav
 fault "fft_reduce launch:5" 5 "${E}cuda backend failed: CUDA error: fft_reduce launch failed: $DEV" \
     in.wav out.wav --taps 20000 --method fft --partition 128 --chunk 1024 --device cuda
 expect_no_output out.wav
