@@ -174,6 +174,7 @@ int gf_report_json(const gf_run *r, int rc)
         s.max_abs_error = x.max_err;
         s.bound = x.bound;
         s.ratio = x.ratio;
+        s.differ = x.unlike;
         s.reference_seconds = x.seconds;
     }
     const int jrc = gf_summary_json_write(o->json_summary, &s);

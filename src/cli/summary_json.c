@@ -81,6 +81,7 @@ static void put_verify(FILE *f, const gf_run_summary *s)
         put_number(f, "max_abs_error", s->max_abs_error);
         put_number(f, "bound", s->bound);
         put_number(f, "ratio", s->ratio);
+        fprintf(f, ",\"nonfinite_differ\":%llu", (unsigned long long)s->differ);
         put_number(f, "exact_seconds", s->reference_seconds);
     }
     fputc('}', f);

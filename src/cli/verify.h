@@ -74,11 +74,15 @@ typedef struct gf_verify_exact_result {
     int all;                      /* every output (else a seeded sample) */
     double max_err, bound, ratio; /* of the channel with the largest ratio */
     int channel;
+    uint64_t unlike;    /* outputs non-finite where the exact sum is not, or the reverse */
+    int unlike_channel; /* the first of them: its channel (lowest) and frame */
+    uint64_t unlike_at;
     double seconds; /* spent on the exact sums */
 } gf_verify_exact_result;
 gf_verify_exact_result gf_verify_exact_get(const gf_verify_exact *v);
-/* Print the report (two lines on stderr); GF_EXIT_OK, or GF_EXIT_VERIFY
- * when an error exceeds the bound. */
+/* Print the report (two lines on stderr, a third for outputs whose
+ * finiteness differs from the exact sum's); GF_EXIT_OK, or GF_EXIT_VERIFY
+ * when an error exceeds the bound or such outputs exist. */
 int gf_verify_exact_report(const gf_verify_exact *v, const char *backend, double t_engine);
 
 #endif /* GF_VERIFY_H */

@@ -50,7 +50,8 @@ assert_eq "fft verify: every output" \
     "$(field f.json verify.against) $(field f.json verify.all) $(field f.json verify.compared)" \
     '"exact sums" true 96000'
 python3 -c 'import json, sys; v = json.load(open(sys.argv[1]))["verify"]
-sys.exit(0 if 0 <= v["max_abs_error"] <= v["bound"] and v["ratio"] <= 1 else 1)' f.json &&
+sys.exit(0 if 0 <= v["max_abs_error"] <= v["bound"] and v["ratio"] <= 1
+         and v["nonfinite_differ"] == 0 else 1)' f.json &&
     pass || fail "fft verify: error above its bound in f.json"
 
 # A failure: the exit code and the error; no engine, so no method.

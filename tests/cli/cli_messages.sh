@@ -120,6 +120,23 @@ rc=0
 assert_eq "file --verify failure: exit, message" "$rc $(tail -n 1 stderr.txt)" \
     "6 ${E}verification failed; no output written"
 expect_no_output v.raw
+# A NaN in the input: the exact sums are NaN within T frames of it, the
+# FFT's outputs over every partition that holds it in its window. No bound
+# covers those: --verify fails and says how many (and the finite outputs'
+# largest error stays a number).
+{ head -c 4000 /dev/zero && printf '\000\000\300\177' && head -c 8000 /dev/zero; } >nan.f32
+rc=0
+"$GPUFILT" nan.f32 n.raw --raw f32le -c 1 --taps 300 --method fft --partition 64 --verify \
+    --quiet --json-summary n.json 2>stderr.txt || rc=$?
+assert_eq "NaN input, FFT --verify: exit, error line" "$rc $(sed -n 2p stderr.txt)" \
+    "6 verify: largest error 0 = 0 of the bound 0 (channel 1, frame 0): within the bound"
+case "$(sed -n 3p stderr.txt)" in
+"verify: "*" outputs are not finite where the exact sum is, or the reverse (first: channel 1, frame "*"): the bound does not cover them (a non-finite input, or an output beyond the range of f32)") pass ;;
+*) fail "NaN input, FFT --verify: $(cat stderr.txt)" ;;
+esac
+python3 -c 'import json, sys; v = json.load(open(sys.argv[1]))["verify"]
+sys.exit(0 if v["nonfinite_differ"] > 0 else 1)' n.json && pass || fail "NaN input: nonfinite_differ in n.json"
+expect_no_output n.raw
 # Channels are numbered from 1 in --verify's lines, as in every message:
 # channel 1 silent, so the largest error is channel 2's.
 python3 -c 'import struct, sys
