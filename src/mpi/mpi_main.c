@@ -132,10 +132,21 @@ static int settle(mrun *m)
 
 /* ---- the input: frames [from, to) of the input followed by zeros ---- */
 
+/* Frames [off, out) of m->out to emit, at most *keep of them. */
+static int pass(mrun *m, size_t off, size_t out, int64_t *keep,
+                int (*emit)(mrun *, const void *, size_t))
+{
+    size_t n = off < out ? out - off : 0;
+    if ((int64_t)n > *keep)
+        n = (size_t)*keep;
+    *keep -= (int64_t)n;
+    return n ? emit(m, (unsigned char *)m->out + off * m->fb, n) : 0;
+}
+
 /* Read frames [from, to) of the input extended by zeros into the engine,
  * pulling as it goes. The source is read from its start (frames before
  * `from` are decoded and dropped). */
-static int run_range(mrun *m, int64_t from, int64_t to, int64_t skip,
+static int run_range(mrun *m, int64_t from, int64_t to, int64_t skip, int64_t keep,
                      int (*emit)(mrun *, const void *, size_t))
 {
     gf_source *src = &m->r.src;
@@ -189,7 +200,7 @@ static int run_range(mrun *m, int64_t from, int64_t to, int64_t skip,
                     off = (int64_t)out < skip ? out : (size_t)skip;
                     skip -= (int64_t)off;
                 }
-                if (off < out && (rc = emit(m, (unsigned char *)m->out + off * m->fb, out - off)))
+                if ((rc = pass(m, off, out, &keep, emit)) != 0)
                     return rc;
             }
         }
@@ -209,7 +220,7 @@ static int run_range(mrun *m, int64_t from, int64_t to, int64_t skip,
             off = (int64_t)out < skip ? out : (size_t)skip;
             skip -= (int64_t)off;
         }
-        if (off < out && (rc = emit(m, (unsigned char *)m->out + off * m->fb, out - off)))
+        if ((rc = pass(m, off, out, &keep, emit)) != 0)
             return rc;
     }
     return 0;
@@ -374,7 +385,7 @@ static int setup_engine(mrun *m)
  * and what kind of writing it takes, for every rank. */
 static int open_output(mrun *m)
 {
-    int kind[2] = {0, 0};
+    int kind[3] = {0, 0, 0};
     if (m->rank == 0) {
         struct stat st;
         if (strcmp(m->out_path, "-") == 0 ||
@@ -393,13 +404,19 @@ static int open_output(mrun *m)
         if (!m->rc) {
             kind[0] = !fixed_frames(&m->r.sink);
             kind[1] = kind[0] ? 0 : out_frame_bytes(&m->r.sink);
+            /* A float container's PEAK chunk: 1 for float, 2 for double. */
+            const int sub = m->r.sink.fmt.container & SF_FORMAT_SUBMASK;
+            if (!kind[0] && m->r.sink.fmt.container)
+                kind[2] = sub == SF_FORMAT_FLOAT ? 1 : sub == SF_FORMAT_DOUBLE ? 2 : 0;
         }
     }
     if (settle(m))
         return m->rc;
-    MPI_Bcast(kind, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(kind, 3, MPI_INT, 0, MPI_COMM_WORLD);
     m->gathered = kind[0];
     m->out_fb = (size_t)kind[1];
+    m->peaks_on = kind[2] != 0; /* on every rank: merging them is collective */
+    m->peak_float = kind[2] == 1;
     return 0;
 }
 
@@ -447,22 +464,24 @@ static int filter_range(mrun *m)
     const size_t T = m->taps->n;
     const int64_t D = m->o.mode == GF_MODE_SAME ? (int64_t)(T - 1) / 2 : 0;
     const int64_t ca = m->a + D, cb = m->b + D;
-    int64_t s;
+    int64_t s, end = cb;
     if (gf_engine_method(m->e) == GF_METHOD_FFT) {
+        /* Whole partitions, as one run feeds them: from K before the one
+         * holding ca (the delay line's warm-up, output dropped) to the end
+         * of the one holding cb - 1 (an FFT block mixes every frame of its
+         * partition, so the frames after cb are fed as one run has them,
+         * and their outputs dropped). */
         const int64_t P = (int64_t)gf_engine_partition(m->e);
         const int64_t K = ((int64_t)T + P - 1) / P;
         s = (ca / P - K) * P;
+        end = (cb + P - 1) / P * P;
     } else {
         s = ca - (int64_t)(T - 1);
     }
     if (s < 0)
         s = 0;
-    const int peaks = m->r.sink.fmt.container && !m->gathered &&
-                      ((m->r.sink.fmt.container & SF_FORMAT_SUBMASK) == SF_FORMAT_FLOAT ||
-                       (m->r.sink.fmt.container & SF_FORMAT_SUBMASK) == SF_FORMAT_DOUBLE);
-    m->peaks_on = peaks;
-    m->peak_float = peaks && (m->r.sink.fmt.container & SF_FORMAT_SUBMASK) == SF_FORMAT_FLOAT;
-    return run_range(m, s, cb, ca - s, m->gathered && m->rank > 0 ? emit_scratch : emit_sink);
+    return run_range(m, s, end, ca - s, cb - ca,
+                     m->gathered && m->rank > 0 ? emit_scratch : emit_sink);
 }
 
 /* The peaks of every rank, merged in stream order (the first of the
