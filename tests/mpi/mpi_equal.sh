@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# gpufilt-mpi with 3 ranks on the CPU backend writes the bytes one gpufilt
+# run writes: WAV 16-bit and float, raw and FLAC; same, causal and full;
+# direct and FFT (65536 taps); ranges shorter than the filter, a 1-frame
+# input; a rank that fails leaves no output and names itself.
+# Usage: mpi_equal.sh GPUFILT GPUFILT_MPI SFTOOL WORKDIR
+set -u
+G=$1 M=$2 SF=$3 W=$4
+command -v mpirun >/dev/null || { echo "mpirun not found: skipped"; exit 77; }
+rm -rf "$W" && mkdir -p "$W" && cd "$W" || exit 1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader
+run() { mpirun --allow-run-as-root --oversubscribe -np "$@"; }
+fails=0
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# Bytes equal, but for the second a float WAV's PEAK chunk says it was
+# written (4 bytes after its version).
+same_bytes() {
+    python3 - "$1" "$2" <<'PY'
+import sys
+a, b = (bytearray(open(p, "rb").read()) for p in sys.argv[1:3])
+for d in (a, b):
+    i = d.find(b"PEAK")
+    if 0 <= i < 512:
+        d[i + 12:i + 16] = b"\0\0\0\0"
+sys.exit(0 if a == b else 1)
+PY
+}
+
+# check NP IN OUTNAME ARGS...: gpufilt and gpufilt-mpi give the same file.
+check() {
+    local np=$1 in=$2 out=$3
+    shift 3
+    rm -f "ref.$out" "mpi.$out"
+    "$G" "$in" "ref.$out" "$@" -q 2>/dev/null || { bad "gpufilt $in $out $*"; return; }
+    run "$np" "$M" "$in" "mpi.$out" "$@" 2>err.txt
+    local rc=$?
+    [ $rc -eq 0 ] || { bad "gpufilt-mpi -np $np $in $out $* exited $rc: $(cat err.txt)"; return; }
+    same_bytes "ref.$out" "mpi.$out" || bad "-np $np $in $out $*: bytes differ"
+}
+
+"$SF" gen in.wav wav16 2 8000 20000 noise
+"$SF" gen one.wav wav16 2 8000 1 impulse:0
+"$SF" gen short.wav wav16 1 8000 40 noise
+"$SF" gen in2.wav wav16 2 8000 100000 noise
+# A 65536-tap response scaled so that its outputs stay in range.
+"$SF" gen ir0.wav wavf 1 8000 65536 noise
+echo 0.002 >gain.txt
+"$G" ir0.wav ir.wav --coeffs gain.txt -q
+
+for mode in same causal full; do
+    # direct: 101 taps
+    check 3 in.wav d16.wav --taps 101 --mode $mode
+    check 3 in.wav df.wav --taps 101 --mode $mode --out-format wav:float
+    check 3 in.wav d.raw --taps 101 --mode $mode --out-raw s16le
+    check 3 in.wav d.flac --taps 101 --mode $mode
+    # FFT: 65536 taps, longer than every rank's range
+    check 3 in2.wav f16.wav --ir ir.wav --mode $mode
+    check 3 in2.wav ff.wav --ir ir.wav --mode $mode --out-format wav:float
+    check 3 in2.wav f.raw --ir ir.wav --mode $mode --out-raw f32le
+    check 3 in2.wav f.flac --ir ir.wav --mode $mode
+    # more ranks than make sense, and a 1-frame input
+    check 5 short.wav s.wav --taps 101 --mode $mode
+    check 3 one.wav o.wav --taps 101 --mode $mode
+    check 3 one.wav of.wav --ir ir.wav --mode $mode --out-format wav:float
+done
+
+# A rank that fails (rank 2 cannot make its scratch directory): every rank
+# exits non-zero, one line names rank 2, nothing is left beside OUT.
+mkdir -p fail && cp in.wav fail/
+run 2 "$M" fail/in.wav fail/out.wav --taps 5 : -np 1 env TMPDIR=/nonexistent/dir "$M" \
+    fail/in.wav fail/out.wav --taps 5 2>err.txt
+rc=$?
+[ $rc -ne 0 ] || bad "a failing rank: exit 0"
+grep -q '^gpufilt-mpi: error: rank 2: cannot make a scratch directory' err.txt ||
+    bad "a failing rank: message '$(cat err.txt)'"
+[ "$(grep -c 'error' err.txt)" = 1 ] || bad "a failing rank: not one line: $(cat err.txt)"
+[ "$(ls -A fail)" = in.wav ] || bad "a failing rank left: $(ls -A fail | tr '\n' ' ')"
+
+# A pipe is refused with one line, exit 2, and nothing written.
+cat in.wav | run 2 "$M" - pipe.wav --taps 5 2>err.txt
+rc=$?
+[ $rc -eq 2 ] || bad "a pipe: exit $rc, expected 2"
+grep -q "input '-' is not a regular file" err.txt || bad "a pipe: message '$(cat err.txt)'"
+[ ! -e pipe.wav ] || bad "a pipe: pipe.wav written"
+
+[ $fails -eq 0 ] && echo "mpi_equal: all passed"
+exit $((fails > 0))
