@@ -99,8 +99,9 @@ if(GPUFILT_HAVE_CUDA)
     LINKER_LANGUAGE CUDA
     LINK_DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/gpufilt-cuda.map
     # cuFFT from where it was linked: CUDA's lib folder is seldom on the
-    # loader's path.
-    INSTALL_RPATH_USE_LINK_PATH ON)
+    # loader's path (and CMake counts it as nvcc's own, adding no RPATH).
+    BUILD_RPATH "${CUDAToolkit_LIBRARY_DIR}"
+    INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
 endif()
 
 add_library(gpufilt_core STATIC $<TARGET_OBJECTS:gpufilt_objects>)
@@ -191,7 +192,9 @@ if(gf_fft_dirs)
   list(REMOVE_DUPLICATES gf_fft_dirs)
 endif()
 foreach(d IN LISTS gf_fft_dirs)
-  string(APPEND GPUFILT_PC_LIBS_PRIVATE "-L${d} ")
+  if(NOT d IN_LIST CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
+    string(APPEND GPUFILT_PC_LIBS_PRIVATE "-L${d} ")
+  endif()
 endforeach()
 foreach(l IN LISTS gf_fft_libs)
   string(APPEND GPUFILT_PC_LIBS_PRIVATE "-l${l} ")
