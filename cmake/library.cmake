@@ -38,12 +38,8 @@ set(GPUFILT_CORE_SOURCES
   src/core/design/design_fft.c
   ${GPUFILT_FFT_SOURCE})
 if(GPUFILT_HAVE_CUDA)
-  list(APPEND GPUFILT_CORE_SOURCES
-    src/core/backends/cuda/backend_cuda.cu
-    src/core/backends/cuda/fir_launch.cu
-    src/core/backends/cuda/hist_launch.cu
-    src/core/backends/cuda/fft_conv.cu
-    src/core/backends/cuda/cuda_check.cu)
+  # The loader of the CUDA module (below); the library links no CUDA.
+  list(APPEND GPUFILT_CORE_SOURCES src/core/backends/cuda_module.c)
 endif()
 
 add_library(gpufilt_objects OBJECT ${GPUFILT_CORE_SOURCES})
@@ -53,25 +49,72 @@ target_include_directories(gpufilt_objects PRIVATE include src/core src/core/bac
 target_link_libraries(gpufilt_objects PRIVATE gpufilt_flags ${GPUFILT_FFT_LIBS})
 target_compile_definitions(gpufilt_objects PRIVATE ${GPUFILT_FFT_DEFINE})
 if(GPUFILT_HAVE_CUDA)
-  target_compile_definitions(gpufilt_objects PRIVATE GPUFILT_HAVE_CUDA)
-  if(GPUFILT_FAULT_INJECTION)
-    target_compile_definitions(gpufilt_objects PRIVATE GPUFILT_FAULT_INJECTION)
-  endif()
-  set_target_properties(gpufilt_objects PROPERTIES
-    CUDA_ARCHITECTURES "${GPUFILT_CUDA_ARCHITECTURES}"
-    CUDA_RUNTIME_LIBRARY None)
-  target_link_libraries(gpufilt_objects PRIVATE CUDA::cudart_static CUDA::cufft)
+  target_compile_definitions(gpufilt_objects PRIVATE GPUFILT_HAVE_CUDA
+    GPUFILT_INSTALL_LIBDIR="${CMAKE_INSTALL_FULL_LIBDIR}")
 endif()
 
 # What linking libgpufilt needs besides itself (the static library's users
-# link these; the shared library carries them).
-set(GPUFILT_LINK_DEPS Threads::Threads m ${GPUFILT_FFT_LIBS})
+# link these; the shared library carries them). No CUDA library: the CUDA
+# backend is a module loaded at run time.
+set(GPUFILT_LINK_DEPS Threads::Threads m ${GPUFILT_FFT_LIBS} ${CMAKE_DL_LIBS})
+
+# --- The CUDA module: libgpufilt-cuda.so ---
+# The CUDA backend (src/core/backends/cuda) with the CUDA runtime (static)
+# and cuFFT, as a module that libgpufilt loads when a program first asks
+# for CUDA (src/core/backends/cuda_module.c says where it looks). It exports
+# one symbol, gf_cuda_module_entry (gf_cuda.h), and uses nothing of the
+# library. It sits beside libgpufilt.so, in the build tree as installed;
+# programs of the build tree find it through their build RPATH (below).
+# gpufilt_cuda_objects: the same code for the benchmarks that call the
+# kernels directly.
 if(GPUFILT_HAVE_CUDA)
-  list(APPEND GPUFILT_LINK_DEPS CUDA::cufft CUDA::cudart_static stdc++)
+  add_library(gpufilt_cuda_objects OBJECT
+    src/core/backends/cuda/backend_cuda.cu
+    src/core/backends/cuda/fir_launch.cu
+    src/core/backends/cuda/hist_launch.cu
+    src/core/backends/cuda/fft_conv.cu
+    src/core/backends/cuda/cuda_check.cu)
+  set_target_properties(gpufilt_cuda_objects PROPERTIES
+    POSITION_INDEPENDENT_CODE ON
+    CUDA_ARCHITECTURES "${GPUFILT_CUDA_ARCHITECTURES}"
+    CUDA_RUNTIME_LIBRARY None)
+  target_include_directories(gpufilt_cuda_objects PUBLIC include src/core src/core/backends
+    src/core/backends/cuda)
+  target_link_libraries(gpufilt_cuda_objects PRIVATE gpufilt_flags
+    PUBLIC CUDA::cudart_static CUDA::cufft)
+  if(GPUFILT_FAULT_INJECTION)
+    target_compile_definitions(gpufilt_cuda_objects PRIVATE GPUFILT_FAULT_INJECTION)
+  endif()
+
+  add_library(gpufilt_cuda MODULE $<TARGET_OBJECTS:gpufilt_cuda_objects>)
+  target_link_libraries(gpufilt_cuda PRIVATE $<BUILD_INTERFACE:gpufilt_flags>
+    CUDA::cudart_static CUDA::cufft)
+  file(CONFIGURE OUTPUT gpufilt-cuda.map
+    CONTENT "{\n  global:\n    gf_cuda_module_entry;\n  local:\n    *;\n};\n")
+  target_link_options(gpufilt_cuda PRIVATE
+    "LINKER:--version-script=${CMAKE_CURRENT_BINARY_DIR}/gpufilt-cuda.map" "LINKER:--no-undefined")
+  set_target_properties(gpufilt_cuda PROPERTIES
+    OUTPUT_NAME gpufilt-cuda
+    PREFIX lib
+    LINKER_LANGUAGE CUDA
+    LINK_DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/gpufilt-cuda.map
+    # cuFFT from where it was linked: CUDA's lib folder is seldom on the
+    # loader's path (and CMake counts it as nvcc's own, adding no RPATH).
+    BUILD_RPATH "${CUDAToolkit_LIBRARY_DIR}"
+    INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
 endif()
 
 add_library(gpufilt_core STATIC $<TARGET_OBJECTS:gpufilt_objects>)
 add_library(gpufilt_shared SHARED $<TARGET_OBJECTS:gpufilt_objects>)
+if(GPUFILT_HAVE_CUDA)
+  # Whatever links the library can run the CUDA backend: build the module first.
+  add_dependencies(gpufilt_core gpufilt_cuda)
+  add_dependencies(gpufilt_shared gpufilt_cuda)
+  # Programs built from here on (the CLI, tests, benchmarks) find the
+  # module in the build tree's top folder through their RUNPATH; installed
+  # ones through CMAKE_INSTALL_RPATH.
+  list(APPEND CMAKE_BUILD_RPATH ${CMAKE_CURRENT_BINARY_DIR})
+endif()
 foreach(t gpufilt_core gpufilt_shared)
   target_include_directories(${t} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
@@ -115,6 +158,10 @@ install(TARGETS gpufilt_core gpufilt_shared EXPORT gpufiltTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   PUBLIC_HEADER DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(GPUFILT_HAVE_CUDA)
+  # Beside libgpufilt.so; a distribution may ship it in a package of its own.
+  install(TARGETS gpufilt_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 set(GPUFILT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/gpufilt)
 install(EXPORT gpufiltTargets NAMESPACE gpufilt:: DESTINATION ${GPUFILT_CMAKE_DIR})
 include(CMakePackageConfigHelpers)
@@ -128,16 +175,33 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/gpufiltConfig.cmake
 # gpufilt.pc, relocatable (the prefix is found from the file's own place).
 file(RELATIVE_PATH GPUFILT_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
 string(REGEX REPLACE "/$" "" GPUFILT_PC_TO_PREFIX "${GPUFILT_PC_TO_PREFIX}")
-set(GPUFILT_PC_REQUIRES_PRIVATE "")
+# Only the static library's link needs more than -lgpufilt, and only
+# `pkg-config --static` reads Libs.private. The FFT library is named there
+# as flags, not in Requires.private, which pkg-config resolves for a
+# shared link too (it would then ask for FFTW's development files).
+set(GPUFILT_PC_LIBS_PRIVATE "")
+set(gf_fft_dirs "")
 if(GPUFILT_FFT_DEFINE STREQUAL "GPUFILT_FFT_FFTW")
-  set(GPUFILT_PC_REQUIRES_PRIVATE "fftw3f fftw3")
+  set(gf_fft_dirs ${GF_FFTW3F_LIBRARY_DIRS} ${GF_FFTW3_LIBRARY_DIRS})
+  set(gf_fft_libs ${GF_FFTW3F_LIBRARIES} ${GF_FFTW3_LIBRARIES})
 elseif(GPUFILT_FFT_DEFINE STREQUAL "GPUFILT_FFT_KISS")
-  set(GPUFILT_PC_REQUIRES_PRIVATE "kissfft-float")
+  set(gf_fft_dirs ${GF_KISSFFT_LIBRARY_DIRS})
+  set(gf_fft_libs ${GF_KISSFFT_LIBRARIES})
 endif()
-set(GPUFILT_PC_LIBS_PRIVATE "-lm -pthread")
-if(GPUFILT_HAVE_CUDA)
-  set(GPUFILT_PC_LIBS_PRIVATE
-    "-L${CUDAToolkit_LIBRARY_DIR} -Wl,-rpath,${CUDAToolkit_LIBRARY_DIR} -lcufft -lcudart_static -ldl -lrt -lstdc++ ${GPUFILT_PC_LIBS_PRIVATE}")
+if(gf_fft_dirs)
+  list(REMOVE_DUPLICATES gf_fft_dirs)
 endif()
+foreach(d IN LISTS gf_fft_dirs)
+  if(NOT d IN_LIST CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
+    string(APPEND GPUFILT_PC_LIBS_PRIVATE "-L${d} ")
+  endif()
+endforeach()
+foreach(l IN LISTS gf_fft_libs)
+  string(APPEND GPUFILT_PC_LIBS_PRIVATE "-l${l} ")
+endforeach()
+foreach(l IN LISTS CMAKE_DL_LIBS)
+  string(APPEND GPUFILT_PC_LIBS_PRIVATE "-l${l} ")
+endforeach()
+string(APPEND GPUFILT_PC_LIBS_PRIVATE "-lm -pthread")
 configure_file(cmake/gpufilt.pc.in ${CMAKE_CURRENT_BINARY_DIR}/gpufilt.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/gpufilt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

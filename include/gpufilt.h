@@ -87,7 +87,8 @@ typedef enum gf_status {
     GF_OK = 0,
     GF_ERR_INVALID_ARGUMENT, /* a parameter is out of range; detail names it */
     GF_ERR_NO_MEMORY,        /* host or pinned allocation failed */
-    GF_ERR_NO_DEVICE,        /* cuda asked for, but no usable GPU (or built without CUDA) */
+    GF_ERR_NO_DEVICE,        /* cuda asked for, but no usable GPU (or built without CUDA, or
+                                without its module, libgpufilt-cuda.so; detail says which) */
     GF_ERR_CUDA,             /* a CUDA call failed; detail names the call */
     GF_ERR_STATE,            /* call not allowed now (e.g. push after flush) */
     GF_ERR_THREAD,           /* a worker thread could not be started */
@@ -446,8 +447,10 @@ int gf_backend_available(gf_device device);
 
 /**
  * 1 when this build has the backend of kind `device`, whether or not it
- * can be used on this machine; asks nothing of the machine (no device
- * query, no start-up). 0 for GF_DEVICE_AUTO and any other value. Since 0.2.
+ * can be used on this machine; asks no device (no device query, no
+ * start-up). For GF_DEVICE_CUDA: the CUDA module (libgpufilt-cuda.so) is
+ * loaded, which the first call does. 0 for GF_DEVICE_AUTO and any other
+ * value. Since 0.2.
  */
 int gf_backend_built(gf_device device);
 

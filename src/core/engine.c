@@ -80,11 +80,12 @@ static gf_status pick_backend(gf_engine *e, const gf_config *c, char *detail, si
         return e->ops ? GF_OK : GF_ERR_NO_DEVICE; /* the cpu is always there */
     }
     const gf_backend_entry *b = gf_backend_entry_of(c->device); /* known: gf_config_check */
-    if (!b->ops) {
-        gf_detail(detail, n, "this gpufilt was built without %s", b->absent);
+    const char *why = "";
+    e->ops = gf_backend_entry_ops(b, &why);
+    if (!e->ops) {
+        gf_detail(detail, n, "%s", why);
         return GF_ERR_NO_DEVICE;
     }
-    e->ops = b->ops;
     return GF_OK;
 }
 

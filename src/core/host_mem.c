@@ -1,7 +1,7 @@
 /*
  * gf_host_alloc / gf_host_free, gf_cuda_available and the CUDA device
  * queries: the public entry points that work with or without CUDA compiled
- * in.
+ * in, and with or without the CUDA module (gf_cuda.h) on this machine.
  *
  * Each block starts with a 64-byte header recording how it was allocated,
  * so gf_host_free needs no lookup and the user's pointer stays 64-byte
@@ -9,11 +9,8 @@
  */
 #include "gpufilt.h"
 
-#ifdef GPUFILT_HAVE_CUDA
-#include "gf_cuda.h"
-#endif
-
 #include "backends/backend.h"
+#include "gf_cuda.h" /* the module's interface: plain C, no CUDA */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +21,16 @@
 #define HOST_HEADER 64
 enum { HOST_PLAIN = 0x67667031, HOST_PINNED = 0x67667032 };
 
+/* The CUDA module, or NULL when this build or this machine has none. */
+static const gf_cuda_module *cuda(void)
+{
+#ifdef GPUFILT_HAVE_CUDA
+    return gf_cuda_module_load(NULL);
+#else
+    return NULL;
+#endif
+}
+
 int gf_cuda_available(void)
 {
     return gf_backend_available(GF_DEVICE_CUDA);
@@ -33,11 +40,8 @@ gf_status gf_cuda_device_count(int *count)
 {
     if (!count)
         return GF_ERR_INVALID_ARGUMENT;
-#ifdef GPUFILT_HAVE_CUDA
-    *count = gf_cuda_count();
-#else
-    *count = 0;
-#endif
+    const gf_cuda_module *m = cuda();
+    *count = m ? m->count() : 0;
     return GF_OK;
 }
 
@@ -50,14 +54,10 @@ gf_status gf_cuda_device_info(int index, gf_cuda_device *info)
     gf_cuda_device_count(&count);
     if (index < 0 || index >= count)
         return GF_ERR_NO_DEVICE;
-#ifdef GPUFILT_HAVE_CUDA
-    const gf_status st = gf_cuda_describe(index, info);
+    const gf_status st = cuda()->describe(index, info); /* a device is counted: a module */
     if (st != GF_OK)
         memset(info, 0, sizeof *info);
     return st;
-#else
-    return GF_ERR_NO_DEVICE; /* not reached: no device is counted */
-#endif
 }
 
 void *gf_host_alloc(size_t bytes)
@@ -66,12 +66,11 @@ void *gf_host_alloc(size_t bytes)
         return NULL;
     unsigned char *p = NULL;
     uint32_t kind = HOST_PLAIN;
-#ifdef GPUFILT_HAVE_CUDA
-    if (gf_cuda_probe()) {
-        p = gf_cuda_pinned_alloc(bytes + HOST_HEADER);
+    const gf_cuda_module *m = cuda();
+    if (m && m->probe()) {
+        p = m->pinned_alloc(bytes + HOST_HEADER);
         kind = HOST_PINNED;
     }
-#endif
     if (!p) {
         void *q = NULL;
         if (posix_memalign(&q, HOST_HEADER, bytes + HOST_HEADER) != 0)
@@ -88,12 +87,10 @@ void gf_host_free(void *user)
     if (!user)
         return;
     unsigned char *p = (unsigned char *)user - HOST_HEADER;
-#ifdef GPUFILT_HAVE_CUDA
-    if (*(uint32_t *)p == HOST_PINNED) {
-        gf_cuda_pinned_free(p);
+    if (*(uint32_t *)p == HOST_PINNED) { /* only where the module allocated it */
+        cuda()->pinned_free(p);
         return;
     }
-#endif
     free(p);
 }
 

@@ -56,9 +56,10 @@ static void make_version(void)
                                GPUFILT_VERSION_MINOR) "." GF_STR(GPUFILT_VERSION_PATCH));
     const char *sep = "";
     for (size_t i = 0; i < count && len < sizeof version; i++) {
-        if (!b[i].ops)
+        const gf_backend_ops *o = gf_backend_entry_ops(&b[i], NULL); /* a module: if it loads */
+        if (!o)
             continue;
-        len += (size_t)snprintf(version + len, sizeof version - len, "%s%s", sep, b[i].ops->name);
+        len += (size_t)snprintf(version + len, sizeof version - len, "%s%s", sep, o->name);
         sep = ", ";
     }
     if (len < sizeof version)

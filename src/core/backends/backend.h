@@ -135,10 +135,14 @@ typedef struct gf_cost_model {
  * backend this build has for it. */
 typedef struct gf_backend_entry {
     gf_device device;
-    /* What "this gpufilt was built without ..." names when ops is NULL. */
+    /* Why there is no backend when ops and load are NULL (one line). */
     const char *absent;
     gf_cost_model cost;        /* known whether or not this build has the backend */
-    const gf_backend_ops *ops; /* NULL: not in this build */
+    const gf_backend_ops *ops; /* built into the library; NULL: see load */
+    /* A backend in a module loaded at run time (the CUDA one, gf_cuda.h):
+     * its ops, loaded on the first call (once, thread-safe), or NULL with
+     * *why (NULL-safe) the one-line reason. NULL: no module in this build. */
+    const gf_backend_ops *(*load)(const char **why);
 } gf_backend_entry;
 
 /* The registry's entries, in order, and how many (at least one). */
@@ -146,7 +150,11 @@ const gf_backend_entry *gf_backends(size_t *count);
 /* The entry of a device kind, or NULL when the library knows no such kind
  * (GF_DEVICE_AUTO included). */
 const gf_backend_entry *gf_backend_entry_of(gf_device device);
-/* The backend of a device kind in this build, or NULL. */
+/* The entry's backend, built in or loaded (which may load a module), or
+ * NULL with *why (NULL-safe) saying what is missing, in one line. */
+const gf_backend_ops *gf_backend_entry_ops(const gf_backend_entry *b, const char **why);
+/* The backend of a device kind in this build (loaded if it is a module's),
+ * or NULL. */
 const gf_backend_ops *gf_backend_of(gf_device device);
 /* GF_DEVICE_AUTO's choice: the available backend of highest auto_rank. */
 const gf_backend_ops *gf_backend_auto(void);

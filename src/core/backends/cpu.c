@@ -7,10 +7,14 @@
  * summed in the reference's order (cpu_fir.h), so results are
  * bit-identical to the reference whatever the thread count.
  *
- * The FFT method (cpu_fft.c) runs as two more jobs per chunk, the forward
- * transforms and then the outputs, each a set of units (a block of one
- * channel) shared out among the threads; each unit's arithmetic does not
- * depend on which thread runs it.
+ * Methods are small interfaces inside the backend (cpu_method: set-up,
+ * filter one chunk, reset), chosen once at create, as in the cuda
+ * backend; the threads, their jobs and the histograms are the same for
+ * every method. A job is a function over units that the threads share out
+ * (cpu_job). The direct method is one job over the chunk's outputs; the
+ * FFT method (cpu_fft.c) is two, the forward transforms and then the
+ * outputs, each a set of units (a block of one channel); each unit's
+ * arithmetic does not depend on which thread runs it.
  *
  * Histograms run after the filter, as a further job: the chunk's partials
  * (one per block segment and channel) are shared out among the threads,
@@ -66,12 +70,25 @@
 
 typedef struct cpu_state cpu_state;
 
-typedef enum job_kind {
-    JOB_FIR,         /* direct form: flat outputs [n0, n1) */
-    JOB_HIST,        /* histogram partials [n0, n1) */
-    JOB_FFT_FORWARD, /* FFT method: forward units [n0, n1) */
-    JOB_FFT_OUTPUT   /* FFT method: output units [n0, n1) */
-} job_kind;
+/* Work the threads share out: units [a, b) of chunk c on thread `thread`
+ * (0: the calling thread). */
+typedef struct cpu_job {
+    void (*run)(cpu_state *s, const gf_chunk *c, ptrdiff_t a, ptrdiff_t b, int thread);
+    /* 1: shares end on 64-sample multiples (flat outputs, so neighbouring
+     * threads do not share cache lines); 0: even shares of whole units. */
+    int aligned;
+} cpu_job;
+
+/* A method inside the backend. */
+typedef struct cpu_method {
+    /* At create, before the workers start; NULL for nothing to set up. */
+    gf_status (*setup)(cpu_state *s, char *detail, size_t detail_size);
+    /* Filter chunk c (its histograms follow, whatever the method). */
+    void (*run)(cpu_state *s, const gf_chunk *c);
+    /* Forget the stream's history; NULL: keeps none. */
+    void (*reset)(cpu_state *s);
+} cpu_method;
+static const cpu_method cpu_direct, cpu_fft; /* below */
 
 typedef struct cpu_worker {
     cpu_state *s;
@@ -81,37 +98,58 @@ typedef struct cpu_worker {
 
 struct cpu_state {
     gf_backend_params p;
-    int nthreads; /* including the calling thread */
-    int nworkers; /* started threads: nthreads - 1 */
+    const cpu_method *m; /* the method: direct or FFT */
+    int nthreads;        /* including the calling thread */
+    int nworkers;        /* started threads: nthreads - 1 */
     cpu_worker workers[GF_MAX_THREADS];
     pthread_mutex_t mu;
     pthread_cond_t wake, done;
     unsigned long generation;
     int busy; /* workers still on the current job */
     int stop;
-    const gf_chunk *job;
-    job_kind kind;
-    ptrdiff_t job_n0, job_n1; /* the range of the job's kind */
+    const gf_chunk *chunk;    /* the job's chunk */
+    const cpu_job *job;       /* what the threads do with it */
+    ptrdiff_t job_n0, job_n1; /* the job's units */
     gf_cpu_fft *fft;          /* the FFT method's state, or NULL */
     gf_hist_plan hist;
     int has_hist;
     size_t hist_first; /* the job's first segment length */
 };
 
-static void run_range(const cpu_state *s, const gf_chunk *c, ptrdiff_t n0, ptrdiff_t n1)
+/* Direct method: flat outputs [n0, n1). */
+static void run_range(cpu_state *s, const gf_chunk *c, ptrdiff_t n0, ptrdiff_t n1, int thread)
 {
+    (void)thread;
     if (s->p.precision == GF_PRECISION_F32)
         run_range_f32(&s->p, c, n0, n1);
     else
         run_range_f64(&s->p, c, n0, n1);
 }
 
-static void run_parts(const cpu_state *s, const gf_chunk *c, ptrdiff_t i0, ptrdiff_t i1)
+/* Histogram partials [i0, i1). */
+static void run_parts(cpu_state *s, const gf_chunk *c, ptrdiff_t i0, ptrdiff_t i1, int thread)
 {
+    (void)thread;
     const size_t ss = s->p.precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     gf_hist_count_parts(&s->hist, s->hist.of_input ? c->in : c->out, ss, c->hist_frames,
                         s->hist_first, c->hist, (size_t)i0, (size_t)i1);
 }
+
+/* FFT method: forward units, then output units (cpu_fft.h). */
+static void run_fft_forward(cpu_state *s, const gf_chunk *c, ptrdiff_t u0, ptrdiff_t u1, int thread)
+{
+    gf_cpu_fft_forward(s->fft, c, (size_t)u0, (size_t)u1, thread);
+}
+
+static void run_fft_output(cpu_state *s, const gf_chunk *c, ptrdiff_t u0, ptrdiff_t u1, int thread)
+{
+    gf_cpu_fft_output(s->fft, c, (size_t)u0, (size_t)u1, thread);
+}
+
+static const cpu_job job_fir = {run_range, 1};
+static const cpu_job job_hist = {run_parts, 0};
+static const cpu_job job_fft_forward = {run_fft_forward, 0};
+static const cpu_job job_fft_output = {run_fft_output, 0};
 
 /* Part `index` of `parts` of the partials [n0, n1): contiguous, even shares. */
 static void split_parts(ptrdiff_t n0, ptrdiff_t n1, int index, int parts, ptrdiff_t *a,
@@ -137,30 +175,16 @@ static void split(ptrdiff_t n0, ptrdiff_t n1, int index, int parts, ptrdiff_t *a
 }
 
 /* Share `index` of `parts` of a job (the whole with parts = 1). */
-static void run_share(cpu_state *s, const gf_chunk *c, job_kind kind, ptrdiff_t n0, ptrdiff_t n1,
-                      int index, int parts)
+static void run_share(cpu_state *s, const gf_chunk *c, const cpu_job *job, ptrdiff_t n0,
+                      ptrdiff_t n1, int index, int parts)
 {
     ptrdiff_t a, b;
-    if (kind == JOB_FIR)
+    if (job->aligned)
         split(n0, n1, index, parts, &a, &b);
     else
         split_parts(n0, n1, index, parts, &a, &b);
-    if (a >= b)
-        return;
-    switch (kind) {
-    case JOB_FIR:
-        run_range(s, c, a, b);
-        break;
-    case JOB_HIST:
-        run_parts(s, c, a, b);
-        break;
-    case JOB_FFT_FORWARD:
-        gf_cpu_fft_forward(s->fft, c, (size_t)a, (size_t)b, index);
-        break;
-    case JOB_FFT_OUTPUT:
-        gf_cpu_fft_output(s->fft, c, (size_t)a, (size_t)b, index);
-        break;
-    }
+    if (a < b)
+        job->run(s, c, a, b, index);
 }
 
 static void *worker_main(void *arg)
@@ -175,11 +199,11 @@ static void *worker_main(void *arg)
         if (s->stop)
             break;
         seen = s->generation;
-        const gf_chunk *c = s->job;
-        const job_kind kind = s->kind;
+        const gf_chunk *c = s->chunk;
+        const cpu_job *job = s->job;
         const ptrdiff_t n0 = s->job_n0, n1 = s->job_n1;
         pthread_mutex_unlock(&s->mu);
-        run_share(s, c, kind, n0, n1, w->index, s->nthreads);
+        run_share(s, c, job, n0, n1, w->index, s->nthreads);
         pthread_mutex_lock(&s->mu);
         if (--s->busy == 0)
             pthread_cond_signal(&s->done);
@@ -224,8 +248,9 @@ static gf_status cpu_create(const gf_backend_params *p, void **state, char *deta
         n = online > 0 ? (int)online : 1;
     }
     s->nthreads = n > GF_MAX_THREADS ? GF_MAX_THREADS : n;
-    if (p->method == GF_METHOD_FFT) {
-        const gf_status st = gf_cpu_fft_create(p, s->nthreads, &s->fft, detail, detail_size);
+    s->m = p->method == GF_METHOD_FFT ? &cpu_fft : &cpu_direct;
+    if (s->m->setup) {
+        const gf_status st = s->m->setup(s, detail, detail_size);
         if (st != GF_OK) {
             free(s);
             return st;
@@ -250,11 +275,11 @@ static gf_status cpu_create(const gf_backend_params *p, void **state, char *deta
 }
 
 /* Run a job over [n0, n1) on every thread; the caller takes the first share. */
-static void run_job(cpu_state *s, const gf_chunk *c, job_kind kind, ptrdiff_t n0, ptrdiff_t n1)
+static void run_job(cpu_state *s, const gf_chunk *c, const cpu_job *job, ptrdiff_t n0, ptrdiff_t n1)
 {
     pthread_mutex_lock(&s->mu);
-    s->job = c;
-    s->kind = kind;
+    s->chunk = c;
+    s->job = job;
     s->job_n0 = n0;
     s->job_n1 = n1;
     s->busy = s->nworkers;
@@ -262,7 +287,7 @@ static void run_job(cpu_state *s, const gf_chunk *c, job_kind kind, ptrdiff_t n0
     pthread_cond_broadcast(&s->wake);
     pthread_mutex_unlock(&s->mu);
 
-    run_share(s, c, kind, n0, n1, 0, s->nthreads);
+    run_share(s, c, job, n0, n1, 0, s->nthreads);
 
     pthread_mutex_lock(&s->mu);
     while (s->busy > 0)
@@ -276,46 +301,73 @@ static void cpu_hist(cpu_state *s, const gf_chunk *c)
     const ptrdiff_t nparts = (ptrdiff_t)(nseg * (size_t)s->hist.nrec);
     if (s->nworkers == 0 || nparts < 2 ||
         c->hist_frames * (size_t)s->p.channels < CPU_PARALLEL_MIN_HIST)
-        run_parts(s, c, 0, nparts);
+        run_parts(s, c, 0, nparts, 0);
     else
-        run_job(s, c, JOB_HIST, 0, nparts);
+        run_job(s, c, &job_hist, 0, nparts);
 }
 
 /* A job of n units of about `work` multiply-adds each, on the calling
  * thread alone when waking workers would cost more than it saves. */
-static void run_units(cpu_state *s, const gf_chunk *c, job_kind kind, size_t n, size_t work)
+static void run_units(cpu_state *s, const gf_chunk *c, const cpu_job *job, size_t n, size_t work)
 {
     if (s->nworkers == 0 || n < 2 || n * work < CPU_PARALLEL_MIN_MACS)
-        run_share(s, c, kind, 0, (ptrdiff_t)n, 0, 1);
+        run_share(s, c, job, 0, (ptrdiff_t)n, 0, 1);
     else
-        run_job(s, c, kind, 0, (ptrdiff_t)n);
+        run_job(s, c, job, 0, (ptrdiff_t)n);
 }
+
+/* Direct method: the chunk's outputs past skip, one job (nothing to do
+ * when every output is skipped). */
+static void run_direct(cpu_state *s, const gf_chunk *c)
+{
+    const ptrdiff_t C = s->p.channels;
+    const ptrdiff_t n0 = (ptrdiff_t)c->skip * C, n1 = (ptrdiff_t)c->frames * C;
+    if (n1 <= n0)
+        return;
+    if (s->nworkers == 0 || (size_t)(n1 - n0) * s->p.num_taps < CPU_PARALLEL_MIN_MACS)
+        run_range(s, c, n0, n1, 0);
+    else
+        run_job(s, c, &job_fir, n0, n1);
+}
+
+static const cpu_method cpu_direct = {NULL, run_direct, NULL};
+
+/* FFT method: transforms and delay line, one set of plans per thread. */
+static gf_status setup_fft(cpu_state *s, char *detail, size_t detail_size)
+{
+    return gf_cpu_fft_create(&s->p, s->nthreads, &s->fft, detail, detail_size);
+}
+
+/* Every chunk, even one whose outputs are all skipped: the delay line must
+ * see every block. */
+static void run_fft(cpu_state *s, const gf_chunk *c)
+{
+    const size_t units = gf_cpu_fft_units(s->fft, c);
+    const size_t P = s->p.partition, K = (s->p.num_taps + P - 1) / P;
+    run_units(s, c, &job_fft_forward, units, 8 * P);
+    run_units(s, c, &job_fft_output, units, (K + 8) * P);
+    gf_cpu_fft_end(s->fft, c);
+}
+
+static void reset_fft(cpu_state *s)
+{
+    gf_cpu_fft_reset(s->fft);
+}
+
+static const cpu_method cpu_fft = {setup_fft, run_fft, reset_fft};
 
 static void cpu_reset(void *state)
 {
     cpu_state *s = state;
-    if (s->fft)
-        gf_cpu_fft_reset(s->fft);
+    if (s->m->reset)
+        s->m->reset(s);
 }
 
 static gf_status cpu_submit(void *state, int slot, const gf_chunk *c)
 {
     cpu_state *s = state;
     (void)slot;
-    const ptrdiff_t C = s->p.channels;
-    const ptrdiff_t n0 = (ptrdiff_t)c->skip * C, n1 = (ptrdiff_t)c->frames * C;
-    if (s->fft) {
-        const size_t units = gf_cpu_fft_units(s->fft, c);
-        const size_t P = s->p.partition, K = (s->p.num_taps + P - 1) / P;
-        run_units(s, c, JOB_FFT_FORWARD, units, 8 * P);
-        run_units(s, c, JOB_FFT_OUTPUT, units, (K + 8) * P);
-        gf_cpu_fft_end(s->fft, c);
-    } else if (n1 > n0) {
-        if (s->nworkers == 0 || (size_t)(n1 - n0) * s->p.num_taps < CPU_PARALLEL_MIN_MACS)
-            run_range(s, c, n0, n1);
-        else
-            run_job(s, c, JOB_FIR, n0, n1);
-    }
+    s->m->run(s, c);
     if (s->has_hist)
         cpu_hist(s, c);
     return GF_OK;

@@ -16,24 +16,31 @@
 extern const gf_backend_ops gf_backend_ref;
 extern const gf_backend_ops gf_backend_cpu;
 #ifdef GPUFILT_HAVE_CUDA
-extern const gf_backend_ops gf_backend_cuda;
-#define GF_BACKEND_CUDA (&gf_backend_cuda)
+/* The CUDA backend is a module, loaded when first asked for (gf_cuda.h). */
+#include "gf_cuda.h"
+#define GF_BACKEND_CUDA_LOAD gf_cuda_backend_load
 #else
-#define GF_BACKEND_CUDA NULL
+#define GF_BACKEND_CUDA_LOAD NULL
 #endif
 
 /* The cost models come from measurements of each backend (bench/NOTES.md,
  * "Long filters"); method.c says what they mean. */
 static const gf_backend_entry registry[] = {
     {GF_DEVICE_REF,
-     "the ref backend",
+     "this gpufilt was built without the ref backend",
      {.a = 8, .b = 10, .f = 0, .floor_t = 0, .k0 = 4, .direct_only = 1},
-     &gf_backend_ref},
+     &gf_backend_ref,
+     NULL},
     {GF_DEVICE_CPU,
-     "the cpu backend",
+     "this gpufilt was built without the cpu backend",
      {.a = 8, .b = 10, .f = 0, .floor_t = 0, .k0 = 4},
-     &gf_backend_cpu},
-    {GF_DEVICE_CUDA, "CUDA", {.a = 24, .b = 8, .f = 64, .floor_t = 1024, .k0 = 8}, GF_BACKEND_CUDA},
+     &gf_backend_cpu,
+     NULL},
+    {GF_DEVICE_CUDA,
+     "this gpufilt was built without CUDA",
+     {.a = 24, .b = 8, .f = 64, .floor_t = 1024, .k0 = 8},
+     NULL,
+     GF_BACKEND_CUDA_LOAD},
 };
 
 const gf_backend_entry *gf_backends(size_t *count)
@@ -50,17 +57,28 @@ const gf_backend_entry *gf_backend_entry_of(gf_device device)
     return NULL;
 }
 
+const gf_backend_ops *gf_backend_entry_ops(const gf_backend_entry *b, const char **why)
+{
+    if (b->ops)
+        return b->ops;
+    const char *reason = b->absent;
+    const gf_backend_ops *o = b->load ? b->load(&reason) : NULL;
+    if (!o && why)
+        *why = reason;
+    return o;
+}
+
 const gf_backend_ops *gf_backend_of(gf_device device)
 {
     const gf_backend_entry *b = gf_backend_entry_of(device);
-    return b ? b->ops : NULL;
+    return b ? gf_backend_entry_ops(b, NULL) : NULL;
 }
 
 const gf_backend_ops *gf_backend_auto(void)
 {
     const gf_backend_ops *best = NULL;
     for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++) {
-        const gf_backend_ops *o = registry[i].ops;
+        const gf_backend_ops *o = gf_backend_entry_ops(&registry[i], NULL);
         if (o && o->auto_rank > 0 && (!best || o->auto_rank > best->auto_rank) && o->available())
             best = o;
     }

@@ -29,6 +29,10 @@
  * Every CUDA call is checked (cuda_check.h); the failing call and its
  * message are kept in the state and returned as a status (GF_ERR_CUDA, or
  * GF_ERR_NO_MEMORY where memory ran out), never printed or exited on.
+ *
+ * The backend is built as a module, libgpufilt-cuda.so, which libgpufilt
+ * loads at run time (gf_cuda.h); the module links nothing of the library,
+ * so this file and the ones it calls use no function of src/core.
  */
 #include "backend.h"
 #include "cuda_check.h"
@@ -103,6 +107,13 @@ struct cuda_method {
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static int probe_result;
 
+/* A one-line failure reason into detail (NULL-safe). */
+static void set_detail(char *detail, size_t size, const char *msg)
+{
+    if (detail && size > 0)
+        snprintf(detail, size, "%s", msg);
+}
+
 static void probe(void)
 {
     int n = 0;
@@ -115,13 +126,13 @@ static void probe(void)
     cudaGetLastError();
 }
 
-extern "C" int gf_cuda_probe(void)
+static int cuda_probe(void)
 {
     pthread_once(&probe_once, probe);
     return probe_result;
 }
 
-extern "C" void *gf_cuda_pinned_alloc(size_t bytes)
+static void *cuda_pinned_alloc(size_t bytes)
 {
     void *p = NULL;
     if (cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable) != cudaSuccess) {
@@ -131,13 +142,13 @@ extern "C" void *gf_cuda_pinned_alloc(size_t bytes)
     return p;
 }
 
-extern "C" void gf_cuda_pinned_free(void *p)
+static void cuda_pinned_free(void *p)
 {
     if (p)
         cudaFreeHost(p);
 }
 
-extern "C" int gf_cuda_count(void)
+static int cuda_count(void)
 {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) { /* no driver, or no device */
@@ -147,7 +158,7 @@ extern "C" int gf_cuda_count(void)
     return n > 0 ? n : 0;
 }
 
-extern "C" gf_status gf_cuda_describe(int index, gf_cuda_device *info)
+static gf_status cuda_describe(int index, gf_cuda_device *info)
 {
     cudaDeviceProp prop;
     if (cudaGetDeviceProperties(&prop, index) != cudaSuccess) {
@@ -401,8 +412,8 @@ static gf_status setup(cuda_state *s)
 static gf_status cuda_create(const gf_backend_params *p, void **state, char *detail,
                              size_t detail_size)
 {
-    if (!gf_cuda_probe()) {
-        gf_detail(detail, detail_size, "no usable CUDA device");
+    if (!cuda_probe()) {
+        set_detail(detail, detail_size, "no usable CUDA device");
         return GF_ERR_NO_DEVICE;
     }
     cuda_state *s = (cuda_state *)calloc(1, sizeof *s);
@@ -422,7 +433,7 @@ static gf_status cuda_create(const gf_backend_params *p, void **state, char *det
     gf_status st = setup(s); /* uploads p->taps; no pointer to them is kept */
     s->p.taps = NULL;
     if (st != GF_OK) {
-        gf_detail(detail, detail_size, "%s", s->err);
+        set_detail(detail, detail_size, s->err);
         cuda_destroy(s);
         return st;
     }
@@ -524,13 +535,13 @@ static void cuda_reset(void *state)
 static void *cuda_host_alloc(void *state, size_t bytes)
 {
     (void)state;
-    return gf_cuda_pinned_alloc(bytes);
+    return cuda_pinned_alloc(bytes);
 }
 
 static void cuda_host_free(void *state, void *p)
 {
     (void)state;
-    gf_cuda_pinned_free(p);
+    cuda_pinned_free(p);
 }
 
 static int pinned(const void *p)
@@ -571,7 +582,7 @@ static void cuda_host_unregister(void *state, void *p)
         cudaGetLastError(); /* teardown reports nothing */
 }
 
-extern "C" const gf_backend_ops gf_backend_cuda = {
+static const gf_backend_ops gf_backend_cuda = {
     .name = "cuda",
     .device = GF_DEVICE_CUDA,
     .slots = CUDA_SLOTS,
@@ -581,7 +592,7 @@ extern "C" const gf_backend_ops gf_backend_cuda = {
     .histograms = 1,
     .auto_rank = 2, /* preferred wherever a device is usable */
     .split_copies = 1,
-    .available = gf_cuda_probe,
+    .available = cuda_probe,
     .create = cuda_create,
     .destroy = cuda_destroy,
     .host_alloc = cuda_host_alloc,
@@ -595,3 +606,21 @@ extern "C" const gf_backend_ops gf_backend_cuda = {
     .host_register = cuda_host_register,
     .host_unregister = cuda_host_unregister,
 };
+
+static const gf_cuda_module cuda_module = {
+    .interface = GF_CUDA_MODULE_INTERFACE,
+    .ops_size = sizeof(gf_backend_ops),
+    .params_size = sizeof(gf_backend_params),
+    .ops = &gf_backend_cuda,
+    .probe = cuda_probe,
+    .pinned_alloc = cuda_pinned_alloc,
+    .pinned_free = cuda_pinned_free,
+    .count = cuda_count,
+    .describe = cuda_describe,
+};
+
+/* The module's one export (gf_cuda.h). */
+extern "C" __attribute__((visibility("default"))) const gf_cuda_module *gf_cuda_module_entry(void)
+{
+    return &cuda_module;
+}

@@ -13,17 +13,30 @@
 namespace gf
 {
 
+/* The letters of fft_conv.h and fft_kernels.cuh are given beside each field. */
 struct fft_conv {
     gf_precision prec;
-    size_t ss; /* bytes per real */
-    int C, nh;
-    size_t T, P, N, K, M, W, R, bins, sstride;
-    size_t S;     /* split-K runs */
-    size_t group; /* transforms per cuFFT call: from P alone, never from the chunk */
-    size_t slots; /* windows the buffers hold: C W rounded up to whole groups */
-    void *xp, *win, *spec, *Y, *part, *ring, *H, *tail[2];
-    int par;     /* tail[par] holds each channel's last block */
-    size_t head; /* ring slot of the next block */
+    size_t ss;           /* bytes per real */
+    int C, nh;           /* channels; filter sets (1, or C with per-channel taps) */
+    size_t T, P;         /* taps; partition (frames per block) */
+    size_t fft_size;     /* N = 2P: the transform's length */
+    size_t partitions;   /* K = ceil(T / P): the filter's partitions */
+    size_t chunk_blocks; /* M = chunk frames / P: most blocks in one chunk */
+    size_t windows;      /* W = M + 1: windows per channel in the chunk buffers */
+    size_t ring_slots;   /* R = K - 1 + M: spectra the delay line holds per channel */
+    size_t bins;         /* P + 1: bins of one spectrum */
+    size_t sstride;      /* bins rounded up to 8: one spectrum's stride */
+    size_t k_runs;       /* S = ceil(K / MAC_KS): split-K runs of the multiply-accumulate */
+    size_t group;        /* transforms per cuFFT call: from P alone, never from the chunk */
+    size_t slots;        /* windows the buffers hold: C W rounded up to whole groups */
+    /* planar: the chunk's blocks per channel behind its previous one (xp
+     * in fft_kernels.cuh); win, spec, Y: windows, their spectra, output
+     * spectra; part: split-K sums; ring: the delay line; H: the filter's
+     * spectra; tail: each channel's last block, twice (read one, write the
+     * other). */
+    void *planar, *win, *spec, *Y, *part, *ring, *H, *tail[2];
+    int tail_cur; /* tail[tail_cur] holds each channel's last block */
+    size_t head;  /* ring slot of the next block */
     cufftHandle r2c, c2r;
     int have_r2c, have_c2r;
     void *work;
@@ -37,8 +50,8 @@ void fft_conv_destroy(fft_conv *f)
         cufftDestroy(f->r2c);
     if (f->have_c2r)
         cufftDestroy(f->c2r);
-    void *bufs[] = {f->xp,   f->win, f->spec,    f->Y,       f->part,
-                    f->ring, f->H,   f->tail[0], f->tail[1], f->work};
+    void *bufs[] = {f->planar, f->win, f->spec,    f->Y,       f->part,
+                    f->ring,   f->H,   f->tail[0], f->tail[1], f->work};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         cudaFree(bufs[i]);
     cudaGetLastError(); /* teardown reports nothing */
@@ -52,7 +65,7 @@ void fft_conv_destroy(fft_conv *f)
  * forward plan reads overlapping windows in place (distance P). */
 static gf_status make_plans(fft_conv *f, size_t *work, char *err, size_t n)
 {
-    int N = (int)f->N, inembed = (int)f->N, onembed = (int)f->sstride;
+    int N = (int)f->fft_size, inembed = (int)f->fft_size, onembed = (int)f->sstride;
     const int batch = (int)f->group;
     const int f32 = f->prec == GF_PRECISION_F32;
     size_t w1 = 0, w2 = 0;
@@ -66,8 +79,8 @@ static gf_status make_plans(fft_conv *f, size_t *work, char *err, size_t n)
            cufftMakePlanMany(f->r2c, 1, &N, &inembed, 1, (int)f->P, &onembed, 1, (int)f->sstride,
                              f32 ? CUFFT_R2C : CUFFT_D2Z, batch, &w1));
     GF_TRY(err, n,
-           cufftMakePlanMany(f->c2r, 1, &N, &onembed, 1, (int)f->sstride, &inembed, 1, (int)f->N,
-                             f32 ? CUFFT_C2R : CUFFT_Z2D, batch, &w2));
+           cufftMakePlanMany(f->c2r, 1, &N, &onembed, 1, (int)f->sstride, &inembed, 1,
+                             (int)f->fft_size, f32 ? CUFFT_C2R : CUFFT_Z2D, batch, &w2));
     *work = w1 > w2 ? w1 : w2;
     return GF_OK;
 }
@@ -85,8 +98,8 @@ struct spectra_scratch {
 static gf_status spectra_run(fft_conv *f, const gf_backend_params *p, spectra_scratch *s, char *err,
                              size_t n)
 {
-    const size_t win_n = f->K * f->N, spec_n = f->K * f->sstride;
-    int N = (int)f->N, inembed = (int)f->N, onembed = (int)f->sstride;
+    const size_t win_n = f->partitions * f->fft_size, spec_n = f->partitions * f->sstride;
+    int N = (int)f->fft_size, inembed = (int)f->fft_size, onembed = (int)f->sstride;
     s->hwin = (double *)calloc(win_n, sizeof(double));
     if (!s->hwin) {
         snprintf(err, n, "cannot allocate %zu bytes for the filter's partitions",
@@ -102,18 +115,18 @@ static gf_status spectra_run(fft_conv *f, const gf_backend_params *p, spectra_sc
     /* (the spectra's padding past P + 1 bins is scaled too: define it) */
     GF_TRY(err, n, cudaMemset(s->d_spec, 0, spec_n * sizeof(double2)));
     GF_TRY(err, n,
-           cufftPlanMany(&s->plan, 1, &N, &inembed, 1, (int)f->N, &onembed, 1, (int)f->sstride,
-                         CUFFT_D2Z, (int)f->K));
+           cufftPlanMany(&s->plan, 1, &N, &inembed, 1, (int)f->fft_size, &onembed, 1,
+                         (int)f->sstride, CUFFT_D2Z, (int)f->partitions));
     s->have_plan = 1;
     for (int h = 0; h < f->nh; h++) {
-        for (size_t k = 0; k < f->K; k++)
+        for (size_t k = 0; k < f->partitions; k++)
             for (size_t t = 0; t < f->P; t++) {
                 const size_t i = k * f->P + t;
                 double v = 0;
                 if (i < f->T)
                     v = f->prec == GF_PRECISION_F32 ? ((const float *)p->taps)[h * f->T + i]
                                                     : ((const double *)p->taps)[h * f->T + i];
-                s->hwin[k * f->N + t] = v;
+                s->hwin[k * f->fft_size + t] = v;
             }
         GF_TRY(err, n,
                cudaMemcpy(s->d_win, s->hwin, win_n * sizeof(double), cudaMemcpyHostToDevice));
@@ -122,11 +135,11 @@ static gf_status spectra_run(fft_conv *f, const gf_backend_params *p, spectra_sc
         const unsigned grid = (unsigned)((spec_n + FFT_THREADS - 1) / FFT_THREADS);
         cudaGetLastError(); /* the check below sees this launch only */
         if (f->prec == GF_PRECISION_F32)
-            fft_scale_spectra<float>
-                <<<grid, FFT_THREADS>>>(s->d_spec, (float2 *)dst, (long long)spec_n, 1.0 / f->N);
+            fft_scale_spectra<float><<<grid, FFT_THREADS>>>(s->d_spec, (float2 *)dst,
+                                                            (long long)spec_n, 1.0 / f->fft_size);
         else
-            fft_scale_spectra<double>
-                <<<grid, FFT_THREADS>>>(s->d_spec, (double2 *)dst, (long long)spec_n, 1.0 / f->N);
+            fft_scale_spectra<double><<<grid, FFT_THREADS>>>(s->d_spec, (double2 *)dst,
+                                                             (long long)spec_n, 1.0 / f->fft_size);
         GF_TRY_LAUNCH(err, n, "fft_scale_spectra");
         GF_TRY(err, n, cudaDeviceSynchronize());
     }
@@ -156,16 +169,18 @@ static double mib(size_t bytes)
 static gf_status alloc_buffers(fft_conv *f, size_t work, char *err, size_t n)
 {
     const size_t cbytes = 2 * f->ss; /* one complex */
-    const size_t h_bytes = (size_t)f->nh * f->K * f->sstride * cbytes;
-    const size_t ring_bytes = (size_t)f->C * f->R * f->sstride * cbytes;
+    const size_t h_bytes = (size_t)f->nh * f->partitions * f->sstride * cbytes;
+    const size_t ring_bytes = (size_t)f->C * f->ring_slots * f->sstride * cbytes;
     const size_t part_bytes =
-        f->S > 1 ? f->S * (size_t)FFT_PART_BLOCKS * (size_t)f->C * f->sstride * cbytes : 0;
-    const size_t xp_bytes = (f->slots + 1) * f->P * f->ss;
+        f->k_runs > 1 ? f->k_runs * (size_t)FFT_PART_BLOCKS * (size_t)f->C * f->sstride * cbytes
+                      : 0;
+    const size_t planar_bytes = (f->slots + 1) * f->P * f->ss;
     const size_t chunk_bytes =
-        xp_bytes + f->slots * (f->N * f->ss + 2 * f->sstride * cbytes) + part_bytes;
+        planar_bytes + f->slots * (f->fft_size * f->ss + 2 * f->sstride * cbytes) + part_bytes;
     const size_t tail_bytes = (size_t)f->C * f->P * f->ss;
     /* the spectra's double-precision scratch at create */
-    const size_t scratch = f->K * (f->N * sizeof(double) + f->sstride * 2 * sizeof(double));
+    const size_t scratch =
+        f->partitions * (f->fft_size * sizeof(double) + f->sstride * 2 * sizeof(double));
     const size_t need = h_bytes + ring_bytes + chunk_bytes + 2 * tail_bytes + work + scratch;
     size_t free_b = 0, total_b = 0;
     GF_TRY(err, n, cudaMemGetInfo(&free_b, &total_b));
@@ -180,15 +195,15 @@ static gf_status alloc_buffers(fft_conv *f, size_t work, char *err, size_t n)
     }
     GF_TRY(err, n, dev_alloc(&f->H, h_bytes, "the filter's spectra", err, n));
     GF_TRY(err, n, dev_alloc(&f->ring, ring_bytes, "the delay line", err, n));
-    GF_TRY(err, n, dev_alloc(&f->xp, xp_bytes, "a chunk's blocks", err, n));
-    GF_TRY(err, n, dev_alloc(&f->win, f->slots * f->N * f->ss, "a chunk's windows", err, n));
+    GF_TRY(err, n, dev_alloc(&f->planar, planar_bytes, "a chunk's blocks", err, n));
+    GF_TRY(err, n, dev_alloc(&f->win, f->slots * f->fft_size * f->ss, "a chunk's windows", err, n));
     GF_TRY(err, n,
            dev_alloc(&f->spec, f->slots * f->sstride * cbytes, "a chunk's spectra", err, n));
     GF_TRY(err, n, dev_alloc(&f->Y, f->slots * f->sstride * cbytes, "a chunk's products", err, n));
     if (part_bytes)
         GF_TRY(err, n, dev_alloc(&f->part, part_bytes, "the split-K sums", err, n));
     /* Transforms past a chunk's end read whatever is there: make it defined. */
-    GF_TRY(err, n, cudaMemset(f->xp, 0, xp_bytes));
+    GF_TRY(err, n, cudaMemset(f->planar, 0, planar_bytes));
     GF_TRY(err, n, cudaMemset(f->Y, 0, f->slots * f->sstride * cbytes));
     GF_TRY(err, n, dev_alloc(&f->tail[0], tail_bytes, "the last blocks", err, n));
     GF_TRY(err, n, dev_alloc(&f->tail[1], tail_bytes, "the last blocks", err, n));
@@ -226,18 +241,18 @@ gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err,
     f->nh = p->taps_per_channel ? p->channels : 1;
     f->T = p->num_taps;
     f->P = p->partition;
-    f->N = 2 * f->P;
-    f->K = (f->T + f->P - 1) / f->P;
-    f->M = p->chunk_frames / f->P;
-    f->W = f->M + 1;
-    f->R = f->K - 1 + f->M;
+    f->fft_size = 2 * f->P;
+    f->partitions = (f->T + f->P - 1) / f->P;
+    f->chunk_blocks = p->chunk_frames / f->P;
+    f->windows = f->chunk_blocks + 1;
+    f->ring_slots = f->partitions - 1 + f->chunk_blocks;
     f->bins = f->P + 1;
     f->sstride = (f->bins + 7) & ~(size_t)7;
-    f->S = (f->K + MAC_KS - 1) / MAC_KS;
+    f->k_runs = (f->partitions + MAC_KS - 1) / MAC_KS;
     /* 2^22 reals per call: few calls for a whole chunk of the default size
      * (2^21 samples), little wasted where a chunk holds fewer (live blocks). */
-    f->group = f->N >= ((size_t)1 << 22) ? 1 : ((size_t)1 << 22) / f->N;
-    f->slots = ((size_t)f->C * f->W + f->group - 1) / f->group * f->group;
+    f->group = f->fft_size >= ((size_t)1 << 22) ? 1 : ((size_t)1 << 22) / f->fft_size;
+    f->slots = ((size_t)f->C * f->windows + f->group - 1) / f->group * f->group;
     const gf_status st = setup(f, p, err, n);
     if (st != GF_OK) {
         fft_conv_destroy(f);
@@ -250,8 +265,9 @@ gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err,
 gf_status fft_conv_reset(fft_conv *f, cudaStream_t st, char *err, size_t n)
 {
     f->head = 0;
-    f->par = 0;
-    GF_TRY(err, n, cudaMemsetAsync(f->ring, 0, (size_t)f->C * f->R * f->sstride * 2 * f->ss, st));
+    f->tail_cur = 0;
+    GF_TRY(err, n,
+           cudaMemsetAsync(f->ring, 0, (size_t)f->C * f->ring_slots * f->sstride * 2 * f->ss, st));
     GF_TRY(err, n, cudaMemsetAsync(f->tail[0], 0, (size_t)f->C * f->P * f->ss, st));
     return GF_OK;
 }
@@ -289,33 +305,34 @@ static gf_status launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, l
     typedef typename cplx<T>::type V;
     const unsigned ymax = 65535;
     const unsigned C = (unsigned)f->C, my = (unsigned)(m < ymax ? m : ymax);
-    const long long P = (long long)f->P, W = (long long)f->W;
+    const long long P = (long long)f->P, W = (long long)f->windows;
     int lp = 0;
     while ((1LL << lp) < P)
         lp++;
     if (which == PLANAR) {
         fft_planar<T><<<flat_grid((m + 1) * P), FFT_THREADS, 0, st>>>(
-            (const T *)d_in, m, f->C, lp, W, (const T *)f->tail[f->par], (T *)f->xp,
-            (T *)f->tail[f->par ^ 1]);
+            (const T *)d_in, m, f->C, lp, W, (const T *)f->tail[f->tail_cur], (T *)f->planar,
+            (T *)f->tail[f->tail_cur ^ 1]);
         GF_TRY_LAUNCH(err, n, "fft_planar");
     } else if (which == MAC) {
         const unsigned bx = (unsigned)((f->bins + FFT_THREADS - 1) / FFT_THREADS);
         /* Chunks of few blocks (live audio: one) take smaller tiles, and
          * split the runs over threads (the same sums: fft_kernels.cuh). */
         const int bt = m >= mac_tile<T>::BT ? mac_tile<T>::BT : m >= 4 ? 4 : 1;
-        const int split = f->S > 1 && m < FFT_PART_BLOCKS;
-        const long long tiles = (m + bt - 1) / bt, ty = tiles * (split ? (long long)f->S : 1);
+        const int split = f->k_runs > 1 && m < FFT_PART_BLOCKS;
+        const long long tiles = (m + bt - 1) / bt, ty = tiles * (split ? (long long)f->k_runs : 1);
         const dim3 grid(bx, (unsigned)(ty < ymax ? ty : ymax), C);
         V *out = split ? (V *)f->part : (V *)f->Y;
-        auto mac = pick_mac<T>(bt, f->S > 1 && !split);
-        mac<<<grid, FFT_THREADS, 0, st>>>(
-            (const V *)f->spec, (V *)f->ring, (const V *)f->H, out, m, W, f->C, (long long)f->K,
-            (long long)f->R, (long long)f->head, (long long)f->bins, (long long)f->sstride,
-            f->nh > 1, split, (long long)FFT_PART_BLOCKS);
+        auto mac = pick_mac<T>(bt, f->k_runs > 1 && !split);
+        mac<<<grid, FFT_THREADS, 0, st>>>((const V *)f->spec, (V *)f->ring, (const V *)f->H, out, m,
+                                          W, f->C, (long long)f->partitions,
+                                          (long long)f->ring_slots, (long long)f->head,
+                                          (long long)f->bins, (long long)f->sstride, f->nh > 1,
+                                          split, (long long)FFT_PART_BLOCKS);
         GF_TRY_LAUNCH(err, n, "fft_mac");
         if (split) {
             fft_reduce<T><<<dim3(bx, my, C), FFT_THREADS, 0, st>>>(
-                (const V *)f->part, (V *)f->Y, m, W, f->C, (long long)f->S,
+                (const V *)f->part, (V *)f->Y, m, W, f->C, (long long)f->k_runs,
                 (long long)FFT_PART_BLOCKS, (long long)f->bins, (long long)f->sstride);
             GF_TRY_LAUNCH(err, n, "fft_reduce");
         }
@@ -336,8 +353,8 @@ static gf_status transform(fft_conv *f, cudaStream_t st, int forward, size_t cou
     cufftHandle plan = forward ? f->r2c : f->c2r;
     GF_TRY(err, n, cufftSetStream(plan, st));
     for (size_t g = 0; g < count; g += f->group) {
-        unsigned char *w = forward ? (unsigned char *)f->xp + g * f->P * f->ss
-                                   : (unsigned char *)f->win + g * f->N * f->ss;
+        unsigned char *w = forward ? (unsigned char *)f->planar + g * f->P * f->ss
+                                   : (unsigned char *)f->win + g * f->fft_size * f->ss;
         unsigned char *sp =
             (unsigned char *)(forward ? f->spec : f->Y) + g * f->sstride * 2 * f->ss;
         if (forward && f32)
@@ -356,7 +373,8 @@ gf_status fft_conv_run(fft_conv *f, cudaStream_t st, const void *d_in, size_t fr
                        void *d_out, char *err, size_t n)
 {
     const long long m = (long long)(frames / f->P);
-    const size_t count = (size_t)(f->C - 1) * f->W + (size_t)m; /* through channel C-1's last */
+    const size_t count =
+        (size_t)(f->C - 1) * f->windows + (size_t)m; /* through channel C-1's last */
     const stage stages[] = {PLANAR, MAC, EMIT};
     /* Each launch's check must see that launch only, not an error an
      * earlier call on this thread left behind and reported. */
@@ -372,8 +390,8 @@ gf_status fft_conv_run(fft_conv *f, cudaStream_t st, const void *d_in, size_t fr
         if (stages[i] != EMIT)
             GF_TRY(err, n, transform(f, st, stages[i] == PLANAR, count, err, n));
     }
-    f->head = (f->head + (size_t)m) % f->R;
-    f->par ^= 1;
+    f->head = (f->head + (size_t)m) % f->ring_slots;
+    f->tail_cur ^= 1;
     return GF_OK;
 }
 
