@@ -78,7 +78,7 @@ static void backend_summary(const gf_run *r, char *buf, size_t n)
     gf_engine *e = r->e[GF_RUN_MAIN];
     const int64_t at = gf_engine_handoff_frame(e), total = r->src.frames_read;
     const char *err = gf_engine_handoff_error(e);
-    if (r->handoff == GF_DEVICE_AUTO)
+    if (r->handoff == GF_DEVICE_NONE)
         snprintf(buf, n, "%s backend", gf_engine_backend(e));
     else if (at >= 0)
         snprintf(buf, n, "cpu backend for %lld frames, then cuda for %lld", (long long)at,
@@ -153,7 +153,7 @@ int gf_report_json(const gf_run *r, int rc)
         s.method = fft ? "fft" : "direct";
         s.partition = fft ? gf_engine_partition(e) : 0;
         s.backend = gf_engine_backend(e);
-        if (r->handoff != GF_DEVICE_AUTO) {
+        if (r->handoff != GF_DEVICE_NONE) {
             s.handoff_to = "cuda";
             s.handoff_frame = gf_engine_handoff_frame(e);
             s.handoff_error = gf_engine_handoff_error(e);

@@ -80,11 +80,16 @@ static void hist_poll(gf_engine *e)
     gf_eng_hist_check_end(e);
 }
 
-int gf_engine_hist_next(gf_engine *e, gf_hist_record *rec)
+gf_status gf_engine_hist_next(gf_engine *e, gf_hist_record *rec)
 {
-    if (!e || !rec || !e->hg)
-        return 0;
+    if (!e || !rec)
+        return GF_ERR_INVALID_ARGUMENT;
+    if (!e->hg)
+        return GF_ERR_STATE;
     if (!e->failed)
         hist_poll(e);
-    return gf_hist_pop(e->hg, rec);
+    /* Records completed before a failure are sound: they go out first. */
+    if (gf_hist_pop(e->hg, rec))
+        return GF_OK;
+    return e->failed ? e->failed : GF_NO_RECORD;
 }

@@ -47,20 +47,20 @@ int64_t gf_engine_handoff_frame(const gf_engine *e)
 const char *gf_engine_handoff_error(const gf_engine *e)
 {
     if (!e || !e->ho)
-        return e && e->cfg.handoff != GF_DEVICE_AUTO && !e->ops2
+        return e && e->cfg.handoff != GF_DEVICE_NONE && !e->ops2
                    ? "no hand-off: it needs the direct method, and a backend this build has"
                    : "";
     return gf_handoff_poll(e->ho) < 0 ? gf_handoff_error(e->ho) : "";
 }
 
-gf_status gf_engine_taps(const gf_engine *e, double *taps)
+gf_status gf_engine_taps(const gf_engine *e, double *taps, size_t capacity)
 {
-    return gf_engine_channel_taps(e, 0, taps);
+    return gf_engine_channel_taps(e, 0, taps, capacity);
 }
 
-gf_status gf_engine_channel_taps(const gf_engine *e, int channel, double *taps)
+gf_status gf_engine_channel_taps(const gf_engine *e, int channel, double *taps, size_t capacity)
 {
-    if (!e || !taps || channel < 0 || (size_t)channel >= e->C)
+    if (!e || !taps || capacity < e->T || channel < 0 || (size_t)channel >= e->C)
         return GF_ERR_INVALID_ARGUMENT;
     memcpy(taps, e->taps_d + (e->nf == 1 ? 0 : (size_t)channel * e->T), e->T * sizeof(double));
     return GF_OK;

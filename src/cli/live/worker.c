@@ -22,7 +22,7 @@ static int worker_fail(gf_live *lv, gf_status st, const char *what)
 static void write_hist(gf_live *lv)
 {
     gf_hist_record rec;
-    while (lv->hout && !lv->hist_failed && gf_engine_hist_next(lv->e, &rec))
+    while (lv->hout && !lv->hist_failed && gf_engine_hist_next(lv->e, &rec) == GF_OK)
         if (gf_hist_out_write(lv->hout, &rec, lv->hist_err, sizeof lv->hist_err) != 0)
             lv->hist_failed = 1;
 }
