@@ -103,8 +103,8 @@ static int setup_engine(gf_live *lv, gf_taps *t)
         return rc;
     const gf_job job = {
         .frames = -1, .channels = lv->C, .taps = t->n, .block = lv->F, .rate = lv->rate};
-    gf_config c =
-        gf_cli_engine_config(o, lv->C, t, gf_cli_choose_device(o, &job, NULL, NULL, 0), 0);
+    gf_config c = gf_cli_engine_config(o, lv->C, t, gf_cli_choose_device(o, &job, NULL, NULL, 0),
+                                       GF_DEVICE_NONE);
     c.mode = GF_MODE_CAUSAL;
     c.chunk_frames = lv->F;
     if ((rc = live_method(lv, t, &c)) != 0)
