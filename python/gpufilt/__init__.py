@@ -205,7 +205,7 @@ def _real_array(x, what):
 
 
 def _taps(taps, channels, shape_of_x=None):
-    """(num_taps, per_channel, coefficients or None) from an int or an array.
+    """(num_taps, taps_per_channel, coefficients or None) from an int or an array.
 
     The coefficients come back as a C-contiguous float64 array of exactly
     num_taps (one filter) or channels x num_taps (per channel) values: what
@@ -227,7 +227,7 @@ def _taps(taps, channels, shape_of_x=None):
                          % (h.shape,))
     if h.shape[0] == 0 or h.size == 0:
         raise ValueError("taps of shape %s hold no coefficients" % (h.shape,))
-    per_channel = 0
+    taps_per_channel = 0
     if h.ndim == 2:
         if h.shape[1] == 1:  # one column: one filter for every channel
             h = h[:, 0]
@@ -238,12 +238,12 @@ def _taps(taps, channels, shape_of_x=None):
                                 " (x has shape %s)" % (shape_of_x,) if shape_of_x else "",
                                 channels))
         else:
-            per_channel = 1
+            taps_per_channel = 1
             h = h.T  # the library's layout: channel c's filter at c * num_taps
     h = np.ascontiguousarray(h)
-    if h.size != h.shape[-1] * (channels if per_channel else 1):  # what create will read
+    if h.size != h.shape[-1] * (channels if taps_per_channel else 1):  # what create will read
         raise RuntimeError("gpufilt: taps of shape %s laid out wrongly" % (h.shape,))
-    return h.shape[-1], per_channel, h
+    return h.shape[-1], taps_per_channel, h
 
 
 class Engine:

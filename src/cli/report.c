@@ -137,7 +137,7 @@ int gf_report_json(const gf_run *r, int rc)
                   : !t->h                                           ? "mean"
                   : o->ir                                           ? "impulse response"
                                                                     : "coefficients",
-        .per_channel = t->filters > 1,
+        .taps_per_channel = t->filters > 1,
         .mode = mode_name(o->mode),
         .precision = o->precision == GF_PRECISION_F32 ? "f32" : "f64",
         .why = r->why,
