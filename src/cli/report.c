@@ -133,10 +133,10 @@ int gf_report_json(const gf_run *r, int rc)
         .channels = r->src.fmt.channels,
         .rate = r->src.fmt.rate,
         .taps = t->n,
-        .filter = gf_design_cli_any(&o->design) && o->design.stages ? "design"
-                  : !t->h                                           ? "mean"
-                  : o->ir                                           ? "impulse response"
-                                                                    : "coefficients",
+        .filter = gf_design_cli_any(&o->design) && o->design.sections ? "design"
+                  : !t->h                                             ? "mean"
+                  : o->ir                                             ? "impulse response"
+                                                                      : "coefficients",
         .taps_per_channel = t->filters > 1,
         .mode = mode_name(o->mode),
         .precision = o->precision == GF_PRECISION_F32 ? "f32" : "f64",
