@@ -27,9 +27,9 @@
  * GF_METHOD_FFT is uniformly partitioned overlap-save convolution: the taps
  * are cut into K partitions of P frames (P a power of two, the partition
  * size), each transformed once at create (FFT size 2P, computed in double
- * and rounded to the precision); each block of P input frames is
+ * and rounded to the precision); each partition of P input frames is
  * transformed once and kept in a frequency-domain delay line of K spectra;
- * block j's output is the second half of the inverse transform of
+ * input partition j's output is the second half of the inverse transform of
  * sum_k H_k X_{j-k}, summed in an order that depends only on K and the
  * backend (cpu: k = 0 .. K-1; cuda: runs of 128 partitions in k order,
  * the runs added in order). Exactness contract:
