@@ -180,7 +180,7 @@ static double check_output(gf_engine *e, const std::vector<double> &h, const flo
                            const float *y, size_t N)
 {
     std::vector<double> used(h.size());
-    gf_engine_taps(e, used.data());
+    gf_engine_taps(e, used.data(), used.size());
     double bound = gf_engine_error_bound(e, 0, 1.0);
     if (bound == 0) {
         double s = 0;

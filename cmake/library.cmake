@@ -142,9 +142,18 @@ file(CONFIGURE OUTPUT gpufilt.map
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS include/gpufilt.h)
 target_link_options(gpufilt_shared PRIVATE
   "LINKER:--version-script=${CMAKE_CURRENT_BINARY_DIR}/gpufilt.map" "LINKER:--no-undefined")
+# The SONAME names the ABI: the major version, and while it is 0 the minor
+# too, since 0.x minor versions may change it (README, "ABI").
+if(PROJECT_VERSION_MAJOR EQUAL 0)
+  set(gpufilt_soversion 0.${PROJECT_VERSION_MINOR})
+  set(gpufilt_compat SameMinorVersion)
+else()
+  set(gpufilt_soversion ${PROJECT_VERSION_MAJOR})
+  set(gpufilt_compat SameMajorVersion)
+endif()
 set_target_properties(gpufilt_shared PROPERTIES
   VERSION ${PROJECT_VERSION}
-  SOVERSION ${PROJECT_VERSION_MAJOR}
+  SOVERSION ${gpufilt_soversion}
   LINK_DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/gpufilt.map
   EXPORT_NAME gpufilt)
 set_target_properties(gpufilt_core PROPERTIES EXPORT_NAME gpufilt_static)
@@ -168,7 +177,7 @@ include(CMakePackageConfigHelpers)
 configure_package_config_file(cmake/gpufiltConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/gpufiltConfig.cmake INSTALL_DESTINATION ${GPUFILT_CMAKE_DIR})
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/gpufiltConfigVersion.cmake
-  COMPATIBILITY SameMajorVersion)
+  COMPATIBILITY ${gpufilt_compat})
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/gpufiltConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/gpufiltConfigVersion.cmake DESTINATION ${GPUFILT_CMAKE_DIR})
 

@@ -27,9 +27,9 @@
  * GF_METHOD_FFT is uniformly partitioned overlap-save convolution: the taps
  * are cut into K partitions of P frames (P a power of two, the partition
  * size), each transformed once at create (FFT size 2P, computed in double
- * and rounded to the precision); each block of P input frames is
+ * and rounded to the precision); each partition of P input frames is
  * transformed once and kept in a frequency-domain delay line of K spectra;
- * block j's output is the second half of the inverse transform of
+ * input partition j's output is the second half of the inverse transform of
  * sum_k H_k X_{j-k}, summed in an order that depends only on K and the
  * backend (cpu: k = 0 .. K-1; cuda: runs of 128 partitions in k order,
  * the runs added in order). Exactness contract:
@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 #define GPUFILT_VERSION_MAJOR 0
-#define GPUFILT_VERSION_MINOR 2
+#define GPUFILT_VERSION_MINOR 3
 #define GPUFILT_VERSION_PATCH 0
 
 /** Most taps of the direct method (the whole f64 filter fits in 64 KiB of GPU constant memory). */
@@ -92,13 +92,14 @@ typedef enum gf_status {
     GF_ERR_CUDA,             /* a CUDA call failed; detail names the call */
     GF_ERR_STATE,            /* call not allowed now (e.g. push after flush) */
     GF_ERR_THREAD,           /* a worker thread could not be started */
-    GF_ERR_UNSUPPORTED       /* the backend (or this build) cannot do what was asked */
+    GF_ERR_UNSUPPORTED,      /* the backend (or this build) cannot do what was asked */
+    GF_NO_RECORD             /* not a failure: no histogram record is ready (gf_engine_hist_next) */
 } gf_status;
 
 /** Static English message for a status; never NULL. */
 const char *gf_strerror(gf_status status);
 
-/** "MAJOR.MINOR.PATCH" plus the backends compiled in, e.g. "0.2.0 (ref, cpu, cuda)". */
+/** "MAJOR.MINOR.PATCH" plus the backends compiled in, e.g. "0.3.0 (ref, cpu, cuda)". */
 const char *gf_version(void);
 
 typedef enum gf_mode { GF_MODE_SAME = 0, GF_MODE_CAUSAL = 1, GF_MODE_FULL = 2 } gf_mode;
@@ -115,10 +116,11 @@ typedef enum gf_precision {
 } gf_precision;
 
 typedef enum gf_device {
-    GF_DEVICE_AUTO = 0, /* cuda when a usable GPU exists, else cpu */
-    GF_DEVICE_CPU = 1,  /* threaded, vectorised CPU backend */
-    GF_DEVICE_CUDA = 2, /* CUDA backend; GF_ERR_NO_DEVICE without a GPU */
-    GF_DEVICE_REF = 3   /* the serial reference: slow, plain, the oracle */
+    GF_DEVICE_NONE = -1, /* no device: gf_config.handoff's "no hand-off" (since 0.3) */
+    GF_DEVICE_AUTO = 0,  /* cuda when a usable GPU exists, else cpu */
+    GF_DEVICE_CPU = 1,   /* threaded, vectorised CPU backend */
+    GF_DEVICE_CUDA = 2,  /* CUDA backend; GF_ERR_NO_DEVICE without a GPU */
+    GF_DEVICE_REF = 3    /* the serial reference: slow, plain, the oracle */
 } gf_device;
 
 /**
@@ -184,15 +186,13 @@ typedef struct gf_hist_record {
     const uint64_t *bins;
 } gf_hist_record;
 
+/**
+ * An engine's configuration, grouped by meaning: the filter, the stream,
+ * where it runs, the histograms. Start from gf_config_default() and set
+ * what differs (the layout changed in 0.3; see README, "ABI").
+ */
 typedef struct gf_config {
-    /** Interleaved channels per frame, 1 .. GF_MAX_CHANNELS. */
-    int channels;
-    /**
-     * Number of taps T per channel: 1 .. GF_MAX_TAPS for the direct method,
-     * 1 .. GF_MAX_FFT_TAPS for the FFT method. With taps == NULL the filter
-     * is the mean filter h[k] = 1/T (1/T rounded to the engine's precision).
-     */
-    size_t num_taps;
+    /* ---- The filter ---- */
     /**
      * Explicit coefficients, or NULL. Copied at create, rounded to the
      * precision. One filter h[0..num_taps-1] for every channel, or with
@@ -206,27 +206,15 @@ typedef struct gf_config {
      * their shape against channels before it fills this in.
      */
     const double *taps;
-    gf_mode mode;
-    gf_precision precision;
     /**
-     * Frames per processing chunk, 0 for the backend's default. Output does
-     * not depend on it; it trades latency and memory against throughput.
-     * At most GF_MAX_CHUNK_FRAMES frames and GF_MAX_CHUNK_SAMPLES samples
-     * (frames * channels).
+     * Number of taps T per channel: 1 .. GF_MAX_TAPS for the direct method,
+     * 1 .. GF_MAX_FFT_TAPS for the FFT method. With taps == NULL the filter
+     * is the mean filter h[k] = 1/T (1/T rounded to the engine's precision).
      */
-    size_t chunk_frames;
-    gf_device device;
-    /** CPU backend worker threads; 0 = one per online CPU; at most GF_MAX_THREADS are used. */
-    int threads;
-    /** CUDA device ordinal for GF_DEVICE_CUDA / AUTO. */
-    int cuda_device;
-    /**
-     * Per-block histograms, or NULL for none. Copied at create. May shorten
-     * the chunk (see gf_hist_config).
-     */
-    const gf_hist_config *hist;
+    size_t num_taps;
     /** 0: taps is one filter for every channel; 1: one filter per channel. */
     int taps_per_channel;
+    gf_mode mode;
     /** GF_METHOD_AUTO (default), _DIRECT or _FFT. */
     gf_method method;
     /**
@@ -236,20 +224,48 @@ typedef struct gf_config {
      * Ignored by the direct method.
      */
     size_t partition;
+    gf_precision precision;
+
+    /* ---- The stream ---- */
+    /** Interleaved channels per frame, 1 .. GF_MAX_CHANNELS. */
+    int channels;
     /**
-     * Hand-off: GF_DEVICE_AUTO (default) for none. GF_DEVICE_CUDA: start
+     * Frames per processing chunk, 0 for the backend's default. Output does
+     * not depend on it; it trades latency and memory against throughput.
+     * At most GF_MAX_CHUNK_FRAMES frames and GF_MAX_CHUNK_SAMPLES samples
+     * (frames * channels).
+     */
+    size_t chunk_frames;
+
+    /* ---- Where it runs ---- */
+    gf_device device;
+    /**
+     * Hand-off: GF_DEVICE_NONE (the default) for none. GF_DEVICE_CUDA: start
      * filtering on `device` (GF_DEVICE_CPU or _REF) at once while the CUDA
      * backend is set up on a background thread (its start-up costs a few
      * tenths of a second); from the first chunk after it is ready, chunks
      * go to it. Direct method only: with the FFT method (whose output
      * depends on its backend) the hand-off is not made. Output bytes are the
      * same whoever filtered which chunk. gf_engine_handoff_frame says where
-     * it happened.
+     * it happened. GF_DEVICE_AUTO is refused (GF_ERR_INVALID_ARGUMENT): it
+     * is a policy, not a device to hand off to (before 0.3 it meant none).
      */
     gf_device handoff;
+    /** CPU backend worker threads; 0 = one per online CPU; at most GF_MAX_THREADS are used. */
+    int threads;
+    /** CUDA device ordinal for GF_DEVICE_CUDA / AUTO. */
+    int cuda_device;
+
+    /* ---- Histograms ---- */
+    /**
+     * Per-block histograms, or NULL for none. Copied at create. May shorten
+     * the chunk (see gf_hist_config).
+     */
+    const gf_hist_config *hist;
 } gf_config;
 
-/** A config with defaults: 1 channel, 1 tap, same mode, f32, auto device and method. */
+/** A config with defaults: 1 channel, 1 tap, same mode, f32, auto device and method, no
+ * hand-off (GF_DEVICE_NONE), no histograms. */
 gf_config gf_config_default(void);
 
 /**
@@ -353,8 +369,14 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
 
 /**
  * The next completed histogram record, in stream order (by block, then by
- * channel). Returns 1 with *rec filled, or 0 when no block is complete yet
- * (or histograms are off, or e or rec is NULL). A block is complete once all
+ * channel). Returns GF_OK with *rec filled; GF_NO_RECORD, with *rec left as
+ * it was, when no block is complete yet (or every record has been taken);
+ * GF_ERR_INVALID_ARGUMENT when e or rec is NULL; GF_ERR_STATE when
+ * histograms are off; and once the records completed before a failure of
+ * the engine have been taken, that failure's status (gf_engine_error says
+ * why). So `while ((st = gf_engine_hist_next(e, &rec)) == GF_OK)` takes
+ * every record, and st == GF_NO_RECORD afterwards means none failed. (Before
+ * 0.3 it returned 1 or 0.) A block is complete once all
  * its frames have been filtered and the engine has seen their chunks
  * finished: pull, wait and process notice that, and so does this call,
  * without waiting (submit + wait + hist_next gives every record the input so
@@ -362,7 +384,7 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
  * (short) block is complete too. Records wait in the engine, in a queue that
  * grows without bound, until taken; gf_engine_reset drops them.
  */
-int gf_engine_hist_next(gf_engine *e, gf_hist_record *rec);
+gf_status gf_engine_hist_next(gf_engine *e, gf_hist_record *rec);
 
 /** Most frames the engine can hold back between input and output. */
 size_t gf_engine_max_pending(const gf_engine *e);
@@ -418,18 +440,23 @@ const char *gf_engine_handoff_error(const gf_engine *e);
 /** The last error's detail for this engine ("" if none); owned by the engine. */
 const char *gf_engine_error(const gf_engine *e);
 
-/** Copy the taps in use, as doubles, into taps[0..num_taps) (channel 0's
- * with per-channel taps; see gf_engine_channel_taps). GF_ERR_INVALID_ARGUMENT,
- * with nothing written, when e or taps is NULL. */
-gf_status gf_engine_taps(const gf_engine *e, double *taps);
+/**
+ * Copy the taps in use, as doubles, into taps[0..num_taps) (channel 0's
+ * with per-channel taps; see gf_engine_channel_taps). `capacity` is how
+ * many doubles the caller's array holds. GF_ERR_INVALID_ARGUMENT, with
+ * nothing written, when e or taps is NULL or capacity < num_taps. (The
+ * capacity came in 0.3.)
+ */
+gf_status gf_engine_taps(const gf_engine *e, double *taps, size_t capacity);
 
 /**
  * Channel c's taps in use, as doubles, into taps[0..num_taps) (num_taps as
- * configured; gf_engine_get_config gives it). GF_ERR_INVALID_ARGUMENT, with
- * nothing written, when e or taps is NULL or channel is outside
- * 0 .. channels-1.
+ * configured; gf_engine_get_config gives it); `capacity` is how many doubles
+ * the caller's array holds. GF_ERR_INVALID_ARGUMENT, with nothing written,
+ * when e or taps is NULL, capacity < num_taps or channel is outside
+ * 0 .. channels-1. (The capacity came in 0.3.)
  */
-gf_status gf_engine_channel_taps(const gf_engine *e, int channel, double *taps);
+gf_status gf_engine_channel_taps(const gf_engine *e, int channel, double *taps, size_t capacity);
 
 /**
  * True when a CUDA device is usable (built with CUDA, a device present and a

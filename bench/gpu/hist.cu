@@ -90,7 +90,7 @@ static void take_records(gf_engine *e, size_t nbins, std::vector<gf_hist_record>
                          std::vector<uint64_t> *counts)
 {
     gf_hist_record r;
-    while (gf_engine_hist_next(e, &r)) {
+    while (gf_engine_hist_next(e, &r) == GF_OK) {
         if (recs) {
             recs->push_back(r);
             counts->insert(counts->end(), r.bins, r.bins + nbins);

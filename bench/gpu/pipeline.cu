@@ -120,7 +120,7 @@ static void pipe_free(pipe_bufs *b)
 static void oracle_row(const ceilings &ce, gf_engine *cpu, const pipe_bufs &b, double t_cpu)
 {
     double hd[8];
-    gf_engine_taps(cpu, hd);
+    gf_engine_taps(cpu, hd, 8);
     float h[5];
     for (int k = 0; k < 5; k++)
         h[k] = (float)hd[k];

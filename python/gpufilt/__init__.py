@@ -68,12 +68,14 @@ class _HistRecord(ctypes.Structure):
 
 
 class _Config(ctypes.Structure):
-    _fields_ = [("channels", ctypes.c_int), ("num_taps", _size),
-                ("taps", ctypes.POINTER(ctypes.c_double)), ("mode", ctypes.c_int),
-                ("precision", ctypes.c_int), ("chunk_frames", _size), ("device", ctypes.c_int),
-                ("threads", ctypes.c_int), ("cuda_device", ctypes.c_int),
-                ("hist", ctypes.POINTER(_HistConfig)), ("taps_per_channel", ctypes.c_int),
-                ("method", ctypes.c_int), ("partition", _size), ("handoff", ctypes.c_int)]
+    # gf_config, field for field, in gpufilt.h's order (0.3's grouping).
+    _fields_ = [("taps", ctypes.POINTER(ctypes.c_double)), ("num_taps", _size),
+                ("taps_per_channel", ctypes.c_int), ("mode", ctypes.c_int),
+                ("method", ctypes.c_int), ("partition", _size), ("precision", ctypes.c_int),
+                ("channels", ctypes.c_int), ("chunk_frames", _size),
+                ("device", ctypes.c_int), ("handoff", ctypes.c_int), ("threads", ctypes.c_int),
+                ("cuda_device", ctypes.c_int),
+                ("hist", ctypes.POINTER(_HistConfig))]
 
 
 def _declare(name, restype, *argtypes):
@@ -105,9 +107,11 @@ _declare("gf_engine_partition", _size, _E)
 _declare("gf_engine_chunk_frames", _size, _E)
 _declare("gf_engine_error", ctypes.c_char_p, _E)
 _declare("gf_engine_error_bound", ctypes.c_double, _E, ctypes.c_int, ctypes.c_double)
-_declare("gf_engine_channel_taps", ctypes.c_int, _E, ctypes.c_int, ctypes.POINTER(ctypes.c_double))
+_declare("gf_engine_channel_taps", ctypes.c_int, _E, ctypes.c_int, ctypes.POINTER(ctypes.c_double),
+         _size)
 
 _ERR_INVALID_ARGUMENT = 1
+_NO_RECORD = 8  # GF_NO_RECORD: gf_engine_hist_next has no record ready
 _INT_MIN, _INT_MAX = -2**31, 2**31 - 1  # gf_config's int fields (channels, threads, ...)
 _SIZE_MAX = 2**(8 * ctypes.sizeof(_size)) - 1
 
@@ -144,7 +148,7 @@ class _GpufiltArgumentError(GpufiltError, ValueError):
 
 def version():
     """The library's version string (gf_version): "MAJOR.MINOR.PATCH (backends)",
-    e.g. "0.2.0 (ref, cpu, cuda)": the backends this build of the library has."""
+    e.g. "0.3.0 (ref, cpu, cuda)": the backends this build of the library has."""
     return _lib.gf_version().decode()
 
 
@@ -201,7 +205,7 @@ def _real_array(x, what):
 
 
 def _taps(taps, channels, shape_of_x=None):
-    """(num_taps, per_channel, coefficients or None) from an int or an array.
+    """(num_taps, taps_per_channel, coefficients or None) from an int or an array.
 
     The coefficients come back as a C-contiguous float64 array of exactly
     num_taps (one filter) or channels x num_taps (per channel) values: what
@@ -223,7 +227,7 @@ def _taps(taps, channels, shape_of_x=None):
                          % (h.shape,))
     if h.shape[0] == 0 or h.size == 0:
         raise ValueError("taps of shape %s hold no coefficients" % (h.shape,))
-    per_channel = 0
+    taps_per_channel = 0
     if h.ndim == 2:
         if h.shape[1] == 1:  # one column: one filter for every channel
             h = h[:, 0]
@@ -234,12 +238,12 @@ def _taps(taps, channels, shape_of_x=None):
                                 " (x has shape %s)" % (shape_of_x,) if shape_of_x else "",
                                 channels))
         else:
-            per_channel = 1
+            taps_per_channel = 1
             h = h.T  # the library's layout: channel c's filter at c * num_taps
     h = np.ascontiguousarray(h)
-    if h.size != h.shape[-1] * (channels if per_channel else 1):  # what create will read
+    if h.size != h.shape[-1] * (channels if taps_per_channel else 1):  # what create will read
         raise RuntimeError("gpufilt: taps of shape %s laid out wrongly" % (h.shape,))
-    return h.shape[-1], per_channel, h
+    return h.shape[-1], taps_per_channel, h
 
 
 class Engine:
@@ -397,7 +401,11 @@ class Engine:
     def hist_records(self):
         """The histogram records completed so far, in stream order (list of HistRecord)."""
         recs, r = [], _HistRecord()
-        while _lib.gf_engine_hist_next(self._live(), ctypes.byref(r)):
+        while self._hist is not None:
+            st = _lib.gf_engine_hist_next(self._live(), ctypes.byref(r))
+            if st == _NO_RECORD:
+                break
+            self._check(st)
             nbins = self._hist.bins
             bins = np.ctypeslib.as_array(r.bins, shape=(nbins,)).copy()
             recs.append(HistRecord(r.block, r.first_frame, r.frames, r.channel, r.below, r.above,
@@ -445,7 +453,7 @@ class Engine:
         c = self._channel(channel)
         h = np.empty(self.num_taps, np.float64)
         st = _lib.gf_engine_channel_taps(self._live(), c,
-                                         h.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+                                         h.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), h.size)
         if st:
             raise GpufiltError(st, "channel %d of %d" % (c, self.channels))
         return h

@@ -49,7 +49,7 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_devi
     }
     why[0] = '\0';
     if (handoff)
-        *handoff = GF_DEVICE_AUTO;
+        *handoff = GF_DEVICE_NONE;
     if (o->device != GF_DEVICE_AUTO)
         return o->device;
     /* The CPU's work per frame: the method it would run, in direct

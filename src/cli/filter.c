@@ -69,9 +69,10 @@ static int stalled(gf_run *r)
 static int collect_hist(gf_run *r, int i)
 {
     gf_hist_record rec;
+    gf_status st = GF_NO_RECORD;
     /* Records can be many per chunk (small blocks, many bins): a signal is
      * looked at before each. */
-    while (r->hist && !abandoned(r) && gf_engine_hist_next(r->e[i], &rec)) {
+    while (r->hist && !abandoned(r) && (st = gf_engine_hist_next(r->e[i], &rec)) == GF_OK) {
         if (i == GF_RUN_MAIN) {
             r->hist_blocks++;
             int rc = gf_hist_out_write(r->hout, &rec, r->err, sizeof r->err);
@@ -85,6 +86,8 @@ static int collect_hist(gf_run *r, int i)
             return GF_EXIT_INTERNAL;
         }
     }
+    if (st != GF_OK && st != GF_NO_RECORD)
+        return gf_cli_engine_failed(r->e[i], st);
     return GF_EXIT_OK;
 }
 
@@ -245,7 +248,7 @@ static int setup_verify(gf_run *r, gf_config c)
         return GF_EXIT_OK;
     }
     c.device = GF_DEVICE_REF;
-    c.handoff = GF_DEVICE_AUTO;
+    c.handoff = GF_DEVICE_NONE;
     c.method = GF_METHOD_DIRECT;
     return gf_cli_engine_create(&c, 0, &r->e[GF_RUN_REF]);
 }
@@ -288,7 +291,7 @@ static int start_stages(gf_run *r)
      * given. The GPU keeps its own page-locked buffers, and the push/pull
      * loop keeps its transfers overlapping the reading and writing. */
     r->in_place =
-        r->handoff == GF_DEVICE_AUTO && gf_engine_device(r->e[GF_RUN_MAIN]) != GF_DEVICE_CUDA;
+        r->handoff == GF_DEVICE_NONE && gf_engine_device(r->e[GF_RUN_MAIN]) != GF_DEVICE_CUDA;
     const size_t out_cap =
         BLOCK_FRAMES + (r->in_place ? gf_engine_max_pending(r->e[GF_RUN_MAIN]) : 0);
     if (!(r->ref_out = malloc(BLOCK_FRAMES * r->fb)) ||

@@ -26,7 +26,7 @@ enum { GF_RUN_MAIN = 0, GF_RUN_REF = 1, GF_RUN_ENGINES = 2 };
 typedef struct gf_run {
     const gf_cli_options *o;
     gf_taps *taps;
-    gf_device handoff; /* --device auto's hand-off device, GF_DEVICE_AUTO: none */
+    gf_device handoff; /* --device auto's hand-off device, GF_DEVICE_NONE: none */
     volatile sig_atomic_t *stop;
     double t_start;
     gf_source src;

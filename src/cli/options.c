@@ -345,7 +345,7 @@ static const char *check_filter(const gf_cli_options *o, char *buf, size_t n)
     const int filters = (o->taps > 0) + (o->coeffs != NULL) + (o->ir != NULL);
     if (filters > 1)
         return "use one of --taps, --coeffs and --ir, not several";
-    if (filters == 0 && o->design.stages == 0)
+    if (filters == 0 && o->design.sections == 0)
         return "a filter is required: --taps N, --coeffs FILE, --ir FILE or a design "
                "(--lowpass F, --highpass F, --bandpass F1:F2, --bandreject F1:F2, --eq FILE)";
     if (o->partition & (o->partition - 1)) {

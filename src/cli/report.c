@@ -78,7 +78,7 @@ static void backend_summary(const gf_run *r, char *buf, size_t n)
     gf_engine *e = r->e[GF_RUN_MAIN];
     const int64_t at = gf_engine_handoff_frame(e), total = r->src.frames_read;
     const char *err = gf_engine_handoff_error(e);
-    if (r->handoff == GF_DEVICE_AUTO)
+    if (r->handoff == GF_DEVICE_NONE)
         snprintf(buf, n, "%s backend", gf_engine_backend(e));
     else if (at >= 0)
         snprintf(buf, n, "cpu backend for %lld frames, then cuda for %lld", (long long)at,
@@ -133,11 +133,11 @@ int gf_report_json(const gf_run *r, int rc)
         .channels = r->src.fmt.channels,
         .rate = r->src.fmt.rate,
         .taps = t->n,
-        .filter = gf_design_cli_any(&o->design) && o->design.stages ? "design"
-                  : !t->h                                           ? "mean"
-                  : o->ir                                           ? "impulse response"
-                                                                    : "coefficients",
-        .per_channel = t->filters > 1,
+        .filter = gf_design_cli_any(&o->design) && o->design.sections ? "design"
+                  : !t->h                                             ? "mean"
+                  : o->ir                                             ? "impulse response"
+                                                                      : "coefficients",
+        .taps_per_channel = t->filters > 1,
         .mode = mode_name(o->mode),
         .precision = o->precision == GF_PRECISION_F32 ? "f32" : "f64",
         .why = r->why,
@@ -153,7 +153,7 @@ int gf_report_json(const gf_run *r, int rc)
         s.method = fft ? "fft" : "direct";
         s.partition = fft ? gf_engine_partition(e) : 0;
         s.backend = gf_engine_backend(e);
-        if (r->handoff != GF_DEVICE_AUTO) {
+        if (r->handoff != GF_DEVICE_NONE) {
             s.handoff_to = "cuda";
             s.handoff_frame = gf_engine_handoff_frame(e);
             s.handoff_error = gf_engine_handoff_error(e);

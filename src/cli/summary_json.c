@@ -129,7 +129,7 @@ static void put_summary(FILE *f, const gf_run_summary *s)
     s->taps > 0 ? fprintf(f, "%zu", s->taps) : fputs("null", f);
     put_key(f, "filter");
     put_string(f, s->filter);
-    fprintf(f, ",\"per_channel\":%s", s->per_channel ? "true" : "false");
+    fprintf(f, ",\"per_channel\":%s", s->taps_per_channel ? "true" : "false");
     put_key(f, "mode");
     put_string(f, s->mode);
     put_key(f, "precision");

@@ -17,10 +17,10 @@ typedef struct gf_run_summary {
     const char *input, *output;
     const char *output_format; /* libsndfile's or raw words; NULL: none written */
     int64_t frames_in, frames_out;
-    int channels, rate; /* 0: unknown (null) */
-    size_t taps;        /* 0: not known yet (a design not made): null */
-    const char *filter; /* "mean", "coefficients", "impulse response", "design" */
-    int per_channel;
+    int channels, rate;   /* 0: unknown (null) */
+    size_t taps;          /* 0: not known yet (a design not made): null */
+    const char *filter;   /* "mean", "coefficients", "impulse response", "design" */
+    int taps_per_channel; /* the key "per_channel" */
     const char *mode, *precision, *method; /* NULL method: no engine was made */
     size_t partition;                      /* FFT method, else 0 */
     const char *backend;                   /* the one in use at the end */

@@ -81,7 +81,7 @@ gf_verify_exact *gf_verify_exact_create(gf_engine *e, int64_t total_in, size_t s
         return NULL;
     }
     for (int ch = 0; ch < v->C; ch++) {
-        gf_engine_channel_taps(e, ch, v->h + (size_t)ch * T);
+        gf_engine_channel_taps(e, ch, v->h + (size_t)ch * T, T);
         v->bound[ch] = gf_engine_error_bound(e, ch, 1.0);
     }
     if (total_in >= 0) {

@@ -17,6 +17,7 @@ gf_config gf_config_default(void)
     c.mode = GF_MODE_SAME;
     c.precision = GF_PRECISION_F32;
     c.device = GF_DEVICE_AUTO;
+    c.handoff = GF_DEVICE_NONE;
     return c;
 }
 
@@ -128,13 +129,17 @@ gf_status gf_config_check(const gf_config *c, char *detail, size_t n)
         gf_detail(detail, n, "unknown device %d", (int)c->device);
         return GF_ERR_INVALID_ARGUMENT;
     }
-    if (c->handoff != GF_DEVICE_AUTO && !gf_backend_entry_of(c->handoff)) {
+    if (c->handoff == GF_DEVICE_AUTO) {
+        gf_detail(detail, n, "hand-off device auto is not a device: GF_DEVICE_NONE for none");
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->handoff != GF_DEVICE_NONE && !gf_backend_entry_of(c->handoff)) {
         gf_detail(detail, n, "unknown hand-off device %d", (int)c->handoff);
         return GF_ERR_INVALID_ARGUMENT;
     }
     /* A hand-off starts on a backend that finishes chunks in submit. */
     const gf_backend_ops *first = gf_backend_of(c->device);
-    if (c->handoff != GF_DEVICE_AUTO && (!first || first->slots != 1)) {
+    if (c->handoff != GF_DEVICE_NONE && (!first || first->slots != 1)) {
         gf_detail(detail, n, "a hand-off starts on the cpu or ref device, not device %d",
                   (int)c->device);
         return GF_ERR_INVALID_ARGUMENT;

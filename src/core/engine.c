@@ -15,26 +15,28 @@
 gf_status gf_eng_submit(gf_engine *e, int s, const gf_chunk *c)
 {
     e->err_owner = e->owner[s];
-    return e->owner[s] ? e->ops2->submit(e->bk2, s, c) : e->ops->submit(e->bk, s, c);
+    return e->owner[s] ? e->handoff_ops->submit(e->handoff_backend, s, c)
+                       : e->ops->submit(e->backend, s, c);
 }
 
 gf_status gf_eng_query(gf_engine *e, int s, int *done)
 {
     e->err_owner = e->owner[s];
-    return e->owner[s] ? e->ops2->query(e->bk2, s, done) : e->ops->query(e->bk, s, done);
+    return e->owner[s] ? e->handoff_ops->query(e->handoff_backend, s, done)
+                       : e->ops->query(e->backend, s, done);
 }
 
 gf_status gf_eng_wait(gf_engine *e, int s)
 {
     e->err_owner = e->owner[s];
-    return e->owner[s] ? e->ops2->wait(e->bk2, s) : e->ops->wait(e->bk, s);
+    return e->owner[s] ? e->handoff_ops->wait(e->handoff_backend, s) : e->ops->wait(e->backend, s);
 }
 
 gf_status gf_eng_fail(gf_engine *e, gf_status st)
 {
     e->failed = st;
     snprintf(e->err, sizeof e->err, "%s",
-             e->err_owner ? e->ops2->error(e->bk2) : e->ops->error(e->bk));
+             e->err_owner ? e->handoff_ops->error(e->handoff_backend) : e->ops->error(e->backend));
     return st;
 }
 
@@ -45,25 +47,25 @@ static gf_status take_taps(gf_engine *e, const gf_config *c, char *detail, size_
     e->cfg = *c;
     e->cfg.taps = NULL;
     e->cfg.hist = NULL;
-    e->C = (size_t)c->channels;
-    e->T = c->num_taps;
-    e->nf = c->taps_per_channel ? e->C : 1;
-    e->ss = c->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
-    e->latency = c->mode == GF_MODE_SAME ? (e->T - 1) / 2 : 0;
+    e->channels = (size_t)c->channels;
+    e->num_taps = c->num_taps;
+    e->filters = c->taps_per_channel ? e->channels : 1;
+    e->sample_bytes = c->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
+    e->latency = c->mode == GF_MODE_SAME ? (e->num_taps - 1) / 2 : 0;
     e->handoff_frame = -1;
-    e->taps_d = malloc(e->nf * e->T * sizeof(double));
-    e->taps = malloc(e->nf * e->T * e->ss);
+    e->taps_d = malloc(e->filters * e->num_taps * sizeof(double));
+    e->taps = malloc(e->filters * e->num_taps * e->sample_bytes);
     if (!e->taps_d || !e->taps) {
-        gf_detail(detail, n, "cannot allocate %zu taps", e->nf * e->T);
+        gf_detail(detail, n, "cannot allocate %zu taps", e->filters * e->num_taps);
         return GF_ERR_NO_MEMORY;
     }
-    for (size_t k = 0; k < e->nf * e->T; k++) {
+    for (size_t k = 0; k < e->filters * e->num_taps; k++) {
         if (c->precision == GF_PRECISION_F32) {
-            float h = c->taps ? (float)c->taps[k] : 1.0f / (float)e->T;
+            float h = c->taps ? (float)c->taps[k] : 1.0f / (float)e->num_taps;
             ((float *)e->taps)[k] = h;
             e->taps_d[k] = h;
         } else {
-            double h = c->taps ? c->taps[k] : 1.0 / (double)e->T;
+            double h = c->taps ? c->taps[k] : 1.0 / (double)e->num_taps;
             ((double *)e->taps)[k] = h;
             e->taps_d[k] = h;
         }
@@ -99,23 +101,25 @@ static gf_status pick_method(gf_engine *e, const gf_config *c, char *detail, siz
         c->precision == GF_PRECISION_F32 ? e->ops->methods_f32 : e->ops->methods_f64;
     e->method = c->method;
     if (e->method == GF_METHOD_AUTO) {
-        e->method = gf_method_choose(e->T, c->channels, c->precision, e->ops->device, c->partition);
-        if (!(can & GF_METHOD_BIT(e->method)) && e->T <= GF_MAX_TAPS)
+        e->method =
+            gf_method_choose(e->num_taps, c->channels, c->precision, e->ops->device, c->partition);
+        if (!(can & GF_METHOD_BIT(e->method)) && e->num_taps <= GF_MAX_TAPS)
             e->method = GF_METHOD_DIRECT;
     }
     e->mth = gf_method_ops_of(e->method);
     if (!(can & GF_METHOD_BIT(e->method))) {
         gf_detail(detail, n, "the %s backend of this build has no %s method in %s%s", e->ops->name,
                   e->mth->name, c->precision == GF_PRECISION_F32 ? "f32" : "f64",
-                  e->T > GF_MAX_TAPS ? " (needed beyond 8192 taps)" : "");
+                  e->num_taps > GF_MAX_TAPS ? " (needed beyond 8192 taps)" : "");
         return GF_ERR_UNSUPPORTED;
     }
     e->mth->frame(e, c->partition);
     e->cfg.method = e->method;
-    e->cfg.partition = e->P;
+    e->cfg.partition = e->partition;
     if (e->method == GF_METHOD_DIRECT && e->ops->slots == 1)
-        e->ops2 = gf_backend_of(c->handoff);
-    e->nslots = e->ops2 && e->ops2->slots > e->ops->slots ? e->ops2->slots : e->ops->slots;
+        e->handoff_ops = gf_backend_of(c->handoff);
+    e->nslots = e->handoff_ops && e->handoff_ops->slots > e->ops->slots ? e->handoff_ops->slots
+                                                                        : e->ops->slots;
     return GF_OK;
 }
 
@@ -135,9 +139,10 @@ static gf_status plan_chunks(gf_engine *e, const gf_config *config, char *detail
     e->chunk = config->chunk_frames;
     if (e->chunk == 0) {
         size_t samples = e->ops->chunk_samples;
-        if (e->ops2 && e->ops2->chunk_samples > samples) /* the hand-off's: it does the most */
-            samples = e->ops2->chunk_samples;
-        e->chunk = samples / e->C;
+        if (e->handoff_ops &&
+            e->handoff_ops->chunk_samples > samples) /* the hand-off's: it does the most */
+            samples = e->handoff_ops->chunk_samples;
+        e->chunk = samples / e->channels;
         if (e->chunk == 0)
             e->chunk = 1;
         if (e->chunk < e->min_chunk)
@@ -145,17 +150,17 @@ static gf_status plan_chunks(gf_engine *e, const gf_config *config, char *detail
     }
     e->chunk = round_to(e->chunk, e->quantum, 1);
     if (config->hist) {
-        e->hcfg = *config->hist;
-        e->cfg.hist = &e->hcfg;
-        gf_hist_plan_make(&e->hcfg, config->channels, e->nslots, &e->chunk, &e->hplan);
+        e->hist_config = *config->hist;
+        e->cfg.hist = &e->hist_config;
+        gf_hist_plan_make(&e->hist_config, config->channels, e->nslots, &e->chunk, &e->hist_plan);
         if (e->quantum > 1) { /* a chunk holds whole blocks, whatever that costs */
             e->chunk = round_to(e->chunk, e->quantum, 0);
-            e->hplan.max_segs = gf_hist_segs_for(e->chunk, e->hplan.block);
+            e->hist_plan.max_segs = gf_hist_segs_for(e->chunk, e->hist_plan.block);
         }
-        e->hg = gf_hist_state_create(&e->hplan);
-        if (!e->hg) {
+        e->hist = gf_hist_state_create(&e->hist_plan);
+        if (!e->hist) {
             gf_detail(detail, n, "cannot allocate histograms of %zu bins x %d records",
-                      e->hplan.bins, e->hplan.nrec);
+                      e->hist_plan.bins, e->hist_plan.nrec);
             return GF_ERR_NO_MEMORY;
         }
     }
@@ -170,20 +175,20 @@ static gf_status start_backend(gf_engine *e, const gf_config *c, gf_backend_para
 {
     *p = (gf_backend_params){
         .channels = c->channels,
-        .num_taps = e->T,
+        .num_taps = e->num_taps,
         .taps = e->taps,
         .taps_per_channel = c->taps_per_channel,
         .method = e->method,
-        .partition = e->P,
+        .partition = e->partition,
         .precision = c->precision,
         .chunk_frames = e->chunk,
         .threads = c->threads,
         .cuda_device = c->cuda_device,
-        .hist = e->hg ? &e->hplan : NULL,
+        .hist = e->hist ? &e->hist_plan : NULL,
     };
-    const gf_status st = e->ops->create(p, &e->bk, detail, n);
+    const gf_status st = e->ops->create(p, &e->backend, detail, n);
     if (st != GF_OK)
-        e->bk = NULL;
+        e->backend = NULL;
     return st;
 }
 
@@ -191,23 +196,25 @@ static gf_status start_backend(gf_engine *e, const gf_config *c, gf_backend_para
  * history and the carry. */
 static gf_status alloc_buffers(gf_engine *e, char *detail, size_t n)
 {
-    const size_t part_bytes = e->hplan.max_segs * (size_t)e->hplan.nrec * e->hplan.part_bytes;
+    const size_t part_bytes =
+        e->hist_plan.max_segs * (size_t)e->hist_plan.nrec * e->hist_plan.part_bytes;
     for (int s = 0; s < e->nslots; s++) {
         gf_slot *sl = &e->slot[s];
-        sl->in = e->ops->host_alloc(e->bk, (e->hs + e->chunk * e->C) * e->ss);
-        sl->out = e->ops->host_alloc(e->bk, e->chunk * e->C * e->ss);
+        sl->in = e->ops->host_alloc(e->backend,
+                                    (e->halo_samples + e->chunk * e->channels) * e->sample_bytes);
+        sl->out = e->ops->host_alloc(e->backend, e->chunk * e->channels * e->sample_bytes);
         if (!sl->in || !sl->out) {
             gf_detail(detail, n, "cannot allocate %zu-frame staging buffers", e->chunk);
             return GF_ERR_NO_MEMORY;
         }
-        if (e->hg && !(sl->hparts = e->ops->host_alloc(e->bk, part_bytes))) {
+        if (e->hist && !(sl->hparts = e->ops->host_alloc(e->backend, part_bytes))) {
             gf_detail(detail, n, "cannot allocate %zu bytes of partial histograms", part_bytes);
             return GF_ERR_NO_MEMORY;
         }
     }
-    e->history = e->ops->host_alloc(e->bk, e->hs * e->ss);
+    e->history = e->ops->host_alloc(e->backend, e->halo_samples * e->sample_bytes);
     if (e->quantum > 1)
-        e->carry = e->ops->host_alloc(e->bk, e->quantum * e->C * e->ss);
+        e->carry = e->ops->host_alloc(e->backend, e->quantum * e->channels * e->sample_bytes);
     return e->history && (e->quantum == 1 || e->carry) ? GF_OK : GF_ERR_NO_MEMORY;
 }
 
@@ -217,17 +224,18 @@ static gf_status start_handoff(gf_engine *e, const gf_backend_params *p, char *d
 {
     void *bufs[3 * GF_MAX_SLOTS];
     size_t sizes[3 * GF_MAX_SLOTS];
-    const size_t part_bytes = e->hplan.max_segs * (size_t)e->hplan.nrec * e->hplan.part_bytes;
+    const size_t part_bytes =
+        e->hist_plan.max_segs * (size_t)e->hist_plan.nrec * e->hist_plan.part_bytes;
     int k = 0;
     for (int s = 0; s < e->nslots; s++) {
         bufs[k] = e->slot[s].in;
-        sizes[k++] = (e->hs + e->chunk * e->C) * e->ss;
+        sizes[k++] = (e->halo_samples + e->chunk * e->channels) * e->sample_bytes;
         bufs[k] = e->slot[s].out;
-        sizes[k++] = e->chunk * e->C * e->ss;
+        sizes[k++] = e->chunk * e->channels * e->sample_bytes;
         bufs[k] = e->slot[s].hparts; /* NULL without histograms: skipped */
         sizes[k++] = part_bytes;
     }
-    const gf_status st = gf_handoff_start(&e->ho, e->ops2, p, bufs, sizes, k);
+    const gf_status st = gf_handoff_start(&e->handoff, e->handoff_ops, p, bufs, sizes, k);
     if (st != GF_OK)
         gf_detail(detail, n, "cannot start the hand-off's set-up thread");
     return st;
@@ -237,7 +245,7 @@ static gf_status start_handoff(gf_engine *e, const gf_backend_params *p, char *d
  * where a backend asks for it (one thread does a fraction of PCIe's rate). */
 static void start_copies(gf_engine *e)
 {
-    if (e->ops->split_copies || (e->ops2 && e->ops2->split_copies)) {
+    if (e->ops->split_copies || (e->handoff_ops && e->handoff_ops->split_copies)) {
         const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         e->copies = gf_copy_pool_create(cpus < 8 ? (int)cpus : 8);
     }
@@ -268,7 +276,7 @@ gf_status gf_engine_create(const gf_config *config, gf_engine **out, char *detai
         (st = plan_chunks(e, config, detail, detail_size)) != GF_OK ||
         (st = start_backend(e, config, &p, detail, detail_size)) != GF_OK ||
         (st = alloc_buffers(e, detail, detail_size)) != GF_OK ||
-        (e->ops2 && (st = start_handoff(e, &p, detail, detail_size)) != GF_OK)) {
+        (e->handoff_ops && (st = start_handoff(e, &p, detail, detail_size)) != GF_OK)) {
         gf_engine_destroy(e);
         return st;
     }
@@ -282,23 +290,23 @@ void gf_engine_destroy(gf_engine *e)
 {
     if (!e)
         return;
-    if (e->bk) {
+    if (e->backend) {
         for (int s = 0; s < e->nslots; s++)
-            gf_eng_wait(e, s);     /* nothing may still read or write host buffers */
-        gf_handoff_destroy(e->ho); /* joins its thread, unregisters the buffers */
+            gf_eng_wait(e, s);          /* nothing may still read or write host buffers */
+        gf_handoff_destroy(e->handoff); /* joins its thread, unregisters the buffers */
         gf_copy_pool_destroy(e->copies);
-        if (e->bk2)
-            e->ops2->destroy(e->bk2);
+        if (e->handoff_backend)
+            e->handoff_ops->destroy(e->handoff_backend);
         for (int s = 0; s < e->nslots; s++) {
-            e->ops->host_free(e->bk, e->slot[s].in);
-            e->ops->host_free(e->bk, e->slot[s].out);
-            e->ops->host_free(e->bk, e->slot[s].hparts);
+            e->ops->host_free(e->backend, e->slot[s].in);
+            e->ops->host_free(e->backend, e->slot[s].out);
+            e->ops->host_free(e->backend, e->slot[s].hparts);
         }
-        e->ops->host_free(e->bk, e->history);
-        e->ops->host_free(e->bk, e->carry);
-        e->ops->destroy(e->bk);
+        e->ops->host_free(e->backend, e->history);
+        e->ops->host_free(e->backend, e->carry);
+        e->ops->destroy(e->backend);
     }
-    gf_hist_state_destroy(e->hg);
+    gf_hist_state_destroy(e->hist);
     free(e->taps_d);
     free(e->taps);
     free(e);
@@ -315,9 +323,9 @@ void gf_eng_reset_state(gf_engine *e)
     e->skip_left = e->latency;
     e->zeros_left = 0;
     e->flushed = 0;
-    e->in_real = e->in_sub = e->out_sub = 0;
-    if (e->hg)
-        gf_hist_state_reset(e->hg);
+    e->in_real = e->in_submitted = e->out_submitted = 0;
+    if (e->hist)
+        gf_hist_state_reset(e->hist);
     for (int s = 0; s < e->nslots; s++) {
         e->slot[s].frames = e->slot[s].out_frames = e->slot[s].out_pos = 0;
         e->slot[s].ready = 0;
@@ -331,9 +339,9 @@ gf_status gf_engine_reset(gf_engine *e)
     for (int s = 0; s < e->nslots; s++)
         gf_eng_wait(e, s);
     if (e->ops->reset)
-        e->ops->reset(e->bk);
-    if (e->bk2 && e->ops2->reset)
-        e->ops2->reset(e->bk2);
+        e->ops->reset(e->backend);
+    if (e->handoff_backend && e->handoff_ops->reset)
+        e->handoff_ops->reset(e->handoff_backend);
     gf_eng_reset_state(e);
     e->failed = GF_OK;
     e->err[0] = '\0';

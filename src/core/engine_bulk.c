@@ -9,11 +9,12 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Copy the hs samples that end at in[n_samples] (history, then input) to dst. */
+/* Copy the halo_samples samples that end at in[n_samples] (history, then
+ * input) to dst. */
 static void tail_samples(const gf_engine *e, unsigned char *dst, const unsigned char *history,
                          const unsigned char *in, size_t n_samples)
 {
-    const size_t ss = e->ss, hs = e->hs;
+    const size_t ss = e->sample_bytes, hs = e->halo_samples;
     if (n_samples >= hs) {
         memcpy(dst, in + (n_samples - hs) * ss, hs * ss);
     } else {
@@ -30,7 +31,7 @@ static void tail_samples(const gf_engine *e, unsigned char *dst, const unsigned 
 static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t frames,
                                 unsigned char *out, size_t *produced)
 {
-    const size_t C = e->C, ss = e->ss, hs = e->hs;
+    const size_t C = e->channels, ss = e->sample_bytes, hs = e->halo_samples;
     gf_status st;
     /* The history at the start of this call. */
     if (e->history_slot < 0)
@@ -108,15 +109,16 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
         return GF_ERR_STATE;
     if (frames == 0)
         return GF_OK;
-    const size_t fb = e->C * e->ss;
+    const size_t fb = e->channels * e->sample_bytes;
     const unsigned char *src = in;
     unsigned char *dst = out;
     gf_status st;
     /* Straight from `in` to `out` where nothing is buffered: whole quanta
      * of the method (FFT: partitions); the rest goes the staged way. */
     const size_t whole = frames - frames % e->quantum;
-    if (whole && !e->ho && e->nsub == 0 && !(e->filling && e->filled > 0) && e->carried == 0 &&
-        e->ops->direct_ok(e->bk, in, whole * fb) && e->ops->direct_ok(e->bk, out, whole * fb)) {
+    if (whole && !e->handoff && e->nsub == 0 && !(e->filling && e->filled > 0) && e->carried == 0 &&
+        e->ops->direct_ok(e->backend, in, whole * fb) &&
+        e->ops->direct_ok(e->backend, out, whole * fb)) {
         if ((st = process_direct(e, in, whole, out, produced)) != GF_OK)
             return st;
         src += whole * fb;

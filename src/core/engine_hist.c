@@ -9,22 +9,22 @@
 
 void gf_eng_hist_chunk(gf_engine *e, gf_slot *sl, gf_chunk *c, size_t frames, size_t out_frames)
 {
-    if (e->hg) {
-        uint64_t pos = e->out_sub;
+    if (e->hist) {
+        uint64_t pos = e->out_submitted;
         size_t n = out_frames;
-        if (e->hplan.of_input) {
+        if (e->hist_plan.of_input) {
             /* Flush zeros come after every real frame: only real ones count,
              * and a chunk of zeros sits at the end of the input stream. */
-            const uint64_t real = e->in_real > e->in_sub ? e->in_real - e->in_sub : 0;
-            pos = e->in_sub < e->in_real ? e->in_sub : e->in_real;
+            const uint64_t real = e->in_real > e->in_submitted ? e->in_real - e->in_submitted : 0;
+            pos = e->in_submitted < e->in_real ? e->in_submitted : e->in_real;
             n = real < frames ? (size_t)real : frames;
         }
         c->hist = sl->hparts;
         c->hist_pos = sl->hpos = pos;
         c->hist_frames = sl->hframes = n;
     }
-    e->in_sub += frames;
-    e->out_sub += out_frames;
+    e->in_submitted += frames;
+    e->out_submitted += out_frames;
 }
 
 static gf_status hist_fail(gf_engine *e, gf_status st)
@@ -38,9 +38,9 @@ static gf_status hist_fail(gf_engine *e, gf_status st)
 
 gf_status gf_eng_hist_merge(gf_engine *e, gf_slot *sl)
 {
-    if (!e->hg)
+    if (!e->hist)
         return GF_OK;
-    gf_status st = gf_hist_merge(e->hg, sl->hparts, sl->hpos, sl->hframes);
+    gf_status st = gf_hist_merge(e->hist, sl->hparts, sl->hpos, sl->hframes);
     return st == GF_OK ? GF_OK : hist_fail(e, st);
 }
 
@@ -52,12 +52,12 @@ gf_status gf_eng_set_ready(gf_engine *e, int s)
 
 gf_status gf_eng_hist_check_end(gf_engine *e)
 {
-    if (!e->hg || e->failed || !e->flushed || e->zeros_left > 0 || (e->filling && e->filled > 0))
+    if (!e->hist || e->failed || !e->flushed || e->zeros_left > 0 || (e->filling && e->filled > 0))
         return GF_OK;
     for (int i = 0; i < e->nsub; i++)
         if (!e->slot[(e->head + i) % e->nslots].ready)
             return GF_OK;
-    gf_status st = gf_hist_finish(e->hg);
+    gf_status st = gf_hist_finish(e->hist);
     return st == GF_OK ? GF_OK : hist_fail(e, st);
 }
 
@@ -80,11 +80,16 @@ static void hist_poll(gf_engine *e)
     gf_eng_hist_check_end(e);
 }
 
-int gf_engine_hist_next(gf_engine *e, gf_hist_record *rec)
+gf_status gf_engine_hist_next(gf_engine *e, gf_hist_record *rec)
 {
-    if (!e || !rec || !e->hg)
-        return 0;
+    if (!e || !rec)
+        return GF_ERR_INVALID_ARGUMENT;
+    if (!e->hist)
+        return GF_ERR_STATE;
     if (!e->failed)
         hist_poll(e);
-    return gf_hist_pop(e->hg, rec);
+    /* Records completed before a failure are sound: they go out first. */
+    if (gf_hist_pop(e->hist, rec))
+        return GF_OK;
+    return e->failed ? e->failed : GF_NO_RECORD;
 }

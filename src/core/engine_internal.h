@@ -68,45 +68,46 @@ typedef struct gf_method_ops gf_method_ops;
 struct gf_engine {
     gf_config cfg; /* cfg.taps is not kept: see taps_d */
     const gf_backend_ops *ops;
-    void *bk;
-    size_t C, T;              /* channels, taps */
+    void *backend;            /* the backend's state */
+    size_t channels;          /* interleaved channels per frame */
+    size_t num_taps;          /* taps per filter, T */
     gf_method method;         /* GF_METHOD_DIRECT or GF_METHOD_FFT */
     const gf_method_ops *mth; /* the method's framing and bound */
-    size_t P;                 /* FFT partition in frames; 0 for direct */
+    size_t partition;         /* FFT partition in frames, P; 0 for direct */
     size_t quantum;           /* a submitted chunk holds a whole number of these frames */
     size_t min_chunk;         /* the default chunk is at least this many frames */
     size_t chunk;             /* frames per chunk (a multiple of quantum) */
-    size_t hs;                /* halo samples: (T-1)*C for direct, 0 for FFT */
-    size_t ss;                /* bytes per sample */
+    size_t halo_samples;      /* (T-1) * channels for direct, 0 for FFT */
+    size_t sample_bytes;      /* bytes per sample */
     size_t latency;           /* (T-1)/2 in same mode, else 0 */
-    size_t nf;                /* filters: 1, or C with per-channel taps */
-    double *taps_d;           /* nf x T taps as doubles (after rounding to precision) */
+    size_t filters;           /* 1, or channels with taps_per_channel */
+    double *taps_d;           /* filters x T taps as doubles (after rounding to precision) */
     void *taps;               /* the same in the precision, handed to the backend */
     unsigned char *carry;     /* frames past the last whole quantum (quantum > 1) */
     size_t carried;           /* frames in carry (< quantum) */
     int nslots;
     gf_slot slot[GF_MAX_SLOTS];
-    unsigned char *history; /* the last hs input samples, for the direct path */
+    unsigned char *history; /* the last halo_samples input samples, for the direct path */
     int head, nsub;
     int filling;       /* slot (head + nsub) % nslots is being filled */
     size_t filled;     /* frames in it */
-    int history_slot;  /* slot whose buffer tail holds the last hs samples; -1: zeros */
+    int history_slot;  /* slot whose buffer tail holds the last halo_samples; -1: zeros */
     size_t skip_left;  /* same-mode outputs still to drop */
     size_t zeros_left; /* look-ahead zero frames still to feed after flush */
     int flushed;
     gf_status failed; /* sticky: a backend failure ends the stream */
     char err[256];
-    gf_hist_config hcfg; /* cfg.hist points here when histograms are on */
-    gf_hist_plan hplan;
-    gf_hist_state *hg; /* NULL: histograms off */
-    uint64_t in_real;  /* input frames taken (flush zeros not counted) */
-    uint64_t in_sub;   /* input frames submitted, flush zeros included */
-    uint64_t out_sub;  /* output frames submitted */
-    gf_handoff *ho;    /* the hand-off backend being set up, or NULL */
-    const gf_backend_ops *ops2;
-    void *bk2;                         /* the hand-off backend once taken */
+    gf_hist_config hist_config; /* cfg.hist points here when histograms are on */
+    gf_hist_plan hist_plan;
+    gf_hist_state *hist;               /* NULL: histograms off */
+    uint64_t in_real;                  /* input frames taken (flush zeros not counted) */
+    uint64_t in_submitted;             /* input frames submitted, flush zeros included */
+    uint64_t out_submitted;            /* output frames submitted */
+    gf_handoff *handoff;               /* the hand-off backend being set up, or NULL */
+    const gf_backend_ops *handoff_ops; /* its functions (NULL: no hand-off) */
+    void *handoff_backend;             /* the hand-off backend's state once taken */
     int64_t handoff_frame;             /* input frame where it took over; -1 */
-    unsigned char owner[GF_MAX_SLOTS]; /* 1: the slot's chunk went to bk2 */
+    unsigned char owner[GF_MAX_SLOTS]; /* 1: the slot's chunk went to handoff_backend */
     int err_owner;                     /* whose error detail gf_eng_fail reports */
     gf_copy_pool *copies;              /* staging copies split over threads, or NULL */
 };
@@ -116,8 +117,9 @@ struct gf_engine {
 struct gf_method_ops {
     gf_method method;
     const char *name; /* in messages: "direct", "FFT" */
-    /* Set e->P, e->hs, e->quantum and e->min_chunk from e->T, e->C, the
-     * backend and the configured partition (0: the cost model's). */
+    /* Set e->partition, e->halo_samples, e->quantum and e->min_chunk from
+     * e->num_taps, e->channels, the backend and the configured partition
+     * (0: the cost model's). */
     void (*frame)(gf_engine *e, size_t partition);
     /* The bound on |error| of channel filter h (T taps) for |x| <= max_abs_x. */
     double (*error_bound)(const gf_engine *e, const double *h, double max_abs_x);

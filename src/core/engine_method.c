@@ -14,8 +14,8 @@
 static void direct_frame(gf_engine *e, size_t partition)
 {
     (void)partition;
-    e->P = 0;
-    e->hs = (e->T - 1) * e->C;
+    e->partition = 0;
+    e->halo_samples = (e->num_taps - 1) * e->channels;
     e->quantum = 1;
     e->min_chunk = 0;
 }
@@ -33,10 +33,10 @@ static double direct_bound(const gf_engine *e, const double *h, double max_abs_x
  * to be efficient). */
 static void fft_frame(gf_engine *e, size_t partition)
 {
-    e->P = partition ? partition : gf_partition_choose(e->T, e->ops->device);
-    e->hs = 0;
-    e->quantum = e->P;
-    e->min_chunk = 16 * e->P;
+    e->partition = partition ? partition : gf_partition_choose(e->num_taps, e->ops->device);
+    e->halo_samples = 0;
+    e->quantum = e->partition;
+    e->min_chunk = 16 * e->partition;
 }
 
 /* gpufilt.h's exactness contract. */
@@ -44,11 +44,11 @@ static double fft_bound(const gf_engine *e, const double *h, double max_abs_x)
 {
     const double eps = e->cfg.precision == GF_PRECISION_F32 ? 0x1p-24 : 0x1p-53;
     double log2n = 0;
-    for (size_t n = 2 * e->P; n > 1; n >>= 1)
+    for (size_t n = 2 * e->partition; n > 1; n >>= 1)
         log2n += 1;
-    const double K = (double)((e->T + e->P - 1) / e->P);
+    const double K = (double)((e->num_taps + e->partition - 1) / e->partition);
     double sum = 0;
-    for (size_t k = 0; k < e->T; k++)
+    for (size_t k = 0; k < e->num_taps; k++)
         sum += fabs(h[k]);
     return eps * (2 * log2n + K + 4) * sum * max_abs_x;
 }

@@ -11,7 +11,7 @@
 size_t gf_engine_max_pending(const gf_engine *e)
 {
     /* The slots, the one being filled, and an incomplete partition carried. */
-    return e ? ((size_t)e->nslots + 1) * e->chunk + e->P : 0;
+    return e ? ((size_t)e->nslots + 1) * e->chunk + e->partition : 0;
 }
 
 size_t gf_engine_latency(const gf_engine *e)
@@ -21,12 +21,12 @@ size_t gf_engine_latency(const gf_engine *e)
 
 const char *gf_engine_backend(const gf_engine *e)
 {
-    return !e ? "" : e->bk2 ? e->ops2->name : e->ops->name;
+    return !e ? "" : e->handoff_backend ? e->handoff_ops->name : e->ops->name;
 }
 
 gf_device gf_engine_device(const gf_engine *e)
 {
-    return !e ? GF_DEVICE_AUTO : e->bk2 ? e->ops2->device : e->ops->device;
+    return !e ? GF_DEVICE_AUTO : e->handoff_backend ? e->handoff_ops->device : e->ops->device;
 }
 
 size_t gf_engine_chunk_frames(const gf_engine *e)
@@ -46,23 +46,24 @@ int64_t gf_engine_handoff_frame(const gf_engine *e)
 
 const char *gf_engine_handoff_error(const gf_engine *e)
 {
-    if (!e || !e->ho)
-        return e && e->cfg.handoff != GF_DEVICE_AUTO && !e->ops2
+    if (!e || !e->handoff)
+        return e && e->cfg.handoff != GF_DEVICE_NONE && !e->handoff_ops
                    ? "no hand-off: it needs the direct method, and a backend this build has"
                    : "";
-    return gf_handoff_poll(e->ho) < 0 ? gf_handoff_error(e->ho) : "";
+    return gf_handoff_poll(e->handoff) < 0 ? gf_handoff_error(e->handoff) : "";
 }
 
-gf_status gf_engine_taps(const gf_engine *e, double *taps)
+gf_status gf_engine_taps(const gf_engine *e, double *taps, size_t capacity)
 {
-    return gf_engine_channel_taps(e, 0, taps);
+    return gf_engine_channel_taps(e, 0, taps, capacity);
 }
 
-gf_status gf_engine_channel_taps(const gf_engine *e, int channel, double *taps)
+gf_status gf_engine_channel_taps(const gf_engine *e, int channel, double *taps, size_t capacity)
 {
-    if (!e || !taps || channel < 0 || (size_t)channel >= e->C)
+    if (!e || !taps || capacity < e->num_taps || channel < 0 || (size_t)channel >= e->channels)
         return GF_ERR_INVALID_ARGUMENT;
-    memcpy(taps, e->taps_d + (e->nf == 1 ? 0 : (size_t)channel * e->T), e->T * sizeof(double));
+    memcpy(taps, e->taps_d + (e->filters == 1 ? 0 : (size_t)channel * e->num_taps),
+           e->num_taps * sizeof(double));
     return GF_OK;
 }
 
@@ -82,12 +83,13 @@ gf_method gf_engine_method(const gf_engine *e)
 
 size_t gf_engine_partition(const gf_engine *e)
 {
-    return e ? e->P : 0;
+    return e ? e->partition : 0;
 }
 
 double gf_engine_error_bound(const gf_engine *e, int channel, double max_abs_x)
 {
-    if (!e || channel < 0 || (size_t)channel >= e->C || !(max_abs_x >= 0))
+    if (!e || channel < 0 || (size_t)channel >= e->channels || !(max_abs_x >= 0))
         return NAN;
-    return e->mth->error_bound(e, e->taps_d + (e->nf == 1 ? 0 : (size_t)channel * e->T), max_abs_x);
+    return e->mth->error_bound(e, e->taps_d + (e->filters == 1 ? 0 : (size_t)channel * e->num_taps),
+                               max_abs_x);
 }

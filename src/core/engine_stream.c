@@ -11,21 +11,22 @@
 #include <string.h>
 
 /* Start filling the slot after the submitted ones: its halo is the history
- * (hs samples; direct), and it starts with the carried incomplete quantum
+ * (halo_samples samples; direct), and it starts with the carried incomplete quantum
  * (FFT). */
 static void begin_fill(gf_engine *e)
 {
     gf_slot *f = &e->slot[(e->head + e->nsub) % e->nslots];
     if (e->history_slot < 0)
-        memset(f->in, 0, e->hs * e->ss);
+        memset(f->in, 0, e->halo_samples * e->sample_bytes);
     else {
         const gf_slot *h = &e->slot[e->history_slot];
-        memmove(f->in, h->in + h->frames * e->C * e->ss, e->hs * e->ss);
+        memmove(f->in, h->in + h->frames * e->channels * e->sample_bytes,
+                e->halo_samples * e->sample_bytes);
     }
     e->filling = 1;
     e->filled = e->carried;
     if (e->carried)
-        memcpy(f->in, e->carry, e->carried * e->C * e->ss);
+        memcpy(f->in, e->carry, e->carried * e->channels * e->sample_bytes);
     e->carried = 0;
 }
 
@@ -33,10 +34,10 @@ static void begin_fill(gf_engine *e)
  * about to be submitted is the first it filters. */
 static void take_handoff(gf_engine *e, size_t chunk_frames)
 {
-    if (!e->ho || e->bk2 || gf_handoff_poll(e->ho) != 1)
+    if (!e->handoff || e->handoff_backend || gf_handoff_poll(e->handoff) != 1)
         return;
-    e->bk2 = gf_handoff_take(e->ho);
-    e->handoff_frame = (int64_t)(e->in_sub - chunk_frames); /* in_sub counts this chunk */
+    e->handoff_backend = gf_handoff_take(e->handoff);
+    e->handoff_frame = (int64_t)(e->in_submitted - chunk_frames); /* in_sub counts this chunk */
 }
 
 /* Submit the slot being filled, in whole quanta of the method (FFT:
@@ -47,7 +48,7 @@ gf_status gf_eng_submit_fill(gf_engine *e)
 {
     const int s = (e->head + e->nsub) % e->nslots;
     gf_slot *f = &e->slot[s];
-    const size_t fb = e->C * e->ss;
+    const size_t fb = e->channels * e->sample_bytes;
     size_t real = e->filled, frames = real;
     if (real % e->quantum) {
         if (e->flushed && e->zeros_left == 0) {
@@ -61,8 +62,8 @@ gf_status gf_eng_submit_fill(gf_engine *e)
     }
     const size_t skip = real < e->skip_left ? real : e->skip_left;
     gf_chunk c = {
-        .halo = e->hs ? f->in : NULL,
-        .in = f->in + e->hs * e->ss,
+        .halo = e->halo_samples ? f->in : NULL,
+        .in = f->in + e->halo_samples * e->sample_bytes,
         .frames = frames,
         .skip = skip,
         .out = f->out,
@@ -78,7 +79,7 @@ gf_status gf_eng_submit_fill(gf_engine *e)
     e->nsub++;
     e->history_slot = s;
     take_handoff(e, frames);
-    e->owner[s] = e->bk2 != NULL;
+    e->owner[s] = e->handoff_backend != NULL;
     gf_status st = gf_eng_submit(e, s, &c);
     return st == GF_OK ? GF_OK : gf_eng_fail(e, st);
 }
@@ -93,7 +94,7 @@ gf_status gf_engine_push(gf_engine *e, const void *in, size_t frames, size_t *co
     if (e->flushed)
         return GF_ERR_STATE;
     const unsigned char *src = in;
-    const size_t fb = e->C * e->ss; /* bytes per frame */
+    const size_t fb = e->channels * e->sample_bytes; /* bytes per frame */
     while (frames > 0) {
         if (!e->filling) {
             if (e->nsub == e->nslots)
@@ -104,7 +105,7 @@ gf_status gf_engine_push(gf_engine *e, const void *in, size_t frames, size_t *co
         size_t n = e->chunk - e->filled;
         if (n > frames)
             n = frames;
-        gf_copy(e->copies, f->in + e->hs * e->ss + e->filled * fb, src, n * fb);
+        gf_copy(e->copies, f->in + e->halo_samples * e->sample_bytes + e->filled * fb, src, n * fb);
         e->filled += n;
         e->in_real += n;
         src += n * fb;
@@ -135,7 +136,8 @@ static gf_status pump_flush(gf_engine *e)
         size_t n = e->chunk - e->filled;
         if (n > e->zeros_left)
             n = e->zeros_left;
-        memset(f->in + (e->hs + e->filled * e->C) * e->ss, 0, n * e->C * e->ss);
+        memset(f->in + (e->halo_samples + e->filled * e->channels) * e->sample_bytes, 0,
+               n * e->channels * e->sample_bytes);
         e->filled += n;
         e->zeros_left -= n;
         if (e->filled == e->chunk || e->zeros_left == 0) {
@@ -154,7 +156,7 @@ gf_status gf_engine_flush(gf_engine *e)
         return e->failed;
     if (!e->flushed) {
         e->flushed = 1;
-        e->zeros_left = e->cfg.mode == GF_MODE_FULL ? e->T - 1 : e->latency;
+        e->zeros_left = e->cfg.mode == GF_MODE_FULL ? e->num_taps - 1 : e->latency;
     }
     gf_status st = pump_flush(e);
     return st == GF_OK ? gf_eng_hist_check_end(e) : st;
@@ -168,7 +170,7 @@ gf_status gf_engine_pull(gf_engine *e, void *out, size_t max_frames, size_t *got
     if (e->failed)
         return e->failed;
     unsigned char *dst = out;
-    const size_t fb = e->C * e->ss;
+    const size_t fb = e->channels * e->sample_bytes;
     gf_status st;
     while (max_frames > 0) {
         if (e->flushed && (st = pump_flush(e)) != GF_OK)

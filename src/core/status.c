@@ -36,6 +36,8 @@ const char *gf_strerror(gf_status status)
         return "cannot start worker thread";
     case GF_ERR_UNSUPPORTED:
         return "not supported";
+    case GF_NO_RECORD:
+        return "no histogram record ready";
     }
     return "unknown status";
 }

@@ -365,10 +365,10 @@ static int open_input(mrun *m)
 static int setup_engine(mrun *m)
 {
     const gf_job job = {.frames = m->n_in, .channels = m->C, .taps = m->taps->n};
-    gf_device handoff = GF_DEVICE_AUTO;
+    gf_device handoff = GF_DEVICE_NONE;
     char why[160];
     const gf_device device = gf_cli_choose_device(&m->o, &job, &handoff, why, sizeof why);
-    gf_config c = gf_cli_engine_config(&m->o, m->C, m->taps, device, GF_DEVICE_AUTO);
+    gf_config c = gf_cli_engine_config(&m->o, m->C, m->taps, device, GF_DEVICE_NONE);
     c.mode = GF_MODE_CAUSAL;
     int rc = gf_cli_engine_create(&c, m->o.device == GF_DEVICE_AUTO, &m->e);
     if (rc)

@@ -184,13 +184,9 @@ static int test_strings_and_nulls(void)
     int bad = 0;
     gf_engine_destroy(NULL); /* no-op */
 
-    const gf_status all[] = {GF_OK,
-                             GF_ERR_INVALID_ARGUMENT,
-                             GF_ERR_NO_MEMORY,
-                             GF_ERR_NO_DEVICE,
-                             GF_ERR_CUDA,
-                             GF_ERR_STATE,
-                             GF_ERR_THREAD};
+    const gf_status all[] = {
+        GF_OK,        GF_ERR_INVALID_ARGUMENT, GF_ERR_NO_MEMORY,   GF_ERR_NO_DEVICE, GF_ERR_CUDA,
+        GF_ERR_STATE, GF_ERR_THREAD,           GF_ERR_UNSUPPORTED, GF_NO_RECORD};
     const size_t n = sizeof all / sizeof all[0];
     for (size_t i = 0; i < n; i++) {
         const char *s = gf_strerror(all[i]);
@@ -223,7 +219,7 @@ static int test_strings_and_nulls(void)
     bad += TU_CHECK(gf_engine_chunk_frames(NULL) == 0, "chunk_frames(NULL)");
     bad += TU_CHECK(gf_engine_backend(NULL) && !gf_engine_backend(NULL)[0], "backend(NULL)");
     bad += TU_CHECK(gf_engine_error(NULL) && !gf_engine_error(NULL)[0], "error(NULL)");
-    bad += TU_CHECK(gf_engine_taps(NULL, NULL) == GF_ERR_INVALID_ARGUMENT, "taps(NULL)");
+    bad += TU_CHECK(gf_engine_taps(NULL, NULL, 0) == GF_ERR_INVALID_ARGUMENT, "taps(NULL)");
     bad += TU_CHECK(isnan(gf_engine_error_bound(NULL, 0, 1.0)), "error_bound(NULL)");
 
     /* A live engine with bad arguments. */
@@ -322,7 +318,7 @@ static int test_taps(void)
             volatile float tf = (float)T;
             volatile double td = (double)T;
             const double want = p ? 1.0 / td : (double)(1.0f / tf);
-            gf_engine_taps(e, got);
+            gf_engine_taps(e, got, sizeof got / sizeof got[0]);
             for (size_t k = 0; k < T; k++)
                 if (memcmp(&got[k], &want, sizeof want) != 0) {
                     bad += TU_FAIL("mean T=%zu %s: tap %zu = %a, expected %a", T, p ? "f64" : "f32",
@@ -349,7 +345,7 @@ static int test_taps(void)
         memcpy(saved, taps, sizeof taps);
         for (size_t k = 0; k < 5; k++)
             taps[k] = 99.0; /* the engine must have its own copy */
-        gf_engine_taps(e, got);
+        gf_engine_taps(e, got, sizeof got / sizeof got[0]);
         for (size_t k = 0; k < 5; k++) {
             const double want = p ? saved[k] : (double)(float)saved[k];
             bad += TU_CHECK(memcmp(&got[k], &want, sizeof want) == 0,
@@ -413,7 +409,7 @@ static int test_channel_arguments(void)
         double got[T + 1];
         for (int c = 0; c < C; c++) {
             got[T] = 42.0; /* one past the taps: never written */
-            const gf_status st = gf_engine_channel_taps(e, c, got);
+            const gf_status st = gf_engine_channel_taps(e, c, got, T);
             bad += TU_CHECK(st == GF_OK && memcmp(got, h + c * T, sizeof(double) * T) == 0,
                             "%s: channel_taps(%d): status %d, taps %g %g ..., expected %g %g ...",
                             m, c, (int)st, got[0], got[1], h[c * T], h[c * T + 1]);
@@ -427,7 +423,7 @@ static int test_channel_arguments(void)
             const int c = bad_channels[i];
             for (size_t k = 0; k <= T; k++)
                 got[k] = 42.0;
-            const gf_status st = gf_engine_channel_taps(e, c, got);
+            const gf_status st = gf_engine_channel_taps(e, c, got, T);
             bad += TU_CHECK(st == GF_ERR_INVALID_ARGUMENT,
                             "%s: channel_taps(%d) of %d channels: status %d, expected %d", m, c, C,
                             (int)st, (int)GF_ERR_INVALID_ARGUMENT);
@@ -438,19 +434,159 @@ static int test_channel_arguments(void)
             bad += TU_CHECK(isnan(b), "%s: error_bound(%d) of %d channels = %g, expected NAN", m, c,
                             C, b);
         }
-        const gf_status st = gf_engine_taps(e, got);
+        const gf_status st = gf_engine_taps(e, got, T);
         bad += TU_CHECK(st == GF_OK && memcmp(got, h, sizeof(double) * T) == 0,
                         "%s: gf_engine_taps: status %d, not channel 0's taps", m, (int)st);
-        bad += TU_CHECK(gf_engine_taps(e, NULL) == GF_ERR_INVALID_ARGUMENT, "%s: taps(e, NULL)", m);
-        bad += TU_CHECK(gf_engine_channel_taps(e, 0, NULL) == GF_ERR_INVALID_ARGUMENT,
+        bad +=
+            TU_CHECK(gf_engine_taps(e, NULL, T) == GF_ERR_INVALID_ARGUMENT, "%s: taps(e, NULL)", m);
+        bad += TU_CHECK(gf_engine_channel_taps(e, 0, NULL, T) == GF_ERR_INVALID_ARGUMENT,
                         "%s: channel_taps(e, 0, NULL)", m);
-        bad += TU_CHECK(gf_engine_channel_taps(NULL, 0, got) == GF_ERR_INVALID_ARGUMENT,
+        bad += TU_CHECK(gf_engine_channel_taps(NULL, 0, got, T) == GF_ERR_INVALID_ARGUMENT,
                         "%s: channel_taps(NULL)", m);
         bad += TU_CHECK(isnan(gf_engine_error_bound(e, 0, -1.0)), "%s: error_bound max|x| -1", m);
         bad += TU_CHECK(isnan(gf_engine_error_bound(e, 0, NAN)), "%s: error_bound max|x| NAN", m);
         gf_engine_destroy(e);
     }
     free(h);
+    return bad;
+}
+
+/* The taps' capacity (since 0.3): an array shorter than num_taps is
+ * refused with nothing written; exactly num_taps is enough. */
+static int test_taps_capacity(void)
+{
+    enum { T = 7, C = 2 };
+    double h[C * T];
+    for (int i = 0; i < C * T; i++)
+        h[i] = (double)(i + 1);
+    gf_config c = gf_config_default();
+    c.device = GF_DEVICE_REF;
+    c.precision = GF_PRECISION_F64;
+    c.channels = C;
+    c.num_taps = T;
+    c.taps = h;
+    c.taps_per_channel = 1;
+    gf_engine *e = NULL;
+    if (gf_engine_create(&c, &e, NULL, 0) != GF_OK)
+        return TU_FAIL("taps capacity: create");
+    int bad = 0;
+    double got[T + 1];
+    const size_t caps[] = {0, 1, T - 1};
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        for (int k = 0; k <= T; k++)
+            got[k] = 42.0;
+        const gf_status st = gf_engine_taps(e, got, caps[i]);
+        const gf_status cst = gf_engine_channel_taps(e, 1, got, caps[i]);
+        bad += TU_CHECK(st == GF_ERR_INVALID_ARGUMENT && cst == GF_ERR_INVALID_ARGUMENT,
+                        "taps into room for %zu of %d: status %d and %d, expected %d", caps[i], T,
+                        (int)st, (int)cst, (int)GF_ERR_INVALID_ARGUMENT);
+        for (int k = 0; k <= T; k++)
+            bad += TU_CHECK(got[k] == 42.0, "taps into room for %zu: taps[%d] = %g written",
+                            caps[i], k, got[k]);
+    }
+    got[T] = 42.0;
+    bad += TU_CHECK(
+        gf_engine_taps(e, got, T) == GF_OK && got[0] == 1.0 && got[T - 1] == 7.0 && got[T] == 42.0,
+        "taps into room for exactly %d: %g .. %g, then %g", T, got[0], got[T - 1], got[T]);
+    bad += TU_CHECK(gf_engine_channel_taps(e, 1, got, T + 1) == GF_OK && got[0] == 8.0 &&
+                        got[T - 1] == 14.0 && got[T] == 42.0,
+                    "channel 1's taps into room for %d: %g .. %g, then %g", T + 1, got[0],
+                    got[T - 1], got[T]);
+    gf_engine_destroy(e);
+    printf("taps capacity: short arrays refused, nothing written\n");
+    return bad;
+}
+
+/* gf_engine_hist_next's statuses (since 0.3): a record, none ready, no
+ * histograms, bad arguments, each told apart. */
+static int test_hist_next_status(void)
+{
+    enum { B = 4 };
+    gf_hist_config hc = {.bins = 2, .block_frames = B, .lo = -1.0, .hi = 1.0};
+    gf_config c = gf_config_default();
+    c.device = GF_DEVICE_CPU;
+    c.mode = GF_MODE_CAUSAL;
+    c.chunk_frames = B;
+    c.hist = &hc;
+    gf_engine *e = NULL;
+    if (gf_engine_create(&c, &e, NULL, 0) != GF_OK)
+        return TU_FAIL("hist_next: create");
+    int bad = 0;
+    gf_hist_record rec = {.block = 77};
+    gf_status st = gf_engine_hist_next(e, &rec);
+    bad += TU_CHECK(st == GF_NO_RECORD && rec.block == 77,
+                    "hist_next before any input: status %d (expected GF_NO_RECORD, %d), block %llu",
+                    (int)st, (int)GF_NO_RECORD, (unsigned long long)rec.block);
+    const float x[B + 1] = {0.5f, -0.5f, 0.25f, 2.0f, 0.0f};
+    float y[B + 1];
+    size_t got = 0;
+    bad += TU_CHECK(gf_engine_process(e, x, B + 1, y, &got) == GF_OK, "hist_next: process");
+    st = gf_engine_hist_next(e, &rec);
+    bad += TU_CHECK(st == GF_OK && rec.block == 0 && rec.frames == B && rec.above == 1 &&
+                        rec.bins[0] == 1 && rec.bins[1] == 2,
+                    "hist_next, first block: status %d, block %llu, frames %llu, above %llu",
+                    (int)st, (unsigned long long)rec.block, (unsigned long long)rec.frames,
+                    (unsigned long long)rec.above);
+    st = gf_engine_hist_next(e, &rec);
+    bad +=
+        TU_CHECK(st == GF_NO_RECORD, "hist_next, the short block before flush: status %d", (int)st);
+    bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "hist_next: flush");
+    st = gf_engine_hist_next(e, &rec);
+    bad += TU_CHECK(st == GF_OK && rec.block == 1 && rec.frames == 1,
+                    "hist_next, the short block after flush: status %d, block %llu", (int)st,
+                    (unsigned long long)rec.block);
+    st = gf_engine_hist_next(e, &rec);
+    bad += TU_CHECK(st == GF_NO_RECORD, "hist_next, drained: status %d", (int)st);
+    st = gf_engine_hist_next(e, NULL);
+    bad += TU_CHECK(st == GF_ERR_INVALID_ARGUMENT, "hist_next(e, NULL): status %d", (int)st);
+    gf_engine_destroy(e);
+    st = gf_engine_hist_next(NULL, &rec);
+    bad += TU_CHECK(st == GF_ERR_INVALID_ARGUMENT, "hist_next(NULL): status %d", (int)st);
+    c.hist = NULL;
+    if (gf_engine_create(&c, &e, NULL, 0) != GF_OK)
+        return bad + TU_FAIL("hist_next: create without histograms");
+    st = gf_engine_hist_next(e, &rec);
+    bad += TU_CHECK(st == GF_ERR_STATE, "hist_next with histograms off: status %d", (int)st);
+    gf_engine_destroy(e);
+    printf("hist_next: a record, none ready, off and bad arguments told apart\n");
+    return bad;
+}
+
+/* The hand-off's "none" is GF_DEVICE_NONE (since 0.3): the default, and
+ * what an engine reports; GF_DEVICE_AUTO, which used to mean none, is
+ * refused with a message that names the way. */
+static int test_handoff_none(void)
+{
+    int bad = 0;
+    gf_config c = gf_config_default();
+    bad += TU_CHECK(c.handoff == GF_DEVICE_NONE && (int)GF_DEVICE_NONE != (int)GF_DEVICE_AUTO,
+                    "default hand-off %d, expected GF_DEVICE_NONE (%d)", (int)c.handoff,
+                    (int)GF_DEVICE_NONE);
+    c.device = GF_DEVICE_CPU;
+    gf_engine *e = NULL;
+    char detail[256] = "";
+    gf_status st = gf_engine_create(&c, &e, detail, sizeof detail);
+    if (st == GF_OK) {
+        gf_config got;
+        gf_engine_get_config(e, &got);
+        bad += TU_CHECK(got.handoff == GF_DEVICE_NONE && gf_engine_handoff_frame(e) == -1 &&
+                            !gf_engine_handoff_error(e)[0],
+                        "no hand-off: config %d, frame %lld, error '%s'", (int)got.handoff,
+                        (long long)gf_engine_handoff_frame(e), gf_engine_handoff_error(e));
+        gf_engine_destroy(e);
+    } else
+        bad += TU_FAIL("create with no hand-off: %s", detail);
+    c.handoff = GF_DEVICE_AUTO;
+    e = NULL;
+    st = gf_engine_create(&c, &e, detail, sizeof detail);
+    bad += TU_CHECK(st == GF_ERR_INVALID_ARGUMENT && !e &&
+                        strcmp(detail, "hand-off device auto is not a device: GF_DEVICE_NONE for "
+                                       "none") == 0,
+                    "hand-off GF_DEVICE_AUTO: status %d, detail '%s'", (int)st, detail);
+    gf_engine_destroy(e);
+    bad += TU_CHECK(!gf_backend_available(GF_DEVICE_NONE) && !gf_backend_built(GF_DEVICE_NONE),
+                    "GF_DEVICE_NONE is not a backend");
+    printf("hand-off: none is GF_DEVICE_NONE; auto refused\n");
     return bad;
 }
 
@@ -892,6 +1028,9 @@ int main(void)
     bad += test_strings_and_nulls();
     bad += test_latency_and_chunks();
     bad += test_taps();
+    bad += test_taps_capacity();
+    bad += test_hist_next_status();
+    bad += test_handoff_none();
     bad += test_channel_arguments();
     bad += test_identity();
     bad += test_nan_propagation();

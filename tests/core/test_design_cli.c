@@ -127,20 +127,20 @@ static int test_options(void)
     const char *const good[] = {"atten", "80",       "lowpass",     "18.5k", "transition",
                                 "500",   "highpass", "20",          "eq",    "room.txt",
                                 "phase", "minimum",  "design-taps", "301",   NULL};
-    bad += TU_CHECK(parse_all(&r, good) == 0 && r.stages == 3 && r.atten == 80 &&
-                        r.stage[0].band == GF_BAND_LOWPASS && r.stage[0].f1 == 18500 &&
-                        r.stage[0].transition == 500 && r.stage[1].f1 == 20 &&
-                        r.stage[1].transition == 0 && r.stage[2].band == GF_BAND_EQ &&
-                        strcmp(r.stage[2].eq_path, "room.txt") == 0 && r.stage[2].taps == 301 &&
+    bad += TU_CHECK(parse_all(&r, good) == 0 && r.sections == 3 && r.atten == 80 &&
+                        r.section[0].band == GF_BAND_LOWPASS && r.section[0].f1 == 18500 &&
+                        r.section[0].transition == 500 && r.section[1].f1 == 20 &&
+                        r.section[1].transition == 0 && r.section[2].band == GF_BAND_EQ &&
+                        strcmp(r.section[2].eq_path, "room.txt") == 0 && r.section[2].taps == 301 &&
                         r.phase == GF_PHASE_MINIMUM &&
-                        strcmp(r.stage[0].label, "--lowpass 18.5k") == 0,
+                        strcmp(r.section[0].label, "--lowpass 18.5k") == 0,
                     "good options: %s", g_err);
-    const char *many[2 * GF_DESIGN_MAX_STAGES + 3];
-    for (int i = 0; i <= GF_DESIGN_MAX_STAGES; i++) {
+    const char *many[2 * GF_DESIGN_MAX_SECTIONS + 3];
+    for (int i = 0; i <= GF_DESIGN_MAX_SECTIONS; i++) {
         many[2 * i] = "lowpass";
         many[2 * i + 1] = "1k";
     }
-    many[2 * GF_DESIGN_MAX_STAGES + 2] = NULL;
+    many[2 * GF_DESIGN_MAX_SECTIONS + 2] = NULL;
     bad +=
         TU_CHECK(parse_all(&r, many) == GF_EXIT_USAGE &&
                      strcmp(g_err, E "--lowpass: at most 16 design options in one command\n") == 0,
@@ -455,13 +455,13 @@ static int render(const gf_design_spec *spec, const gf_design_spec *marks_of,
     if (gf_design(spec, &h, &n, &info, NULL, 0) ||
         gf_design(marks_of, &unused, &m, &marks, NULL, 0))
         return TU_FAIL("picture: design");
-    const gf_response_stage st = {marks_of, &marks, "--lowpass 1000"};
+    const gf_response_section st = {marks_of, &marks, "--lowpass 1000"};
     const gf_response_plot p = {.h = h,
                                 .n = n,
                                 .filters = 1,
                                 .rate = spec->rate,
-                                .stages = &st,
-                                .nstages = 1,
+                                .sections = &st,
+                                .nsections = 1,
                                 .title = "--lowpass 1000"};
     char err[256];
     const int rc = gf_response_render(&p, img, err, sizeof err);

@@ -388,7 +388,7 @@ static int random_case(size_t T, size_t P, size_t N, gf_precision p, size_t samp
     int bad = !out;
     double *hr = malloc(T * sizeof(double));
     if (out) {
-        gf_engine_taps(e, hr);
+        gf_engine_taps(e, hr, T);
         double max_x = 0;
         for (size_t i = 0; i < N; i++)
             max_x = fabs(x[i]) > max_x ? fabs(x[i]) : max_x;

@@ -597,12 +597,12 @@ static int test_tiny_blocks(void)
             st = gf_engine_process(e, in + off * C, k, out, &got);
             bad += TU_CHECK(st == GF_OK, "tiny blocks: process: %s", gf_strerror(st));
             off += k;
-            while (!bad && gf_engine_hist_next(e, &r))
+            while (!bad && gf_engine_hist_next(e, &r) == GF_OK)
                 bad += check_single(n, &r, in[n], C), n++;
         }
         if (!bad)
             gf_engine_flush(e);
-        while (!bad && gf_engine_hist_next(e, &r))
+        while (!bad && gf_engine_hist_next(e, &r) == GF_OK)
             bad += check_single(n, &r, in[n], C), n++;
         bad += TU_CHECK(bad || n == N * C, "tiny blocks: %zu records for %d samples", n, N * C);
         gf_engine_destroy(e);
@@ -622,7 +622,8 @@ static int life_blocks(gf_engine *e, const char *dn, const float *in, float *out
     enum { B = LIFE_B, C = LIFE_C };
     gf_hist_record rec;
     size_t used = 0, got = 0, off = 0, total = 0;
-    int bad = TU_CHECK(gf_engine_hist_next(e, &rec) == 0, "%s: record before any input", dn);
+    int bad =
+        TU_CHECK(gf_engine_hist_next(e, &rec) == GF_NO_RECORD, "%s: record before any input", dn);
     while (off < 2 * B + 1 && !bad) {
         bad += TU_CHECK(gf_engine_push(e, in + off * C, 2 * B + 1 - off, &used) == GF_OK,
                         "%s: push", dn);
@@ -633,7 +634,7 @@ static int life_blocks(gf_engine *e, const char *dn, const float *in, float *out
     }
     bad += TU_CHECK(total == 2 * B, "%s: %zu frames out of 2 full chunks", dn, total);
     int n = 0;
-    while (gf_engine_hist_next(e, &rec)) {
+    while (gf_engine_hist_next(e, &rec) == GF_OK) {
         bad += TU_CHECK(rec.block == (uint64_t)(n / C) && rec.frames == B && rec.channel == n % C &&
                             rec.bins != NULL,
                         "%s: record %d before flush: block %llu frames %llu", dn, n,
@@ -644,7 +645,7 @@ static int life_blocks(gf_engine *e, const char *dn, const float *in, float *out
     /* The third block has 1 of its frames: nothing until flush. */
     bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: flush", dn);
     n = 0;
-    while (gf_engine_hist_next(e, &rec)) {
+    while (gf_engine_hist_next(e, &rec) == GF_OK) {
         bad += TU_CHECK(rec.block == 2 && rec.frames == 1 && rec.first_frame == 2 * B,
                         "%s: last record block %llu frames %llu", dn, (unsigned long long)rec.block,
                         (unsigned long long)rec.frames);
@@ -664,10 +665,10 @@ static int life_reset(gf_engine *e, const char *dn, const float *in, float *out)
     bad += TU_CHECK(gf_engine_push(e, in, B + 50, &used) == GF_OK, "%s: push", dn);
     bad += TU_CHECK(gf_engine_pull(e, out, 3 * B, &got) == GF_OK, "%s: pull", dn);
     bad += TU_CHECK(gf_engine_reset(e) == GF_OK, "%s: reset", dn);
-    bad += TU_CHECK(gf_engine_hist_next(e, &rec) == 0, "%s: a record after reset", dn);
+    bad += TU_CHECK(gf_engine_hist_next(e, &rec) == GF_NO_RECORD, "%s: a record after reset", dn);
     bad += TU_CHECK(gf_engine_push(e, in, B, &used) == GF_OK, "%s: push", dn);
     bad += TU_CHECK(gf_engine_flush(e) == GF_OK, "%s: flush", dn);
-    bad += TU_CHECK(gf_engine_hist_next(e, &rec) == 1 && rec.block == 0 && rec.frames == B &&
+    bad += TU_CHECK(gf_engine_hist_next(e, &rec) == GF_OK && rec.block == 0 && rec.frames == B &&
                         rec.channel == 0,
                     "%s: after reset, first record block %llu frames %llu", dn,
                     (unsigned long long)rec.block, (unsigned long long)rec.frames);
@@ -689,7 +690,7 @@ static int life_empty_and_off(gf_config c, const char *dn, const float *in, floa
     gf_engine *e = NULL;
     int bad = 0;
     if (gf_engine_create(&c, &e, NULL, 0) == GF_OK) {
-        bad += TU_CHECK(gf_engine_flush(e) == GF_OK && gf_engine_hist_next(e, &rec) == 0,
+        bad += TU_CHECK(gf_engine_flush(e) == GF_OK && gf_engine_hist_next(e, &rec) == GF_NO_RECORD,
                         "%s: a record from an empty stream", dn);
         gf_engine_destroy(e);
     }
@@ -698,8 +699,10 @@ static int life_empty_and_off(gf_config c, const char *dn, const float *in, floa
         gf_engine_push(e, in, 2 * B, &used);
         gf_engine_flush(e);
         gf_engine_pull(e, out, 3 * B, &got);
-        bad += TU_CHECK(gf_engine_hist_next(e, &rec) == 0, "%s: a record with histograms off", dn);
-        bad += TU_CHECK(gf_engine_hist_next(e, NULL) == 0, "%s: NULL record accepted", dn);
+        bad += TU_CHECK(gf_engine_hist_next(e, &rec) == GF_ERR_STATE,
+                        "%s: a record with histograms off", dn);
+        bad += TU_CHECK(gf_engine_hist_next(e, NULL) == GF_ERR_INVALID_ARGUMENT,
+                        "%s: NULL record accepted", dn);
         gf_engine_destroy(e);
     }
     return bad;
@@ -730,7 +733,8 @@ static int test_lifecycle(void)
         bad += life_empty_and_off(c, dn, in, out);
     }
     gf_hist_record rec;
-    bad += TU_CHECK(gf_engine_hist_next(NULL, &rec) == 0, "NULL engine accepted");
+    bad += TU_CHECK(gf_engine_hist_next(NULL, &rec) == GF_ERR_INVALID_ARGUMENT,
+                    "NULL engine accepted");
     printf("lifecycle: records before flush, the short last block, reset, empty and off\n");
     return bad;
 }
@@ -844,7 +848,7 @@ static int test_record_lifetime(void)
         bad += TU_CHECK(gf_engine_reset(e) == GF_OK, "record lifetime: reset");
         bad += TU_CHECK(gf_engine_process(e, in, 5 * B, out, &got) == GF_OK,
                         "record lifetime: process");
-        bad += TU_CHECK(gf_engine_hist_next(e, &held) == 1, "record lifetime: no first record");
+        bad += TU_CHECK(gf_engine_hist_next(e, &held) == GF_OK, "record lifetime: no first record");
         if (bad)
             break;
         memcpy(copy, held.bins, sizeof copy);
@@ -855,7 +859,7 @@ static int test_record_lifetime(void)
                         "record lifetime: a held record's bins changed while %d blocks queued", NB);
         gf_hist_record rec;
         size_t n = 1;
-        while (!bad && gf_engine_hist_next(e, &rec)) {
+        while (!bad && gf_engine_hist_next(e, &rec) == GF_OK) {
             uint64_t sum = rec.below + rec.above + rec.nan, want[8] = {0};
             for (int k = 0; k < 8; k++)
                 sum += rec.bins[k];

@@ -540,6 +540,8 @@ const char *tu_device_name(gf_device dev)
         return "cpu";
     case GF_DEVICE_CUDA:
         return "cuda";
+    case GF_DEVICE_NONE:
+        return "none";
     case GF_DEVICE_AUTO:
         break;
     }
@@ -642,7 +644,7 @@ static int check_taps(const tu_golden *g, gf_device dev)
         gf_engine_destroy(e);
         return TU_FAIL("out of memory");
     }
-    gf_engine_taps(e, got);
+    gf_engine_taps(e, got, g->num_taps);
     for (size_t k = 0; k < g->num_taps && !bad; k++) {
         double want = g->taps[k];
         if (!g->mean && g->precision == GF_PRECISION_F32)
@@ -733,9 +735,12 @@ uint64_t *tu_recs_bins(const tu_recs *l, size_t i)
 int tu_recs_drain(tu_recs *l, gf_engine *e, size_t nbins)
 {
     gf_hist_record rec;
-    while (gf_engine_hist_next(e, &rec))
+    gf_status st;
+    while ((st = gf_engine_hist_next(e, &rec)) == GF_OK)
         if (tu_recs_add(l, &rec, nbins))
             return 1;
+    if (st != GF_NO_RECORD)
+        return TU_FAIL("gf_engine_hist_next: %s: %s", gf_strerror(st), gf_engine_error(e));
     return 0;
 }
 
@@ -930,7 +935,7 @@ int tu_run_hist(const char *label, const gf_config *cfg0, const void *in, size_t
         memcpy(out, s.dst, frames * s.fb);
     /* Nothing more once drained. */
     gf_hist_record extra;
-    if (!bad && gf_engine_hist_next(s.e, &extra))
+    if (!bad && gf_engine_hist_next(s.e, &extra) != GF_NO_RECORD)
         bad = TU_FAIL("%s: a record after the stream was drained", label);
     gf_engine_destroy(s.e);
     if (rs->pinned) {

@@ -20,11 +20,11 @@ static void check(const gf_cli_options *o)
     if (o->action == GF_ACTION_DONE || o->action == GF_ACTION_LIST_DEVICES)
         return;
     const int filters = (o->taps > 0) + (o->coeffs != NULL) + (o->ir != NULL);
-    if (filters > 1 || (filters == 0 && o->design.stages == 0) || o->taps > GF_MAX_FFT_TAPS)
+    if (filters > 1 || (filters == 0 && o->design.sections == 0) || o->taps > GF_MAX_FFT_TAPS)
         abort();
-    if (o->design.stages > GF_DESIGN_MAX_STAGES)
+    if (o->design.sections > GF_DESIGN_MAX_SECTIONS)
         abort();
-    if (o->action == GF_ACTION_DESIGN && (o->in_path || (o->design.stages && o->rate < 1) ||
+    if (o->action == GF_ACTION_DESIGN && (o->in_path || (o->design.sections && o->rate < 1) ||
                                           (!o->design.design_out && !o->design.response_png)))
         abort();
     if (o->action == GF_ACTION_FILTER && (!o->in_path || !o->out_path))

@@ -18,7 +18,7 @@
 
 /* ---- designing ---- */
 
-/* One designed stage. */
+/* One designed section. */
 typedef struct designed {
     gf_design_spec spec;
     gf_design_info info;
@@ -38,10 +38,10 @@ static void designed_free(designed *d, int count)
 }
 
 /* Stage i's specification at rate: its own settings, else those given
- * before every stage (a stage's own transition or taps replaces both). */
-static gf_design_spec stage_spec(const gf_design_request *r, int i, int rate)
+ * before every section (a section's own transition or taps replaces both). */
+static gf_design_spec section_spec(const gf_design_request *r, int i, int rate)
 {
-    const gf_design_stage *st = &r->stage[i];
+    const gf_design_section *st = &r->section[i];
     const int own = st->transition != 0 || st->taps != 0;
     gf_design_spec s;
     memset(&s, 0, sizeof s);
@@ -61,8 +61,8 @@ static double ripple_db(double ripple)
     return 20 * log10(1 + ripple);
 }
 
-/* The line that says what stage d is and what it measures. */
-static void describe(const gf_design_stage *st, const designed *d)
+/* The line that says what section d is and what it measures. */
+static void describe(const gf_design_section *st, const designed *d)
 {
     const gf_design_info *i = &d->info;
     const char *phase = d->spec.phase == GF_PHASE_MINIMUM ? "minimum" : "linear";
@@ -88,11 +88,11 @@ static void describe(const gf_design_stage *st, const designed *d)
             ripple_db(i->ripple_bound), i->stop_db, cut);
 }
 
-/* Design stage i of r at rate into d. */
-static int design_stage(const gf_design_request *r, int i, int rate, designed *d)
+/* Design section i of r at rate into d. */
+static int design_section(const gf_design_request *r, int i, int rate, designed *d)
 {
-    const gf_design_stage *st = &r->stage[i];
-    d->spec = stage_spec(r, i, rate);
+    const gf_design_section *st = &r->section[i];
+    d->spec = section_spec(r, i, rate);
     if (st->band == GF_BAND_EQ) {
         size_t points = 0;
         const int rc = gf_design_cli_read_eq(st->eq_path, &d->eq_freq, &d->eq_gain, &points);
@@ -270,9 +270,9 @@ static void cascade_label(const gf_design_request *r, const struct gf_taps *t, c
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (int i = 0; i < r->stages && used < n; i++)
+    for (int i = 0; i < r->sections && used < n; i++)
         used +=
-            (size_t)snprintf(buf + used, n - used, "%s%s", i ? " then " : "", r->stage[i].label);
+            (size_t)snprintf(buf + used, n - used, "%s%s", i ? " then " : "", r->section[i].label);
     if (t->n > 0 && used < n) {
         char taps[64];
         snprintf(taps, sizeof taps, "the mean filter of %zu taps", t->n);
@@ -286,15 +286,15 @@ static int write_picture(const gf_design_request *r, const designed *d, int rate
                          const struct gf_taps *t, const double *h, const char *what, char *err,
                          size_t n)
 {
-    gf_response_stage marks[GF_DESIGN_MAX_STAGES];
-    for (int i = 0; i < r->stages; i++)
-        marks[i] = (gf_response_stage){&d[i].spec, &d[i].info, r->stage[i].label};
+    gf_response_section marks[GF_DESIGN_MAX_SECTIONS];
+    for (int i = 0; i < r->sections; i++)
+        marks[i] = (gf_response_section){&d[i].spec, &d[i].info, r->section[i].label};
     const gf_response_plot p = {.h = h,
                                 .n = t->n,
                                 .filters = t->filters,
                                 .rate = rate,
-                                .stages = marks,
-                                .nstages = r->stages,
+                                .sections = marks,
+                                .nsections = r->sections,
                                 .title = what};
     gf_outfile of;
     FILE *f;
@@ -318,7 +318,7 @@ static int write_outputs(const gf_design_request *r, const designed *d, int rate
     if (rate > 0)
         snprintf(at, sizeof at, " at %d Hz", rate);
     snprintf(about, sizeof about, "gpufilt filter%s: %s%s\n%zu taps, %s", at, what,
-             r->stages && r->phase == GF_PHASE_MINIMUM ? " (minimum phase)" : "", t->n,
+             r->sections && r->phase == GF_PHASE_MINIMUM ? " (minimum phase)" : "", t->n,
              t->filters > 1 ? "one column per channel" : "one filter for every channel");
     double *mean = NULL;
     const double *h = t->h;
@@ -353,37 +353,37 @@ int gf_design_cli_apply(const gf_design_request *r, int rate, struct gf_taps *t,
 {
     if (!gf_design_cli_any(r))
         return GF_EXIT_OK;
-    designed *d = calloc((size_t)r->stages + 1, sizeof *d);
+    designed *d = calloc((size_t)r->sections + 1, sizeof *d);
     struct gf_taps design = {0};
     char what[1024];
     cascade_label(r, t, what, sizeof what);
     int rc = d ? GF_EXIT_OK : GF_EXIT_INTERNAL;
     if (!d)
         gf_cli_error("out of memory");
-    for (int i = 0; !rc && i < r->stages; i++) {
-        if ((rc = design_stage(r, i, rate, &d[i])) != 0)
+    for (int i = 0; !rc && i < r->sections; i++) {
+        if ((rc = design_section(r, i, rate, &d[i])) != 0)
             break;
         if (!quiet)
-            describe(&r->stage[i], &d[i]);
+            describe(&r->section[i], &d[i]);
         if (!d[i].info.met)
             gf_cli_warn("%s with %zu taps reaches %.2f dB in the stopband, not -%g dB",
-                        r->stage[i].label, d[i].n, d[i].info.stop_db, d[i].info.atten);
-        rc = cascade(&design, d[i].h, d[i].n, r->stage[i].label,
-                     i == 1 ? r->stage[0].label : "the designs before it");
+                        r->section[i].label, d[i].n, d[i].info.stop_db, d[i].info.atten);
+        rc = cascade(&design, d[i].h, d[i].n, r->section[i].label,
+                     i == 1 ? r->section[0].label : "the designs before it");
     }
     const int had_taps = t->n > 0;
     char mean[64];
     snprintf(mean, sizeof mean, "the mean filter of %zu taps", t->n);
     if (!rc && design.n > 0)
         rc = cascade(t, design.h, design.n,
-                     r->stages > 1 ? "the cascade of designs" : r->stage[0].label,
+                     r->sections > 1 ? "the cascade of designs" : r->section[0].label,
                      t->source ? t->source : mean);
-    if (!rc && !quiet && (r->stages > 1 || (r->stages && had_taps)))
+    if (!rc && !quiet && (r->sections > 1 || (r->sections && had_taps)))
         fprintf(stderr, "gpufilt: design: %s: %zu taps in all\n", what, t->n);
     if (!rc)
         rc = write_outputs(r, d, rate, t, what, filtering);
     free(design.h);
-    designed_free(d, r->stages);
+    designed_free(d, r->sections);
     return rc;
 }
 

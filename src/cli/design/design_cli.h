@@ -39,23 +39,23 @@
 struct gf_taps;
 
 /* Most design options in one command. */
-#define GF_DESIGN_MAX_STAGES 16
+#define GF_DESIGN_MAX_SECTIONS 16
 
 /* One design option and the settings given for it (0: not given). */
-typedef struct gf_design_stage {
+typedef struct gf_design_section {
     gf_band band;
     double f1, f2;       /* Hz */
     const char *eq_path; /* --eq FILE */
     char label[80];      /* the option as given, "--lowpass 1000", for messages */
     double atten, transition;
     size_t taps;
-} gf_design_stage;
+} gf_design_section;
 
 /* The design options of a command line; zeroed means none. */
 typedef struct gf_design_request {
-    gf_design_stage stage[GF_DESIGN_MAX_STAGES];
-    int stages;
-    /* Settings given before the first design option: every stage's
+    gf_design_section section[GF_DESIGN_MAX_SECTIONS];
+    int sections;
+    /* Settings given before the first design option: every section's
      * default (0: not given). */
     double atten, transition;
     size_t taps;
@@ -85,7 +85,7 @@ int gf_design_cli_check(const gf_design_request *r, int have_rate, const char *r
 int gf_design_cli_any(const gf_design_request *r);
 
 /*
- * Design every stage at `rate` Hz, cascade them in order and with the taps
+ * Design every section at `rate` Hz, cascade them in order and with the taps
  * in t (the mean filter of t->n taps when t->h is NULL; nothing when t->n
  * is 0), leave the result in t (t->h allocated, one filter or one per
  * channel), print a line per design (unless quiet), and write

@@ -74,14 +74,15 @@ static int parse_band(const char *opt, const char *value, int two, double *f1, d
     return GF_EXIT_OK;
 }
 
-/* A new stage for a band option or --eq. */
-static int add_stage(gf_design_request *r, const char *name, const char *value)
+/* A new section for a band option or --eq. */
+static int add_section(gf_design_request *r, const char *name, const char *value)
 {
-    if (r->stages == GF_DESIGN_MAX_STAGES) {
-        gf_cli_error("--%s: at most %d design options in one command", name, GF_DESIGN_MAX_STAGES);
+    if (r->sections == GF_DESIGN_MAX_SECTIONS) {
+        gf_cli_error("--%s: at most %d design options in one command", name,
+                     GF_DESIGN_MAX_SECTIONS);
         return GF_EXIT_USAGE;
     }
-    gf_design_stage *st = &r->stage[r->stages];
+    gf_design_section *st = &r->section[r->sections];
     memset(st, 0, sizeof *st);
     snprintf(st->label, sizeof st->label, "--%s %s", name, value);
     if (strcmp(name, "eq") == 0) {
@@ -96,14 +97,14 @@ static int add_stage(gf_design_request *r, const char *name, const char *value)
         if (rc)
             return rc;
     }
-    r->stages++;
+    r->sections++;
     return GF_EXIT_OK;
 }
 
-/* --atten, --transition, --design-taps: of the last stage, or of all. */
+/* --atten, --transition, --design-taps: of the last section, or of all. */
 static int set_setting(gf_design_request *r, const char *name, const char *value)
 {
-    gf_design_stage *st = r->stages ? &r->stage[r->stages - 1] : NULL;
+    gf_design_section *st = r->sections ? &r->section[r->sections - 1] : NULL;
     const char *of = st ? st->label : "every design";
     char *end = NULL;
     errno = 0;
@@ -173,24 +174,24 @@ int gf_design_cli_option(gf_design_request *r, const char *name, const char *val
     if (strcmp(name, "atten") == 0 || strcmp(name, "transition") == 0 ||
         strcmp(name, "design-taps") == 0)
         return set_setting(r, name, value);
-    return add_stage(r, name, value);
+    return add_section(r, name, value);
 }
 
 int gf_design_cli_any(const gf_design_request *r)
 {
-    return r->stages > 0 || r->design_out || r->response_png;
+    return r->sections > 0 || r->design_out || r->response_png;
 }
 
 int gf_design_cli_check(const gf_design_request *r, int have_rate, const char *rate_hint)
 {
     const int settings = r->atten != 0 || r->transition != 0 || r->taps != 0 || r->phase_given;
-    if (settings && r->stages == 0) {
+    if (settings && r->sections == 0) {
         gf_cli_error("--atten, --transition, --design-taps and --phase shape a design: give "
                      "--lowpass, --highpass, --bandpass, --bandreject or --eq too");
         return GF_EXIT_USAGE;
     }
-    for (int i = 0; i < r->stages; i++) {
-        const gf_design_stage *st = &r->stage[i];
+    for (int i = 0; i < r->sections; i++) {
+        const gf_design_section *st = &r->section[i];
         const double tw = st->transition ? st->transition : st->taps ? 0 : r->transition;
         const size_t taps = st->taps ? st->taps : st->transition ? 0 : r->taps;
         if (tw != 0 && taps != 0) {
@@ -198,7 +199,7 @@ int gf_design_cli_check(const gf_design_request *r, int have_rate, const char *r
             return GF_EXIT_USAGE;
         }
     }
-    const char *needs = r->stages         ? r->stage[0].label
+    const char *needs = r->sections       ? r->section[0].label
                         : r->response_png ? "--response-png"
                         : r->design_out && gf_design_cli_is_wav(r->design_out)
                             ? "--design-out (a WAV file)"

@@ -29,7 +29,7 @@ enum {
     DELAY_H = 130,             /* the group delay plot */
     LEGEND_H = 24,             /* the legend at the bottom */
     MAX_FILTERS = 8,           /* filters drawn */
-    HEADER_STAGES = 4,         /* designs listed in the header */
+    HEADER_SECTIONS = 4,       /* designs listed in the header */
     DASH = 4                   /* dash length of marked lines */
 };
 /* Group delay is drawn where the gain is within this of its peak. */
@@ -63,7 +63,7 @@ typedef struct plot {
     double db_top, db_bot, db_step;
     double bound_db;   /* the passband plot's ripple bound; 0: no passband plot */
     double dev_db;     /* EQ curves alone: the deviation plot's range (+-); 0: none */
-    int bands;         /* band designs among the stages */
+    int bands;         /* band designs among the sections */
     int has_eq;        /* EQ curves among them */
     double d_lo, d_hi; /* ms */
     int header_h, y_mag, y_detail, y_delay, height;
@@ -81,9 +81,9 @@ static void freq_range(plot *s)
 {
     const gf_response_plot *p = s->p;
     double lowest = 20;
-    for (int i = 0; i < p->nstages; i++) {
-        const gf_design_info *in = p->stages[i].info;
-        const gf_design_spec *sp = p->stages[i].spec;
+    for (int i = 0; i < p->nsections; i++) {
+        const gf_design_info *in = p->sections[i].info;
+        const gf_design_spec *sp = p->sections[i].spec;
         for (int b = 0; b < in->npass; b++)
             lowest = fmin(lowest, in->pass[b][0] > 0 ? in->pass[b][0] : in->pass[b][1]);
         for (int b = 0; b < in->nstop; b++)
@@ -105,9 +105,9 @@ static void band_states(plot *s)
         const double f0 = col_freq(s, x), f1 = col_freq(s, x + 1);
         int stop = 0, pass = 1, whole = 1, bands = 0;
         double eq = NAN;
-        for (int i = 0; i < p->nstages; i++) {
-            const gf_design_info *in = p->stages[i].info;
-            const gf_design_spec *sp = p->stages[i].spec;
+        for (int i = 0; i < p->nsections; i++) {
+            const gf_design_info *in = p->sections[i].info;
+            const gf_design_spec *sp = p->sections[i].spec;
             if (sp->band == GF_BAND_EQ) {
                 s->has_eq = 1;
                 double g;
@@ -143,9 +143,9 @@ static void eq_sum(const plot *s, double df, size_t n, double *out)
             f[k] = (double)(base + k) * df;
             out[base + k] = 0;
         }
-        for (int i = 0; i < s->p->nstages; i++)
-            if (s->p->stages[i].spec->band == GF_BAND_EQ &&
-                gf_design_curve(s->p->stages[i].spec, f, m, g) == GF_OK)
+        for (int i = 0; i < s->p->nsections; i++)
+            if (s->p->sections[i].spec->band == GF_BAND_EQ &&
+                gf_design_curve(s->p->sections[i].spec, f, m, g) == GF_OK)
                 for (size_t k = 0; k < m; k++)
                     out[base + k] += g[k];
     }
@@ -229,9 +229,9 @@ static void gain_range(plot *s)
             top = fmax(top, s->eq[x]);
             low = fmin(low, s->eq[x]);
         }
-    for (int i = 0; i < p->nstages; i++) {
-        const gf_design_info *in = p->stages[i].info;
-        if (p->stages[i].spec->band == GF_BAND_EQ)
+    for (int i = 0; i < p->nsections; i++) {
+        const gf_design_info *in = p->sections[i].info;
+        if (p->sections[i].spec->band == GF_BAND_EQ)
             continue;
         atten = fmax(atten, in->atten);
         bound += in->ripple_bound;
@@ -366,9 +366,9 @@ static void draw_gain(const plot *s, gf_canvas *c)
     gf_canvas_text(c, LEFT, y0 - TITLE_H + 3, "gain (dB)", FG);
     draw_frame(s, c, y0, MAG_H);
     draw_values(c, y0, MAG_H, s->db_top, s->db_bot, s->db_step, 0);
-    for (int i = 0; i < p->nstages; i++) {
-        const gf_design_info *in = p->stages[i].info;
-        if (p->stages[i].spec->band == GF_BAND_EQ)
+    for (int i = 0; i < p->nsections; i++) {
+        const gf_design_info *in = p->sections[i].info;
+        if (p->sections[i].spec->band == GF_BAND_EQ)
             continue;
         signed char mine[PW];
         for (int x = 0; x < PW; x++) {
@@ -436,7 +436,7 @@ static void draw_delay(const plot *s, gf_canvas *c)
                    NULL);
 }
 
-/* Title, the taps, and a line per design (the first HEADER_STAGES). */
+/* Title, the taps, and a line per design (the first HEADER_SECTIONS). */
 static void draw_header(const plot *s, gf_canvas *c)
 {
     const gf_response_plot *p = s->p;
@@ -444,23 +444,23 @@ static void draw_header(const plot *s, gf_canvas *c)
     snprintf(buf, sizeof buf, "gpufilt response: %.180s", p->title ? p->title : "filter");
     gf_canvas_text(c, MARGIN, MARGIN, buf, FG);
     int minimum = 0;
-    for (int i = 0; i < p->nstages; i++)
-        minimum |= p->stages[i].spec->phase == GF_PHASE_MINIMUM;
+    for (int i = 0; i < p->nsections; i++)
+        minimum |= p->sections[i].spec->phase == GF_PHASE_MINIMUM;
     snprintf(buf, sizeof buf, "%zu taps%s at %g Hz%s", p->n, p->filters > 1 ? " per channel" : "",
              p->rate, minimum ? ", minimum-phase designs" : "");
     gf_canvas_text(c, MARGIN, MARGIN + LINE_H, buf, FG);
-    for (int i = 0; i < p->nstages && i < HEADER_STAGES; i++) {
-        const gf_design_info *in = p->stages[i].info;
-        if (p->stages[i].spec->band == GF_BAND_EQ)
+    for (int i = 0; i < p->nsections && i < HEADER_SECTIONS; i++) {
+        const gf_design_info *in = p->sections[i].info;
+        if (p->sections[i].spec->band == GF_BAND_EQ)
             snprintf(buf, sizeof buf,
                      "%.60s: %zu taps, resolution %.4g Hz, within %.2g dB of "
                      "the curve at its points",
-                     p->stages[i].label, in->taps, in->transition, in->eq_error_db);
+                     p->sections[i].label, in->taps, in->transition, in->eq_error_db);
         else
             snprintf(buf, sizeof buf,
                      "%.60s: %zu taps, transition %.4g Hz, stopband %.2f dB "
                      "(target -%g), passband +-%.2g dB",
-                     p->stages[i].label, in->taps, in->transition, in->stop_db, in->atten,
+                     p->sections[i].label, in->taps, in->transition, in->stop_db, in->atten,
                      20 * log10(1 + in->ripple));
         gf_canvas_text(c, MARGIN, MARGIN + (2 + i) * LINE_H, buf, FG);
     }
@@ -492,8 +492,8 @@ static void draw_legend(const plot *s, gf_canvas *c)
         legend_item(c, &x, y, STOP_BG, 7, "stopband");
         legend_item(c, &x, y, TARGET, 2, "attenuation target");
     }
-    for (int i = 0; i < s->p->nstages; i++)
-        if (s->p->stages[i].spec->band == GF_BAND_EQ) {
+    for (int i = 0; i < s->p->nsections; i++)
+        if (s->p->sections[i].spec->band == GF_BAND_EQ) {
             legend_item(c, &x, y, EQ_CURVE, 3, "EQ curve");
             break;
         }
@@ -503,8 +503,8 @@ static void draw_legend(const plot *s, gf_canvas *c)
 
 static void layout(plot *s)
 {
-    const int stages = s->p->nstages < HEADER_STAGES ? s->p->nstages : HEADER_STAGES;
-    s->header_h = MARGIN + (2 + stages) * LINE_H + 6;
+    const int sections = s->p->nsections < HEADER_SECTIONS ? s->p->nsections : HEADER_SECTIONS;
+    s->header_h = MARGIN + (2 + sections) * LINE_H + 6;
     s->y_mag = s->header_h + TITLE_H;
     int y = s->y_mag + MAG_H + AXIS_H;
     if (s->bound_db > 0 || s->dev_db > 0) {

@@ -23,11 +23,11 @@
 #include <stdio.h>
 
 /* One design whose bands and target are marked. */
-typedef struct gf_response_stage {
+typedef struct gf_response_section {
     const gf_design_spec *spec; /* band; for EQ, the curve */
     const gf_design_info *info; /* bands, attenuation, ripple bound */
     const char *label;          /* "--lowpass 1000" */
-} gf_response_stage;
+} gf_response_section;
 
 /* What to draw. */
 typedef struct gf_response_plot {
@@ -35,8 +35,8 @@ typedef struct gf_response_plot {
     size_t n;
     int filters;
     double rate; /* Hz, > 0 */
-    const gf_response_stage *stages;
-    int nstages;
+    const gf_response_section *sections;
+    int nsections;
     const char *title; /* what the filter is, e.g. "--lowpass 1000" */
 } gf_response_plot;
 

@@ -49,42 +49,44 @@ static int choose_devices(gf_live *lv, gf_pa_config *cfg)
     const PaDeviceInfo *dO = Pa_GetDeviceInfo(cfg->out_device);
     const int maxc =
         di->maxInputChannels < dO->maxOutputChannels ? di->maxInputChannels : dO->maxOutputChannels;
-    lv->C = o->channels ? o->channels : (maxc < 2 ? 1 : 2);
-    if (lv->C > di->maxInputChannels || lv->C > dO->maxOutputChannels) {
-        gf_cli_error("--channels %d: input '%s' has %d channel%s, output '%s' has %d", lv->C,
+    lv->channels = o->channels ? o->channels : (maxc < 2 ? 1 : 2);
+    if (lv->channels > di->maxInputChannels || lv->channels > dO->maxOutputChannels) {
+        gf_cli_error("--channels %d: input '%s' has %d channel%s, output '%s' has %d", lv->channels,
                      di->name, di->maxInputChannels, di->maxInputChannels == 1 ? "" : "s", dO->name,
                      dO->maxOutputChannels);
         return GF_EXIT_DEVICE;
     }
     lv->rate = o->rate ? (double)o->rate : dO->defaultSampleRate;
-    lv->F = o->live_frames ? o->live_frames : DEFAULT_FRAMES;
+    lv->period_frames = o->live_frames ? o->live_frames : DEFAULT_FRAMES;
     lv->prec = o->precision;
     /* One full-duplex stream where the host API allows it (same API); two
      * half streams otherwise. */
     const int want_duplex = di->hostApi == dO->hostApi;
     cfg->duplex =
-        want_duplex && gf_pa_supported(cfg->in_device, cfg->out_device, lv->C, lv->rate, 1);
-    if (!cfg->duplex && !gf_pa_supported(cfg->in_device, cfg->out_device, lv->C, lv->rate, 0)) {
-        gf_pa_explain_unsupported(cfg->in_device, cfg->out_device, lv->C, lv->rate, want_duplex);
+        want_duplex && gf_pa_supported(cfg->in_device, cfg->out_device, lv->channels, lv->rate, 1);
+    if (!cfg->duplex &&
+        !gf_pa_supported(cfg->in_device, cfg->out_device, lv->channels, lv->rate, 0)) {
+        gf_pa_explain_unsupported(cfg->in_device, cfg->out_device, lv->channels, lv->rate,
+                                  want_duplex);
         return GF_EXIT_DEVICE;
     }
-    cfg->channels = lv->C;
+    cfg->channels = lv->channels;
     cfg->rate = lv->rate;
-    cfg->block = lv->F;
+    cfg->block = lv->period_frames;
     return GF_EXIT_OK;
 }
 
-/* The method for a block of F frames: the FFT method's partition is the
- * block (gf_cli_live_partition); a block that cannot be one leaves the
- * direct method. */
+/* The method for a period of period_frames frames: the FFT method's
+ * partition is the period (gf_cli_live_partition); a period that cannot be
+ * one leaves the direct method. */
 static int live_method(const gf_live *lv, const gf_taps *t, gf_config *c)
 {
-    if ((c->partition = gf_cli_live_partition(lv->F)) != 0)
+    if ((c->partition = gf_cli_live_partition(lv->period_frames)) != 0)
         return GF_EXIT_OK;
     if (c->method == GF_METHOD_FFT || t->n > GF_MAX_TAPS) {
         gf_cli_error("the FFT method needs --frames to be a power of two from %zu (%zu taps, "
                      "--frames %zu)",
-                     GF_MIN_PARTITION, t->n, lv->F);
+                     GF_MIN_PARTITION, t->n, lv->period_frames);
         return GF_EXIT_USAGE;
     }
     c->method = GF_METHOD_DIRECT;
@@ -98,15 +100,18 @@ static int live_method(const gf_live *lv, const gf_taps *t, gf_config *c)
 static int setup_engine(gf_live *lv, gf_taps *t)
 {
     const gf_cli_options *o = lv->o;
-    int rc = gf_taps_ready(o, t, lv->C, (int)lv->rate);
+    int rc = gf_taps_ready(o, t, lv->channels, (int)lv->rate);
     if (rc)
         return rc;
-    const gf_job job = {
-        .frames = -1, .channels = lv->C, .taps = t->n, .block = lv->F, .rate = lv->rate};
-    gf_config c =
-        gf_cli_engine_config(o, lv->C, t, gf_cli_choose_device(o, &job, NULL, NULL, 0), 0);
+    const gf_job job = {.frames = -1,
+                        .channels = lv->channels,
+                        .taps = t->n,
+                        .block = lv->period_frames,
+                        .rate = lv->rate};
+    gf_config c = gf_cli_engine_config(
+        o, lv->channels, t, gf_cli_choose_device(o, &job, NULL, NULL, 0), GF_DEVICE_NONE);
     c.mode = GF_MODE_CAUSAL;
-    c.chunk_frames = lv->F;
+    c.chunk_frames = lv->period_frames;
     if ((rc = live_method(lv, t, &c)) != 0)
         return rc;
     if (o->hist_path || o->hist_png) {
@@ -115,26 +120,28 @@ static int setup_engine(gf_live *lv, gf_taps *t)
     }
     if ((rc = gf_cli_engine_create(&c, o->device == GF_DEVICE_AUTO, &lv->e)) != 0)
         return rc;
-    const size_t bytes = lv->F * (size_t)lv->C * (lv->prec == GF_PRECISION_F32 ? 4 : 8);
+    const size_t bytes =
+        lv->period_frames * (size_t)lv->channels * (lv->prec == GF_PRECISION_F32 ? 4 : 8);
     if (!(lv->in = calloc(1, bytes)) || !(lv->out = malloc(bytes))) {
         gf_cli_error("out of memory");
         return GF_EXIT_INTERNAL;
     }
     size_t used = 0, got = 0;
-    gf_status st = gf_engine_push(lv->e, lv->in, lv->F, &used);
+    gf_status st = gf_engine_push(lv->e, lv->in, lv->period_frames, &used);
     if (st == GF_OK)
         st = gf_engine_submit(lv->e);
     if (st == GF_OK)
         st = gf_engine_wait(lv->e);
-    while (st == GF_OK && (st = gf_engine_pull(lv->e, lv->out, lv->F, &got)) == GF_OK && got > 0) {
+    while (st == GF_OK && (st = gf_engine_pull(lv->e, lv->out, lv->period_frames, &got)) == GF_OK &&
+           got > 0) {
     }
     if (st == GF_OK)
         st = gf_engine_reset(lv->e);
     if (st != GF_OK)
         return gf_cli_engine_failed(lv->e, st);
     if ((o->hist_path || o->hist_png) &&
-        (rc = gf_hist_out_open(&lv->hout, o->hist_path, o->hist_png, &lv->hc, lv->C, (int)lv->rate,
-                               lv->hist_err, sizeof lv->hist_err)) != 0)
+        (rc = gf_hist_out_open(&lv->hout, o->hist_path, o->hist_png, &lv->hc, lv->channels,
+                               (int)lv->rate, lv->hist_err, sizeof lv->hist_err)) != 0)
         gf_cli_error("%s", lv->hist_err);
     return rc;
 }
@@ -193,8 +200,8 @@ static void announce(gf_live *lv, const gf_pa_config *cfg, const gf_taps *t)
             "gpufilt: live: %s: in %d '%s', out %d '%s'%s, %d ch, %.0f Hz, %zu frames per "
             "block, %zu tap%s%s, causal, %s, %s, %s backend\n",
             gf_pa_api_name(dO->hostApi), cfg->in_device, di->name, cfg->out_device, dO->name,
-            gf_pa_is_duplex(lv->link) ? "" : " (two streams)", lv->C, lv->rate, lv->F, t->n,
-            t->n == 1 ? "" : "s", t->h ? "" : " (mean)",
+            gf_pa_is_duplex(lv->link) ? "" : " (two streams)", lv->channels, lv->rate,
+            lv->period_frames, t->n, t->n == 1 ? "" : "s", t->h ? "" : " (mean)",
             lv->prec == GF_PRECISION_F32 ? "f32" : "f64",
             gf_engine_method(lv->e) == GF_METHOD_FFT ? "fft" : "direct", gf_engine_backend(lv->e));
     if (o->stats)
@@ -207,7 +214,7 @@ static void print_stats(gf_live *lv, double elapsed)
     const unsigned long long b = get(&lv->blocks);
     const double mx = 1e-6 * (double)atomic_exchange(&lv->busy_ns_max, 0);
     const double mean = b ? 1e-6 * (double)get(&lv->busy_ns_total) / (double)b : 0.0;
-    const double period_ms = 1e3 * (double)lv->F / lv->rate;
+    const double period_ms = 1e3 * (double)lv->period_frames / lv->rate;
     size_t out_frames;
     const size_t in_frames = gf_pa_buffered(lv->link, &out_frames);
     char prefix[256];

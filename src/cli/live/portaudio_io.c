@@ -16,10 +16,10 @@
 #define RING_MIN     8192 /* frames; rings hold at least 16 blocks */
 
 struct gf_pa_link {
-    int C;        /* channels */
-    size_t F;     /* frames per block */
-    double rate;  /* Hz */
-    size_t prime; /* frames of silence primed into the output ring */
+    int channels;
+    size_t period_frames; /* frames per period (each callback's) */
+    double rate;          /* Hz */
+    size_t prime;         /* frames of silence primed into the output ring */
     /* The output callback's own state (no other thread touches it once
      * started): */
     size_t hold;    /* most frames the output ring holds at a callback */
@@ -46,7 +46,7 @@ static void bump(atomic_ullong *c, unsigned long long v)
  * before this callback returns, and its output must not count as late. */
 static void play(gf_pa_link *l, float *out, size_t frames)
 {
-    const size_t C = (size_t)l->C;
+    const size_t C = (size_t)l->channels;
     /* Extra start-up silence: played without taking from the ring. */
     const size_t quiet = l->pending < frames ? l->pending : frames;
     if (quiet) {
@@ -65,15 +65,15 @@ static void play(gf_pa_link *l, float *out, size_t frames)
     const size_t r = gf_ring_read(&l->out, out + quiet * C, want);
     if (r < want) {
         memset(out + (quiet + r) * C, 0, (want - r) * C * sizeof(float));
-        if (l->warmup > 0 && l->hold + (want - r) + 2 * l->F <= l->out.size / 2) {
+        if (l->warmup > 0 && l->hold + (want - r) + 2 * l->period_frames <= l->out.size / 2) {
             /* Start-up: the host delivers blocks in bursts (a period longer
              * than a block) or the first blocks were slow. Keep the silence
              * as latency, plus one block of margin (up to half the ring: a
              * worker that is simply too slow for the stream shows as xruns
              * instead). */
-            l->hold += want - r + l->F;
-            l->pending += l->F;
-            bump(&l->n.raised, want - r + l->F);
+            l->hold += want - r + l->period_frames;
+            l->pending += l->period_frames;
+            bump(&l->n.raised, want - r + l->period_frames);
         } else {
             bump(&l->n.out_empty, 1);
             bump(&l->n.out_silence, want - r);
@@ -142,7 +142,8 @@ static int64_t capture_read(gf_source *s, gf_precision p, void *out, size_t fram
     (void)err;
     (void)n;
     gf_pa_link *l = s->state;
-    const size_t C = (size_t)l->C, ss = p == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
+    const size_t C = (size_t)l->channels,
+                 ss = p == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     for (;;) {
         if (atomic_load(&l->quit))
             return 0;
@@ -187,7 +188,8 @@ static int playback_write(gf_sink *k, gf_precision p, const void *frames, size_t
     (void)err;
     (void)n;
     gf_pa_link *l = k->state;
-    const size_t C = (size_t)l->C, ss = p == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
+    const size_t C = (size_t)l->channels,
+                 ss = p == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     void *p1, *p2;
     size_t n1, n2;
     const size_t granted = gf_ring_write_regions(&l->out, count, &p1, &n1, &p2, &n2);
@@ -239,15 +241,16 @@ static int pa_failed(const char *what, PaError err)
 /* Rings, and the output's priming silence. */
 static int make_rings(gf_pa_link *l)
 {
-    const size_t cap = gf_ring_pow2(l->F * 16 > RING_MIN ? l->F * 16 : RING_MIN);
-    const size_t fb = (size_t)l->C * sizeof(float);
+    const size_t cap =
+        gf_ring_pow2(l->period_frames * 16 > RING_MIN ? l->period_frames * 16 : RING_MIN);
+    const size_t fb = (size_t)l->channels * sizeof(float);
     l->in_store = calloc(cap, fb);
     l->out_store = calloc(cap, fb);
     if (!cap || !l->in_store || !l->out_store || gf_ring_init(&l->in, fb, cap, l->in_store) != 0 ||
         gf_ring_init(&l->out, fb, cap, l->out_store) != 0)
         return -1;
     /* The output starts with silence: the worker's time budget. */
-    l->prime = PRIME_BLOCKS * l->F;
+    l->prime = PRIME_BLOCKS * l->period_frames;
     void *p1, *p2;
     size_t n1, n2;
     gf_ring_write_regions(&l->out, l->prime, &p1, &n1, &p2, &n2);
@@ -257,9 +260,9 @@ static int make_rings(gf_pa_link *l)
 
 static int open_streams(gf_pa_link *l, const gf_pa_config *c)
 {
-    const PaStreamParameters pin = gf_pa_stream_params(c->in_device, l->C, 1),
-                             pout = gf_pa_stream_params(c->out_device, l->C, 0);
-    const unsigned long F = (unsigned long)l->F;
+    const PaStreamParameters pin = gf_pa_stream_params(c->in_device, l->channels, 1),
+                             pout = gf_pa_stream_params(c->out_device, l->channels, 0);
+    const unsigned long F = (unsigned long)l->period_frames;
     PaError err;
     if (c->duplex) {
         l->hold = l->prime;
@@ -271,7 +274,7 @@ static int open_streams(gf_pa_link *l, const gf_pa_config *c)
             return pa_failed("cannot open the full-duplex stream", err);
     }
     /* Two callbacks on two clocks: allow one block of phase between them. */
-    l->hold = l->prime + l->F;
+    l->hold = l->prime + l->period_frames;
     if ((err = Pa_OpenStream(&l->s_in, &pin, NULL, l->rate, F, paNoFlag, on_audio, l)) !=
         paNoError) {
         l->s_in = NULL;
@@ -293,8 +296,8 @@ int gf_pa_open(gf_pa_link **out, const gf_pa_config *c, gf_source *capture, gf_s
         gf_cli_error("out of memory");
         return GF_EXIT_INTERNAL;
     }
-    l->C = c->channels;
-    l->F = c->block;
+    l->channels = c->channels;
+    l->period_frames = c->block;
     l->rate = c->rate;
     if (make_rings(l) != 0) {
         gf_cli_error("out of memory");
@@ -313,14 +316,15 @@ int gf_pa_open(gf_pa_link **out, const gf_pa_config *c, gf_source *capture, gf_s
         return rc;
     }
     /* Half a second of start-up in which a short output becomes latency. */
-    l->warmup = (size_t)(l->rate / 2) > 8 * l->F ? (size_t)(l->rate / 2) : 8 * l->F;
+    l->warmup =
+        (size_t)(l->rate / 2) > 8 * l->period_frames ? (size_t)(l->rate / 2) : 8 * l->period_frames;
     memset(capture, 0, sizeof *capture);
     capture->ops = &capture_ops;
     capture->state = l;
     capture->path = "audio input";
     capture->streaming = 1;
-    capture->fmt =
-        (gf_format){.channels = l->C, .rate = (int)l->rate, .frames = -1, .sample = GF_RAW_F32LE};
+    capture->fmt = (gf_format){
+        .channels = l->channels, .rate = (int)l->rate, .frames = -1, .sample = GF_RAW_F32LE};
     memset(playback, 0, sizeof *playback);
     playback->out.fd = -1;
     playback->ops = &playback_ops;

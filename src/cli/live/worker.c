@@ -22,12 +22,12 @@ static int worker_fail(gf_live *lv, gf_status st, const char *what)
 static void write_hist(gf_live *lv)
 {
     gf_hist_record rec;
-    while (lv->hout && !lv->hist_failed && gf_engine_hist_next(lv->e, &rec))
+    while (lv->hout && !lv->hist_failed && gf_engine_hist_next(lv->e, &rec) == GF_OK)
         if (gf_hist_out_write(lv->hout, &rec, lv->hist_err, sizeof lv->hist_err) != 0)
             lv->hist_failed = 1;
 }
 
-/* Filter the n (<= F) frames in lv->in and play them. */
+/* Filter the n (<= period_frames) frames in lv->in and play them. */
 static int process_block(gf_live *lv, size_t n)
 {
     size_t used = 0;
@@ -41,7 +41,7 @@ static int process_block(gf_live *lv, size_t n)
         st = gf_engine_wait(lv->e);
     if (st != GF_OK)
         return worker_fail(lv, st, "submit");
-    const size_t fb = (size_t)lv->C * (lv->prec == GF_PRECISION_F32 ? 4 : 8);
+    const size_t fb = (size_t)lv->channels * (lv->prec == GF_PRECISION_F32 ? 4 : 8);
     for (size_t got = 0, done = 0; done < n; done += got) {
         st = gf_engine_pull(lv->e, (unsigned char *)lv->out + done * fb, n - done, &got);
         if (st != GF_OK)
@@ -60,8 +60,8 @@ static void *worker_main(void *arg)
     gf_live *lv = arg;
     char err[16];
     for (;;) {
-        const int64_t n =
-            lv->capture.ops->read(&lv->capture, lv->prec, lv->in, lv->F, err, sizeof err);
+        const int64_t n = lv->capture.ops->read(&lv->capture, lv->prec, lv->in, lv->period_frames,
+                                                err, sizeof err);
         if (n <= 0)
             return NULL; /* interrupted */
         const double t0 = gf_now();
@@ -115,7 +115,7 @@ int gf_live_finish_hist(gf_live *lv)
     gf_status st = gf_engine_flush(lv->e);
     size_t got = 1;
     while (st == GF_OK && got > 0)
-        st = gf_engine_pull(lv->e, lv->out, lv->F, &got);
+        st = gf_engine_pull(lv->e, lv->out, lv->period_frames, &got);
     if (st != GF_OK) {
         gf_cli_error("histograms: the filter failed at the end: %s", gf_strerror(st));
         return GF_EXIT_DEVICE;

@@ -18,9 +18,9 @@
 
 typedef struct gf_live {
     const gf_cli_options *o;
-    int C;       /* channels */
-    size_t F;    /* frames per block (callback and engine chunk) */
-    double rate; /* Hz */
+    int channels;
+    size_t period_frames; /* frames per period: each callback's, and the engine's chunk */
+    double rate;          /* Hz */
     gf_precision prec;
     gf_pa_link *link;
     gf_source capture;

@@ -19,8 +19,8 @@ struct gf_cpu_fft {
     int C;
     size_t T, P, N, K, M, R;
     size_t bins, stride; /* P + 1 complex per spectrum; stride >= bins, a multiple of 8 */
-    int nh;              /* filters: 1, or C */
-    void *H;             /* nh x K spectra */
+    int filters;         /* 1, or C with taps_per_channel */
+    void *H;             /* filters x K spectra */
     void *ring;          /* C x R spectra */
     void *tail;          /* C x P reals: each channel's last block */
     size_t head;         /* ring slot of the next block */
@@ -49,7 +49,7 @@ static gf_status make_spectra(gf_cpu_fft *f, const gf_backend_params *p)
     unsigned char *win = gf_fft_alloc(f->N * hs), *spec = gf_fft_alloc(f->stride * 2 * hs);
     gf_status st = fft && win && spec ? GF_OK : GF_ERR_NO_MEMORY;
     const double scale = 1.0 / (double)f->N;
-    for (int h = 0; st == GF_OK && h < f->nh; h++)
+    for (int h = 0; st == GF_OK && h < f->filters; h++)
         for (size_t k = 0; k < f->K; k++) {
             memset(win, 0, f->N * hs);
             for (size_t t = 0; t < f->P && k * f->P + t < f->T; t++) {
@@ -124,10 +124,10 @@ gf_status gf_cpu_fft_create(const gf_backend_params *p, int threads, gf_cpu_fft 
     f->R = f->K - 1 + f->M;
     f->bins = f->P + 1;
     f->stride = (f->bins + 7) & ~(size_t)7;
-    f->nh = p->taps_per_channel ? p->channels : 1;
+    f->filters = p->taps_per_channel ? p->channels : 1;
     f->nthreads = threads;
     const size_t spec_bytes = f->stride * 2 * f->ss;
-    const size_t need = ((size_t)f->nh * f->K + (size_t)f->C * f->R) * spec_bytes +
+    const size_t need = ((size_t)f->filters * f->K + (size_t)f->C * f->R) * spec_bytes +
                         (size_t)f->C * f->P * f->ss +
                         (size_t)threads * (2 * f->N * f->ss + spec_bytes);
     const size_t avail = gf_host_available();
@@ -140,7 +140,7 @@ gf_status gf_cpu_fft_create(const gf_backend_params *p, int threads, gf_cpu_fft 
         gf_cpu_fft_destroy(f);
         return GF_ERR_NO_MEMORY;
     }
-    f->H = gf_fft_alloc((size_t)f->nh * f->K * spec_bytes);
+    f->H = gf_fft_alloc((size_t)f->filters * f->K * spec_bytes);
     f->ring = gf_fft_alloc((size_t)f->C * f->R * spec_bytes);
     f->tail = gf_fft_alloc((size_t)f->C * f->P * f->ss);
     gf_status st = f->H && f->ring && f->tail ? GF_OK : GF_ERR_NO_MEMORY;

@@ -27,7 +27,7 @@ static void GF_FN(window)(const gf_cpu_fft *f, const gf_chunk *c, int ch, size_t
 static void GF_FN(mac)(const gf_cpu_fft *f, int ch, size_t b, void *y)
 {
     const size_t n = 2 * f->bins;
-    const int h = f->nh == 1 ? 0 : ch;
+    const int h = f->filters == 1 ? 0 : ch;
     GF_T *restrict acc = y;
     for (size_t k = 0; k < f->K; k++) {
         const GF_T *restrict hk = h_at(f, h, k);
