@@ -40,7 +40,8 @@ static void failed(const char *path, const char *reason)
         reason = "unknown error";
     if (strncmp(reason, path, n) == 0 && strncmp(reason + n, ": ", 2) == 0)
         reason += n + 2;
-    snprintf(why, sizeof why, "the CUDA module %s could not be loaded: %s", path, reason);
+    /* (a path of PATH_MAX would not fit: the message keeps its first 300) */
+    snprintf(why, sizeof why, "the CUDA module %.300s could not be loaded: %s", path, reason);
 }
 
 /* The module in handle h, opened from path, if it is one of ours. */
