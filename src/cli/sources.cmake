@@ -31,6 +31,7 @@ set(GPUFILT_CLI_SOURCES
   io/raw_sink.c
   io/sndfile_format.c
   io/sndfile_source.c
+  io/sndfile_choose.c
   io/sndfile_sink.c
   # histogram files
   hist_out/hist_out.c
