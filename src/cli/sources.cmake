@@ -40,6 +40,7 @@ set(GPUFILT_CLI_SOURCES
   # filter design options, --design-out, the response picture
   design/design_cli.c
   design/design_options.c
+  design/response_curves.c
   design/response_png.c
   # the pictures' canvas and PNG writer
   draw/canvas.c
