@@ -62,15 +62,15 @@ static gf_status setup_direct(cuda_state *s)
                cudaMemcpy(s->d_taps, p->taps, tap_bytes, cudaMemcpyHostToDevice));
     }
     const int const_off = s->const_page < 0 ? -1 : (int)(s->const_page * CONST_PAGE / s->ss);
-    const bool pc = p->taps_per_channel != 0;
+    const bool taps_per_channel = p->taps_per_channel != 0;
     if (p->precision == GF_PRECISION_F32)
         GF_TRY(s->err, sizeof s->err,
-               gf::fir_plan_make<float>((int)p->num_taps, p->channels, const_off, pc, &s->fir,
-                                        s->err, sizeof s->err));
+               gf::fir_plan_make<float>((int)p->num_taps, p->channels, const_off, taps_per_channel,
+                                        &s->fir, s->err, sizeof s->err));
     else
         GF_TRY(s->err, sizeof s->err,
-               gf::fir_plan_make<double>((int)p->num_taps, p->channels, const_off, pc, &s->fir,
-                                         s->err, sizeof s->err));
+               gf::fir_plan_make<double>((int)p->num_taps, p->channels, const_off, taps_per_channel,
+                                         &s->fir, s->err, sizeof s->err));
     return GF_OK;
 }
 
