@@ -70,6 +70,8 @@ set(GPUFILT_LINK_DEPS Threads::Threads m ${GPUFILT_FFT_LIBS} ${CMAKE_DL_LIBS})
 if(GPUFILT_HAVE_CUDA)
   add_library(gpufilt_cuda_objects OBJECT
     src/core/backends/cuda/backend_cuda.cu
+    src/core/backends/cuda/backend_cuda_direct.cu
+    src/core/backends/cuda/backend_cuda_fft.cu
     src/core/backends/cuda/fir_launch.cu
     src/core/backends/cuda/hist_launch.cu
     src/core/backends/cuda/fft_conv.cu

@@ -6,6 +6,8 @@
  * The library knows nothing of files, pipes or sound cards: it takes
  * interleaved frames in and gives filtered frames out.
  *
+ * Kept whole, though long, on purpose: the public API and its contract, two thirds comments.
+ *
  * Filter semantics (taps h[0..T-1], input x[0..N-1] per channel, channels
  * filtered independently, each with its own taps or all with the same, x
  * outside [0, N) taken as 0):

@@ -31,6 +31,7 @@ set(GPUFILT_CLI_SOURCES
   io/raw_sink.c
   io/sndfile_format.c
   io/sndfile_source.c
+  io/sndfile_choose.c
   io/sndfile_sink.c
   # histogram files
   hist_out/hist_out.c
@@ -39,6 +40,7 @@ set(GPUFILT_CLI_SOURCES
   # filter design options, --design-out, the response picture
   design/design_cli.c
   design/design_options.c
+  design/response_curves.c
   design/response_png.c
   # the pictures' canvas and PNG writer
   draw/canvas.c

@@ -7,6 +7,7 @@
  *
  *   sndfile_source.c, sndfile_sink.c   audio files through libsndfile, and
  *                                      containers on standard input/output
+ *                                      (sndfile_choose.c: the output format)
  *   raw_source.c, raw_sink.c           headerless samples on files, pipes
  *                                      and terminals
  *   portaudio_io.c                     capture and playback (--live)

@@ -9,9 +9,11 @@
  * Kernels are chosen and launched in fir_launch.cu and hist_launch.cu
  * (launch.h); this file moves data and keeps the streams.
  *
- * Methods are small interfaces inside the backend (cuda_method: set-up,
- * per-slot set-up, run one chunk, reset), chosen once at create; the slot
- * streams, uploads and downloads are the same for every method.
+ * Methods are small interfaces inside the backend (cuda_method in
+ * backend_cuda.h: set-up, per-slot set-up, run one chunk, reset, release),
+ * chosen once at create, each in a file of its own (backend_cuda_direct.cu,
+ * backend_cuda_fft.cu); the slot streams, uploads and downloads are the
+ * same for every method.
  *
  * FFT method (fft_conv.h): the delay line makes every chunk depend on the
  * one before, so the filtering of every chunk runs on one compute stream,
@@ -34,75 +36,17 @@
  * loads at run time (gf_cuda.h); the module links nothing of the library,
  * so this file and the ones it calls use no function of src/core.
  */
-#include "backend.h"
-#include "cuda_check.h"
-#include "fft_conv.h"
+#include "backend_cuda.h"
 #include "gf_cuda.h"
-#include "launch.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CUDA_SLOTS  3
-#define CONST_PAGE  1024
-#define CONST_PAGES (GF_CONST_TAP_BYTES / CONST_PAGE) /* 64: one bit each */
-#define MAX_DEVICES 64
 /* Most dynamic shared memory for a histogram block: leaves room for two
  * blocks per SM on sm_80/sm_90 while 4096 bins x 5 channels still fit. */
 #define HIST_SMEM_CAP (96 * 1024)
-
-/* Constant-memory pages in use, per device, shared by all engines. */
-static pthread_mutex_t const_mu = PTHREAD_MUTEX_INITIALIZER;
-static unsigned long long const_used[MAX_DEVICES];
-
-typedef struct cuda_slot {
-    cudaStream_t stream;
-    cudaEvent_t done;
-    cudaEvent_t uploaded, computed; /* FFT method: ordering with the compute stream */
-    void *d_in;                     /* hs + chunk samples + pad */
-    void *d_out;                    /* chunk samples */
-    void *d_hist;                   /* partial histograms: max_segs x nrec x part_bytes */
-} cuda_slot;
-
-typedef struct cuda_method cuda_method;
-
-typedef struct cuda_state {
-    gf_backend_params p;
-    const cuda_method *m; /* the method: direct or FFT */
-    int dev;
-    int dev_set; /* cudaSetDevice(dev) succeeded: there is something to tear down */
-    size_t ss, hs;
-    int const_page, const_npages; /* -1: taps in global memory */
-    void *d_taps;
-    gf::fir_plan fir;     /* which kernel, how launched (direct method) */
-    gf::fft_conv *fft;    /* transforms and delay line (FFT method), or NULL */
-    cudaStream_t compute; /* FFT method: every chunk's filtering, in order */
-    int sms;              /* multiprocessors: sizes the histogram grid */
-    gf_hist_plan hist;
-    int has_hist;
-    size_t hist_smem; /* dynamic shared memory a histogram block may use */
-    cuda_slot slot[CUDA_SLOTS];
-    gf_status reset_failed; /* the last reset's status, returned by the next submit */
-    char err[256];
-} cuda_state;
-
-/* A method inside the backend. The backend uploads each chunk to its
- * slot's d_in and downloads d_out; the method queues the filtering in
- * between, on the device, ordered before whatever the slot's stream does
- * next. */
-struct cuda_method {
-    /* At create, on the device already set: taps, plans, streams. */
-    gf_status (*setup)(cuda_state *s);
-    /* At create, for each slot after its stream and event: what else the
-     * method needs per slot; NULL for nothing. */
-    gf_status (*slot_setup)(cuda_state *s, cuda_slot *sl);
-    /* Queue the filtering of chunk c, uploaded to sl->d_in, into sl->d_out. */
-    gf_status (*run)(cuda_state *s, cuda_slot *sl, const gf_chunk *c);
-    /* Forget the stream's history, nothing in flight; NULL: keeps none. */
-    gf_status (*reset)(cuda_state *s);
-};
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static int probe_result;
@@ -186,31 +130,6 @@ static gf_status cuda_describe(int index, gf_cuda_device *info)
     return GF_OK;
 }
 
-static int const_alloc(int dev, int npages)
-{
-    if (dev < 0 || dev >= MAX_DEVICES)
-        return -1;
-    int page = -1;
-    pthread_mutex_lock(&const_mu);
-    const unsigned long long want = npages >= 64 ? ~0ull : ((1ull << npages) - 1);
-    for (int p = 0; p + npages <= CONST_PAGES; p++)
-        if ((const_used[dev] & (want << p)) == 0) {
-            const_used[dev] |= want << p;
-            page = p;
-            break;
-        }
-    pthread_mutex_unlock(&const_mu);
-    return page;
-}
-
-static void const_free(int dev, int page, int npages)
-{
-    const unsigned long long want = npages >= 64 ? ~0ull : ((1ull << npages) - 1);
-    pthread_mutex_lock(&const_mu);
-    const_used[dev] &= ~(want << page);
-    pthread_mutex_unlock(&const_mu);
-}
-
 static void cuda_destroy(void *state)
 {
     cuda_state *s = (cuda_state *)state;
@@ -242,112 +161,10 @@ static void cuda_destroy(void *state)
         cudaFree(s->slot[i].d_out);
         cudaFree(s->slot[i].d_hist);
     }
-    cudaFree(s->d_taps);
-    gf::fft_conv_destroy(s->fft);
-    if (s->compute)
-        cudaStreamDestroy(s->compute);
+    s->m->release(s);
     cudaGetLastError();
-    if (s->const_page >= 0)
-        const_free(s->dev, s->const_page, s->const_npages);
     free(s);
 }
-
-/* Direct method: taps in a page of the constant bank where one is free
- * (one filter for every channel), else in global memory; the kernel plan. */
-static gf_status setup_direct(cuda_state *s)
-{
-    const gf_backend_params *p = &s->p;
-    const size_t tap_bytes = p->num_taps * s->ss * (p->taps_per_channel ? (size_t)p->channels : 1);
-    if (!p->taps_per_channel) {
-        s->const_npages = (int)((tap_bytes + CONST_PAGE - 1) / CONST_PAGE);
-        s->const_page = const_alloc(s->dev, s->const_npages);
-    }
-    if (s->const_page >= 0) {
-        GF_TRY(s->err, sizeof s->err,
-               gf::fir_const_upload(p->taps, tap_bytes, (size_t)s->const_page * CONST_PAGE, s->err,
-                                    sizeof s->err));
-    } else {
-        GF_TRY(s->err, sizeof s->err,
-               gf::dev_alloc((void **)&s->d_taps, tap_bytes, "the taps", s->err, sizeof s->err));
-        GF_TRY(s->err, sizeof s->err,
-               cudaMemcpy(s->d_taps, p->taps, tap_bytes, cudaMemcpyHostToDevice));
-    }
-    const int const_off = s->const_page < 0 ? -1 : (int)(s->const_page * CONST_PAGE / s->ss);
-    const bool pc = p->taps_per_channel != 0;
-    if (p->precision == GF_PRECISION_F32)
-        GF_TRY(s->err, sizeof s->err,
-               gf::fir_plan_make<float>((int)p->num_taps, p->channels, const_off, pc, &s->fir,
-                                        s->err, sizeof s->err));
-    else
-        GF_TRY(s->err, sizeof s->err,
-               gf::fir_plan_make<double>((int)p->num_taps, p->channels, const_off, pc, &s->fir,
-                                         s->err, sizeof s->err));
-    return GF_OK;
-}
-
-/* Direct method: one kernel on the slot's stream (nothing when every
- * output of the chunk is skipped). */
-static gf_status run_direct(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
-{
-    const size_t C = (size_t)s->p.channels;
-    const long long n0 = (long long)(c->skip * C), n1 = (long long)(c->frames * C);
-    if (n1 <= n0)
-        return GF_OK;
-    /* The check after the launch must see only this launch's error, not
-     * one an earlier call on this thread left behind and reported. */
-    cudaGetLastError();
-    if (s->p.precision == GF_PRECISION_F32)
-        gf::fir_launch<float>(s->fir, sl->stream, (const float *)sl->d_in, (float *)sl->d_out, n0,
-                              n1, (const float *)s->d_taps);
-    else
-        gf::fir_launch<double>(s->fir, sl->stream, (const double *)sl->d_in, (double *)sl->d_out,
-                               n0, n1, (const double *)s->d_taps);
-    GF_TRY_LAUNCH(s->err, sizeof s->err, "fir");
-    return GF_OK;
-}
-
-static const cuda_method cuda_direct = {setup_direct, NULL, run_direct, NULL};
-
-/* FFT method: the compute stream, and the transforms and delay line. */
-static gf_status setup_fft(cuda_state *s)
-{
-    GF_TRY(s->err, sizeof s->err, cudaStreamCreateWithFlags(&s->compute, cudaStreamNonBlocking));
-    return gf::fft_conv_create(&s->p, &s->fft, s->err, sizeof s->err);
-}
-
-/* The events that order a slot's upload before the compute stream's work
- * and that work before the slot's download. */
-static gf_status slot_setup_fft(cuda_state *s, cuda_slot *sl)
-{
-    GF_TRY(s->err, sizeof s->err, cudaEventCreateWithFlags(&sl->uploaded, cudaEventDisableTiming));
-    GF_TRY(s->err, sizeof s->err, cudaEventCreateWithFlags(&sl->computed, cudaEventDisableTiming));
-    return GF_OK;
-}
-
-/* Every chunk, even one whose outputs are all skipped: the delay line must
- * see every block. */
-static gf_status run_fft(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
-{
-    cudaGetLastError();
-    GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->uploaded, sl->stream));
-    GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(s->compute, sl->uploaded, 0));
-    GF_TRY(s->err, sizeof s->err,
-           gf::fft_conv_run(s->fft, s->compute, sl->d_in, c->frames, c->skip, sl->d_out, s->err,
-                            sizeof s->err));
-    GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->computed, s->compute));
-    GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(sl->stream, sl->computed, 0));
-    return GF_OK;
-}
-
-static gf_status reset_fft(cuda_state *s)
-{
-    GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
-    GF_TRY(s->err, sizeof s->err, gf::fft_conv_reset(s->fft, s->compute, s->err, sizeof s->err));
-    GF_TRY(s->err, sizeof s->err, cudaStreamSynchronize(s->compute));
-    return GF_OK;
-}
-
-static const cuda_method cuda_fft = {setup_fft, slot_setup_fft, run_fft, reset_fft};
 
 static gf_status setup(cuda_state *s)
 {

@@ -16,7 +16,7 @@
  *                   each rounded up to whole cuFFT batches, tails 2 x C x P
  *   split-K sums    S x C x 16 x (P+1) complex, S = ceil(K / 128), if S > 1
  *   cuFFT work areas
- * with K = ceil(T/P) and M = chunk frames / P. C++ for backend_cuda.cu.
+ * with K = ceil(T/P) and M = chunk frames / P. C++ for backend_cuda_fft.cu.
  */
 #ifndef GF_FFT_CONV_H
 #define GF_FFT_CONV_H

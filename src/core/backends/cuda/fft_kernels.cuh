@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(FFT_THREADS)
     fft_mac(const typename cplx<T>::type *__restrict__ spec, typename cplx<T>::type *ring,
             const typename cplx<T>::type *__restrict__ H, typename cplx<T>::type *__restrict__ out,
             long long m, long long W, int C, long long K, long long R, long long head,
-            long long bins, long long sstride, int per_channel, int split, long long pw)
+            long long bins, long long sstride, int taps_per_channel, int split, long long pw)
 {
     typedef typename cplx<T>::type V;
     const long long f = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(FFT_THREADS)
         return;
     const mac_view<V> v = {spec + (size_t)c * W * sstride + f,
                            ring + (size_t)c * R * sstride + f,
-                           H + (per_channel ? (size_t)c * K * sstride : 0) + f,
+                           H + (taps_per_channel ? (size_t)c * K * sstride : 0) + f,
                            m,
                            K,
                            R,

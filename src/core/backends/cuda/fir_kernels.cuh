@@ -69,15 +69,15 @@ struct global_taps {
  * tile is 16 KiB of input whatever the type (8 doubles or 16 floats). */
 enum { TILE_THREADS = 256 };
 template <typename T> struct tile {
-    enum { per_thread = 64 / sizeof(T), out = TILE_THREADS * per_thread };
+    enum { outs_per_thread = 64 / sizeof(T), out = TILE_THREADS * outs_per_thread };
 };
 
-/* Shared memory the tiled kernel needs for halo hs (samples), with P
- * outputs per thread. */
-template <typename T, int P = tile<T>::per_thread>
+/* Shared memory the tiled kernel needs for halo hs (samples), with
+ * OUTS_PER_THREAD outputs per thread. */
+template <typename T, int OUTS_PER_THREAD = tile<T>::outs_per_thread>
 __host__ __device__ inline size_t tiled_smem_bytes(long long hs)
 {
-    return (size_t)(hs + (long long)TILE_THREADS * P + 2 * vec16<T>::n) * sizeof(T);
+    return (size_t)(hs + (long long)TILE_THREADS * OUTS_PER_THREAD + 2 * vec16<T>::n) * sizeof(T);
 }
 
 /* One tile's outputs [t0, t1) from its inputs staged in shared memory
@@ -89,28 +89,28 @@ __host__ __device__ inline size_t tiled_smem_bytes(long long hs)
  * Output n reads x[n - k*C] = s[n + hs - b0 - k*C]; the indices fit an int
  * since the tile fits shared memory. In a partial last tile the lanes past
  * t1 read stage memory that was not loaded and store nothing. */
-template <typename T, int P>
+template <typename T, int OUTS_PER_THREAD>
 __device__ __forceinline__ void tile_compute(const T *s, T *__restrict__ y, long long n0,
                                              long long t0, long long t1, long long b0, int C,
                                              int ntaps, long long hs, const T *h)
 {
     const T *x = s + (int)(t0 + hs - b0) + threadIdx.x;
-    T acc[P];
+    T acc[OUTS_PER_THREAD];
     const T h0 = h[0];
 #pragma unroll
-    for (int r = 0; r < P; r++)
+    for (int r = 0; r < OUTS_PER_THREAD; r++)
         acc[r] = mul_rn(h0, x[r * TILE_THREADS]);
     for (int k = 1; k < ntaps; k++) {
         const T hk = h[k];
         const T *xk = x - k * C;
 #pragma unroll
-        for (int r = 0; r < P; r++)
+        for (int r = 0; r < OUTS_PER_THREAD; r++)
             acc[r] = add_rn(acc[r], mul_rn(hk, xk[r * TILE_THREADS]));
     }
     T *yt = y + (t0 - n0) + threadIdx.x;
     const int valid = (int)(t1 - t0) - (int)threadIdx.x;
 #pragma unroll
-    for (int r = 0; r < P; r++)
+    for (int r = 0; r < OUTS_PER_THREAD; r++)
         if (r * TILE_THREADS < valid)
             yt[r * TILE_THREADS] = acc[r];
 }
@@ -123,16 +123,16 @@ __device__ __forceinline__ void tile_compute(const T *s, T *__restrict__ y, long
  * consecutive words (no bank conflicts) and store coalesced.
  * Requires buf to be 16-byte aligned and padded by GF_DEVICE_PAD_SAMPLES
  * (launch.h).
- * P outputs per thread: tile<T>::per_thread for throughput; 1 for chunks too
+ * OUTS_PER_THREAD: tile<T>::outs_per_thread for throughput; 1 for chunks too
  * small to fill the GPU (a live block with a long filter), where the big
  * tile would make one block compute thousands of outputs nobody stores.
  */
-template <typename T, typename TAPS, int P = tile<T>::per_thread>
+template <typename T, typename TAPS, int OUTS_PER_THREAD = tile<T>::outs_per_thread>
 __global__ void __launch_bounds__(TILE_THREADS)
     fir_tiled(const T *__restrict__ buf, T *__restrict__ y, long long n0, long long n1, int C,
               int ntaps, const T *__restrict__ gtaps, int coff)
 {
-    enum { OUT = TILE_THREADS * P };
+    enum { OUT = TILE_THREADS * OUTS_PER_THREAD };
     extern __shared__ __align__(16) unsigned char gf_smem_raw[];
     T *s = reinterpret_cast<T *>(gf_smem_raw);
     typedef typename vec16<T>::type V;
@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(TILE_THREADS)
         dst[i] = __ldg(src + i);
     __syncthreads();
 
-    tile_compute<T, P>(s, y, n0, t0, t1, b0, C, ntaps, hs, TAPS::get(gtaps, coff));
+    tile_compute<T, OUTS_PER_THREAD>(s, y, n0, t0, t1, b0, C, ntaps, hs, TAPS::get(gtaps, coff));
 }
 
 /* For halos too large for shared memory: every thread reads global memory

@@ -42,22 +42,22 @@ static gf_status allow_smem(fir_kernel<T> k, size_t bytes, char *err, size_t n)
 }
 
 template <typename T>
-gf_status fir_plan_make(int ntaps, int channels, int const_off, bool per_channel, fir_plan *p,
+gf_status fir_plan_make(int ntaps, int channels, int const_off, bool taps_per_channel, fir_plan *p,
                         char *err, size_t n)
 {
     *p = fir_plan();
     p->ntaps = ntaps;
     p->channels = channels;
     p->hs = (long long)(ntaps - 1) * channels;
-    p->const_off = per_channel ? -1 : const_off;
-    p->per_channel = per_channel;
+    p->const_off = taps_per_channel ? -1 : const_off;
+    p->taps_per_channel = taps_per_channel;
     int dev = 0, optin = 0;
     GF_TRY(err, n, cudaGetDevice(&dev));
     GF_TRY(err, n, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     GF_TRY(err, n, cudaDeviceGetAttribute(&p->sms, cudaDevAttrMultiProcessorCount, dev));
     p->smem = tiled_smem_bytes<T>(p->hs);
     p->smem1 = tiled_smem_bytes<T, 1>(p->hs);
-    p->tiled = p->smem <= (size_t)optin && !per_channel;
+    p->tiled = p->smem <= (size_t)optin && !taps_per_channel;
     if (!p->tiled)
         return GF_OK;
     const bool ct = const_off >= 0;
@@ -88,9 +88,9 @@ void fir_launch(const fir_plan &p, cudaStream_t st, const T *buf, T *y, long lon
         grid = (unsigned)((n + tile<T>::out - 1) / tile<T>::out);
         smem = p.smem;
     } else {
-        k = p.per_channel ? fir_global_channels<T>
-            : ct          ? fir_global<T, const_taps>
-                          : fir_global<T, global_taps>;
+        k = p.taps_per_channel ? fir_global_channels<T>
+            : ct               ? fir_global<T, const_taps>
+                               : fir_global<T, global_taps>;
         threads = 256;
         const long long blocks = (n + threads - 1) / threads;
         grid = (unsigned)(blocks < 65535 ? blocks : 65535);

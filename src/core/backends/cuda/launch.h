@@ -32,19 +32,19 @@ namespace gf
 /* How an engine's chunks are filtered: fixed at create. */
 struct fir_plan {
     int ntaps, channels;
-    long long hs;     /* halo samples, (ntaps - 1) * channels */
-    int const_off;    /* first tap in the constant bank, in samples; -1: taps in global memory */
-    bool per_channel; /* one filter per channel, in global memory (channel c's at c * ntaps) */
-    bool tiled;       /* a tile and its halo fit shared memory */
-    size_t smem;      /* dynamic shared memory of a full tile */
-    size_t smem1;     /* ... of the one-output-per-thread tile */
-    int sms;          /* multiprocessors */
+    long long hs;  /* halo samples, (ntaps - 1) * channels */
+    int const_off; /* first tap in the constant bank, in samples; -1: taps in global memory */
+    bool taps_per_channel; /* one filter per channel, in global memory (channel c's at c * ntaps) */
+    bool tiled;            /* a tile and its halo fit shared memory */
+    size_t smem;           /* dynamic shared memory of a full tile */
+    size_t smem1;          /* ... of the one-output-per-thread tile */
+    int sms;               /* multiprocessors */
 };
 
 /* Plan (and set the kernels' shared-memory limits) for T = float or double
  * on the current device. */
 template <typename T>
-gf_status fir_plan_make(int ntaps, int channels, int const_off, bool per_channel, fir_plan *p,
+gf_status fir_plan_make(int ntaps, int channels, int const_off, bool taps_per_channel, fir_plan *p,
                         char *err, size_t n);
 
 /* Outputs [n0, n1) of the chunk in buf (halo then chunk, padded) into y;

@@ -1,0 +1,75 @@
+/*
+ * The CUDA backend's parts (C++, for nvcc): its state, a slot's device
+ * buffers and streams, and the interface of its methods. backend_cuda.cu
+ * creates the state, moves the data and keeps the streams; each method
+ * queues a chunk's filtering in its own file: backend_cuda_direct.cu (one
+ * FIR kernel, taps in the constant bank), backend_cuda_fft.cu (fft_conv.h
+ * on a compute stream of its own).
+ */
+#ifndef GF_BACKEND_CUDA_H
+#define GF_BACKEND_CUDA_H
+
+#include "backend.h"
+#include "cuda_check.h"
+#include "fft_conv.h"
+#include "launch.h"
+
+#include <cuda_runtime.h>
+
+#define CUDA_SLOTS 3
+
+typedef struct cuda_slot {
+    cudaStream_t stream;
+    cudaEvent_t done;
+    cudaEvent_t uploaded, computed; /* FFT method: ordering with the compute stream */
+    void *d_in;                     /* hs + chunk samples + pad */
+    void *d_out;                    /* chunk samples */
+    void *d_hist;                   /* partial histograms: max_segs x nrec x part_bytes */
+} cuda_slot;
+
+typedef struct cuda_method cuda_method;
+
+typedef struct cuda_state {
+    gf_backend_params p;
+    const cuda_method *m; /* the method: direct or FFT */
+    int dev;
+    int dev_set; /* cudaSetDevice(dev) succeeded: there is something to tear down */
+    size_t ss, hs;
+    int const_page, const_npages; /* -1: taps in global memory */
+    void *d_taps;
+    gf::fir_plan fir;     /* which kernel, how launched (direct method) */
+    gf::fft_conv *fft;    /* transforms and delay line (FFT method), or NULL */
+    cudaStream_t compute; /* FFT method: every chunk's filtering, in order */
+    int sms;              /* multiprocessors: sizes the histogram grid */
+    gf_hist_plan hist;
+    int has_hist;
+    size_t hist_smem; /* dynamic shared memory a histogram block may use */
+    cuda_slot slot[CUDA_SLOTS];
+    gf_status reset_failed; /* the last reset's status, returned by the next submit */
+    char err[256];
+} cuda_state;
+
+/* A method inside the backend. The backend uploads each chunk to its
+ * slot's d_in and downloads d_out; the method queues the filtering in
+ * between, on the device, ordered before whatever the slot's stream does
+ * next. */
+struct cuda_method {
+    /* At create, on the device already set: taps, plans, streams. */
+    gf_status (*setup)(cuda_state *s);
+    /* At create, for each slot after its stream and event: what else the
+     * method needs per slot; NULL for nothing. */
+    gf_status (*slot_setup)(cuda_state *s, cuda_slot *sl);
+    /* Queue the filtering of chunk c, uploaded to sl->d_in, into sl->d_out. */
+    gf_status (*run)(cuda_state *s, cuda_slot *sl, const gf_chunk *c);
+    /* Forget the stream's history, nothing in flight; NULL: keeps none. */
+    gf_status (*reset)(cuda_state *s);
+    /* At destroy, after the slots are gone: free what setup made (all or
+     * part of it, after a failed create); reports nothing. */
+    void (*release)(cuda_state *s);
+};
+
+/* The two methods (backend_cuda_direct.cu, backend_cuda_fft.cu). */
+extern const cuda_method cuda_direct;
+extern const cuda_method cuda_fft;
+
+#endif /* GF_BACKEND_CUDA_H */

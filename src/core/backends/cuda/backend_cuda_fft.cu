@@ -1,0 +1,56 @@
+/*
+ * The CUDA backend's FFT method (backend_cuda.h): the transforms and delay
+ * line of fft_conv.h on one compute stream, in chunk order, with events
+ * that order each slot's upload before its compute and its compute before
+ * its download.
+ */
+#include "backend_cuda.h"
+
+/* FFT method: the compute stream, and the transforms and delay line. */
+static gf_status setup_fft(cuda_state *s)
+{
+    GF_TRY(s->err, sizeof s->err, cudaStreamCreateWithFlags(&s->compute, cudaStreamNonBlocking));
+    return gf::fft_conv_create(&s->p, &s->fft, s->err, sizeof s->err);
+}
+
+/* The events that order a slot's upload before the compute stream's work
+ * and that work before the slot's download. */
+static gf_status slot_setup_fft(cuda_state *s, cuda_slot *sl)
+{
+    GF_TRY(s->err, sizeof s->err, cudaEventCreateWithFlags(&sl->uploaded, cudaEventDisableTiming));
+    GF_TRY(s->err, sizeof s->err, cudaEventCreateWithFlags(&sl->computed, cudaEventDisableTiming));
+    return GF_OK;
+}
+
+/* Every chunk, even one whose outputs are all skipped: the delay line must
+ * see every block. */
+static gf_status run_fft(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
+{
+    cudaGetLastError();
+    GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->uploaded, sl->stream));
+    GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(s->compute, sl->uploaded, 0));
+    GF_TRY(s->err, sizeof s->err,
+           gf::fft_conv_run(s->fft, s->compute, sl->d_in, c->frames, c->skip, sl->d_out, s->err,
+                            sizeof s->err));
+    GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->computed, s->compute));
+    GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(sl->stream, sl->computed, 0));
+    return GF_OK;
+}
+
+static gf_status reset_fft(cuda_state *s)
+{
+    GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
+    GF_TRY(s->err, sizeof s->err, gf::fft_conv_reset(s->fft, s->compute, s->err, sizeof s->err));
+    GF_TRY(s->err, sizeof s->err, cudaStreamSynchronize(s->compute));
+    return GF_OK;
+}
+
+/* FFT method: the transforms and delay line, the compute stream. */
+static void release_fft(cuda_state *s)
+{
+    gf::fft_conv_destroy(s->fft);
+    if (s->compute)
+        cudaStreamDestroy(s->compute);
+}
+
+const cuda_method cuda_fft = {setup_fft, slot_setup_fft, run_fft, reset_fft, release_fft};
