@@ -9,34 +9,8 @@
 # are only added; a change to a public struct's layout (gf_config,
 # gf_hist_config, gf_hist_record) or to an existing function's meaning bumps
 # the major version. Programs initialise gf_config with gf_config_default.
-set(GPUFILT_CORE_SOURCES
-  src/core/engine.c
-  src/core/engine_method.c
-  src/core/engine_stream.c
-  src/core/engine_bulk.c
-  src/core/engine_hist.c
-  src/core/engine_query.c
-  src/core/config.c
-  src/core/method.c
-  src/core/status.c
-  src/core/hist.c
-  src/core/hist_count.c
-  src/core/host_mem.c
-  src/core/handoff.c
-  src/core/copy_pool.c
-  src/core/backends/registry.c
-  src/core/backends/ref.c
-  src/core/backends/cpu.c
-  src/core/backends/cpu_fft.c
-  src/core/backends/sync.c
-  src/core/design/design.c
-  src/core/design/design_kaiser.c
-  src/core/design/design_firwin2.c
-  src/core/design/design_minphase.c
-  src/core/design/design_measure.c
-  src/core/design/design_response.c
-  src/core/design/design_fft.c
-  ${GPUFILT_FFT_SOURCE})
+include(${CMAKE_CURRENT_LIST_DIR}/../src/core/sources.cmake)
+list(APPEND GPUFILT_CORE_SOURCES ${GPUFILT_FFT_SOURCE})
 if(GPUFILT_HAVE_CUDA)
   # The loader of the CUDA module (below); the library links no CUDA.
   list(APPEND GPUFILT_CORE_SOURCES src/core/backends/cuda_module.c)
