@@ -128,11 +128,19 @@ static int64_t read_frames(gf_mpi *m, int64_t pos, int64_t want)
     return got > 0 ? got : -1;
 }
 
-/* Bring the source (at its start) to frame `from`: it decodes what comes
- * before and drops it. */
+/* Bring the source (at its start) to frame `from`: a seek where the
+ * source has one, else it decodes what comes before and drops it. */
 static int skip_to(gf_mpi *m, int64_t from)
 {
-    for (int64_t pos = 0; pos < from && pos < m->n_in;) {
+    gf_source *src = &m->r.src;
+    if (from > m->n_in)
+        from = m->n_in;
+    if (from > 0 && src->ops->seek) {
+        if (src->ops->seek(src, from, m->err, sizeof m->err) != 0)
+            return gf_mpi_fail(m, GF_EXIT_INPUT, "%s", m->err);
+        return 0;
+    }
+    for (int64_t pos = 0; pos < from;) {
         const int64_t want = from - pos < (int64_t)BLOCK ? from - pos : (int64_t)BLOCK;
         const int64_t got = read_frames(m, pos, want);
         if (got < 0)
