@@ -131,8 +131,11 @@ static int write_parts(gf_mpi *m)
     return gf_mpi_settle(m);
 }
 
-/* Fixed-size frames: rank 0 writes the rest of OUT (zeros, the merged
- * peaks in place), then every rank its bytes at their offset. */
+/* Fixed-size frames: rank 0 writes the rest of a container (zeros, the
+ * merged peaks in place: libsndfile builds the header and the PEAK chunk
+ * from the frames written through it), then every rank its bytes at their
+ * offset. Headerless output has nothing to count: rank 0 writes only its
+ * own frames and the others' bytes make the file whole. */
 int gf_mpi_write_fixed(gf_mpi *m)
 {
     gf_mpi_peak *all = m->rank == 0 ? calloc((size_t)m->C, sizeof *all) : NULL;
@@ -141,7 +144,7 @@ int gf_mpi_write_fixed(gf_mpi *m)
     if (!m->peaks_on && all)
         for (int c = 0; c < m->C; c++)
             all[c].pos = -1;
-    if (m->rank == 0 && !m->rc)
+    if (m->rank == 0 && !m->rc && m->r.sink.fmt.container)
         write_rest(m, all);
     free(all);
     if (gf_mpi_settle(m))
