@@ -61,7 +61,9 @@ for mode in same causal full; do
     check 3 in2.wav f.flac --ir ir.wav --mode $mode
     # more ranks than make sense, and a 1-frame input
     check 5 short.wav s.wav --taps 101 --mode $mode
+    check 5 short.wav s.raw --taps 101 --mode $mode --out-raw f32le
     check 3 one.wav o.wav --taps 101 --mode $mode
+    check 3 one.wav o.raw --taps 101 --mode $mode --out-raw s16le
     check 3 one.wav of.wav --ir ir.wav --mode $mode --out-format wav:float
 done
 

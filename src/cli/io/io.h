@@ -65,6 +65,14 @@ typedef struct gf_source_ops {
      * no more right now. Returns the count, 0 at the end, or -1 with err
      * set. */
     int64_t (*read)(gf_source *s, gf_precision p, void *out, size_t frames, char *err, size_t n);
+    /* Move to frame `frame` (0 <= frame <= fmt.frames), so that the next
+     * read delivers the very samples a read from the start would deliver
+     * there; frames_read becomes `frame`. Returns 0, or -1 with err set.
+     * NULL where that cannot be done: pipes and terminals, and encodings
+     * whose decoder may not land on the same samples (lossy ones: Vorbis,
+     * Opus, MPEG; ADPCM, GSM, G.72x). Files of PCM or float samples and
+     * FLAC (libsndfile's sf_seek) and headerless files (lseek) have it. */
+    int (*seek)(gf_source *s, int64_t frame, char *err, size_t n);
     /* Make a read blocked in another thread return 0 soon; NULL when the
      * stages must cancel the reading thread instead. */
     void (*interrupt)(gf_source *s);

@@ -238,8 +238,33 @@ static void raw_close(gf_source *s)
     s->state = NULL;
 }
 
+static int raw_seek(gf_source *s, int64_t frame, char *err, size_t n)
+{
+    raw_source *r = s->state;
+    const off_t at = (off_t)frame * (off_t)s->frame_bytes;
+    if (lseek(r->fd, at, SEEK_SET) != at) {
+        snprintf(err, n, "cannot seek to frame %lld of %s: %s", (long long)frame, s->path,
+                 strerror(errno));
+        return -1;
+    }
+    r->have = 0;
+    r->eof = 0;
+    r->magic_n = sizeof r->magic; /* only the stream's first bytes are sniffed */
+    s->frames_read = frame;
+    return 0;
+}
+
 static const gf_source_ops raw_source_ops = {
     .read = raw_read,
+    .seek = NULL,
+    .interrupt = raw_interrupt,
+    .close = raw_close,
+};
+
+/* A regular file: seekable. */
+static const gf_source_ops raw_file_ops = {
+    .read = raw_read,
+    .seek = raw_seek,
     .interrupt = raw_interrupt,
     .close = raw_close,
 };
@@ -268,6 +293,7 @@ static int open_input(gf_source *s, raw_source *r, const char *path, size_t fbyt
     }
     s->streaming = !S_ISREG(st.st_mode);
     if (S_ISREG(st.st_mode)) {
+        s->ops = &raw_file_ops;
         if (st.st_size == 0) {
             snprintf(err, n, "input '%s' is empty", s->path);
             return GF_EXIT_INPUT;

@@ -133,11 +133,39 @@ static void sf_source_close(gf_source *s)
     s->state = NULL;
 }
 
+static int sf_seek_to(gf_source *s, int64_t frame, char *err, size_t n)
+{
+    sf_source *f = s->state;
+    if (sf_seek(f->sf, (sf_count_t)frame, SEEK_SET) != (sf_count_t)frame) {
+        snprintf(err, n, "cannot seek to frame %lld of %s: %s", (long long)frame, s->path,
+                 sf_strerror(f->sf));
+        return -1;
+    }
+    s->frames_read = frame;
+    return 0;
+}
+
 static const gf_source_ops sndfile_source_ops = {
     .read = sf_read,
+    .seek = NULL,
     .interrupt = NULL, /* libsndfile's read cannot be woken: the stages cancel it */
     .close = sf_source_close,
 };
+
+/* Files whose samples a seek finds exactly: PCM, float, FLAC. */
+static const gf_source_ops sndfile_seekable_ops = {
+    .read = sf_read,
+    .seek = sf_seek_to,
+    .interrupt = NULL,
+    .close = sf_source_close,
+};
+
+static int seeks_exactly(int format)
+{
+    const int sub = format & SF_FORMAT_SUBMASK;
+    return gf_sf_pcm_bits(format) > 0 || sub == SF_FORMAT_FLOAT || sub == SF_FORMAT_DOUBLE ||
+           (format & SF_FORMAT_TYPEMASK) == SF_FORMAT_FLAC;
+}
 
 /* Refuse what cannot be opened as a file before libsndfile tries. */
 static int check_path(gf_source *s, const char *path, struct stat *st, char *err, size_t n)
@@ -354,6 +382,8 @@ int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, cha
     if (!s->streaming)
         check_extent(s, path, info.format);
     f->pcm = gf_sf_pcm_bits(info.format) > 0;
+    if (!s->streaming && info.seekable && seeks_exactly(info.format))
+        s->ops = &sndfile_seekable_ops;
     if (gf_meta_read(f->sf, info.channels, &s->meta) != 0 ||
         (f->pcm && !(f->ibuf = malloc(max_block * (size_t)info.channels * sizeof(int32_t))))) {
         snprintf(err, n, "out of memory");

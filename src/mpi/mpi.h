@@ -1,0 +1,106 @@
+/*
+ * gpufilt-mpi's shared state and its parts, one file per concern:
+ *
+ *   status.c   every rank's status, settled at the end of each phase
+ *   range.c    the input, the engine and the frames of this rank's range
+ *   output.c   OUT's sink (rank 0), scratch files (other ranks), and where
+ *              filtered frames go
+ *   fixed.c    fixed-size frames: the peaks merged, OUT's other frames,
+ *              every rank's bytes at their offset with MPI-IO
+ *   gather.c   compressed output: every rank's samples to rank 0 in order
+ *   mpi_main.c the options and the phases in order
+ */
+#ifndef GF_MPI_H
+#define GF_MPI_H
+
+#include "filter_run.h"
+
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BLOCK  ((size_t)65536)   /* frames per read, push and write */
+#define PIECE  ((size_t)4 << 20) /* bytes per MPI message and MPI-IO call */
+#define ERRLEN 512
+
+typedef struct gf_mpi_peak {
+    double abs;  /* |x| as the container keeps it (float: |(float)x|) */
+    double x;    /* the sample */
+    int64_t pos; /* output frame; -1: none */
+} gf_mpi_peak;
+
+typedef struct gf_mpi {
+    int rank, size;
+    gf_cli_options o; /* the options; out_path is the scratch file's on ranks above 0 */
+    const char *out_path;
+    gf_taps *taps;
+    volatile sig_atomic_t stop;
+    gf_run r; /* the CLI's run: its source and sink */
+    int C;
+    size_t ss, fb;       /* bytes per sample and per frame, in the engine's precision */
+    int64_t n_in, total; /* input and output frames */
+    int64_t a, b;        /* this rank's output frames */
+    int gathered;        /* the output is compressed: gathered by rank 0 */
+    size_t out_fb;       /* bytes per frame in the output's data (uncompressed) */
+    int peaks_on;        /* float container: PEAK chunk */
+    int peak_float;      /* ... of float samples */
+    gf_mpi_peak *pk;     /* per channel */
+    int64_t data_start;  /* offset of this sink's first frame */
+    int64_t written;     /* frames of the range emitted so far */
+    char scratch_dir[PATH_MAX];
+    int sfd; /* gathered: the scratch file of samples, or -1 */
+    gf_engine *e;
+    void *in, *out;
+    char err[ERRLEN];
+    int rc;
+} gf_mpi;
+
+/* Where filtered frames go: 0, or an exit code after gf_mpi_fail. */
+typedef int (*gf_mpi_emit)(gf_mpi *m, const void *frames, size_t n);
+
+/* ---- status.c ---- */
+
+/* Keep the first failure of this rank (exit code rc and the message);
+ * returns rc. */
+int gf_mpi_fail(gf_mpi *m, int rc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* A CLI function failed with rc after printing (kept) one line. */
+int gf_mpi_failed_cli(gf_mpi *m, int rc);
+/* Collective: the first failed rank's exit code and message on every rank
+ * (0 when all succeeded). */
+int gf_mpi_settle(gf_mpi *m);
+
+/* ---- range.c ---- */
+
+/* Open the input (a regular file) and the filter; this rank's range. */
+int gf_mpi_open_input(gf_mpi *m);
+/* The engine one run over the whole file would use, in causal mode. */
+int gf_mpi_setup_engine(gf_mpi *m);
+/* Filter this rank's range into its sink or scratch file. */
+int gf_mpi_filter_range(gf_mpi *m);
+
+/* ---- output.c ---- */
+
+/* Collective: rank 0 opens OUT; every rank learns how it is written. */
+int gf_mpi_open_output(gf_mpi *m);
+/* Ranks above 0: the scratch file that holds their part. */
+int gf_mpi_open_scratch(gf_mpi *m);
+/* n frames through this rank's sink. */
+int gf_mpi_sink_write(gf_mpi *m, const void *frames, size_t n);
+/* The emitters: into the sink (noting where its data starts and the
+ * peaks), or into the scratch file of samples (gathered output). */
+int gf_mpi_emit_sink(gf_mpi *m, const void *frames, size_t n);
+int gf_mpi_emit_scratch(gf_mpi *m, const void *frames, size_t n);
+
+/* ---- fixed.c, gather.c: collective ---- */
+
+/* Fixed-size frames: OUT complete in rank 0's temporary file. */
+int gf_mpi_write_fixed(gf_mpi *m);
+/* Compressed output: every rank's samples through rank 0's sink. */
+int gf_mpi_gather_parts(gf_mpi *m);
+
+#endif /* GF_MPI_H */
