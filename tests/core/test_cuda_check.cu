@@ -14,17 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int fails;
-
-#define CHECK(cond, ...)                                    \
-    do {                                                    \
-        if (!(cond)) {                                      \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                   \
-            fputc('\n', stderr);                            \
-            fails++;                                        \
-        }                                                   \
-    } while (0)
+#include "../check.h"
 
 static void check_text(const char *got, const char *want)
 {
@@ -233,9 +223,9 @@ int main(void)
     test_messages();
     test_cufft_names();
     test_hook();
-    if (fails)
-        fprintf(stderr, "test_cuda_check: %d failed\n", fails);
+    if (failures)
+        fprintf(stderr, "test_cuda_check: %d failed\n", failures);
     else
         printf("test_cuda_check: all passed\n");
-    return fails ? 1 : 0;
+    return failures ? 1 : 0;
 }

@@ -22,17 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                    \
-    do {                                                    \
-        if (!(cond)) {                                      \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                   \
-            fputc('\n', stderr);                            \
-            failures++;                                     \
-        }                                                   \
-    } while (0)
+#include "../check.h"
 
 enum { W = 7, H = 5, BAND = 2 };
 

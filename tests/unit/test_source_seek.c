@@ -17,17 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                    \
-    do {                                                    \
-        if (!(cond)) {                                      \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                   \
-            fputc('\n', stderr);                            \
-            failures++;                                     \
-        }                                                   \
-    } while (0)
+#include "../check.h"
 
 #define C     2
 #define N     20011 /* frames: several FLAC blocks of 4096, an odd end */
