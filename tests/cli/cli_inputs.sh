@@ -125,4 +125,32 @@ if "$SFTOOL" gen in.mp3 mp3 2 48000 4800 noise 2>/dev/null; then
 else
     echo "note: this libsndfile writes no MP3: the MP3 cases are left out"
 fi
+
+# On a pipe libsndfile skips a header chunk by reading it into memory: a
+# WAV that declares a 1 GiB LIST before its samples, or whose header is
+# cut short inside a chunk size (a fuzz finding: gigabytes allocated), is
+# refused before libsndfile reads it; as a file it is read as ever.
+pipe_in() { # FILE: gpufilt reads FILE from a pipe; sets rc
+    set +e +o pipefail
+    cat "$1" | "$GPUFILT" - pipe_out.wav --taps 3 2>stderr.txt
+    rc=${PIPESTATUS[1]}
+    set -e -o pipefail
+}
+python3 -c 'import struct, sys
+fmt = b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, 8000, 16000, 2, 16)
+sys.stdout.buffer.write(b"RIFF" + struct.pack("<I", 0) + b"WAVE" + fmt + b"LIST"
+                        + struct.pack("<I", 1 << 30) + b"INFO")' >biglist.wav
+pipe_in biglist.wav
+assert_eq "a 1 GiB LIST on a pipe: exit, message" "$rc $(cat stderr.txt)" \
+    "3 ${E}standard input: its header declares a 'LIST' chunk of 1073741824 bytes before the samples, more than gpufilt reads from a pipe (16 MiB): give it as a file"
+# (tests/fuzz/corpus/container/pipe_list_cut_short less its 2 control bytes)
+echo UklGRgQzAABXQVZFZm10ICgAAAD+/wYAgLsAAADKCAAMABAAFgAQAA8GAAABAAAAAAAQAIAAAKoAOJtxZmFjdAQAAADoAwAATElTVAIBRg== |
+    base64 -d >cut.wav
+pipe_in cut.wav
+assert_eq "a header cut inside a chunk size, on a pipe: exit, message" "$rc $(cat stderr.txt)" \
+    "3 ${E}standard input ends inside its header, before any samples"
+[ ! -e pipe_out.wav ] && pass || fail "a refused pipe left pipe_out.wav"
+"$SFTOOL" gen small.wav wav16 2 8000 1000 noise
+pipe_in small.wav
+assert_eq "a plain WAV on a pipe still reads" "$rc $("$SFTOOL" frames pipe_out.wav)" "0 1000"
 finish

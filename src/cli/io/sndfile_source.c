@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,11 +265,68 @@ static void check_extent(gf_source *s, const char *path, int format)
     s->stray = x.stray;
 }
 
-/* Up to n of the first bytes of a pipe on standard input, left in the pipe
- * (tee(2)): how many (fewer only where the stream ends sooner), or -1
- * where that cannot be known (not a pipe, no tee, a signal). */
-static ssize_t peek_stdin(unsigned char *buf, size_t n)
+/* The most a chunk before the samples of a WAV or AIFF stream on a pipe
+ * may declare: libsndfile skips a chunk on a pipe by reading it into its
+ * header buffer, so a few bytes that declare a LIST of a gigabyte make it
+ * allocate (and on a short stream, loop over) that much. Real header
+ * chunks (LIST/INFO, bext, iXML, cue, an ID3 tag with a picture) are far
+ * smaller. */
+#define PIPE_CHUNK_MAX ((uint64_t)16 << 20)
+/* The most bytes of a pipe looked at before libsndfile reads it. */
+#define PIPE_PEEK 16384
+
+static uint64_t peek32(const unsigned char *b, int big)
 {
+    return big ? (uint64_t)b[0] << 24 | (uint64_t)b[1] << 16 | (uint64_t)b[2] << 8 | b[3]
+               : (uint64_t)b[3] << 24 | (uint64_t)b[2] << 16 | (uint64_t)b[1] << 8 | b[0];
+}
+
+typedef enum { WALK_OTHER, WALK_SAMPLES, WALK_OVERSIZED, WALK_MORE } walk_end;
+
+/* The chunks of a WAV or AIFF header in the n bytes of b, walked up to
+ * the samples' chunk: WALK_OTHER (not such a header), WALK_SAMPLES (every
+ * chunk before the samples is small enough), WALK_OVERSIZED (one declares
+ * more than PIPE_CHUNK_MAX: its id into id, its size into *size) or
+ * WALK_MORE (b ends first). */
+static walk_end walk_header(const unsigned char *b, size_t n, char id[5], uint64_t *size)
+{
+    if (n < 12)
+        return n >= 4 && memcmp(b, "RIFF", 4) != 0 && memcmp(b, "RIFX", 4) != 0 &&
+                       memcmp(b, "RF64", 4) != 0 && memcmp(b, "FORM", 4) != 0
+                   ? WALK_OTHER
+                   : WALK_MORE;
+    const int riff =
+        (memcmp(b, "RIFF", 4) == 0 || memcmp(b, "RF64", 4) == 0) && memcmp(b + 8, "WAVE", 4) == 0;
+    const int rifx = memcmp(b, "RIFX", 4) == 0 && memcmp(b + 8, "WAVE", 4) == 0;
+    const int aiff = memcmp(b, "FORM", 4) == 0 &&
+                     (memcmp(b + 8, "AIFF", 4) == 0 || memcmp(b + 8, "AIFC", 4) == 0);
+    if (!riff && !rifx && !aiff)
+        return WALK_OTHER;
+    for (uint64_t pos = 12; pos + 8 <= n;) {
+        *size = peek32(b + pos + 4, rifx || aiff);
+        if (memcmp(b + pos, aiff ? "SSND" : "data", 4) == 0)
+            return WALK_SAMPLES;
+        /* (0xFFFFFFFF: RF64's sizes live in its ds64 chunk) */
+        if (*size > PIPE_CHUNK_MAX && *size != 0xFFFFFFFFu) {
+            for (int i = 0; i < 4; i++)
+                id[i] = b[pos + (size_t)i] >= 0x20 && b[pos + (size_t)i] < 0x7F
+                            ? (char)b[pos + (size_t)i]
+                            : '?';
+            id[4] = '\0';
+            return WALK_OVERSIZED;
+        }
+        pos += 8 + *size + (*size & 1);
+    }
+    return WALK_MORE;
+}
+
+/* Up to n of the first bytes of a pipe on standard input, left in the pipe
+ * (tee(2)): how many, or -1 where that cannot be known (not a pipe, no
+ * tee, a signal). It waits (up to 5 s) for n bytes, or the end of the
+ * stream (*ended), or until walk_header can decide. */
+static ssize_t peek_stdin(unsigned char *buf, size_t n, int *ended)
+{
+    *ended = 0;
 #ifdef __linux__
     int p[2];
     if (pipe(p) != 0)
@@ -276,18 +334,23 @@ static ssize_t peek_stdin(unsigned char *buf, size_t n)
     ssize_t got = -1;
     for (int waits = 0; waits < 5000; waits++) {
         got = tee(STDIN_FILENO, p[1], n, 0); /* waits for the first byte */
+        if (got <= 0)
+            break;
+        if (read(p[0], buf, (size_t)got) != got) {
+            got = -1;
+            break;
+        }
         struct pollfd in = {.fd = STDIN_FILENO, .events = POLLIN};
-        if (got <= 0 || (size_t)got >= n || (poll(&in, 1, 0) == 1 && (in.revents & POLLHUP)))
+        *ended = (size_t)got < n && poll(&in, 1, 0) == 1 && (in.revents & POLLHUP);
+        char id[5];
+        uint64_t size;
+        if ((size_t)got >= n || *ended || walk_header(buf, (size_t)got, id, &size) != WALK_MORE)
             break;
-        /* Fewer than n bytes so far: drop the copy, wait a little, again. */
-        unsigned char drop[64];
-        if (read(p[0], drop, (size_t)got) != got)
-            break;
+        /* Fewer than n bytes so far, and not enough to decide: the copy is
+         * dropped; wait a little, again. */
         const struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
-    if (got > 0 && read(p[0], buf, (size_t)got) != got)
-        got = -1;
     close(p[0]);
     close(p[1]);
     return got;
@@ -298,23 +361,44 @@ static ssize_t peek_stdin(unsigned char *buf, size_t n)
 #endif
 }
 
-/* libsndfile 1.2 reads MPEG audio from a pipe out of bounds (its first
- * frame, replayed to libmpg123, is taken from before its header buffer):
- * a stream that starts like MP3 (an ID3v2 tag or an MPEG frame sync) is
- * refused on a pipe; as a file it is read as usual. */
-static int refuse_mpeg_pipe(char *err, size_t n)
+/* What libsndfile 1.2 does not read safely from a pipe, refused there
+ * (as a file it is read as usual): MPEG audio, which it reads out of
+ * bounds (its first frame, replayed to libmpg123, is taken from before
+ * its header buffer) -- a stream that starts like MP3 (an ID3v2 tag or an
+ * MPEG frame sync); a WAV or AIFF header chunk larger than PIPE_CHUNK_MAX
+ * before the samples; and a stream that ends inside its header (a chunk
+ * size cut short is read as whatever libsndfile's buffer held). */
+static int refuse_pipe_input(char *err, size_t n)
 {
     struct stat st;
-    unsigned char b[3];
-    if (fstat(STDIN_FILENO, &st) != 0 || !S_ISFIFO(st.st_mode) || peek_stdin(b, 3) < 2)
+    static unsigned char b[PIPE_PEEK];
+    int ended;
+    ssize_t got;
+    if (fstat(STDIN_FILENO, &st) != 0 || !S_ISFIFO(st.st_mode) ||
+        (got = peek_stdin(b, sizeof b, &ended)) < 2)
         return 0;
-    if (memcmp(b, "ID3", 3) != 0 && !(b[0] == 0xFF && (b[1] & 0xE0) == 0xE0))
-        return 0;
-    snprintf(err, n,
-             "standard input looks like MPEG audio (MP3), which libsndfile 1.2 does not read "
-             "safely from a pipe: give it as a file, or decode it first, e.g. "
-             "sox in.mp3 -t wav - | gpufilt - ...");
-    return GF_EXIT_INPUT;
+    if ((got >= 3 && memcmp(b, "ID3", 3) == 0) || (b[0] == 0xFF && (b[1] & 0xE0) == 0xE0)) {
+        snprintf(err, n,
+                 "standard input looks like MPEG audio (MP3), which libsndfile 1.2 does not read "
+                 "safely from a pipe: give it as a file, or decode it first, e.g. "
+                 "sox in.mp3 -t wav - | gpufilt - ...");
+        return GF_EXIT_INPUT;
+    }
+    char id[5];
+    uint64_t size = 0;
+    const walk_end w = walk_header(b, (size_t)got, id, &size);
+    if (w == WALK_OVERSIZED) {
+        snprintf(err, n,
+                 "standard input: its header declares a '%s' chunk of %llu bytes before the "
+                 "samples, more than gpufilt reads from a pipe (%llu MiB): give it as a file",
+                 id, (unsigned long long)size, (unsigned long long)(PIPE_CHUNK_MAX >> 20));
+        return GF_EXIT_INPUT;
+    }
+    if (w == WALK_MORE && ended) {
+        snprintf(err, n, "standard input ends inside its header, before any samples");
+        return GF_EXIT_INPUT;
+    }
+    return 0;
 }
 
 int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, char *err, size_t n)
@@ -327,7 +411,7 @@ int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, cha
     if (rc)
         return rc;
     s->streaming = !S_ISREG(st.st_mode);
-    if (s->is_stdin && (rc = refuse_mpeg_pipe(err, n)) != 0)
+    if (s->is_stdin && (rc = refuse_pipe_input(err, n)) != 0)
         return rc;
     sf_source *f = calloc(1, sizeof *f);
     if (!f) {
