@@ -866,7 +866,8 @@ static int test_devices(void)
 }
 
 /* The typed queries: the device kind of an engine, whether a backend is
- * available, and the CUDA devices present, without an engine. */
+ * available, and the CUDA devices present, without an engine. (91 lines: a
+ * list of independent assertions, one per query and argument, in order.) */
 static int test_device_queries(void)
 {
     int bad = 0;

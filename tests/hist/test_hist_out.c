@@ -495,6 +495,8 @@ static void test_sizes(void)
 }
 
 /* --- PNG pixels --- */
+/* (test_png_pixels, 85 lines: one picture and the pixel assertions on it,
+ * read in the order the picture is drawn.) */
 
 static void test_png_pixels(void)
 {
