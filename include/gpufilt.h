@@ -81,6 +81,8 @@ extern "C" {
 #define GF_MAX_CHUNK_SAMPLES ((size_t)1 << 30)
 /** Most CPU backend threads used (gf_config.threads above it is capped). */
 #define GF_MAX_THREADS 64
+/** Most CUDA devices one engine runs on (gf_config.cuda_devices). Since 0.4. */
+#define GF_MAX_DEVICES 8
 /** Histogram limits (gf_hist_config.bins and .block_frames). */
 #define GF_HIST_MAX_BINS  ((size_t)65536)
 #define GF_HIST_MAX_BLOCK ((size_t)1 << 28)
@@ -255,8 +257,21 @@ typedef struct gf_config {
     gf_device handoff;
     /** CPU backend worker threads; 0 = one per online CPU; at most GF_MAX_THREADS are used. */
     int threads;
-    /** CUDA device ordinal for GF_DEVICE_CUDA / AUTO. */
+    /** CUDA device ordinal for GF_DEVICE_CUDA / AUTO (when cuda_devices is empty). */
     int cuda_device;
+    /**
+     * Several GPUs (since 0.4): cuda_device_count ordinals, 1 ..
+     * GF_MAX_DEVICES, copied at create; 0 (the default) for cuda_device
+     * alone. Chunks are dealt to them in turn, so the output is the same
+     * bytes as on one GPU: each chunk of the direct method carries its halo;
+     * for the FFT method a device first runs the K partitions before its
+     * chunk through its delay line (a forward transform each, their output
+     * dropped) and every device uses the same partition and plans. An
+     * ordinal may repeat (two instances on one GPU). Ignored unless the
+     * engine runs on cuda; no hand-off with more than one.
+     */
+    const int *cuda_devices;
+    int cuda_device_count;
 
     /* ---- Histograms ---- */
     /**
@@ -403,6 +418,20 @@ const char *gf_engine_backend(const gf_engine *e);
  * _CUDA, never _AUTO (after a hand-off, the one handed to); GF_DEVICE_AUTO
  * when e is NULL. Since 0.2. */
 gf_device gf_engine_device(const gf_engine *e);
+
+/**
+ * The CUDA devices the engine's chunks go to, in the order they are dealt
+ * (chunk i to out[i % count]): up to cap ordinals into out, and the count
+ * (0 when it does not run on cuda, or e is NULL). Since 0.4.
+ */
+int gf_engine_cuda_devices(const gf_engine *e, int *out, int cap);
+
+/**
+ * Chunks (and input frames, flush zeros included) the engine has given to
+ * its i-th CUDA device (0 .. gf_engine_cuda_devices - 1) since create or
+ * the last reset; 0 for another i. Since 0.4.
+ */
+uint64_t gf_engine_device_chunks(const gf_engine *e, int i, uint64_t *frames);
 
 /**
  * The configuration in use: the one given, with the automatic choices

@@ -150,6 +150,18 @@ gf_status gf_config_check(const gf_config *c, char *detail, size_t n)
                   c->chunk_frames, GF_MAX_CHUNK_FRAMES, GF_MAX_CHUNK_SAMPLES);
         return GF_ERR_INVALID_ARGUMENT;
     }
+    if (c->cuda_device_count < 0 || c->cuda_device_count > GF_MAX_DEVICES ||
+        (c->cuda_device_count > 0 && !c->cuda_devices)) {
+        gf_detail(detail, n, "cuda_device_count %d: 0 .. %d ordinals in cuda_devices",
+                  c->cuda_device_count, GF_MAX_DEVICES);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    for (int d = 0; d < c->cuda_device_count; d++)
+        if (c->cuda_devices[d] < 0) {
+            gf_detail(detail, n, "cuda_devices[%d] is %d, not a device ordinal", d,
+                      c->cuda_devices[d]);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
     if (c->threads < 0) {
         gf_detail(detail, n, "threads %d is negative", c->threads);
         return GF_ERR_INVALID_ARGUMENT;

@@ -15,6 +15,10 @@
 gf_status gf_eng_submit(gf_engine *e, int s, const gf_chunk *c)
 {
     e->err_owner = e->owner[s];
+    if ((e->owner[s] ? e->handoff_ops : e->ops)->device == GF_DEVICE_CUDA) {
+        e->dev_chunks[s % e->ndev]++;
+        e->dev_frames[s % e->ndev] += c->frames;
+    }
     return e->owner[s] ? e->handoff_ops->submit(e->handoff_backend, s, c)
                        : e->ops->submit(e->backend, s, c);
 }
@@ -53,6 +57,11 @@ static gf_status take_taps(gf_engine *e, const gf_config *c, char *detail, size_
     e->sample_bytes = c->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     e->latency = c->mode == GF_MODE_SAME ? (e->num_taps - 1) / 2 : 0;
     e->handoff_frame = -1;
+    /* The CUDA devices: the list, or cuda_device alone. */
+    e->ndev = c->cuda_device_count > 0 ? c->cuda_device_count : 1;
+    for (int d = 0; d < e->ndev; d++)
+        e->devices[d] = c->cuda_device_count > 0 ? c->cuda_devices[d] : c->cuda_device;
+    e->cfg.cuda_devices = c->cuda_device_count > 0 ? e->devices : NULL;
     e->taps_d = malloc(e->filters * e->num_taps * sizeof(double));
     e->taps = malloc(e->filters * e->num_taps * e->sample_bytes);
     if (!e->taps_d || !e->taps) {
@@ -73,17 +82,28 @@ static gf_status take_taps(gf_engine *e, const gf_config *c, char *detail, size_
     return GF_OK;
 }
 
+/* ops itself, or with several CUDA devices its instances dealt chunks in
+ * turn (multi.c), in the table `multi`. */
+static const gf_backend_ops *on_devices(gf_engine *e, const gf_backend_ops *ops,
+                                        gf_backend_ops *multi)
+{
+    if (!ops || ops->device != GF_DEVICE_CUDA || e->ndev == 1)
+        return ops;
+    gf_multi_ops(ops, e->ndev, multi);
+    return multi;
+}
+
 /* Step 2: the backend, from the registry: the device kind's, or
  * GF_DEVICE_AUTO's choice. */
 static gf_status pick_backend(gf_engine *e, const gf_config *c, char *detail, size_t n)
 {
     if (c->device == GF_DEVICE_AUTO) {
-        e->ops = gf_backend_auto();
+        e->ops = on_devices(e, gf_backend_auto(), &e->multi_ops);
         return e->ops ? GF_OK : GF_ERR_NO_DEVICE; /* the cpu is always there */
     }
     const gf_backend_entry *b = gf_backend_entry_of(c->device); /* known: gf_config_check */
     const char *why = "";
-    e->ops = gf_backend_entry_ops(b, &why);
+    e->ops = on_devices(e, gf_backend_entry_ops(b, &why), &e->multi_ops);
     if (!e->ops) {
         gf_detail(detail, n, "%s", why);
         return GF_ERR_NO_DEVICE;
@@ -117,7 +137,7 @@ static gf_status pick_method(gf_engine *e, const gf_config *c, char *detail, siz
     e->cfg.method = e->method;
     e->cfg.partition = e->partition;
     if (e->method == GF_METHOD_DIRECT && e->ops->slots == 1)
-        e->handoff_ops = gf_backend_of(c->handoff);
+        e->handoff_ops = on_devices(e, gf_backend_of(c->handoff), &e->multi_handoff_ops);
     e->nslots = e->handoff_ops && e->handoff_ops->slots > e->ops->slots ? e->handoff_ops->slots
                                                                         : e->ops->slots;
     return GF_OK;
@@ -183,9 +203,15 @@ static gf_status start_backend(gf_engine *e, const gf_config *c, gf_backend_para
         .precision = c->precision,
         .chunk_frames = e->chunk,
         .threads = c->threads,
-        .cuda_device = c->cuda_device,
+        .cuda_device = e->devices[0],
         .hist = e->hist ? &e->hist_plan : NULL,
     };
+    if (e->ops == &e->multi_ops || e->handoff_ops == &e->multi_handoff_ops) {
+        memcpy(p->cuda_devices, e->devices, sizeof e->devices);
+        p->cuda_device_count = e->ndev;
+        p->multi_inner = gf_backend_of(GF_DEVICE_CUDA);
+        p->history_frames = e->halo_samples / e->channels * (e->method == GF_METHOD_FFT);
+    }
     const gf_status st = e->ops->create(p, &e->backend, detail, n);
     if (st != GF_OK)
         e->backend = NULL;
@@ -324,6 +350,8 @@ void gf_eng_reset_state(gf_engine *e)
     e->zeros_left = 0;
     e->flushed = 0;
     e->in_real = e->in_submitted = e->out_submitted = 0;
+    memset(e->dev_chunks, 0, sizeof e->dev_chunks);
+    memset(e->dev_frames, 0, sizeof e->dev_frames);
     if (e->hist)
         gf_hist_state_reset(e->hist);
     for (int s = 0; s < e->nslots; s++) {

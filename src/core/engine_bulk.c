@@ -87,8 +87,10 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
         if ((st = gf_eng_hist_merge(e, &e->slot[s])) != GF_OK)
             return st;
     }
-    /* The new history goes to the slot that will be filled next, as the tail
-     * of an empty chunk, where begin_fill looks for it. */
+    /* The new history goes to the slot that will be filled next (the one
+     * after the last used, so that several devices keep taking chunks in
+     * turn), as the tail of an empty chunk, where begin_fill looks for it. */
+    e->head = (e->head + i) % e->nslots;
     gf_slot *f = &e->slot[e->head];
     tail_samples(e, f->in, e->history, in, frames * C);
     f->frames = 0;

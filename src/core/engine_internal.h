@@ -110,6 +110,12 @@ struct gf_engine {
     unsigned char owner[GF_MAX_SLOTS]; /* 1: the slot's chunk went to handoff_backend */
     int err_owner;                     /* whose error detail gf_eng_fail reports */
     gf_copy_pool *copies;              /* staging copies split over threads, or NULL */
+    /* Several CUDA devices (multi.c): ops (and handoff_ops) point at these
+     * tables wrapping the CUDA backend; chunk i goes to devices[i % ndev]. */
+    gf_backend_ops multi_ops, multi_handoff_ops;
+    int ndev; /* CUDA devices (1 with one, or none) */
+    int devices[GF_MAX_DEVICES];
+    uint64_t dev_chunks[GF_MAX_DEVICES], dev_frames[GF_MAX_DEVICES];
 };
 
 /* A method as the engine sees it (engine_method.c): how it frames chunks,

@@ -30,13 +30,22 @@ static double direct_bound(const gf_engine *e, const double *h, double max_abs_x
 
 /* FFT: the backend keeps the history; chunks hold whole partitions, at least
  * 16 by default (their transforms and delay line work are then large enough
- * to be efficient). */
+ * to be efficient). On several devices (multi.c) a chunk also carries the
+ * K partitions before it, which its device takes in first: then a chunk
+ * holds at least 4 K partitions, so that this costs at most a quarter of
+ * the forward transforms. */
 static void fft_frame(gf_engine *e, size_t partition)
 {
     e->partition = partition ? partition : gf_partition_choose(e->num_taps, e->ops->device);
     e->halo_samples = 0;
     e->quantum = e->partition;
     e->min_chunk = 16 * e->partition;
+    if (e->ops == &e->multi_ops) {
+        const size_t history = (e->num_taps + e->partition - 1) / e->partition * e->partition;
+        e->halo_samples = history * e->channels;
+        if (e->min_chunk < 4 * history)
+            e->min_chunk = 4 * history;
+    }
 }
 
 /* gpufilt.h's exactness contract. */

@@ -93,3 +93,20 @@ double gf_engine_error_bound(const gf_engine *e, int channel, double max_abs_x)
     return e->mth->error_bound(e, e->taps_d + (e->filters == 1 ? 0 : (size_t)channel * e->num_taps),
                                max_abs_x);
 }
+
+int gf_engine_cuda_devices(const gf_engine *e, int *out, int cap)
+{
+    if (!e || gf_engine_device(e) != GF_DEVICE_CUDA)
+        return 0;
+    for (int d = 0; d < e->ndev && d < cap; d++)
+        out[d] = e->devices[d];
+    return e->ndev;
+}
+
+uint64_t gf_engine_device_chunks(const gf_engine *e, int i, uint64_t *frames)
+{
+    const int ok = e && i >= 0 && i < gf_engine_cuda_devices(e, NULL, 0);
+    if (frames)
+        *frames = ok ? e->dev_frames[i] : 0;
+    return ok ? e->dev_chunks[i] : 0;
+}

@@ -11,8 +11,8 @@
 #include <string.h>
 
 /* Start filling the slot after the submitted ones: its halo is the history
- * (halo_samples samples; direct), and it starts with the carried incomplete quantum
- * (FFT). */
+ * (halo_samples samples: direct, or FFT on several devices), and its frames
+ * start with the carried incomplete quantum (FFT). */
 static void begin_fill(gf_engine *e)
 {
     gf_slot *f = &e->slot[(e->head + e->nsub) % e->nslots];
@@ -26,7 +26,8 @@ static void begin_fill(gf_engine *e)
     e->filling = 1;
     e->filled = e->carried;
     if (e->carried)
-        memcpy(f->in, e->carry, e->carried * e->channels * e->sample_bytes);
+        memcpy(f->in + e->halo_samples * e->sample_bytes, e->carry,
+               e->carried * e->channels * e->sample_bytes);
     e->carried = 0;
 }
 
@@ -49,21 +50,22 @@ gf_status gf_eng_submit_fill(gf_engine *e)
     const int s = (e->head + e->nsub) % e->nslots;
     gf_slot *f = &e->slot[s];
     const size_t fb = e->channels * e->sample_bytes;
+    unsigned char *data = f->in + e->halo_samples * e->sample_bytes; /* the chunk's frames */
     size_t real = e->filled, frames = real;
     if (real % e->quantum) {
         if (e->flushed && e->zeros_left == 0) {
             frames = real + e->quantum - real % e->quantum;
-            memset(f->in + real * fb, 0, (frames - real) * fb);
+            memset(data + real * fb, 0, (frames - real) * fb);
         } else {
             frames = real = real - real % e->quantum;
             e->carried = e->filled - real;
-            memcpy(e->carry, f->in + real * fb, e->carried * fb);
+            memcpy(e->carry, data + real * fb, e->carried * fb);
         }
     }
     const size_t skip = real < e->skip_left ? real : e->skip_left;
     gf_chunk c = {
         .halo = e->halo_samples ? f->in : NULL,
-        .in = f->in + e->halo_samples * e->sample_bytes,
+        .in = data,
         .frames = frames,
         .skip = skip,
         .out = f->out,

@@ -23,6 +23,7 @@ set(GPUFILT_CORE_SOURCES
   src/core/backends/cpu.c
   src/core/backends/cpu_fft.c
   src/core/backends/sync.c
+  src/core/backends/multi.c
   src/core/design/design.c
   src/core/design/design_kaiser.c
   src/core/design/design_firwin2.c

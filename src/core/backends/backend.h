@@ -26,8 +26,8 @@
 extern "C" {
 #endif
 
-/* Most chunks one backend keeps in flight. */
-#define GF_MAX_SLOTS 4
+/* Most chunks one backend keeps in flight (several devices: each one's). */
+#define GF_MAX_SLOTS (4 * GF_MAX_DEVICES)
 
 typedef struct gf_backend_params {
     int channels;
@@ -42,6 +42,14 @@ typedef struct gf_backend_params {
     size_t chunk_frames; /* most frames in one chunk */
     int threads;         /* cpu: workers, 0 = auto */
     int cuda_device;
+    /* Several devices (multi.c): the ordinals, one backend instance each;
+     * 0 for cuda_device alone (what every instance is given). */
+    int cuda_devices[GF_MAX_DEVICES];
+    int cuda_device_count;
+    const struct gf_backend_ops *multi_inner; /* their backend (multi.c's create) */
+    /* FFT method: most frames of gf_chunk.prime_frames (0: chunks never
+     * come with any). */
+    size_t history_frames;
     /* Histograms, or NULL for none: the backend copies the plan and fills
      * gf_chunk.hist for every chunk (hist.h). */
     const gf_hist_plan *hist;
@@ -52,7 +60,8 @@ typedef struct gf_backend_params {
  * [0, frames), where x[-1..-(T-1)] are the halo frames and x[0..] the input.
  * Samples are interleaved; the halo is (T-1)*channels samples that end right
  * before in[0] (direct method; NULL for the FFT method, whose backend keeps
- * the history itself, and frames is then a multiple of the partition).
+ * the history itself, and frames is then a multiple of the partition;
+ * with prime_frames, halo holds history the backend is to take in first).
  * Outputs [skip, frames) are written to out[0..].
  *
  * With histograms on: frames [0, hist_frames) of in (plan.of_input) or of
@@ -63,6 +72,14 @@ typedef struct gf_backend_params {
  * frames - skip, and is 0 for a chunk of same mode's flush zeros.
  */
 typedef struct gf_chunk {
+    /* FFT method with gf_backend_params.history_frames: the prime_frames
+     * frames that end at in[0] (the end of halo's history_frames) are run
+     * through the delay line before the chunk, their outputs dropped, so
+     * that the chunk's output is what one instance that saw the whole
+     * stream gives (a forward transform each suffices: only the last K - 1
+     * spectra and the last block are kept). 0: the history is the
+     * backend's own. */
+    size_t prime_frames;
     const void *halo;
     const void *in;
     size_t frames;
@@ -90,6 +107,9 @@ typedef struct gf_backend_ops {
     /* 1: the engine splits its staging copies over threads (one thread
      * moves a fraction of what PCIe can take). */
     int split_copies;
+    /* 1: honours gf_chunk.prime_frames (FFT method), so chunks of one
+     * stream may go to several instances (multi.c). */
+    int primes;
     /* 1 when it can be used on this machine now (cached where asking is
      * slow); called before create, from any thread. */
     int (*available)(void);
@@ -158,6 +178,12 @@ const gf_backend_ops *gf_backend_entry_ops(const gf_backend_entry *b, const char
 const gf_backend_ops *gf_backend_of(gf_device device);
 /* GF_DEVICE_AUTO's choice: the available backend of highest auto_rank. */
 const gf_backend_ops *gf_backend_auto(void);
+
+/* Several devices (multi.c): a backend whose instances, one per ordinal
+ * of gf_backend_params.cuda_devices, take the chunks in turn (slot s to
+ * instance s % n). *out is filled from inner (which must live as long as
+ * out): n * inner->slots slots; create needs params with the devices. */
+void gf_multi_ops(const gf_backend_ops *inner, int n, gf_backend_ops *out);
 
 /* Availability for backends that need nothing but the CPU (sync.c). */
 int gf_sync_available(void);

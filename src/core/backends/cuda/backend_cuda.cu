@@ -240,7 +240,10 @@ static gf_status cuda_create(const gf_backend_params *p, void **state, char *det
     s->m = p->method == GF_METHOD_FFT ? &cuda_fft : &cuda_direct;
     s->dev = p->cuda_device;
     s->ss = p->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
-    s->hs = p->method == GF_METHOD_FFT ? 0 : (p->num_taps - 1) * (size_t)p->channels;
+    /* The halo: the direct method's T-1 frames, or the FFT method's
+     * history to prime with (multi.c; usually none). */
+    s->hs =
+        (p->method == GF_METHOD_FFT ? p->history_frames : p->num_taps - 1) * (size_t)p->channels;
     s->const_page = -1;
     if (p->hist) {
         s->hist = *p->hist;
@@ -288,15 +291,20 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
     if (s->reset_failed != GF_OK)
         return s->reset_failed;
     GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
-    /* Upload halo and frames; one copy when they are contiguous in memory. */
-    if ((const unsigned char *)c->halo + hs * ss == (const unsigned char *)c->in) {
+    /* Upload the frames and what the method reads before them: the direct
+     * method's whole halo, the FFT method's history to prime with (its
+     * end); one copy when they are contiguous in memory. */
+    const size_t pre = s->m == &cuda_fft ? c->prime_frames * C : hs;
+    unsigned char *d_pre = d_in + (hs - pre) * ss;
+    const unsigned char *h_pre = (const unsigned char *)c->halo + (hs - pre) * ss;
+    if (pre && h_pre + pre * ss == (const unsigned char *)c->in) {
         GF_TRY(
             s->err, sizeof s->err,
-            cudaMemcpyAsync(d_in, c->halo, (hs + n_in) * ss, cudaMemcpyHostToDevice, sl->stream));
+            cudaMemcpyAsync(d_pre, h_pre, (pre + n_in) * ss, cudaMemcpyHostToDevice, sl->stream));
     } else {
-        if (hs)
+        if (pre)
             GF_TRY(s->err, sizeof s->err,
-                   cudaMemcpyAsync(d_in, c->halo, hs * ss, cudaMemcpyHostToDevice, sl->stream));
+                   cudaMemcpyAsync(d_pre, h_pre, pre * ss, cudaMemcpyHostToDevice, sl->stream));
         GF_TRY(
             s->err, sizeof s->err,
             cudaMemcpyAsync(d_in + hs * ss, c->in, n_in * ss, cudaMemcpyHostToDevice, sl->stream));
@@ -409,6 +417,7 @@ static const gf_backend_ops gf_backend_cuda = {
     .histograms = 1,
     .auto_rank = 2, /* preferred wherever a device is usable */
     .split_copies = 1,
+    .primes = 1,
     .available = cuda_probe,
     .create = cuda_create,
     .destroy = cuda_destroy,

@@ -23,14 +23,21 @@ static gf_status slot_setup_fft(cuda_state *s, cuda_slot *sl)
 }
 
 /* Every chunk, even one whose outputs are all skipped: the delay line must
- * see every block. */
+ * see every block. The chunk is at d_in + hs; the history to prime with
+ * (gf_chunk.prime_frames) ends there. */
 static gf_status run_fft(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
 {
+    const unsigned char *in = (const unsigned char *)sl->d_in + s->hs * s->ss;
+    const size_t pre = c->prime_frames * (size_t)s->p.channels;
     cudaGetLastError();
     GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->uploaded, sl->stream));
     GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(s->compute, sl->uploaded, 0));
+    if (pre)
+        GF_TRY(s->err, sizeof s->err,
+               gf::fft_conv_prime(s->fft, s->compute, in - pre * s->ss, c->prime_frames, s->err,
+                                  sizeof s->err));
     GF_TRY(s->err, sizeof s->err,
-           gf::fft_conv_run(s->fft, s->compute, sl->d_in, c->frames, c->skip, sl->d_out, s->err,
+           gf::fft_conv_run(s->fft, s->compute, in, c->frames, c->skip, sl->d_out, s->err,
                             sizeof s->err));
     GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->computed, s->compute));
     GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(sl->stream, sl->computed, 0));

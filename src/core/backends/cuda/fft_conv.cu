@@ -243,7 +243,9 @@ gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err,
     f->P = p->partition;
     f->fft_size = 2 * f->P;
     f->partitions = (f->T + f->P - 1) / f->P;
-    f->chunk_blocks = p->chunk_frames / f->P;
+    /* (a chunk to prime with may be longer than the chunk) */
+    f->chunk_blocks =
+        (p->chunk_frames > p->history_frames ? p->chunk_frames : p->history_frames) / f->P;
     f->windows = f->chunk_blocks + 1;
     f->ring_slots = f->partitions - 1 + f->chunk_blocks;
     f->bins = f->P + 1;
@@ -272,7 +274,7 @@ gf_status fft_conv_reset(fft_conv *f, cudaStream_t st, char *err, size_t n)
     return GF_OK;
 }
 
-enum stage { PLANAR, MAC, EMIT };
+enum stage { PLANAR, MAC, EMIT, STORE };
 
 /* A flat grid for n items of a grid-stride loop. */
 static unsigned flat_grid(long long n)
@@ -336,6 +338,17 @@ static gf_status launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, l
                 (long long)FFT_PART_BLOCKS, (long long)f->bins, (long long)f->sstride);
             GF_TRY_LAUNCH(err, n, "fft_reduce");
         }
+    } else if (which == STORE) {
+        const unsigned bx = (unsigned)((f->bins + FFT_THREADS - 1) / FFT_THREADS);
+        const long long kept = m < (long long)f->partitions - 1 ? m : (long long)f->partitions - 1;
+        if (kept > 0) {
+            fft_ring_store<T>
+                <<<dim3(bx, (unsigned)(kept < ymax ? kept : ymax), C), FFT_THREADS, 0, st>>>(
+                    (const V *)f->spec, (V *)f->ring, m, W, (long long)f->partitions,
+                    (long long)f->ring_slots, (long long)f->head, (long long)f->bins,
+                    (long long)f->sstride);
+            GF_TRY_LAUNCH(err, n, "fft_ring_store");
+        }
     } else if (m * P > skip) {
         fft_emit<T><<<flat_grid(m * P - skip), FFT_THREADS, 0, st>>>((const T *)f->win, m, f->C, lp,
                                                                      W, skip, (T *)d_out);
@@ -369,17 +382,19 @@ static gf_status transform(fft_conv *f, cudaStream_t st, int forward, size_t cou
     return GF_OK;
 }
 
-gf_status fft_conv_run(fft_conv *f, cudaStream_t st, const void *d_in, size_t frames, size_t skip,
-                       void *d_out, char *err, size_t n)
+/* The stages of a chunk, in order: filtered (run), or only taken into the
+ * delay line (prime). A forward transform follows PLANAR, an inverse MAC. */
+static gf_status run_stages(fft_conv *f, cudaStream_t st, const void *d_in, size_t frames,
+                            size_t skip, void *d_out, const stage *stages, int nstages, char *err,
+                            size_t n)
 {
     const long long m = (long long)(frames / f->P);
     const size_t count =
         (size_t)(f->C - 1) * f->windows + (size_t)m; /* through channel C-1's last */
-    const stage stages[] = {PLANAR, MAC, EMIT};
     /* Each launch's check must see that launch only, not an error an
      * earlier call on this thread left behind and reported. */
     cudaGetLastError();
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < nstages; i++) {
         if (f->prec == GF_PRECISION_F32)
             GF_TRY(err, n,
                    launch_kernel<float>(f, st, d_in, m, (long long)skip, d_out, stages[i], err, n));
@@ -387,12 +402,26 @@ gf_status fft_conv_run(fft_conv *f, cudaStream_t st, const void *d_in, size_t fr
             GF_TRY(
                 err, n,
                 launch_kernel<double>(f, st, d_in, m, (long long)skip, d_out, stages[i], err, n));
-        if (stages[i] != EMIT)
+        if (stages[i] == PLANAR || stages[i] == MAC)
             GF_TRY(err, n, transform(f, st, stages[i] == PLANAR, count, err, n));
     }
     f->head = (f->head + (size_t)m) % f->ring_slots;
     f->tail_cur ^= 1;
     return GF_OK;
+}
+
+gf_status fft_conv_run(fft_conv *f, cudaStream_t st, const void *d_in, size_t frames, size_t skip,
+                       void *d_out, char *err, size_t n)
+{
+    static const stage stages[] = {PLANAR, MAC, EMIT};
+    return run_stages(f, st, d_in, frames, skip, d_out, stages, 3, err, n);
+}
+
+gf_status fft_conv_prime(fft_conv *f, cudaStream_t st, const void *d_in, size_t frames, char *err,
+                         size_t n)
+{
+    static const stage stages[] = {PLANAR, STORE};
+    return run_stages(f, st, d_in, frames, frames, NULL, stages, 2, err, n);
 }
 
 } // namespace gf

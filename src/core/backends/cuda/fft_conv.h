@@ -49,6 +49,14 @@ gf_status fft_conv_reset(fft_conv *f, cudaStream_t st, char *err, size_t n);
 gf_status fft_conv_run(fft_conv *f, cudaStream_t st, const void *d_in, size_t frames, size_t skip,
                        void *d_out, char *err, size_t n);
 
+/* Queue the K partitions (or fewer) of input before a chunk, d_in (frames
+ * x C, frames a multiple of P, at most the chunk or the params'
+ * history_frames): they become the delay line's history, their outputs are
+ * not computed; the first block's spectrum (made against whatever history
+ * there was) is not kept when there are K of them. */
+gf_status fft_conv_prime(fft_conv *f, cudaStream_t st, const void *d_in, size_t frames, char *err,
+                         size_t n);
+
 } // namespace gf
 
 #endif /* GF_FFT_CONV_H */

@@ -248,6 +248,25 @@ __global__ void fft_emit(const T *__restrict__ win, long long m, int C, int lp, 
     }
 }
 
+/* Priming (fft_conv_prime): the spectra the delay line keeps of a chunk
+ * that is not filtered, where fft_mac would keep them: the last K - 1 of
+ * its m blocks at ring slot (head + b) mod R. Grid: x over bins, y striding
+ * over those blocks, z over channels. */
+template <typename T>
+__global__ void fft_ring_store(const typename cplx<T>::type *__restrict__ spec,
+                               typename cplx<T>::type *ring, long long m, long long W, long long K,
+                               long long R, long long head, long long bins, long long sstride)
+{
+    const long long f = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const int c = (int)blockIdx.z;
+    if (f >= bins)
+        return;
+    const long long first = m - (K - 1) > 0 ? m - (K - 1) : 0;
+    for (long long b = first + blockIdx.y; b < m; b += gridDim.y)
+        ring[((size_t)c * R + (size_t)((head + b) % R)) * sstride + f] =
+            spec[((size_t)c * W + (size_t)b) * sstride + f];
+}
+
 /* H_k = the filter's spectra from double-precision transforms, scaled and
  * rounded to T. Grid over the n values. */
 template <typename T>

@@ -1,0 +1,204 @@
+/*
+ * Several devices as one backend: one instance of a backend per ordinal of
+ * gf_backend_params.cuda_devices, taking the stream's chunks in turn. The
+ * engine fills slots round-robin, so with slot s going to instance s % n
+ * and to that instance's slot s / n, chunk i runs on instance i % n.
+ *
+ * Why the bytes are one instance's: a chunk of the direct method carries
+ * its halo, so any instance computes it alone. The FFT method keeps a delay
+ * line, which an instance that skipped the chunks before this one lacks:
+ * every chunk after the stream's first comes with history_frames of the
+ * input before it (the engine's halo, K partitions), and the instance
+ * takes them in first (gf_chunk.prime_frames). Near the start, where fewer
+ * frames than that exist, the instance forgets its history and takes in
+ * all there is, from the stream's first frame, as one instance would.
+ */
+#include "backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct multi {
+    const gf_backend_ops *in; /* every instance's backend */
+    int n;
+    int ordinal[GF_MAX_DEVICES];
+    void *st[GF_MAX_DEVICES];
+    size_t history; /* FFT: gf_backend_params.history_frames; 0: direct */
+    uint64_t pos;   /* frames submitted since create or reset */
+    unsigned char busy[GF_MAX_SLOTS];
+    int err_dev; /* the instance whose error detail error() reports */
+    char err[320];
+} multi;
+
+static gf_status multi_create(const gf_backend_params *p, void **state, char *detail, size_t n)
+{
+    multi *m = calloc(1, sizeof *m);
+    if (!m)
+        return GF_ERR_NO_MEMORY;
+    m->in = p->multi_inner;
+    m->n = p->cuda_device_count;
+    m->history = p->history_frames;
+    gf_backend_params one = *p;
+    one.cuda_device_count = 0;
+    one.multi_inner = NULL;
+    for (int d = 0; d < m->n; d++) {
+        m->ordinal[d] = p->cuda_devices[d];
+        one.cuda_device = p->cuda_devices[d];
+        char why[256] = "";
+        const gf_status st = m->in->create(&one, &m->st[d], why, sizeof why);
+        if (st != GF_OK) {
+            gf_detail(detail, n, "CUDA device %d: %s", m->ordinal[d], why);
+            for (int k = 0; k < d; k++)
+                m->in->destroy(m->st[k]);
+            free(m);
+            return st;
+        }
+    }
+    *state = m;
+    return GF_OK;
+}
+
+static void multi_destroy(void *state)
+{
+    multi *m = state;
+    for (int d = 0; d < m->n; d++)
+        m->in->destroy(m->st[d]);
+    free(m);
+}
+
+/* A failure of instance d: its detail is the one error() gives. */
+static gf_status failed(multi *m, int d, gf_status st)
+{
+    if (st != GF_OK) {
+        m->err_dev = d;
+        snprintf(m->err, sizeof m->err, "CUDA device %d: %s", m->ordinal[d],
+                 m->in->error(m->st[d]));
+    }
+    return st;
+}
+
+static gf_status multi_wait(void *state, int slot)
+{
+    multi *m = state;
+    const int d = slot % m->n;
+    const gf_status st = failed(m, d, m->in->wait(m->st[d], slot / m->n));
+    if (st == GF_OK)
+        m->busy[slot] = 0;
+    return st;
+}
+
+static gf_status multi_query(void *state, int slot, int *done)
+{
+    multi *m = state;
+    const int d = slot % m->n;
+    const gf_status st = failed(m, d, m->in->query(m->st[d], slot / m->n, done));
+    if (st == GF_OK && *done)
+        m->busy[slot] = 0;
+    return st;
+}
+
+/* Instance d with nothing in flight and no history. */
+static gf_status restart(multi *m, int d)
+{
+    for (int s = d; s < m->n * m->in->slots; s += m->n)
+        if (m->busy[s]) {
+            const gf_status st = multi_wait(m, s);
+            if (st != GF_OK)
+                return st;
+        }
+    if (m->in->reset)
+        m->in->reset(m->st[d]);
+    return GF_OK;
+}
+
+static gf_status multi_submit(void *state, int slot, const gf_chunk *c)
+{
+    multi *m = state;
+    const int d = slot % m->n;
+    gf_chunk one = *c;
+    if (m->history && m->pos > 0) {
+        if (m->pos >= m->history) {
+            one.prime_frames = m->history;
+        } else {
+            const gf_status st = restart(m, d);
+            if (st != GF_OK)
+                return st;
+            one.prime_frames = (size_t)m->pos;
+        }
+    }
+    m->pos += c->frames;
+    const gf_status st = failed(m, d, m->in->submit(m->st[d], slot / m->n, &one));
+    if (st == GF_OK)
+        m->busy[slot] = 1;
+    return st;
+}
+
+static void multi_reset(void *state)
+{
+    multi *m = state;
+    for (int d = 0; d < m->n; d++)
+        if (m->in->reset)
+            m->in->reset(m->st[d]);
+    m->pos = 0;
+}
+
+/* Host memory: the first instance's (the CUDA backend's is page-locked for
+ * every device). */
+static void *multi_host_alloc(void *state, size_t bytes)
+{
+    multi *m = state;
+    return m->in->host_alloc(m->st[0], bytes);
+}
+
+static void multi_host_free(void *state, void *p)
+{
+    multi *m = state;
+    m->in->host_free(m->st[0], p);
+}
+
+static int multi_direct_ok(void *state, const void *p, size_t bytes)
+{
+    multi *m = state;
+    return m->in->direct_ok(m->st[0], p, bytes);
+}
+
+static const char *multi_error(void *state)
+{
+    return ((multi *)state)->err;
+}
+
+static gf_status multi_host_register(void *state, void *p, size_t bytes)
+{
+    multi *m = state;
+    return failed(m, 0, m->in->host_register(m->st[0], p, bytes));
+}
+
+static void multi_host_unregister(void *state, void *p)
+{
+    multi *m = state;
+    m->in->host_unregister(m->st[0], p);
+}
+
+void gf_multi_ops(const gf_backend_ops *inner, int n, gf_backend_ops *out)
+{
+    *out = *inner;
+    out->slots = inner->slots * n;
+    if (!inner->primes) { /* the FFT method's chunks need the history primed */
+        out->methods_f32 &= ~GF_METHOD_BIT(GF_METHOD_FFT);
+        out->methods_f64 &= ~GF_METHOD_BIT(GF_METHOD_FFT);
+    }
+    out->primes = 0;
+    out->create = multi_create;
+    out->destroy = multi_destroy;
+    out->host_alloc = multi_host_alloc;
+    out->host_free = multi_host_free;
+    out->direct_ok = multi_direct_ok;
+    out->reset = multi_reset;
+    out->submit = multi_submit;
+    out->query = multi_query;
+    out->wait = multi_wait;
+    out->error = multi_error;
+    out->host_register = inner->host_register ? multi_host_register : NULL;
+    out->host_unregister = inner->host_unregister ? multi_host_unregister : NULL;
+}

@@ -1,0 +1,264 @@
+/*
+ * Several CUDA devices in one engine (gf_config.cuda_devices): the output
+ * is the bytes one device gives, for the direct and the FFT method, every
+ * mode, f32 and f64, one filter and per-channel taps, through push/pull of
+ * random sizes, gf_engine_process with page-locked buffers (zero-copy) and
+ * gf_engine_submit's short chunks (fewer frames than the FFT's history,
+ * where a device restarts from the stream's start); histograms record for
+ * record; a second stream after gf_engine_reset; chunks dealt in turn
+ * (gf_engine_device_chunks). The lists are {0, 0} (two instances on one
+ * GPU: the same code paths on any machine with a GPU) and, where there are
+ * two GPUs, {0, 1} and {1, 0}.
+ *
+ * Exits 77 (skipped) where no CUDA device is usable.
+ */
+#include "test_util.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mcase {
+    const char *name;
+    int channels;
+    size_t taps;
+    int per_channel;
+    gf_mode mode;
+    gf_method method;
+    size_t partition;
+    gf_precision prec;
+    size_t chunk;  /* gf_config.chunk_frames; 0: the engine's */
+    size_t frames; /* input */
+    int way;       /* 0 push/pull, 1 process (page-locked), 2 push + gf_engine_submit */
+    int hist;      /* 0 none, 1 output (each), 2 input (mix) */
+} mcase;
+
+static const mcase cases[] = {
+    {"direct f32 same", 2, 257, 0, GF_MODE_SAME, GF_METHOD_DIRECT, 0, GF_PRECISION_F32, 4096,
+     100003, 0, 1},
+    {"direct f64 full per-channel", 3, 100, 1, GF_MODE_FULL, GF_METHOD_DIRECT, 0, GF_PRECISION_F64,
+     5000, 60001, 1, 2},
+    {"fft f32 causal", 3, 5000, 0, GF_MODE_CAUSAL, GF_METHOD_FFT, 512, GF_PRECISION_F32, 20480,
+     300007, 0, 1},
+    {"fft f32 same pinned", 2, 20000, 0, GF_MODE_SAME, GF_METHOD_FFT, 2048, GF_PRECISION_F32, 0,
+     2500000, 1, 0},
+    {"fft f64 full per-channel", 2, 3000, 1, GF_MODE_FULL, GF_METHOD_FFT, 256, GF_PRECISION_F64,
+     7000, 120001, 0, 2},
+    {"fft f32 short chunks", 1, 1200, 0, GF_MODE_SAME, GF_METHOD_FFT, 256, GF_PRECISION_F32, 512,
+     20000, 2, 1},
+};
+
+/* FNV-1a over bytes. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211u;
+    return h;
+}
+
+/* Every record still queued, hashed field by field (and its counts). */
+static uint64_t hist_hash(gf_engine *e, size_t bins, size_t *records)
+{
+    uint64_t h = 1469598103934665603u;
+    gf_hist_record r;
+    *records = 0;
+    while (gf_engine_hist_next(e, &r) == GF_OK) {
+        h = fnv(h, &r.block, sizeof r.block);
+        h = fnv(h, &r.frames, sizeof r.frames);
+        h = fnv(h, &r.channel, sizeof r.channel);
+        h = fnv(h, &r.below, sizeof r.below);
+        h = fnv(h, &r.above, sizeof r.above);
+        h = fnv(h, &r.nan, sizeof r.nan);
+        h = fnv(h, &r.min, sizeof r.min);
+        h = fnv(h, &r.max, sizeof r.max);
+        h = fnv(h, &r.rms, sizeof r.rms);
+        h = fnv(h, r.bins, bins * sizeof r.bins[0]);
+        (*records)++;
+    }
+    return h;
+}
+
+/* Push in pieces of up to 700 frames, submitting each piece at once (the
+ * way live audio does: chunks far shorter than the engine's), then flush. */
+static int run_submit(gf_engine *e, const unsigned char *in, size_t frames, unsigned char *out,
+                      size_t cap, size_t fb, size_t *produced)
+{
+    tu_rng r = {7};
+    size_t off = 0;
+    *produced = 0;
+    for (;;) {
+        size_t n = 1 + tu_rng_below(&r, 700), used = 0, got = 0;
+        if (n > frames - off)
+            n = frames - off;
+        if (n && gf_engine_push(e, in + off * fb, n, &used) != GF_OK)
+            return TU_FAIL("push");
+        off += used;
+        if (gf_engine_submit(e) != GF_OK || gf_engine_wait(e) != GF_OK)
+            return TU_FAIL("submit/wait");
+        if (off == frames && gf_engine_flush(e) != GF_OK)
+            return TU_FAIL("flush");
+        do {
+            if (gf_engine_pull(e, out + *produced * fb, cap - *produced, &got) != GF_OK)
+                return TU_FAIL("pull");
+            *produced += got;
+        } while (got);
+        if (off == frames)
+            return 0;
+    }
+}
+
+typedef struct result {
+    unsigned char *out;
+    size_t produced;
+    uint64_t hist;
+    size_t records;
+    uint64_t chunks[GF_MAX_DEVICES], frames[GF_MAX_DEVICES];
+    int ndev;
+} result;
+
+static int run_case(const mcase *m, const int *devs, int ndev, const void *x, const double *taps,
+                    int second, result *res)
+{
+    char label[160];
+    snprintf(label, sizeof label, "%s on %d device(s)%s", m->name, ndev,
+             second ? ", after a reset" : "");
+    gf_config cfg = tu_config(m->channels, m->taps, taps, m->mode, m->prec, GF_DEVICE_CUDA);
+    cfg.taps_per_channel = m->per_channel;
+    cfg.method = m->method;
+    cfg.partition = m->partition;
+    cfg.chunk_frames = m->chunk;
+    if (ndev > 1) {
+        cfg.cuda_devices = devs;
+        cfg.cuda_device_count = ndev;
+    } else {
+        cfg.cuda_device = devs[0];
+    }
+    gf_hist_config hc = {.bins = 64, .block_frames = 3001, .lo = -1.5, .hi = 1.5};
+    hc.of_input = m->hist == 2;
+    hc.mix = m->hist == 2;
+    if (m->hist)
+        cfg.hist = &hc;
+    gf_engine *e = NULL;
+    if (tu_create(label, &cfg, &e))
+        return 1;
+    const size_t fb = (size_t)m->channels * tu_sample_size(m->prec);
+    const size_t cap = m->frames + m->taps + gf_engine_max_pending(e) + 1;
+    unsigned char *in = gf_host_alloc(m->frames * fb);
+    res->out = gf_host_alloc(cap * fb);
+    int bad = !in || !res->out ? TU_FAIL("%s: gf_host_alloc", label) : 0;
+    if (!bad)
+        memcpy(in, x, m->frames * fb);
+    for (int pass = 0; !bad && pass <= second; pass++) {
+        if (pass && gf_engine_reset(e) != GF_OK)
+            bad = TU_FAIL("%s: reset", label);
+        else if (m->way == 0)
+            bad = tu_run_stream(e, in, m->frames, res->out, cap, fb, TU_RANDOM(9000, 11 + pass),
+                                TU_RANDOM(7000, 5), &res->produced);
+        else if (m->way == 1)
+            bad = tu_run_process(e, in, m->frames, res->out, cap, fb, TU_FIXED(m->frames / 3 + 1),
+                                 &res->produced);
+        else
+            bad = run_submit(e, in, m->frames, res->out, cap, fb, &res->produced);
+        if (!bad && m->hist)
+            res->hist = hist_hash(e, hc.bins, &res->records);
+    }
+    res->ndev = gf_engine_cuda_devices(e, NULL, 0);
+    for (int i = 0; i < res->ndev && i < GF_MAX_DEVICES; i++)
+        res->chunks[i] = gf_engine_device_chunks(e, i, &res->frames[i]);
+    gf_host_free(in);
+    gf_engine_destroy(e);
+    return bad;
+}
+
+static int check_list(const int *devs, int ndev)
+{
+    int bad = 0;
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const mcase *m = &cases[ci];
+        const size_t ss = tu_sample_size(m->prec);
+        const size_t nt = m->per_channel ? m->taps * (size_t)m->channels : m->taps;
+        tu_input t;
+        if (tu_input_alloc(&t, m->name, m->frames * (size_t)m->channels, ss, nt))
+            return bad + 1;
+        tu_fill_signal(t.x, m->frames * (size_t)m->channels, ss, 100 + ci);
+        tu_fill_taps(t.taps, nt, 200 + ci);
+        result one = {0}, many = {0};
+        const int second = ci % 2; /* every other case: a second stream after a reset */
+        if (run_case(m, devs, 1, t.x, t.taps, second, &one) ||
+            run_case(m, devs, ndev, t.x, t.taps, second, &many)) {
+            bad++;
+        } else {
+            char what[160];
+            snprintf(what, sizeof what, "%s: devices {%d, %d} vs %d alone", m->name, devs[0],
+                     devs[1], devs[0]);
+            bad += TU_CHECK(one.produced == many.produced, "%s: %zu frames vs %zu", what,
+                            many.produced, one.produced);
+            if (one.produced == many.produced)
+                bad += tu_compare(what, one.out, many.out, one.produced * (size_t)m->channels, ss,
+                                  (size_t)m->channels);
+            bad += TU_CHECK(one.hist == many.hist && one.records == many.records,
+                            "%s: histograms differ (%zu vs %zu records)", what, many.records,
+                            one.records);
+            bad += TU_CHECK(many.ndev == ndev && one.ndev == 1, "%s: %d devices reported", what,
+                            many.ndev);
+            /* Chunks in turn, from the first device: the counts differ by
+             * at most one, and the frames add up to one device's. */
+            bad += TU_CHECK(many.chunks[1] >= 1 && many.chunks[0] >= many.chunks[1] &&
+                                many.chunks[0] - many.chunks[1] <= 1 &&
+                                many.frames[0] + many.frames[1] == one.frames[0],
+                            "%s: chunks %llu + %llu (frames %llu + %llu) vs %llu (%llu)", what,
+                            (unsigned long long)many.chunks[0], (unsigned long long)many.chunks[1],
+                            (unsigned long long)many.frames[0], (unsigned long long)many.frames[1],
+                            (unsigned long long)one.chunks[0], (unsigned long long)one.frames[0]);
+        }
+        gf_host_free(one.out);
+        gf_host_free(many.out);
+        tu_input_free(&t);
+    }
+    return bad;
+}
+
+int main(void)
+{
+    int n = 0;
+    if (gf_cuda_device_count(&n) != GF_OK || n == 0 || !gf_backend_available(GF_DEVICE_CUDA)) {
+        printf("test_multi_gpu: SKIP: no usable CUDA device\n");
+        return 77;
+    }
+    /* A bad list is refused before any device is touched. */
+    int bad = 0;
+    {
+        const int neg[2] = {0, -1};
+        gf_config c = tu_config(1, 3, NULL, GF_MODE_SAME, GF_PRECISION_F32, GF_DEVICE_CUDA);
+        c.cuda_devices = neg;
+        c.cuda_device_count = 2;
+        gf_engine *e = NULL;
+        char why[256];
+        bad += TU_CHECK(gf_engine_create(&c, &e, why, sizeof why) == GF_ERR_INVALID_ARGUMENT &&
+                            !strcmp(why, "cuda_devices[1] is -1, not a device ordinal"),
+                        "a negative ordinal: '%s'", why);
+        c.cuda_device_count = GF_MAX_DEVICES + 1;
+        bad += TU_CHECK(gf_engine_create(&c, &e, why, sizeof why) == GF_ERR_INVALID_ARGUMENT,
+                        "%d devices accepted", GF_MAX_DEVICES + 1);
+        const int absent[2] = {0, n};
+        c.cuda_devices = absent;
+        c.cuda_device_count = 2;
+        char want[128];
+        snprintf(want, sizeof want, "CUDA device %d: CUDA device %d does not exist (%d present)", n,
+                 n, n);
+        bad += TU_CHECK(gf_engine_create(&c, &e, why, sizeof why) == GF_ERR_NO_DEVICE &&
+                            !strcmp(why, want),
+                        "an absent device: '%s', want '%s'", why, want);
+    }
+    const int same[2] = {0, 0}, two[2] = {0, 1}, swapped[2] = {1, 0};
+    bad += check_list(same, 2);
+    if (n >= 2) {
+        bad += check_list(two, 2);
+        bad += check_list(swapped, 2);
+    }
+    printf("test_multi_gpu: %s (%d GPU%s)\n", bad ? "FAILED" : "all equal to one device", n,
+           n == 1 ? "" : "s");
+    return bad ? 1 : 0;
+}
