@@ -31,9 +31,11 @@ static double direct_bound(const gf_engine *e, const double *h, double max_abs_x
 /* FFT: the backend keeps the history; chunks hold whole partitions, at least
  * 16 by default (their transforms and delay line work are then large enough
  * to be efficient). On several devices (multi.c) a chunk also carries the
- * K partitions before it, which its device takes in first: then a chunk
- * holds at least 4 K partitions, so that this costs at most a quarter of
- * the forward transforms. */
+ * K partitions before it, which its device takes in first (a forward
+ * transform each): then a chunk holds at least 2 K partitions, so that
+ * this adds at most half the forward transforms (about a seventh of the
+ * work at K = 8) while long filters still make several chunks of an input
+ * a few times their length. */
 static void fft_frame(gf_engine *e, size_t partition)
 {
     e->partition = partition ? partition : gf_partition_choose(e->num_taps, e->ops->device);
@@ -43,8 +45,8 @@ static void fft_frame(gf_engine *e, size_t partition)
     if (e->ops == &e->multi_ops) {
         const size_t history = (e->num_taps + e->partition - 1) / e->partition * e->partition;
         e->halo_samples = history * e->channels;
-        if (e->min_chunk < 4 * history)
-            e->min_chunk = 4 * history;
+        if (e->min_chunk < 2 * history)
+            e->min_chunk = 2 * history;
     }
 }
 

@@ -8,7 +8,7 @@
 #   tests/gpu/device-run.sh [--quick] [--only STEP,...]
 #     --quick: smaller benchmark sizes, sanitizers on the smaller cases
 #     --only:  run only these of: ctest contention demo faults sanitize bench long
-#              clibench pipes live, and the opt-in profile and soak (the build
+#              multigpu clibench pipes live, and the opt-in profile and soak (the build
 #              always runs; profile and soak run only when named)
 #   SOAK_SECONDS (default 600): the soak's length: live_jack.sh --soak with
 #   the cuda backend and 256-frame blocks, every frame checked
@@ -173,6 +173,18 @@ if [[ $only == *,profile,* ]] && command -v ncu >/dev/null; then
             ./build-gpu/bench/bench_long --quick --device-only --taps "$t" >"$OUT/ncu-$t.log" 2>&1
         python3 bench/kernel_summary.py "$OUT/ncu-$t.csv" "taps $t" | tee -a "$OUT/profile.txt"
     done
+fi
+if want multigpu; then
+    step "several GPUs: the bytes of one GPU, and the speed-up against the ceiling of all"
+    ngpu=$(nvidia-smi -L | wc -l)
+    ./build-gpu/tests/core/test_multi_gpu 2>&1 | tee "$OUT/multi.log" | tail -3
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    if [ "$ngpu" -ge 2 ]; then
+        ./build-gpu/bench/bench_multi $quick 2>&1 | tee "$OUT/bench_multi.log"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    else
+        echo "one GPU here: bench_multi needs two (a two-GPU machine)"
+    fi
 fi
 if want clibench && [ -x bench/cli_bench.sh ]; then
     bench/cli_bench.sh build-gpu /tmp/gpufilt-clibench 2>&1 | tee "$OUT/cli_bench.log"
