@@ -231,14 +231,19 @@ done:
 int main(int argc, char **argv)
 {
     int blocks = 2000, warmup = 200, want_cpu = 1, want_cuda = 1;
+    gf_device dev = GF_DEVICE_AUTO;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--blocks") == 0)
             blocks = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--warmup") == 0)
             warmup = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--device") == 0) {
-            want_cpu = strcmp(argv[i + 1], "cuda") != 0;
-            want_cuda = strcmp(argv[i + 1], "cpu") != 0;
+        else if (strcmp(argv[i], "--device") == 0 && strcmp(argv[i + 1], "both") == 0)
+            want_cpu = want_cuda = 1;
+        else if (strcmp(argv[i], "--device") == 0 &&
+                 gf_device_from_name(argv[i + 1], &dev) == GF_OK &&
+                 (dev == GF_DEVICE_CPU || dev == GF_DEVICE_CUDA)) {
+            want_cpu = dev == GF_DEVICE_CPU;
+            want_cuda = dev == GF_DEVICE_CUDA;
         } else {
             fprintf(stderr,
                     "usage: live_bench [--blocks N] [--warmup N] [--device cpu|cuda|both]\n");
@@ -267,7 +272,7 @@ int main(int argc, char **argv)
             continue;
         const double period = (double)w->block / RATE;
         char name[96];
-        snprintf(name, sizeof name, "%s, %d ch, %zu-frame blocks, %zu taps", cuda ? "cuda" : "cpu",
+        snprintf(name, sizeof name, "%s, %d ch, %zu-frame blocks, %zu taps", gf_device_name(w->dev),
                  w->channels, w->block, w->taps);
         if (cuda && !have_cuda) {
             if (w->target > 0)
@@ -284,7 +289,7 @@ int main(int argc, char **argv)
         const int ok = r.err <= 1.0;
         wrong |= !ok;
         printf("%-6s %4d %6zu %8zu %-7s %10.3f %9.2f %9.2f %9.2f %11.1f %8s %8.2g\n",
-               cuda ? "cuda" : "cpu", w->channels, w->block, w->taps,
+               gf_device_name(w->dev), w->channels, w->block, w->taps,
                m == GF_METHOD_FFT ? "fft" : "direct", 1e3 * period, 100 * r.median / period,
                100 * r.p99 / period, 100 * r.max / period, 1e6 * r.p99, ok ? "ok" : "WRONG", r.err);
         fflush(stdout);

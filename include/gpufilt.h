@@ -512,6 +512,32 @@ int gf_backend_available(gf_device device);
  */
 int gf_backend_built(gf_device device);
 
+/**
+ * The name of a device value, the one spelling the library, the command
+ * line and its reports use: "auto" for GF_DEVICE_AUTO, "none" for
+ * GF_DEVICE_NONE, the backend's name for a kind the library knows ("ref",
+ * "cpu", "cuda"; the name gf_engine_backend reports), whether or not this
+ * build has its backend; NULL for any other value. A static string.
+ * Thread-safe. Since 0.4.
+ */
+const char *gf_device_name(gf_device device);
+
+/**
+ * The device value whose gf_device_name is `name` (exact, case-sensitive:
+ * "auto", "none" and each kind's name) into *out. GF_ERR_INVALID_ARGUMENT,
+ * with *out untouched, for any other name and when name or out is NULL.
+ * Thread-safe. Since 0.4.
+ */
+gf_status gf_device_from_name(const char *name, gf_device *out);
+
+/**
+ * The device kinds the library knows (each with a backend, whether or not
+ * this build has it; not GF_DEVICE_AUTO or _NONE), in ascending gf_device
+ * value: the first min(count, cap) into out[] (out may be NULL when cap is
+ * 0). Returns count, the number of kinds. Thread-safe. Since 0.4.
+ */
+size_t gf_device_kinds(gf_device *out, size_t cap);
+
 /** One CUDA device, as gf_cuda_device_info describes it. Since 0.2. */
 typedef struct gf_cuda_device {
     char name[256];     /* the driver's name, e.g. "NVIDIA H100 80GB HBM3"; NUL-terminated */

@@ -32,8 +32,7 @@ static gf_engine *make_engine(const options &o, gf_device dev, size_t chunk_fram
     cfg.chunk_frames = chunk_frames;
     cfg.cuda_device = o.device;
     char what[64];
-    snprintf(what, sizeof what, "(%s, chunk %zu)", dev == GF_DEVICE_CPU ? "cpu" : "cuda",
-             chunk_frames);
+    snprintf(what, sizeof what, "(%s, chunk %zu)", gf_device_name(dev), chunk_frames);
     return create_engine(&cfg, what);
 }
 
@@ -205,7 +204,7 @@ void bench_pipeline(const options &o, const ceilings &ce, best *best_pipe)
             continue;
         gf_engine *e = make_engine(o, GF_DEVICE_CUDA, k_chunks[ci]);
         const size_t L = gf_engine_chunk_frames(e);
-        if (strcmp(gf_engine_backend(e), "cuda") != 0) {
+        if (gf_engine_device(e) != GF_DEVICE_CUDA) {
             fprintf(stderr, "bench_gpu: asked for cuda, got backend %s\n", gf_engine_backend(e));
             exit(EXIT_ERROR);
         }

@@ -19,14 +19,6 @@
 /* Live audio: the share of a block's period one core may spend. */
 #define LIVE_CPU_SHARE 0.1
 
-static const char *device_name(gf_device d)
-{
-    return d == GF_DEVICE_CUDA  ? "cuda"
-           : d == GF_DEVICE_CPU ? "cpu"
-           : d == GF_DEVICE_REF ? "ref"
-                                : "auto";
-}
-
 /* The hand-off applies: a file or pipe, the direct method on the CPU (its
  * output is the same on every backend), and a CUDA backend in this build
  * (asking whether a device is usable is itself start-up). */
@@ -140,7 +132,7 @@ int gf_cli_engine_create(const gf_config *c, int fallback, gf_engine **e)
         return gf_cli_engine_create(&cpu, 0, e);
     }
     if (st == GF_ERR_NO_DEVICE) {
-        gf_cli_error("--device %s: %s", device_name(c->device), detail);
+        gf_cli_error("--device %s: %s", gf_device_name(c->device), detail);
         return GF_EXIT_DEVICE;
     }
     if (st == GF_ERR_UNSUPPORTED) {
@@ -149,7 +141,7 @@ int gf_cli_engine_create(const gf_config *c, int fallback, gf_engine **e)
     }
     /* The detail may already say what the status says ("out of GPU memory: ..."). */
     const int says = strncmp(detail, "out of", 6) == 0;
-    gf_cli_error("cannot set up the %s filter: %s%s%s", device_name(c->device),
+    gf_cli_error("cannot set up the %s filter: %s%s%s", gf_device_name(c->device),
                  says ? "" : gf_strerror(st), *detail && !says ? ": " : "", detail);
     return st == GF_ERR_INVALID_ARGUMENT                           ? GF_EXIT_USAGE
            : st == GF_ERR_NO_MEMORY && c->device != GF_DEVICE_CUDA ? GF_EXIT_INTERNAL

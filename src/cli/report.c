@@ -78,16 +78,18 @@ static void backend_summary(const gf_run *r, char *buf, size_t n)
     gf_engine *e = r->e[GF_RUN_MAIN];
     const int64_t at = gf_engine_handoff_frame(e), total = r->src.frames_read;
     const char *err = gf_engine_handoff_error(e);
+    /* A hand-off starts on the CPU (the device policy, cli.h). */
+    const char *from = gf_device_name(GF_DEVICE_CPU), *to = gf_device_name(r->handoff);
     if (r->handoff == GF_DEVICE_NONE)
         snprintf(buf, n, "%s backend", gf_engine_backend(e));
     else if (at >= 0)
-        snprintf(buf, n, "cpu backend for %lld frames, then cuda for %lld", (long long)at,
+        snprintf(buf, n, "%s backend for %lld frames, then %s for %lld", from, (long long)at, to,
                  (long long)(total - at));
     else if (*err)
-        snprintf(buf, n, "cpu backend for all %lld frames: the GPU could not take over (%s)",
+        snprintf(buf, n, "%s backend for all %lld frames: the GPU could not take over (%s)", from,
                  (long long)total, err);
     else
-        snprintf(buf, n, "cpu backend for all %lld frames: done before the GPU had started",
+        snprintf(buf, n, "%s backend for all %lld frames: done before the GPU had started", from,
                  (long long)total);
 }
 
@@ -154,7 +156,7 @@ int gf_report_json(const gf_run *r, int rc)
         s.partition = fft ? gf_engine_partition(e) : 0;
         s.backend = gf_engine_backend(e);
         if (r->handoff != GF_DEVICE_NONE) {
-            s.handoff_to = "cuda";
+            s.handoff_to = gf_device_name(r->handoff);
             s.handoff_frame = gf_engine_handoff_frame(e);
             s.handoff_error = gf_engine_handoff_error(e);
         }

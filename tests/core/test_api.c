@@ -865,6 +865,81 @@ static int test_devices(void)
     return bad;
 }
 
+/* The names of device values, from the library's registry: every kind
+ * round-trips name <-> value, in ascending value; "auto" and "none" are
+ * names too; anything else is refused (NULL, GF_ERR_INVALID_ARGUMENT). An
+ * engine reports its backend by the same name. */
+static int test_device_names(void)
+{
+    int bad = 0;
+    static const gf_device want[] = {GF_DEVICE_CPU, GF_DEVICE_CUDA, GF_DEVICE_REF};
+    static const char *const want_names[] = {"cpu", "cuda", "ref"};
+    gf_device kinds[8] = {GF_DEVICE_NONE, GF_DEVICE_NONE, GF_DEVICE_NONE, GF_DEVICE_NONE};
+    bad += TU_CHECK(gf_device_kinds(NULL, 0) == 3, "%zu kinds, want 3", gf_device_kinds(NULL, 0));
+    bad += TU_CHECK(gf_device_kinds(kinds, 1) == 3 && kinds[0] == GF_DEVICE_CPU &&
+                        kinds[1] == GF_DEVICE_NONE,
+                    "cap 1: kinds %d %d", (int)kinds[0], (int)kinds[1]);
+    const size_t n = gf_device_kinds(kinds, 8);
+    bad += TU_CHECK(n == 3 && kinds[3] == GF_DEVICE_NONE, "%zu kinds into 8", n);
+    for (size_t i = 0; i < 3 && i < n; i++) {
+        const char *name = gf_device_name(kinds[i]);
+        gf_device back = GF_DEVICE_NONE;
+        bad += TU_CHECK(kinds[i] == want[i], "kind %zu is %d, want %d", i, (int)kinds[i],
+                        (int)want[i]);
+        bad += TU_CHECK(name && strcmp(name, want_names[i]) == 0, "kind %d named '%s', want '%s'",
+                        (int)kinds[i], name ? name : "(null)", want_names[i]);
+        bad +=
+            TU_CHECK(name && gf_device_from_name(name, &back) == GF_OK && back == kinds[i],
+                     "'%s' back to %d, want %d", name ? name : "(null)", (int)back, (int)kinds[i]);
+    }
+    const struct {
+        gf_device d;
+        const char *name;
+    } policies[] = {{GF_DEVICE_AUTO, "auto"}, {GF_DEVICE_NONE, "none"}};
+    for (size_t i = 0; i < 2; i++) {
+        const char *name = gf_device_name(policies[i].d);
+        gf_device back = GF_DEVICE_CPU;
+        bad += TU_CHECK(name && strcmp(name, policies[i].name) == 0, "device %d named '%s'",
+                        (int)policies[i].d, name ? name : "(null)");
+        bad +=
+            TU_CHECK(gf_device_from_name(policies[i].name, &back) == GF_OK && back == policies[i].d,
+                     "'%s' back to %d", policies[i].name, (int)back);
+    }
+    bad += TU_CHECK(gf_device_name((gf_device)4) == NULL && gf_device_name((gf_device)-2) == NULL &&
+                        gf_device_name((gf_device)INT_MAX) == NULL,
+                    "a name for devices 4, -2 or INT_MAX");
+    static const char *const unknown[] = {"", "CPU", "Cuda", "cuda ", " ref", "tpu", "cpu0", "gpu"};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        gf_device back = (gf_device)77;
+        bad += TU_CHECK(gf_device_from_name(unknown[i], &back) == GF_ERR_INVALID_ARGUMENT &&
+                            back == (gf_device)77,
+                        "'%s' taken as device %d", unknown[i], (int)back);
+    }
+    gf_device back = (gf_device)77;
+    bad += TU_CHECK(gf_device_from_name(NULL, &back) == GF_ERR_INVALID_ARGUMENT &&
+                        back == (gf_device)77,
+                    "NULL name taken");
+    bad += TU_CHECK(gf_device_from_name("cpu", NULL) == GF_ERR_INVALID_ARGUMENT, "NULL out taken");
+
+    /* The backends this build has report themselves by the same names. */
+    for (size_t i = 0; i < n && i < 8; i++) {
+        if (!gf_backend_available(kinds[i]))
+            continue;
+        gf_config c = gf_config_default();
+        c.device = kinds[i];
+        gf_engine *e = NULL;
+        if (gf_engine_create(&c, &e, NULL, 0) != GF_OK) {
+            bad += TU_FAIL("%s engine: create failed", gf_device_name(kinds[i]));
+            continue;
+        }
+        bad += TU_CHECK(strcmp(gf_engine_backend(e), gf_device_name(gf_engine_device(e))) == 0,
+                        "engine backend '%s', device %d", gf_engine_backend(e),
+                        (int)gf_engine_device(e));
+        gf_engine_destroy(e);
+    }
+    return bad;
+}
+
 /* The typed queries: the device kind of an engine, whether a backend is
  * available, and the CUDA devices present, without an engine. (91 lines: a
  * list of independent assertions, one per query and argument, in order.) */
@@ -1039,6 +1114,7 @@ int main(void)
     bad += test_signed_zero_taps();
     bad += test_devices();
     bad += test_device_queries();
+    bad += test_device_names();
     bad += test_host_memory();
     if (bad) {
         fprintf(stderr, "test_api: %d check(s) FAILED\n", bad);

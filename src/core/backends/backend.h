@@ -155,6 +155,9 @@ typedef struct gf_cost_model {
  * backend this build has for it. */
 typedef struct gf_backend_entry {
     gf_device device;
+    /* The kind's name, the one spelling of it (gf_device_name): the same
+     * as its backend's gf_backend_ops.name. */
+    const char *name;
     /* Why there is no backend when ops and load are NULL (one line). */
     const char *absent;
     gf_cost_model cost;        /* known whether or not this build has the backend */

@@ -15,15 +15,20 @@ typedef struct fft_thread {
 
 struct gf_cpu_fft {
     gf_precision prec;
-    size_t ss; /* bytes per real */
-    int C;
-    size_t T, P, N, K, M, R;
-    size_t bins, stride; /* P + 1 complex per spectrum; stride >= bins, a multiple of 8 */
-    int filters;         /* 1, or C with taps_per_channel */
-    void *H;             /* filters x K spectra */
-    void *ring;          /* C x R spectra */
-    void *tail;          /* C x P reals: each channel's last block */
-    size_t head;         /* ring slot of the next block */
+    size_t ss;               /* bytes per real */
+    int channels;            /* C */
+    size_t taps;             /* T: taps per filter */
+    size_t partition;        /* P: frames per partition */
+    size_t fft_size;         /* N = 2P: the transform's length */
+    size_t partitions;       /* K = ceil(T / P): the filter's partitions */
+    size_t chunk_partitions; /* M = chunk frames / P: most partitions in one chunk */
+    size_t ring_slots;       /* R = K - 1 + M: spectra the delay line holds per channel */
+    size_t bins, stride;     /* P + 1 complex per spectrum; stride >= bins, a multiple of 8 */
+    int filters;             /* 1, or C with taps_per_channel */
+    void *H;                 /* filters x K spectra */
+    void *ring;              /* C x R spectra */
+    void *tail;              /* C x P reals: each channel's last block */
+    size_t head;             /* ring slot of the next block */
     int nthreads;
     fft_thread th[GF_MAX_THREADS];
 };
@@ -31,12 +36,12 @@ struct gf_cpu_fft {
 /* Spectrum k of filter set h, and ring slot s of channel c. */
 static void *h_at(const gf_cpu_fft *f, int h, size_t k)
 {
-    return (unsigned char *)f->H + ((size_t)h * f->K + k) * f->stride * 2 * f->ss;
+    return (unsigned char *)f->H + ((size_t)h * f->partitions + k) * f->stride * 2 * f->ss;
 }
 
 static void *ring_at(const gf_cpu_fft *f, int c, size_t s)
 {
-    return (unsigned char *)f->ring + ((size_t)c * f->R + s) * f->stride * 2 * f->ss;
+    return (unsigned char *)f->ring + ((size_t)c * f->ring_slots + s) * f->stride * 2 * f->ss;
 }
 
 /* H_k = FFT([h[kP .. kP+P) | zeros]) / N for every filter set, in double
@@ -45,15 +50,15 @@ static gf_status make_spectra(gf_cpu_fft *f, const gf_backend_params *p)
 {
     const gf_precision hp = gf_fft_available(GF_PRECISION_F64) ? GF_PRECISION_F64 : f->prec;
     const size_t hs = hp == GF_PRECISION_F64 ? sizeof(double) : sizeof(float);
-    gf_fft *fft = gf_fft_create(f->N, hp);
-    unsigned char *win = gf_fft_alloc(f->N * hs), *spec = gf_fft_alloc(f->stride * 2 * hs);
+    gf_fft *fft = gf_fft_create(f->fft_size, hp);
+    unsigned char *win = gf_fft_alloc(f->fft_size * hs), *spec = gf_fft_alloc(f->stride * 2 * hs);
     gf_status st = fft && win && spec ? GF_OK : GF_ERR_NO_MEMORY;
-    const double scale = 1.0 / (double)f->N;
+    const double scale = 1.0 / (double)f->fft_size;
     for (int h = 0; st == GF_OK && h < f->filters; h++)
-        for (size_t k = 0; k < f->K; k++) {
-            memset(win, 0, f->N * hs);
-            for (size_t t = 0; t < f->P && k * f->P + t < f->T; t++) {
-                const size_t i = (size_t)h * f->T + k * f->P + t;
+        for (size_t k = 0; k < f->partitions; k++) {
+            memset(win, 0, f->fft_size * hs);
+            for (size_t t = 0; t < f->partition && k * f->partition + t < f->taps; t++) {
+                const size_t i = (size_t)h * f->taps + k * f->partition + t;
                 const double v = f->prec == GF_PRECISION_F32 ? ((const float *)p->taps)[i]
                                                              : ((const double *)p->taps)[i];
                 if (hp == GF_PRECISION_F64)
@@ -96,8 +101,8 @@ void gf_cpu_fft_destroy(gf_cpu_fft *f)
 
 void gf_cpu_fft_reset(gf_cpu_fft *f)
 {
-    memset(f->ring, 0, (size_t)f->C * f->R * f->stride * 2 * f->ss);
-    memset(f->tail, 0, (size_t)f->C * f->P * f->ss);
+    memset(f->ring, 0, (size_t)f->channels * f->ring_slots * f->stride * 2 * f->ss);
+    memset(f->tail, 0, (size_t)f->channels * f->partition * f->ss);
     f->head = 0;
 }
 
@@ -115,41 +120,42 @@ gf_status gf_cpu_fft_create(const gf_backend_params *p, int threads, gf_cpu_fft 
         return GF_ERR_NO_MEMORY;
     f->prec = p->precision;
     f->ss = p->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
-    f->C = p->channels;
-    f->T = p->num_taps;
-    f->P = p->partition;
-    f->N = 2 * f->P;
-    f->K = (f->T + f->P - 1) / f->P;
-    f->M = p->chunk_frames / f->P;
-    f->R = f->K - 1 + f->M;
-    f->bins = f->P + 1;
+    f->channels = p->channels;
+    f->taps = p->num_taps;
+    f->partition = p->partition;
+    f->fft_size = 2 * f->partition;
+    f->partitions = (f->taps + f->partition - 1) / f->partition;
+    f->chunk_partitions = p->chunk_frames / f->partition;
+    f->ring_slots = f->partitions - 1 + f->chunk_partitions;
+    f->bins = f->partition + 1;
     f->stride = (f->bins + 7) & ~(size_t)7;
     f->filters = p->taps_per_channel ? p->channels : 1;
     f->nthreads = threads;
     const size_t spec_bytes = f->stride * 2 * f->ss;
-    const size_t need = ((size_t)f->filters * f->K + (size_t)f->C * f->R) * spec_bytes +
-                        (size_t)f->C * f->P * f->ss +
-                        (size_t)threads * (2 * f->N * f->ss + spec_bytes);
+    const size_t need =
+        ((size_t)f->filters * f->partitions + (size_t)f->channels * f->ring_slots) * spec_bytes +
+        (size_t)f->channels * f->partition * f->ss +
+        (size_t)threads * (2 * f->fft_size * f->ss + spec_bytes);
     const size_t avail = gf_host_available();
     if (need > avail) {
         gf_detail(detail, detail_size,
                   "the FFT filter needs %.1f MiB of host memory (%zu taps x %d channel%s, "
                   "partition %zu); %.1f MiB are available",
-                  (double)need / (1 << 20), f->T, f->C, f->C == 1 ? "" : "s", f->P,
-                  (double)avail / (1 << 20));
+                  (double)need / (1 << 20), f->taps, f->channels, f->channels == 1 ? "" : "s",
+                  f->partition, (double)avail / (1 << 20));
         gf_cpu_fft_destroy(f);
         return GF_ERR_NO_MEMORY;
     }
-    f->H = gf_fft_alloc((size_t)f->filters * f->K * spec_bytes);
-    f->ring = gf_fft_alloc((size_t)f->C * f->R * spec_bytes);
-    f->tail = gf_fft_alloc((size_t)f->C * f->P * f->ss);
+    f->H = gf_fft_alloc((size_t)f->filters * f->partitions * spec_bytes);
+    f->ring = gf_fft_alloc((size_t)f->channels * f->ring_slots * spec_bytes);
+    f->tail = gf_fft_alloc((size_t)f->channels * f->partition * f->ss);
     gf_status st = f->H && f->ring && f->tail ? GF_OK : GF_ERR_NO_MEMORY;
     for (int i = 0; st == GF_OK && i < threads; i++) {
         fft_thread *t = &f->th[i];
-        t->fft = gf_fft_create(f->N, f->prec);
-        t->win = gf_fft_alloc(f->N * f->ss);
+        t->fft = gf_fft_create(f->fft_size, f->prec);
+        t->win = gf_fft_alloc(f->fft_size * f->ss);
         t->spec = gf_fft_alloc(spec_bytes);
-        t->time = gf_fft_alloc(f->N * f->ss);
+        t->time = gf_fft_alloc(f->fft_size * f->ss);
         if (!t->fft || !t->win || !t->spec || !t->time)
             st = GF_ERR_NO_MEMORY;
     }
@@ -159,7 +165,8 @@ gf_status gf_cpu_fft_create(const gf_backend_params *p, int threads, gf_cpu_fft 
         gf_detail(detail, detail_size,
                   "the FFT filter needs %.1f MiB of host memory (%zu taps x %d channel%s, "
                   "partition %zu): not available",
-                  (double)need / (1 << 20), f->T, f->C, f->C == 1 ? "" : "s", f->P);
+                  (double)need / (1 << 20), f->taps, f->channels, f->channels == 1 ? "" : "s",
+                  f->partition);
         gf_cpu_fft_destroy(f);
         return st;
     }
@@ -170,7 +177,7 @@ gf_status gf_cpu_fft_create(const gf_backend_params *p, int threads, gf_cpu_fft 
 
 size_t gf_cpu_fft_units(const gf_cpu_fft *f, const gf_chunk *c)
 {
-    return (size_t)f->C * (c->frames / f->P);
+    return (size_t)f->channels * (c->frames / f->partition);
 }
 
 #define GF_T     float
@@ -183,7 +190,7 @@ size_t gf_cpu_fft_units(const gf_cpu_fft *f, const gf_chunk *c)
 
 void gf_cpu_fft_forward(gf_cpu_fft *f, const gf_chunk *c, size_t u0, size_t u1, int thread)
 {
-    const size_t m = c->frames / f->P;
+    const size_t m = c->frames / f->partition;
     for (size_t u = u0; u < u1; u++) {
         const int ch = (int)(u / m);
         const size_t b = u % m;
@@ -192,13 +199,13 @@ void gf_cpu_fft_forward(gf_cpu_fft *f, const gf_chunk *c, size_t u0, size_t u1, 
             window_f32(f, c, ch, b, t->win);
         else
             window_f64(f, c, ch, b, t->win);
-        gf_fft_forward(t->fft, t->win, ring_at(f, ch, (f->head + b) % f->R));
+        gf_fft_forward(t->fft, t->win, ring_at(f, ch, (f->head + b) % f->ring_slots));
     }
 }
 
 void gf_cpu_fft_output(gf_cpu_fft *f, const gf_chunk *c, size_t u0, size_t u1, int thread)
 {
-    const size_t m = c->frames / f->P;
+    const size_t m = c->frames / f->partition;
     for (size_t u = u0; u < u1; u++) {
         const int ch = (int)(u / m);
         const size_t b = u % m;
@@ -217,10 +224,10 @@ void gf_cpu_fft_output(gf_cpu_fft *f, const gf_chunk *c, size_t u0, size_t u1, i
 
 void gf_cpu_fft_end(gf_cpu_fft *f, const gf_chunk *c)
 {
-    const size_t m = c->frames / f->P;
+    const size_t m = c->frames / f->partition;
     if (f->prec == GF_PRECISION_F32)
         keep_tail_f32(f, c);
     else
         keep_tail_f64(f, c);
-    f->head = (f->head + m) % f->R;
+    f->head = (f->head + m) % f->ring_slots;
 }

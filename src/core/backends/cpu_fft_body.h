@@ -10,7 +10,7 @@
 /* The window of block b of channel ch: the previous block, then this one. */
 static void GF_FN(window)(const gf_cpu_fft *f, const gf_chunk *c, int ch, size_t b, void *win)
 {
-    const size_t C = (size_t)f->C, P = f->P;
+    const size_t C = (size_t)f->channels, P = f->partition;
     const GF_T *in = (const GF_T *)c->in + ch;
     GF_T *w = win;
     if (b == 0)
@@ -29,9 +29,9 @@ static void GF_FN(mac)(const gf_cpu_fft *f, int ch, size_t b, void *y)
     const size_t n = 2 * f->bins;
     const int h = f->filters == 1 ? 0 : ch;
     GF_T *restrict acc = y;
-    for (size_t k = 0; k < f->K; k++) {
+    for (size_t k = 0; k < f->partitions; k++) {
         const GF_T *restrict hk = h_at(f, h, k);
-        const GF_T *restrict x = ring_at(f, ch, (f->head + b + f->R - k) % f->R);
+        const GF_T *restrict x = ring_at(f, ch, (f->head + b + f->ring_slots - k) % f->ring_slots);
         if (k == 0) {
             for (size_t i = 0; i < n; i += 2) {
                 acc[i] = hk[i] * x[i] - hk[i + 1] * x[i + 1];
@@ -49,7 +49,7 @@ static void GF_FN(mac)(const gf_cpu_fft *f, int ch, size_t b, void *y)
 /* The second half of block b's inverse transform is its output. */
 static void GF_FN(emit)(const gf_cpu_fft *f, const gf_chunk *c, int ch, size_t b, const void *time)
 {
-    const size_t C = (size_t)f->C, P = f->P;
+    const size_t C = (size_t)f->channels, P = f->partition;
     const GF_T *src = (const GF_T *)time + P;
     GF_T *out = (GF_T *)c->out + ch;
     const size_t n0 = b * P;
@@ -60,8 +60,8 @@ static void GF_FN(emit)(const gf_cpu_fft *f, const gf_chunk *c, int ch, size_t b
 /* The chunk's last block becomes the next window's first half. */
 static void GF_FN(keep_tail)(gf_cpu_fft *f, const gf_chunk *c)
 {
-    const size_t C = (size_t)f->C, P = f->P, last = c->frames - P;
-    for (int ch = 0; ch < f->C; ch++) {
+    const size_t C = (size_t)f->channels, P = f->partition, last = c->frames - P;
+    for (int ch = 0; ch < f->channels; ch++) {
         GF_T *t = (GF_T *)f->tail + (size_t)ch * P;
         const GF_T *in = (const GF_T *)c->in + ch;
         for (size_t i = 0; i < P; i++)

@@ -5,6 +5,10 @@
  * (the backends built in) and gf_backend_available read it; nothing else
  * names a backend. PortAudio's paHostApiInitializers[] is the model.
  *
+ * The registry names the device kinds: gf_device_name, gf_device_from_name
+ * and gf_device_kinds answer from it, so the command line, the reports and
+ * the error messages spell a kind as its line here does.
+ *
  * A backend is one file defining a gf_backend_ops (backend.h: its name,
  * device kind, slots, methods per precision, histograms, availability
  * probe and functions) and one line here. A kind this build lacks keeps its
@@ -12,6 +16,8 @@
  * than "unknown device".
  */
 #include "backend.h"
+
+#include <string.h>
 
 extern const gf_backend_ops gf_backend_ref;
 extern const gf_backend_ops gf_backend_cpu;
@@ -27,16 +33,19 @@ extern const gf_backend_ops gf_backend_cpu;
  * "Long filters"); method.c says what they mean. */
 static const gf_backend_entry registry[] = {
     {GF_DEVICE_REF,
+     "ref",
      "this gpufilt was built without the ref backend",
      {.a = 8, .b = 10, .f = 0, .floor_t = 0, .k0 = 4, .direct_only = 1},
      &gf_backend_ref,
      NULL},
     {GF_DEVICE_CPU,
+     "cpu",
      "this gpufilt was built without the cpu backend",
      {.a = 8, .b = 10, .f = 0, .floor_t = 0, .k0 = 4},
      &gf_backend_cpu,
      NULL},
     {GF_DEVICE_CUDA,
+     "cuda",
      "this gpufilt was built without CUDA",
      {.a = 24, .b = 8, .f = 64, .floor_t = 1024, .k0 = 8},
      NULL,
@@ -94,4 +103,56 @@ int gf_backend_available(gf_device device)
 {
     const gf_backend_ops *o = gf_backend_of(device);
     return o && o->available() ? 1 : 0;
+}
+
+const char *gf_device_name(gf_device device)
+{
+    if (device == GF_DEVICE_AUTO)
+        return "auto";
+    if (device == GF_DEVICE_NONE)
+        return "none";
+    const gf_backend_entry *b = gf_backend_entry_of(device);
+    return b ? b->name : NULL;
+}
+
+gf_status gf_device_from_name(const char *name, gf_device *out)
+{
+    if (!name || !out)
+        return GF_ERR_INVALID_ARGUMENT;
+    gf_device d = GF_DEVICE_NONE;
+    if (strcmp(name, "auto") == 0)
+        d = GF_DEVICE_AUTO;
+    else if (strcmp(name, "none") != 0) {
+        const gf_backend_entry *b = NULL;
+        for (size_t i = 0; i < sizeof registry / sizeof registry[0] && !b; i++)
+            if (strcmp(name, registry[i].name) == 0)
+                b = &registry[i];
+        if (!b)
+            return GF_ERR_INVALID_ARGUMENT;
+        d = b->device;
+    }
+    *out = d;
+    return GF_OK;
+}
+
+/* In ascending gf_device value, not in the table's order (which is
+ * gf_version's): the order stays the same whatever the table's layout, and
+ * a new kind, with the next value, comes last. */
+size_t gf_device_kinds(gf_device *out, size_t cap)
+{
+    size_t count = 0;
+    const gf_backend_entry *last = NULL;
+    for (;;) {
+        const gf_backend_entry *next = NULL;
+        for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
+            if ((!last || registry[i].device > last->device) &&
+                (!next || registry[i].device < next->device))
+                next = &registry[i];
+        if (!next)
+            return count;
+        if (out && count < cap)
+            out[count] = next->device;
+        count++;
+        last = next;
+    }
 }
