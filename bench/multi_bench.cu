@@ -9,7 +9,8 @@
  * the medians, the speed-up, the traffic as a share of the ceiling of that
  * many GPUs, and whether the bytes equal one GPU's (they must).
  *
- *   bench_multi [--quick] [--reps N] [--devices N]
+ *   bench_multi [--quick] [--reps N] [--devices N] [--case TEXT]
+ * (--case: only the cases whose name holds TEXT)
  * Exit: 0, 1 when an output differs from one GPU's, 2 on an error, 77
  * with fewer than two GPUs.
  */
@@ -102,15 +103,16 @@ typedef struct bcase {
 /* The median seconds of reps runs of the whole input through e (after one
  * untimed run), and the output of the last. */
 static double run_engine(gf_engine *e, const float *in, size_t frames, int channels, float *out,
-                         size_t cap, int reps, size_t *produced)
+                         size_t cap, int reps, size_t *produced, double *t_flush)
 {
-    std::vector<double> t;
+    std::vector<double> t, tf;
     for (int r = 0; r <= reps; r++) {
         size_t got = 0, more = 0;
         const double t0 = now_s();
         gf_status st = gf_engine_reset(e);
         if (st == GF_OK)
             st = gf_engine_process(e, in, frames, out, &got);
+        const double t1 = now_s();
         if (st == GF_OK)
             st = gf_engine_flush(e);
         while (st == GF_OK) {
@@ -123,16 +125,20 @@ static double run_engine(gf_engine *e, const float *in, size_t frames, int chann
             fprintf(stderr, "bench_multi: %s: %s\n", gf_strerror(st), gf_engine_error(e));
             exit(2);
         }
-        if (r > 0)
+        if (r > 0) {
             t.push_back(now_s() - t0);
+            tf.push_back(now_s() - t1);
+        }
         *produced = got;
     }
+    *t_flush = median(tf);
     return median(t);
 }
 
 int main(int argc, char **argv)
 {
     int quick = 0, reps = 5, want = 0;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = 1;
@@ -140,8 +146,11 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--devices") && i + 1 < argc)
             want = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--case") && i + 1 < argc)
+            only = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_multi [--quick] [--reps N] [--devices N]\n");
+            fprintf(stderr,
+                    "usage: bench_multi [--quick] [--reps N] [--devices N] [--case TEXT]\n");
             return 2;
         }
     }
@@ -185,6 +194,8 @@ int main(int argc, char **argv)
         devs[d] = d;
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const bcase *b = &cases[ci];
+        if (only && !strstr(b->name, only))
+            continue;
         const size_t samples = quick ? b->quick_samples : b->samples;
         const size_t frames = samples / (size_t)b->channels;
         std::vector<double> taps(b->taps);
@@ -223,8 +234,9 @@ int main(int argc, char **argv)
             in[i] = (float)((double)(x >> 11) * 0x1p-53 * 2.0 - 1.0);
         }
         size_t p1 = 0, pn = 0;
-        const double t1 = run_engine(one, in, frames, b->channels, o1, cap, reps, &p1);
-        const double tn = run_engine(many, in, frames, b->channels, on, cap, reps, &pn);
+        double f1 = 0, fn = 0;
+        const double t1 = run_engine(one, in, frames, b->channels, o1, cap, reps, &p1, &f1);
+        const double tn = run_engine(many, in, frames, b->channels, on, cap, reps, &pn, &fn);
         const int same = p1 == pn && !memcmp(o1, on, p1 * (size_t)b->channels * sizeof(float));
         wrong |= !same;
         const double gbs = (double)samples * sizeof(float) / tn / 1e9;
@@ -233,12 +245,13 @@ int main(int argc, char **argv)
         if (!same)
             fprintf(stderr, "bench_multi: %s: %d GPUs wrote %zu frames, 1 GPU %zu%s\n", b->name, n,
                     pn, p1, p1 == pn ? ", different bytes" : "");
-        uint64_t f0 = 0, f1 = 0;
-        const uint64_t k0 = gf_engine_device_chunks(many, 0, &f0);
-        const uint64_t k1 = gf_engine_device_chunks(many, 1, &f1);
-        printf("%-34s chunks of %zu frames: GPU 0 %llu (%llu frames), GPU 1 %llu (%llu)\n", "",
-               gf_engine_chunk_frames(many), (unsigned long long)k0, (unsigned long long)f0,
-               (unsigned long long)k1, (unsigned long long)f1);
+        uint64_t n0 = 0, n1 = 0;
+        const uint64_t k0 = gf_engine_device_chunks(many, 0, &n0);
+        const uint64_t k1 = gf_engine_device_chunks(many, 1, &n1);
+        printf("%-34s flush + pull %.2f / %.2f ms; chunks of %zu frames: GPU 0 %llu (%llu "
+               "frames), GPU 1 %llu (%llu)\n",
+               "", f1 * 1e3, fn * 1e3, gf_engine_chunk_frames(many), (unsigned long long)k0,
+               (unsigned long long)n0, (unsigned long long)k1, (unsigned long long)n1);
         gf_host_free(in);
         gf_host_free(o1);
         gf_host_free(on);

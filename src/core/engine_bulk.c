@@ -16,10 +16,27 @@ static void tail_samples(const gf_engine *e, unsigned char *dst, const unsigned 
 {
     const size_t ss = e->sample_bytes, hs = e->halo_samples;
     if (n_samples >= hs) {
-        memcpy(dst, in + (n_samples - hs) * ss, hs * ss);
+        gf_copy(e->copies, dst, in + (n_samples - hs) * ss, hs * ss);
     } else {
-        memcpy(dst, history + n_samples * ss, (hs - n_samples) * ss);
-        memcpy(dst + (hs - n_samples) * ss, in, n_samples * ss);
+        gf_copy(e->copies, dst, history + n_samples * ss, (hs - n_samples) * ss);
+        gf_copy(e->copies, dst + (hs - n_samples) * ss, in, n_samples * ss);
+    }
+}
+
+/* e->history: the halo_samples samples before this call's input (zeros at
+ * the stream's start), loaded once per call when first needed (the FFT
+ * method's history, on several devices, can be hundreds of MiB). */
+static void load_history(gf_engine *e, int *loaded)
+{
+    const size_t hs = e->halo_samples, ss = e->sample_bytes;
+    if (*loaded)
+        return;
+    *loaded = 1;
+    if (e->history_slot < 0) {
+        memset(e->history, 0, hs * ss);
+    } else {
+        const gf_slot *h = &e->slot[e->history_slot];
+        gf_copy(e->copies, e->history, h->in + h->frames * e->channels * ss, hs * ss);
     }
 }
 
@@ -33,13 +50,7 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
 {
     const size_t C = e->channels, ss = e->sample_bytes, hs = e->halo_samples;
     gf_status st;
-    /* The history at the start of this call. */
-    if (e->history_slot < 0)
-        memset(e->history, 0, hs * ss);
-    else {
-        const gf_slot *h = &e->slot[e->history_slot];
-        memmove(e->history, h->in + h->frames * C * ss, hs * ss);
-    }
+    int loaded = 0; /* e->history holds the history at the start of this call */
     int inflight[GF_MAX_SLOTS] = {0};
     size_t off = 0;
     int i; /* chunk i goes to slot (head + i) % nslots */
@@ -54,10 +65,15 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
         }
         const size_t n = frames - off < e->chunk ? frames - off : e->chunk;
         const size_t skip = n < e->skip_left ? n : e->skip_left;
-        const unsigned char *halo;
-        if (off * C >= hs)
+        /* The halo: the direct method's; the FFT method's (several devices)
+         * only once the stream has frames to prime with. */
+        const unsigned char *halo = NULL;
+        if (!hs || (e->method == GF_METHOD_FFT && e->in_submitted == 0))
+            halo = NULL;
+        else if (off * C >= hs)
             halo = in + (off * C - hs) * ss;
         else {
+            load_history(e, &loaded);
             tail_samples(e, e->slot[s].in, e->history, in, off * C);
             halo = e->slot[s].in;
         }
@@ -92,6 +108,8 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
      * turn), as the tail of an empty chunk, where begin_fill looks for it. */
     e->head = (e->head + i) % e->nslots;
     gf_slot *f = &e->slot[e->head];
+    if (frames * C < hs)
+        load_history(e, &loaded);
     tail_samples(e, f->in, e->history, in, frames * C);
     f->frames = 0;
     e->history_slot = e->head;

@@ -16,12 +16,18 @@
 static void begin_fill(gf_engine *e)
 {
     gf_slot *f = &e->slot[(e->head + e->nsub) % e->nslots];
-    if (e->history_slot < 0)
-        memset(f->in, 0, e->halo_samples * e->sample_bytes);
-    else {
+    const size_t bytes = e->halo_samples * e->sample_bytes;
+    if (e->history_slot < 0) {
+        /* (the FFT method primes only with frames the stream has had) */
+        if (e->method == GF_METHOD_DIRECT)
+            memset(f->in, 0, bytes);
+    } else {
         const gf_slot *h = &e->slot[e->history_slot];
-        memmove(f->in, h->in + h->frames * e->channels * e->sample_bytes,
-                e->halo_samples * e->sample_bytes);
+        const unsigned char *tail = h->in + h->frames * e->channels * e->sample_bytes;
+        if (h == f)
+            memmove(f->in, tail, bytes);
+        else
+            gf_copy(e->copies, f->in, tail, bytes);
     }
     e->filling = 1;
     e->filled = e->carried;
