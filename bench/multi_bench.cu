@@ -10,7 +10,8 @@
  * many GPUs, and whether the bytes equal one GPU's (they must).
  *
  *   bench_multi [--quick] [--reps N] [--devices N] [--case TEXT]
- * (--case: only the cases whose name holds TEXT)
+ * (--case: only the cases whose name holds TEXT; --on: these ordinals as
+ * the several devices, e.g. 0,0 for two instances on one GPU)
  * Exit: 0, 1 when an output differs from one GPU's, 2 on an error, 77
  * with fewer than two GPUs.
  */
@@ -138,7 +139,7 @@ static double run_engine(gf_engine *e, const float *in, size_t frames, int chann
 int main(int argc, char **argv)
 {
     int quick = 0, reps = 5, want = 0;
-    const char *only = NULL;
+    const char *only = NULL, *on = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = 1;
@@ -148,9 +149,11 @@ int main(int argc, char **argv)
             want = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--case") && i + 1 < argc)
             only = argv[++i];
+        else if (!strcmp(argv[i], "--on") && i + 1 < argc)
+            on = argv[++i];
         else {
-            fprintf(stderr,
-                    "usage: bench_multi [--quick] [--reps N] [--devices N] [--case TEXT]\n");
+            fprintf(stderr, "usage: bench_multi [--quick] [--reps N] [--devices N] [--case TEXT] "
+                            "[--on I,J,...]\n");
             return 2;
         }
     }
@@ -192,6 +195,14 @@ int main(int argc, char **argv)
     int devs[GF_MAX_DEVICES];
     for (int d = 0; d < n; d++)
         devs[d] = d;
+    if (on) { /* --on: the list as given */
+        n = 0;
+        for (char *p = (char *)on; *p && n < GF_MAX_DEVICES;) {
+            devs[n++] = (int)strtol(p, &p, 10);
+            if (*p++ != ',')
+                break;
+        }
+    }
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const bcase *b = &cases[ci];
         if (only && !strstr(b->name, only))

@@ -23,6 +23,10 @@ _gpufilt()
             ogg:vorbis ogg:opus" -- "$cur")
         return
         ;;
+    --gpus)
+        mapfile -t COMPREPLY < <(compgen -W "all 0 1 0,1" -- "$cur")
+        return
+        ;;
     -t | --taps | -c | --channels | -r | --rate | --chunk | --threads | --partition | \
         --hist-bins | --hist-block | --hist-range | --frames | --duration | --in | --out | \
         --host-api | --lowpass | --highpass | --bandpass | --bandreject | --atten | \

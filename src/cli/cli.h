@@ -63,6 +63,8 @@ typedef enum gf_cli_action {
     GF_ACTION_DONE          /* --help or --version: printed, nothing more to do */
 } gf_cli_action;
 
+#define GF_GPUS_ALL (-1)
+
 typedef struct gf_cli_options {
     gf_cli_action action;
     const char *in_path, *out_path; /* "-": standard input / output */
@@ -77,6 +79,10 @@ typedef struct gf_cli_options {
     gf_device device;
     size_t chunk; /* 0 = backend default */
     int threads;
+    /* --gpus: ngpus ordinals in gpus; GF_GPUS_ALL for every device; 0 when
+     * not given (gf_cli_choose_gpus decides). */
+    int gpus[GF_MAX_DEVICES];
+    int ngpus;
     const char *out_format; /* --out-format MAJOR[:SUBTYPE] or NULL */
     int verify, quiet, allow_truncated, sync;
     const char *json_summary; /* --json-summary FILE or "-", or NULL */
@@ -252,6 +258,26 @@ typedef struct gf_job {
  */
 gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_device *handoff,
                                char *why, size_t n);
+
+/*
+ * The CUDA devices a file's or pipe's engine runs on, into out (at least
+ * GF_MAX_DEVICES): the --gpus list; every device present for --gpus all;
+ * without --gpus, every device when the job is big enough to repay
+ * starting them and to gain from them: a file (known length) filtered by
+ * the direct method with more than GPU_MULTI_S (1 s) of work for one GPU
+ * at the rate measured on an H200 (about 1e13 multiply-adds a second;
+ * bench_multi: 1.98x on two), else one. The FFT method stays on one GPU
+ * unless --gpus names more: on several, each chunk re-sends the K
+ * partitions before it, which costs more than it gains where transfers
+ * bound the job (bench_multi). Returns the count, 0 for one GPU (the
+ * config's cuda_device); asks the driver only for --gpus all and the
+ * default's big jobs.
+ */
+int gf_cli_choose_gpus(const gf_cli_options *o, const gf_job *j, int *out);
+
+/* --list-devices' first part, on standard output: the GPUs (--gpus
+ * numbers, names, memory), or why there are none. */
+void gf_cli_list_gpus(void);
 
 /* Live audio filters one block in, one block out, so the FFT method's
  * partition is the block (and --partition is refused with --live): `block`

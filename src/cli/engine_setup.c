@@ -93,6 +93,57 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_devi
     return GF_DEVICE_CUDA;
 }
 
+/* One GPU's direct multiply-adds a second, measured (H200, bench_multi);
+ * several GPUs by default above this much work for one. */
+#define GPU_MACS    1e13
+#define GPU_MULTI_S 1.0
+
+int gf_cli_choose_gpus(const gf_cli_options *o, const gf_job *j, int *out)
+{
+    if (o->ngpus > 0) {
+        memcpy(out, o->gpus, (size_t)o->ngpus * sizeof *out);
+        return o->ngpus;
+    }
+    if (o->ngpus == 0) {
+        const gf_method m = o->method != GF_METHOD_AUTO
+                                ? o->method
+                                : gf_method_choose(j->taps, j->channels, o->precision,
+                                                   GF_DEVICE_CUDA, o->partition);
+        const double gpu_s = (double)j->frames * j->channels * (double)j->taps / GPU_MACS;
+        if (j->block || j->frames < 0 || m != GF_METHOD_DIRECT || gpu_s < GPU_MULTI_S)
+            return 0;
+    }
+    int n = 0;
+    if (gf_cuda_device_count(&n) != GF_OK || n < 2)
+        return 0;
+    n = n < GF_MAX_DEVICES ? n : GF_MAX_DEVICES;
+    for (int d = 0; d < n; d++)
+        out[d] = d;
+    return n;
+}
+
+void gf_cli_list_gpus(void)
+{
+    int n = 0;
+    if (!gf_backend_built(GF_DEVICE_CUDA) || gf_cuda_device_count(&n) != GF_OK || n == 0) {
+        printf("GPUs: none (%s)\n", gf_backend_built(GF_DEVICE_CUDA)
+                                        ? "no usable CUDA device"
+                                        : "this gpufilt was built without CUDA");
+        return;
+    }
+    printf("GPUs (--gpus N[,M...] or all):\n");
+    for (int i = 0; i < n; i++) {
+        gf_cuda_device d;
+        if (gf_cuda_device_info(i, &d) != GF_OK) {
+            printf("  %d: (cannot be queried)\n", i);
+            continue;
+        }
+        printf("  %d: %s, %.1f GiB (%.1f free), compute capability %d.%d, %d multiprocessors\n", i,
+               d.name, (double)d.total_bytes / (1 << 30), (double)d.free_bytes / (1 << 30), d.major,
+               d.minor, d.multiprocessors);
+    }
+}
+
 size_t gf_cli_live_partition(size_t block)
 {
     const int pow2 = (block & (block - 1)) == 0;

@@ -268,6 +268,11 @@ static int setup_engines(gf_run *r)
     }
     gf_config c = gf_cli_engine_config(o, C, r->taps, device, r->handoff);
     c.hist = r->hist ? &r->hc : NULL;
+    int gpus[GF_MAX_DEVICES];
+    if (device == GF_DEVICE_CUDA || r->handoff == GF_DEVICE_CUDA) {
+        c.cuda_device_count = gf_cli_choose_gpus(o, &job, gpus);
+        c.cuda_devices = gpus;
+    }
     if ((rc = gf_cli_engine_create(&c, o->device == GF_DEVICE_AUTO, &r->e[GF_RUN_MAIN])) != 0)
         return rc;
     if (device == GF_DEVICE_CUDA && gf_engine_device(r->e[GF_RUN_MAIN]) != GF_DEVICE_CUDA)

@@ -45,6 +45,9 @@ static void help_filter(FILE *f)
             "                        or cuda, cpu, ref (the serial reference)\n"
             "      --chunk FRAMES    frames per processing chunk (output never depends on it)\n"
             "      --threads N       cpu backend worker threads (default: all CPUs)\n"
+            "      --gpus all|N[,M]  the GPUs to deal chunks to, same bytes as one (default:\n"
+            "                        all for a direct-method file of over ~1 s of GPU work,\n"
+            "                        else GPU 0); --list-devices lists them\n"
             "\n",
             GF_MAX_FFT_TAPS, GF_MAX_TAPS, GF_MIN_PARTITION, GF_MAX_PARTITION);
 }

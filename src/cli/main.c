@@ -8,6 +8,7 @@
 #endif
 
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 static volatile sig_atomic_t g_signal;
@@ -54,9 +55,15 @@ static int run_action(const gf_cli_options *o, gf_taps *t)
         return gf_batch_run(o, o->ninputs, o->inputs, t, &g_signal);
     if (o->action == GF_ACTION_DESIGN) /* no input: as many channels as filters */
         return gf_taps_ready(o, t, t->filters, o->rate);
+    if (o->action == GF_ACTION_LIST_DEVICES)
+        gf_cli_list_gpus();
 #ifdef GPUFILT_HAVE_LIVE
     return o->action == GF_ACTION_LIVE ? gf_live_run(o, t, &g_signal) : gf_live_list_devices();
 #else
+    if (o->action == GF_ACTION_LIST_DEVICES) {
+        printf("audio devices: none (this gpufilt was built without PortAudio)\n");
+        return GF_EXIT_OK;
+    }
     gf_cli_error("this gpufilt was built without PortAudio: --live and --list-devices "
                  "are not available");
     return GF_EXIT_DEVICE;

@@ -21,6 +21,7 @@ typedef enum arg_kind {
     ARG_STRING,  /* const char * (a path, a name) */
     ARG_CHOICE,  /* an enum field, by name */
     ARG_DEVICE,  /* gf_device: "auto" or a kind the library names (gf_device_kinds) */
+    ARG_GPUS,    /* --gpus all|N[,M...] */
     ARG_RAW,     /* gf_raw_format */
     ARG_RANGE,   /* --hist-range LO:HI */
     ARG_SECONDS, /* --duration */
@@ -72,6 +73,7 @@ static const opt_spec specs[] = {
     {"device", 'd', ARG_DEVICE, F(device), 0, 0, NULL},
     {"chunk", 0, ARG_SIZE, F(chunk), 1, GF_MAX_CHUNK_FRAMES, NULL},
     {"threads", 0, ARG_INT, F(threads), 1, GF_MAX_THREADS, NULL},
+    {"gpus", 0, ARG_GPUS, 0, 0, 0, NULL},
     {"out-format", 0, ARG_STRING, F(out_format), 0, 0, NULL},
     {"verify", 0, ARG_FLAG, F(verify), 0, 0, NULL},
     {"allow-truncated", 0, ARG_FLAG, F(allow_truncated), 0, 0, NULL},
@@ -227,6 +229,32 @@ static int parse_device(const char *opt, const char *s, gf_device *out)
 }
 
 /* One option's value into its field of o. */
+/* --gpus all, or up to GF_MAX_DEVICES ordinals separated by commas (one
+ * may repeat: two engines' worth of work on one GPU). */
+static int parse_gpus(const char *opt, const char *arg, gf_cli_options *o)
+{
+    if (!strcmp(arg, "all")) {
+        o->ngpus = GF_GPUS_ALL;
+        return GF_EXIT_OK;
+    }
+    o->ngpus = 0;
+    for (const char *p = arg;;) {
+        char *end = NULL;
+        errno = 0;
+        const long v = *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : -1;
+        if (v < 0 || v > 1023 || errno || (*end != ',' && *end != '\0') ||
+            o->ngpus == GF_MAX_DEVICES) {
+            gf_cli_error("%s: '%s' is not 'all' or 1 to %d GPU numbers separated by commas", opt,
+                         arg, GF_MAX_DEVICES);
+            return GF_EXIT_USAGE;
+        }
+        o->gpus[o->ngpus++] = (int)v;
+        if (*end == '\0')
+            return GF_EXIT_OK;
+        p = end + 1;
+    }
+}
+
 static int parse_value(const opt_spec *sp, const char *arg, gf_cli_options *o)
 {
     char opt[40];
@@ -253,6 +281,9 @@ static int parse_value(const opt_spec *sp, const char *arg, gf_cli_options *o)
         break;
     case ARG_DEVICE:
         rc = parse_device(opt, arg, (gf_device *)field);
+        break;
+    case ARG_GPUS:
+        rc = parse_gpus(opt, arg, o);
         break;
     case ARG_RAW:
         if ((*(gf_raw_format *)field = gf_raw_parse(arg)) == GF_RAW_NONE) {
@@ -342,7 +373,8 @@ static int check_given(const gf_cli_options *o, const char *const *given)
         "hist-bins", "hist-block", "hist-range", "hist-of", "hist-channels", "hist-limit", NULL};
     static const char *const not_live[] = {
         "chunk",      "verify",       "allow-truncated", "sync",    "force",         "out-format",
-        "hist-limit", "json-summary", "out-dir",         "in-list", "skip-existing", NULL};
+        "hist-limit", "json-summary", "out-dir",         "in-list", "skip-existing", "gpus",
+        NULL};
     const char *name;
     if (!o->hist_path && !o->hist_png && (name = first_given(given, hist_params))) {
         gf_cli_error("--%s needs --hist FILE or --hist-png FILE (it sets their histograms)", name);
@@ -350,6 +382,11 @@ static int check_given(const gf_cli_options *o, const char *const *given)
     }
     if (o->action == GF_ACTION_LIVE && (name = first_given(given, not_live))) {
         gf_cli_error("--%s is for IN and OUT, not --live", name);
+        return GF_EXIT_USAGE;
+    }
+    if (o->ngpus && o->device != GF_DEVICE_AUTO && o->device != GF_DEVICE_CUDA) {
+        gf_cli_error("--gpus names GPUs: it goes with --device cuda or auto, not %s",
+                     gf_device_name(o->device));
         return GF_EXIT_USAGE;
     }
     return GF_EXIT_OK;

@@ -155,6 +155,9 @@ int gf_report_json(const gf_run *r, int rc)
         s.method = fft ? "fft" : "direct";
         s.partition = fft ? gf_engine_partition(e) : 0;
         s.backend = gf_engine_backend(e);
+        s.ngpus = gf_engine_cuda_devices(e, s.gpu, GF_MAX_DEVICES);
+        for (int i = 0; i < s.ngpus; i++)
+            s.gpu_chunks[i] = gf_engine_device_chunks(e, i, &s.gpu_frames[i]);
         if (r->handoff != GF_DEVICE_NONE) {
             s.handoff_to = gf_device_name(r->handoff);
             s.handoff_frame = gf_engine_handoff_frame(e);

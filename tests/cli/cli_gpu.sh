@@ -45,4 +45,30 @@ assert_eq "hand-off: histograms = the GPU's" "$(cmp ref.csv auto.csv && echo sam
 "$SFTOOL" gen minute.wav wav16 2 48000 2880000 noise
 expect 0 "*" minute.wav verified.wav --taps 1023 --method direct --threads 2 --verify
 grep -q "then cuda for" stderr.txt && pass || fail "no hand-off under --verify: $(head -n 1 stderr.txt)"
+# Several GPUs (--gpus): the bytes and histograms of one, direct and FFT,
+# float and 16-bit output; "0,0" runs two engines' share on one GPU, so
+# this runs on any GPU machine; with two GPUs, "0,1" and "all" too. The
+# JSON summary says which GPU filtered how many chunks and frames.
+gpus=("0,0")
+ngpu=$("$GPUFILT" --list-devices 2>/dev/null | sed '/^host APIs/,$d' | grep -cE '^  [0-9]+: ')
+[ "${ngpu:-1}" -ge 2 ] && gpus+=("0,1" "1,0" "all")
+for args in "--taps 4095 --method direct" "--taps 20000 --method fft --partition 1024" \
+    "--taps 3000 --method fft --mode full --out-raw f32le"; do
+    # shellcheck disable=SC2086
+    expect 0 "" minute.wav one.wav $args --device cuda --quiet --hist one.csv "${hist[@]}"
+    for g in "${gpus[@]}"; do
+        # shellcheck disable=SC2086
+        expect 0 "" minute.wav many.wav $args --device cuda --gpus "$g" --quiet \
+            --hist many.csv "${hist[@]}" --json-summary g.json
+        assert_eq "--gpus $g $args: output = one GPU's" "$(cmp one.wav many.wav && echo same)" same
+        assert_eq "--gpus $g $args: histograms = one GPU's" "$(cmp one.csv many.csv && echo same)" same
+        got=$(python3 -c 'import json, sys
+g = json.load(open(sys.argv[1]))["gpus"]
+print(len(g), all(d["chunks"] > 0 for d in g), sum(d["frames"] for d in g) >= 2880000)' g.json)
+        want=$([ "$g" = all ] && echo "$ngpu" || echo 2)
+        assert_eq "--gpus $g $args: JSON gpus" "$got" "$want True True"
+    done
+done
+expect 2 "gpufilt: error: --gpus names GPUs: it goes with --device cuda or auto, not cpu" \
+    minute.wav x.wav --taps 5 --device cpu --gpus 0,1
 finish

@@ -177,7 +177,8 @@ fi
 if want multigpu; then
     step "several GPUs: the bytes of one GPU, and the speed-up against the ceiling of all"
     ngpu=$(nvidia-smi -L | wc -l)
-    ./build-gpu/tests/core/test_multi_gpu 2>&1 | tee "$OUT/multi.log" | tail -3
+    (cd build-gpu && ctest --output-on-failure -R 'test_multi_gpu|cli_gpu' 2>&1) |
+        tee "$OUT/multi.log" | tail -6
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     if [ "$ngpu" -ge 2 ]; then
         ./build-gpu/bench/bench_multi $quick 2>&1 | tee "$OUT/bench_multi.log"

@@ -33,6 +33,10 @@ typedef struct multi {
 
 static gf_status multi_create(const gf_backend_params *p, void **state, char *detail, size_t n)
 {
+    if (!p->multi_inner->available()) { /* as one device would say it */
+        gf_detail(detail, n, "no usable CUDA device");
+        return GF_ERR_NO_DEVICE;
+    }
     multi *m = calloc(1, sizeof *m);
     if (!m)
         return GF_ERR_NO_MEMORY;
