@@ -47,6 +47,8 @@ static int run(gf_mpi *m)
     m->r.stop = &m->stop;
     m->r.sink.out.fd = -1;
     m->sfd = -1;
+    m->hfd = -1;
+    m->hist = m->o.hist_path || m->o.hist_png;
     gf_mpi_open_input(m);
     if (gf_mpi_settle(m))
         return m->rc;
@@ -65,11 +67,14 @@ static int run(gf_mpi *m)
         if (!in || !out)
             gf_mpi_fail(m, GF_EXIT_INTERNAL, "out of memory");
     }
-    gf_mpi_open_scratch(m);
+    if (!gf_mpi_open_scratch(m) && m->hist)
+        gf_mpi_hist_scratch(m);
     if (gf_mpi_settle(m))
         return m->rc;
     gf_mpi_filter_range(m);
     if (gf_mpi_settle(m))
+        return m->rc;
+    if (m->hist && gf_mpi_hist_gather(m))
         return m->rc;
     if (m->gathered) {
         if (gf_mpi_gather_parts(m))
@@ -95,15 +100,20 @@ static void cleanup(gf_mpi *m)
 {
     gf_sink_abort(&m->r.sink);
     gf_source_close(&m->r.src);
+    gf_hist_out_abort(&m->r.hout); /* no-op after a commit */
     gf_engine_destroy(m->e);
+    gf_engine_destroy(m->he);
     if (m->sfd >= 0)
         close(m->sfd);
+    if (m->hfd >= 0)
+        close(m->hfd);
     if (m->scratch_dir[0])
         rmdir(m->scratch_dir);
     if (m->o.out_path != m->out_path)
         free((char *)m->o.out_path);
     free(m->in);
     free(m->out);
+    free(m->hbuf);
     free(m->pk);
 }
 
@@ -127,9 +137,6 @@ static const char *refused(const gf_cli_options *o)
     if (o->action != GF_ACTION_FILTER)
         return "gpufilt-mpi filters one file: IN OUT and a filter (--live, --list-devices and "
                "design-only runs are gpufilt's)";
-    if (o->hist_path || o->hist_png)
-        return "--hist and --hist-png are not supported by gpufilt-mpi yet: run gpufilt for "
-               "histograms";
     if (o->verify)
         return "--verify is not supported by gpufilt-mpi: run gpufilt --verify";
     if (o->json_summary)
@@ -143,6 +150,7 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     gf_mpi m;
     memset(&m, 0, sizeof m);
+    m.sfd = m.hfd = -1;
     MPI_Comm_rank(MPI_COMM_WORLD, &m.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &m.size);
     signal(SIGPIPE, SIG_IGN);

@@ -2,7 +2,7 @@
 # gpufilt-mpi with 3 ranks on the CPU backend writes the bytes one gpufilt
 # run writes: WAV 16-bit and float, raw and FLAC; same, causal and full;
 # direct and FFT (65536 taps); ranges shorter than the filter, a 1-frame
-# input; a rank that fails leaves no output and names itself.
+# input; histograms; a rank that fails leaves no output and names itself.
 # Usage: mpi_equal.sh GPUFILT GPUFILT_MPI SFTOOL WORKDIR
 set -u
 G=$1 M=$2 SF=$3 W=$4
@@ -66,6 +66,36 @@ for mode in same causal full; do
     check 3 one.wav o.raw --taps 101 --mode $mode --out-raw s16le
     check 3 one.wav of.wav --ir ir.wav --mode $mode --out-format wav:float
 done
+
+# check_hist NP IN EXT ARGS...: gpufilt-mpi's output and --hist file
+# (CSV, or JSON lines for EXT json) and --hist-png picture are gpufilt's.
+check_hist() {
+    local np=$1 in=$2 ext=$3
+    shift 3
+    rm -f ref.h.wav mpi.h.wav "ref.h.$ext" "mpi.h.$ext" ref.h.png mpi.h.png
+    "$G" "$in" ref.h.wav --hist "ref.h.$ext" --hist-png ref.h.png "$@" -q 2>/dev/null ||
+        { bad "gpufilt $in --hist $*"; return; }
+    run "$np" "$M" "$in" mpi.h.wav --hist "mpi.h.$ext" --hist-png mpi.h.png "$@" 2>err.txt
+    local rc=$?
+    [ $rc -eq 0 ] || { bad "gpufilt-mpi -np $np $in --hist $* exited $rc: $(cat err.txt)"; return; }
+    cmp -s ref.h.wav mpi.h.wav || bad "-np $np $in --hist $*: output differs"
+    cmp -s "ref.h.$ext" "mpi.h.$ext" || bad "-np $np $in --hist $*: --hist .$ext differs"
+    cmp -s ref.h.png mpi.h.png || bad "-np $np $in --hist $*: --hist-png differs"
+}
+
+# Histograms: output and input, each channel and mixed, direct and FFT,
+# blocks that do not divide the stream (20000 = 6 x 3000 + 2000; same
+# mode's output and input are (T-1)/2 = 50 frames apart), more ranks than
+# blocks (40 frames in blocks of 16 on 5 ranks), a 1-frame input.
+check_hist 3 in.wav csv --taps 101 --hist-block 3000
+check_hist 3 in.wav json --taps 101 --hist-block 3000 --hist-of input --hist-channels mix
+check_hist 3 in.wav csv --taps 101 --hist-block 3000 --mode full --hist-channels mix
+check_hist 3 in2.wav json --ir ir.wav --hist-block 30000
+check_hist 3 in2.wav csv --ir ir.wav --hist-block 30000 --hist-of input --mode causal
+check_hist 3 in2.wav csv --ir ir.wav --hist-block 40000 --hist-channels mix --mode full
+check_hist 5 short.wav csv --taps 101 --hist-block 16 --hist-of input
+check_hist 5 short.wav json --taps 101 --hist-block 16 --mode full --hist-bins 8
+check_hist 3 one.wav csv --taps 101 --hist-block 16
 
 # A rank that fails (rank 2 cannot make its scratch directory): every rank
 # exits non-zero, one line names rank 2, nothing is left beside OUT.
