@@ -8,6 +8,7 @@
  *   fixed.c    fixed-size frames: the peaks merged, OUT's other frames,
  *              every rank's bytes at their offset with MPI-IO
  *   gather.c   compressed output: every rank's samples to rank 0 in order
+ *   batch.c    --out-dir: whole files dealt to ranks, largest first
  *   hist.c     histograms: ranges on block boundaries, the records to
  *              rank 0 in stream order
  *   mpi_main.c the options and the phases in order
@@ -62,6 +63,8 @@ typedef struct gf_mpi {
     void *hbuf;     /* its output, dropped */
     int hfd;        /* ranks above 0: the scratch file of records, or -1 */
     uint64_t hrecs; /* records this rank counted */
+    char *report;   /* a batch: rank 0's lines for the end (batch.c) */
+    int batch_rc;   /* ... and its exit code */
     void *in, *out;
     char err[ERRLEN];
     int rc;
@@ -129,5 +132,12 @@ int gf_mpi_write_fixed(gf_mpi *m);
 int gf_mpi_gather_parts(gf_mpi *m);
 /* Histograms: every rank's records through rank 0's files, in order. */
 int gf_mpi_hist_gather(gf_mpi *m);
+
+/* ---- batch.c: collective ---- */
+
+/* --out-dir: the files dealt to ranks, largest first; the batch's exit
+ * code (gpufilt --out-dir's), rank 0's lines in m->report; the summary
+ * line with `summary`. */
+int gf_mpi_batch(gf_mpi *m, int summary);
 
 #endif /* GF_MPI_H */

@@ -132,11 +132,9 @@ static int quiet_stderr(void)
 /* What gpufilt-mpi does not do (yet): refused before any work. */
 static const char *refused(const gf_cli_options *o)
 {
-    if (o->action == GF_ACTION_BATCH)
-        return "--out-dir (a batch) is not supported by gpufilt-mpi yet: run gpufilt --out-dir";
-    if (o->action != GF_ACTION_FILTER)
-        return "gpufilt-mpi filters one file: IN OUT and a filter (--live, --list-devices and "
-               "design-only runs are gpufilt's)";
+    if (o->action != GF_ACTION_FILTER && o->action != GF_ACTION_BATCH)
+        return "gpufilt-mpi filters one file (IN OUT) or a batch (--out-dir DIR IN...) with a "
+               "filter (--live, --list-devices and design-only runs are gpufilt's)";
     if (o->verify)
         return "--verify is not supported by gpufilt-mpi: run gpufilt --verify";
     if (o->json_summary)
@@ -175,6 +173,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return GF_EXIT_USAGE;
     }
+    const int summary = !o.quiet;
     o.quiet = 1;
     m.o = o;
     gf_cli_keep_messages();
@@ -186,7 +185,15 @@ int main(int argc, char **argv)
     if ((rc = gf_taps_load(&o, &taps)) != 0)
         gf_mpi_failed_cli(&m, rc);
     m.taps = &taps;
-    rc = m.rc ? gf_mpi_settle(&m) : run(&m);
+    /* A batch's runs say their own warnings, in its report. */
+    size_t warned = 0;
+    while (gf_cli_kept_message(0, warned))
+        warned++;
+    rc = m.rc                          ? gf_mpi_settle(&m)
+         : o.action == GF_ACTION_BATCH ? gf_mpi_batch(&m, summary)
+                                       : run(&m);
+    if (o.action != GF_ACTION_BATCH)
+        warned = SIZE_MAX;
     cleanup(&m);
     gf_taps_free(&taps);
     if (saved_err >= 0) {
@@ -194,9 +201,12 @@ int main(int argc, char **argv)
         close(saved_err);
     }
     if (m.rank == 0) {
-        for (size_t i = 0; gf_cli_kept_message(0, i); i++)
+        for (size_t i = 0; i < warned && gf_cli_kept_message(0, i); i++)
             fprintf(stderr, "gpufilt-mpi: warning: %s\n", gf_cli_kept_message(0, i));
-        if (rc)
+        if (m.report)
+            fputs(m.report, stderr);
+        free(m.report);
+        if (m.rc)
             fprintf(stderr, "gpufilt-mpi: error: %s\n", m.err);
     }
     MPI_Finalize();

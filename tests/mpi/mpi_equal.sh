@@ -2,7 +2,8 @@
 # gpufilt-mpi with 3 ranks on the CPU backend writes the bytes one gpufilt
 # run writes: WAV 16-bit and float, raw and FLAC; same, causal and full;
 # direct and FFT (65536 taps); ranges shorter than the filter, a 1-frame
-# input; histograms; a rank that fails leaves no output and names itself.
+# input; histograms; a batch of files (--out-dir); a rank that fails
+# leaves no output and names itself.
 # Usage: mpi_equal.sh GPUFILT GPUFILT_MPI SFTOOL WORKDIR
 set -u
 G=$1 M=$2 SF=$3 W=$4
@@ -96,6 +97,44 @@ check_hist 3 in2.wav csv --ir ir.wav --hist-block 40000 --hist-channels mix --mo
 check_hist 5 short.wav csv --taps 101 --hist-block 16 --hist-of input
 check_hist 5 short.wav json --taps 101 --hist-block 16 --mode full --hist-bins 8
 check_hist 3 one.wav csv --taps 101 --hist-block 16
+
+# A batch: 7 files of different sizes and formats (one not audio) dealt
+# to 3 ranks give gpufilt --out-dir's files, its lines for the bad file
+# (gpufilt-mpi's prefix), its exit code, and one summary line that counts
+# files and bytes; then --skip-existing skips what is there.
+mkdir -p batch
+"$SF" gen batch/b.flac flac16 1 8000 5000 noise
+"$SF" gen batch/c.aiff aiff16 2 8000 12000 noise
+"$SF" gen batch/e.wav wav24 3 8000 9000 noise
+"$SF" gen batch/g.wav wavf 1 8000 700 noise
+printf 'not audio at all' >batch/bad.wav
+files="in2.wav batch/b.flac one.wav batch/bad.wav batch/c.aiff in.wav batch/e.wav batch/g.wav"
+"$G" --taps 31 --out-dir ref.batch $files 2>ref.err
+ref_rc=$?
+run 3 "$M" --taps 31 --out-dir mpi.batch $files 2>err.txt
+rc=$?
+[ $rc -eq $ref_rc ] && [ $rc -eq 3 ] || bad "a batch: exit $rc, gpufilt's $ref_rc"
+[ "$(ls ref.batch)" = "$(ls mpi.batch)" ] || bad "a batch: files $(ls mpi.batch | tr '\n' ' ')"
+for f in ref.batch/*; do
+    same_bytes "$f" "mpi.batch/${f#ref.batch/}" || bad "a batch: $f differs"
+done
+grep -v ' batch: ' ref.err | sed 's/^gpufilt: /gpufilt-mpi: /' >want.err
+grep -v ' batch: ' err.txt | grep '^gpufilt-mpi: ' >got.err
+cmp -s want.err got.err || bad "a batch: lines '$(cat got.err)', gpufilt's '$(cat want.err)'"
+size() { stat -c %s "$@" | awk '{ s += $1 } END { print s }'; }
+summary="^gpufilt-mpi: batch: 8 files to 'mpi.batch' on 3 ranks: 7 filtered, 0 skipped \(existing\), "
+summary+="1 failed; $(size $(echo "$files" | sed 's| batch/bad.wav||')) bytes read, "
+summary+="$(size ref.batch/*) bytes written, [0-9.]+ s$"
+[ "$(grep -c ' batch: ' err.txt)" = 1 ] && grep -Eq "$summary" err.txt ||
+    bad "a batch: summary '$(grep ' batch: ' err.txt)'"
+rm mpi.batch/c.aiff
+run 3 "$M" --taps 31 --out-dir mpi.batch --skip-existing in.wav batch/c.aiff one.wav 2>err.txt
+rc=$?
+[ $rc -eq 0 ] || bad "a batch, --skip-existing: exit $rc: $(cat err.txt)"
+same_bytes ref.batch/c.aiff mpi.batch/c.aiff || bad "a batch, --skip-existing: c.aiff differs"
+grep -Eq "3 files to 'mpi.batch' on 3 ranks: 1 filtered, 2 skipped \(existing\), 0 failed; \
+$(size batch/c.aiff) bytes read, $(size ref.batch/c.aiff) bytes written" err.txt ||
+    bad "a batch, --skip-existing: '$(cat err.txt)'"
 
 # A rank that fails (rank 2 cannot make its scratch directory): every rank
 # exits non-zero, one line names rank 2, nothing is left beside OUT.
