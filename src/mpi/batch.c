@@ -161,7 +161,7 @@ static int deal(gf_mpi *m, const gf_batch *b, const int64_t *order, results *r)
         MPI_Fetch_and_op(&one, &k, MPI_INT64_T, 0, 0, MPI_SUM, win);
         MPI_Win_flush(0, win);
         /* A rank that cannot go on takes no more files. */
-        if (k >= (int64_t)b->n || fd < 0 || m->rc)
+        if (k >= (int64_t)b->n || fd < 0 || m->rc || m->stop)
             break;
         one_file(m, b, order[k], fd, r);
     }
@@ -306,6 +306,10 @@ int gf_mpi_batch(gf_mpi *m, int summary)
         goto out;
     MPI_Bcast(order, (int)n, MPI_INT64_T, 0, MPI_COMM_WORLD);
     deal(m, &b, order, &r);
+    if (m->stop)
+        gf_mpi_fail(m, GF_EXIT_INTERRUPTED,
+                    "interrupted by signal %d; the file being filtered was not written",
+                    (int)m->stop);
     rc = report(m, &b, &r, summary, t0);
 out:
     free(order);

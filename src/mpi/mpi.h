@@ -9,6 +9,7 @@
  *              every rank's bytes at their offset with MPI-IO
  *   gather.c   compressed output: every rank's samples to rank 0 in order
  *   batch.c    --out-dir: whole files dealt to ranks, largest first
+ *   reap.c     the temporary files a signal (mpirun ending a job) removes
  *   hist.c     histograms: ranges on block boundaries, the records to
  *              rank 0 in stream order
  *   mpi_main.c the options and the phases in order
@@ -132,6 +133,18 @@ int gf_mpi_write_fixed(gf_mpi *m);
 int gf_mpi_gather_parts(gf_mpi *m);
 /* Histograms: every rank's records through rank 0's files, in order. */
 int gf_mpi_hist_gather(gf_mpi *m);
+
+/* ---- reap.c: the temporary files a signal removes ---- */
+
+/* SIGTERM, SIGINT and SIGHUP remove the files and the directory named
+ * below, then end the rank (exit 130), or with `stop` (a batch, whose
+ * file runs remove their own) set *stop and return. */
+void gf_mpi_reap_install(volatile sig_atomic_t *stop);
+/* A temporary file (copied; up to 8), and the scratch directory. */
+void gf_mpi_reap_file(const char *path);
+void gf_mpi_reap_dir(const char *dir);
+/* The job succeeded: nothing more to remove. */
+void gf_mpi_reap_clear(void);
 
 /* ---- batch.c: collective ---- */
 

@@ -176,6 +176,8 @@ int main(int argc, char **argv)
     const int summary = !o.quiet;
     o.quiet = 1;
     m.o = o;
+    /* A batch's file runs stop at a signal and remove their own files. */
+    gf_mpi_reap_install(o.action == GF_ACTION_BATCH ? &m.stop : NULL);
     gf_cli_keep_messages();
     if (m.rank == 0)
         saved_err = quiet_stderr();
@@ -194,6 +196,8 @@ int main(int argc, char **argv)
                                        : run(&m);
     if (o.action != GF_ACTION_BATCH)
         warned = SIZE_MAX;
+    if (!m.rc)
+        gf_mpi_reap_clear();
     cleanup(&m);
     gf_taps_free(&taps);
     if (saved_err >= 0) {

@@ -3,7 +3,8 @@
 # run writes: WAV 16-bit and float, raw and FLAC; same, causal and full;
 # direct and FFT (65536 taps); ranges shorter than the filter, a 1-frame
 # input; histograms; a batch of files (--out-dir); a rank that fails
-# leaves no output and names itself.
+# leaves no output and names itself; a rank killed leaves no output and
+# no temporary file beside it.
 # Usage: mpi_equal.sh GPUFILT GPUFILT_MPI SFTOOL WORKDIR
 set -u
 G=$1 M=$2 SF=$3 W=$4
@@ -147,6 +148,47 @@ grep -q '^gpufilt-mpi: error: rank 2: cannot make a scratch directory' err.txt |
     bad "a failing rank: message '$(cat err.txt)'"
 [ "$(grep -c 'error' err.txt)" = 1 ] || bad "a failing rank: not one line: $(cat err.txt)"
 [ "$(ls -A fail)" = in.wav ] || bad "a failing rank left: $(ls -A fail | tr '\n' ' ')"
+
+# A rank killed (SIGKILL) while the ranks filter: mpirun exits non-zero,
+# and the ranks left, ended by mpirun's SIGTERM, remove the job's
+# temporary files: nothing under OUT's name or beside it (rank 0's output
+# and --hist file, removed by the others when rank 0 is the one killed),
+# and in TMPDIR only the killed rank's own scratch directory.
+"$SF" gen big.wav wav16 2 48000 3000000 noise
+# pid_of RANK: the pid of that rank of the job filtering big.wav, or "".
+pid_of() {
+    local f p
+    for f in /proc/[0-9]*/environ; do
+        p=${f#/proc/}
+        p=${p%/environ}
+        tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -qx "$M" || continue
+        tr '\0' '\n' <"$f" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && echo "$p" && return
+    done
+}
+kill_rank() {
+    local victim=$1 left=$2 pid= i
+    rm -rf kill && mkdir -p kill/tmp
+    TMPDIR=$PWD/kill/tmp run 3 "$M" big.wav kill/out.wav --taps 4001 --method direct \
+        --hist kill/h.csv 2>kill.err &
+    local job=$!
+    # Every rank filtering: rank 0's output and both scratch files exist.
+    for i in $(seq 1000); do
+        [ "$(ls -A kill/tmp/*/ 2>/dev/null | grep -c '^\.out\.wav\.gpufilt-')" = 2 ] &&
+            ls -A kill | grep -q '^\.out\.wav\.gpufilt-' && pid=$(pid_of "$victim") &&
+            [ -n "$pid" ] && break
+        sleep 0.01
+    done
+    [ -n "$pid" ] && kill -9 "$pid"
+    wait $job
+    local rc=$?
+    [ -n "$pid" ] || { bad "kill rank $victim: never saw every rank filtering"; return; }
+    [ $rc -ne 0 ] || bad "kill rank $victim: mpirun exited 0"
+    [ "$(ls -A kill)" = tmp ] || bad "kill rank $victim: left $(ls -A kill | tr '\n' ' ')"
+    [ "$(ls -A kill/tmp | wc -l)" = "$left" ] ||
+        bad "kill rank $victim: TMPDIR holds $(ls -AR kill/tmp | tr '\n' ' ')"
+}
+kill_rank 1 1
+kill_rank 0 0
 
 # A pipe is refused with one line, exit 2, and nothing written.
 cat in.wav | run 2 "$M" - pipe.wav --taps 5 2>err.txt
