@@ -93,8 +93,8 @@ check_hist 3 in.wav csv --taps 101 --hist-block 3000
 check_hist 3 in.wav json --taps 101 --hist-block 3000 --hist-of input --hist-channels mix
 check_hist 3 in.wav csv --taps 101 --hist-block 3000 --mode full --hist-channels mix
 check_hist 3 in2.wav json --ir ir.wav --hist-block 30000
-check_hist 3 in2.wav csv --ir ir.wav --hist-block 30000 --hist-of input --mode causal
-check_hist 3 in2.wav csv --ir ir.wav --hist-block 40000 --hist-channels mix --mode full
+check_hist 3 in2.wav csv --ir ir.wav --hist-block 30000 --hist-of input --hist-channels mix \
+    --mode causal
 check_hist 5 short.wav csv --taps 101 --hist-block 16 --hist-of input
 check_hist 5 short.wav json --taps 101 --hist-block 16 --mode full --hist-bins 8
 check_hist 3 one.wav csv --taps 101 --hist-block 16
