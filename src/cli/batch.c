@@ -8,7 +8,7 @@
  * ever left under a final name. One progress line for the batch on a
  * terminal, one summary line at the end.
  */
-#include "cli.h"
+#include "batch.h"
 #include "progress.h"
 
 #include <errno.h>
@@ -17,12 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-typedef struct batch {
-    char **in;  /* inputs: argv's and --in-list's */
-    char **out; /* their outputs under DIR */
-    size_t n, cap;
-    char *list_text; /* --in-list's contents, which in[] points into */
-} batch;
+typedef gf_batch batch;
 
 static int add_input(batch *b, char *path)
 {
@@ -168,41 +163,70 @@ static int run_one(const gf_cli_options *o, const gf_taps *t, const char *in, co
     return rc;
 }
 
-int gf_batch_run(const gf_cli_options *o, int nin, char **in, const gf_taps *t,
-                 volatile sig_atomic_t *stop)
+int gf_batch_plan(const gf_cli_options *o, int nin, char **in, gf_batch *b)
 {
-    batch b = {0};
     int rc = GF_EXIT_OK;
     for (int i = 0; !rc && i < nin; i++)
-        if (add_input(&b, in[i]) != GF_EXIT_OK) {
+        if (add_input(b, in[i]) != GF_EXIT_OK) {
             gf_cli_error("out of memory");
             rc = GF_EXIT_INTERNAL;
         }
     if (!rc && o->in_list)
-        rc = read_list(&b, o->in_list);
+        rc = read_list(b, o->in_list);
     if (!rc)
-        rc = plan(o, &b);
+        rc = plan(o, b);
+    return rc;
+}
+
+void gf_batch_free(gf_batch *b)
+{
+    for (size_t i = 0; b->out && i < b->n; i++)
+        free(b->out[i]);
+    free(b->out);
+    free(b->in);
+    free(b->list_text);
+    memset(b, 0, sizeof *b);
+}
+
+int gf_batch_file(const gf_cli_options *o, const gf_taps *t, const gf_batch *b, size_t i,
+                  volatile sig_atomic_t *stop, int *skipped)
+{
+    struct stat st;
+    *skipped = 0;
+    if (o->skip_existing && stat(b->out[i], &st) == 0) {
+        *skipped = 1; /* outputs appear only complete (renamed into place) */
+        return GF_EXIT_OK;
+    }
+    const int frc = run_one(o, t, b->in[i], b->out[i], stop);
+    if (frc == GF_EXIT_INTERRUPTED || *stop)
+        return GF_EXIT_INTERRUPTED;
+    if (frc != GF_EXIT_OK)
+        gf_cli_error("'%s' was not filtered (exit %d); going on with the rest", b->in[i], frc);
+    return frc;
+}
+
+int gf_batch_run(const gf_cli_options *o, int nin, char **in, const gf_taps *t,
+                 volatile sig_atomic_t *stop)
+{
+    batch b = {0};
+    int rc = gf_batch_plan(o, nin, in, &b);
     const double t0 = gf_now();
     size_t done = 0, skipped = 0, failed = 0;
     int first_rc = GF_EXIT_OK;
     gf_progress bar;
     gf_progress_init(&bar, rc ? 0 : (int64_t)b.n, o->quiet);
     for (size_t i = 0; !rc && i < b.n && !*stop; i++) {
-        struct stat st;
-        if (o->skip_existing && stat(b.out[i], &st) == 0) {
-            skipped++; /* outputs appear only complete (renamed into place) */
+        int skip = 0;
+        const int frc = gf_batch_file(o, t, &b, i, stop, &skip);
+        if (frc == GF_EXIT_INTERRUPTED)
+            break;
+        if (frc != GF_EXIT_OK) {
+            failed++;
+            first_rc = first_rc ? first_rc : frc;
+        } else if (skip) {
+            skipped++;
         } else {
-            const int frc = run_one(o, t, b.in[i], b.out[i], stop);
-            if (frc == GF_EXIT_INTERRUPTED || *stop)
-                break;
-            if (frc != GF_EXIT_OK) {
-                gf_cli_error("'%s' was not filtered (exit %d); going on with the rest", b.in[i],
-                             frc);
-                failed++;
-                first_rc = first_rc ? first_rc : frc;
-            } else {
-                done++;
-            }
+            done++;
         }
         gf_progress_update(&bar, (int64_t)(i + 1));
     }
@@ -217,10 +241,6 @@ int gf_batch_run(const gf_cli_options *o, int nin, char **in, const gf_taps *t,
         gf_cli_say("batch: %zu file%s to '%s': %zu filtered, %zu skipped (existing), %zu failed, "
                    "%.3f s",
                    b.n, b.n == 1 ? "" : "s", o->out_dir, done, skipped, failed, gf_now() - t0);
-    for (size_t i = 0; b.out && i < b.n; i++)
-        free(b.out[i]);
-    free(b.out);
-    free(b.in);
-    free(b.list_text);
+    gf_batch_free(&b);
     return rc ? rc : first_rc;
 }

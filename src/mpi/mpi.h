@@ -8,6 +8,10 @@
  *   fixed.c    fixed-size frames: the peaks merged, OUT's other frames,
  *              every rank's bytes at their offset with MPI-IO
  *   gather.c   compressed output: every rank's samples to rank 0 in order
+ *   batch.c    --out-dir: whole files dealt to ranks, largest first
+ *   reap.c     the temporary files a signal (mpirun ending a job) removes
+ *   hist.c     histograms: ranges on block boundaries, the records to
+ *              rank 0 in stream order
  *   mpi_main.c the options and the phases in order
  */
 #ifndef GF_MPI_H
@@ -51,6 +55,17 @@ typedef struct gf_mpi {
     char scratch_dir[PATH_MAX];
     int sfd; /* gathered: the scratch file of samples, or -1 */
     gf_engine *e;
+    /* Histograms (hist.c): on every rank when asked for; rank 0's files
+     * are r.hout (r.hist is set on rank 0 alone). */
+    int hist;
+    gf_hist_config hc;
+    int64_t ha, hb; /* this rank's frames of the histogrammed stream */
+    gf_engine *he;  /* counts them */
+    void *hbuf;     /* its output, dropped */
+    int hfd;        /* ranks above 0: the scratch file of records, or -1 */
+    uint64_t hrecs; /* records this rank counted */
+    char *report;   /* a batch: rank 0's lines for the end (batch.c) */
+    int batch_rc;   /* ... and its exit code */
     void *in, *out;
     char err[ERRLEN];
     int rc;
@@ -96,11 +111,46 @@ int gf_mpi_sink_write(gf_mpi *m, const void *frames, size_t n);
 int gf_mpi_emit_sink(gf_mpi *m, const void *frames, size_t n);
 int gf_mpi_emit_scratch(gf_mpi *m, const void *frames, size_t n);
 
-/* ---- fixed.c, gather.c: collective ---- */
+/* ---- hist.c ---- */
+
+/* This rank's range on block boundaries of the histogrammed stream (m->hc
+ * set, m->total known), and its frames of that stream. */
+void gf_mpi_hist_split(gf_mpi *m);
+/* The engine that counts this rank's blocks. */
+int gf_mpi_hist_setup(gf_mpi *m);
+/* Ranks above 0 (after gf_mpi_open_scratch): the scratch file of records. */
+int gf_mpi_hist_scratch(gf_mpi *m);
+/* n frames of the histogrammed stream from frame pos: those of this
+ * rank's counted; then, at the end, the last records. */
+int gf_mpi_hist_feed(gf_mpi *m, int64_t pos, const void *frames, size_t n);
+int gf_mpi_hist_finish(gf_mpi *m);
+
+/* ---- fixed.c, gather.c, hist.c: collective ---- */
 
 /* Fixed-size frames: OUT complete in rank 0's temporary file. */
 int gf_mpi_write_fixed(gf_mpi *m);
 /* Compressed output: every rank's samples through rank 0's sink. */
 int gf_mpi_gather_parts(gf_mpi *m);
+/* Histograms: every rank's records through rank 0's files, in order. */
+int gf_mpi_hist_gather(gf_mpi *m);
+
+/* ---- reap.c: the temporary files a signal removes ---- */
+
+/* SIGTERM, SIGINT and SIGHUP remove the files and the directory named
+ * below, then end the rank (exit 130), or with `stop` (a batch, whose
+ * file runs remove their own) set *stop and return. */
+void gf_mpi_reap_install(volatile sig_atomic_t *stop);
+/* A temporary file (copied; up to 8), and the scratch directory. */
+void gf_mpi_reap_file(const char *path);
+void gf_mpi_reap_dir(const char *dir);
+/* The job succeeded: nothing more to remove. */
+void gf_mpi_reap_clear(void);
+
+/* ---- batch.c: collective ---- */
+
+/* --out-dir: the files dealt to ranks, largest first; the batch's exit
+ * code (gpufilt --out-dir's), rank 0's lines in m->report; the summary
+ * line with `summary`. */
+int gf_mpi_batch(gf_mpi *m, int summary);
 
 #endif /* GF_MPI_H */

@@ -47,6 +47,8 @@ static int run(gf_mpi *m)
     m->r.stop = &m->stop;
     m->r.sink.out.fd = -1;
     m->sfd = -1;
+    m->hfd = -1;
+    m->hist = m->o.hist_path || m->o.hist_png;
     gf_mpi_open_input(m);
     if (gf_mpi_settle(m))
         return m->rc;
@@ -65,11 +67,14 @@ static int run(gf_mpi *m)
         if (!in || !out)
             gf_mpi_fail(m, GF_EXIT_INTERNAL, "out of memory");
     }
-    gf_mpi_open_scratch(m);
+    if (!gf_mpi_open_scratch(m) && m->hist)
+        gf_mpi_hist_scratch(m);
     if (gf_mpi_settle(m))
         return m->rc;
     gf_mpi_filter_range(m);
     if (gf_mpi_settle(m))
+        return m->rc;
+    if (m->hist && gf_mpi_hist_gather(m))
         return m->rc;
     if (m->gathered) {
         if (gf_mpi_gather_parts(m))
@@ -95,15 +100,20 @@ static void cleanup(gf_mpi *m)
 {
     gf_sink_abort(&m->r.sink);
     gf_source_close(&m->r.src);
+    gf_hist_out_abort(&m->r.hout); /* no-op after a commit */
     gf_engine_destroy(m->e);
+    gf_engine_destroy(m->he);
     if (m->sfd >= 0)
         close(m->sfd);
+    if (m->hfd >= 0)
+        close(m->hfd);
     if (m->scratch_dir[0])
         rmdir(m->scratch_dir);
     if (m->o.out_path != m->out_path)
         free((char *)m->o.out_path);
     free(m->in);
     free(m->out);
+    free(m->hbuf);
     free(m->pk);
 }
 
@@ -122,14 +132,9 @@ static int quiet_stderr(void)
 /* What gpufilt-mpi does not do (yet): refused before any work. */
 static const char *refused(const gf_cli_options *o)
 {
-    if (o->action == GF_ACTION_BATCH)
-        return "--out-dir (a batch) is not supported by gpufilt-mpi yet: run gpufilt --out-dir";
-    if (o->action != GF_ACTION_FILTER)
-        return "gpufilt-mpi filters one file: IN OUT and a filter (--live, --list-devices and "
-               "design-only runs are gpufilt's)";
-    if (o->hist_path || o->hist_png)
-        return "--hist and --hist-png are not supported by gpufilt-mpi yet: run gpufilt for "
-               "histograms";
+    if (o->action != GF_ACTION_FILTER && o->action != GF_ACTION_BATCH)
+        return "gpufilt-mpi filters one file (IN OUT) or a batch (--out-dir DIR IN...) with a "
+               "filter (--live, --list-devices and design-only runs are gpufilt's)";
     if (o->verify)
         return "--verify is not supported by gpufilt-mpi: run gpufilt --verify";
     if (o->json_summary)
@@ -143,6 +148,7 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     gf_mpi m;
     memset(&m, 0, sizeof m);
+    m.sfd = m.hfd = -1;
     MPI_Comm_rank(MPI_COMM_WORLD, &m.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &m.size);
     signal(SIGPIPE, SIG_IGN);
@@ -167,8 +173,11 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return GF_EXIT_USAGE;
     }
+    const int summary = !o.quiet;
     o.quiet = 1;
     m.o = o;
+    /* A batch's file runs stop at a signal and remove their own files. */
+    gf_mpi_reap_install(o.action == GF_ACTION_BATCH ? &m.stop : NULL);
     gf_cli_keep_messages();
     if (m.rank == 0)
         saved_err = quiet_stderr();
@@ -178,7 +187,17 @@ int main(int argc, char **argv)
     if ((rc = gf_taps_load(&o, &taps)) != 0)
         gf_mpi_failed_cli(&m, rc);
     m.taps = &taps;
-    rc = m.rc ? gf_mpi_settle(&m) : run(&m);
+    /* A batch's runs say their own warnings, in its report. */
+    size_t warned = 0;
+    while (gf_cli_kept_message(0, warned))
+        warned++;
+    rc = m.rc                          ? gf_mpi_settle(&m)
+         : o.action == GF_ACTION_BATCH ? gf_mpi_batch(&m, summary)
+                                       : run(&m);
+    if (o.action != GF_ACTION_BATCH)
+        warned = SIZE_MAX;
+    if (!m.rc)
+        gf_mpi_reap_clear();
     cleanup(&m);
     gf_taps_free(&taps);
     if (saved_err >= 0) {
@@ -186,9 +205,12 @@ int main(int argc, char **argv)
         close(saved_err);
     }
     if (m.rank == 0) {
-        for (size_t i = 0; gf_cli_kept_message(0, i); i++)
+        for (size_t i = 0; i < warned && gf_cli_kept_message(0, i); i++)
             fprintf(stderr, "gpufilt-mpi: warning: %s\n", gf_cli_kept_message(0, i));
-        if (rc)
+        if (m.report)
+            fputs(m.report, stderr);
+        free(m.report);
+        if (m.rc)
             fprintf(stderr, "gpufilt-mpi: error: %s\n", m.err);
     }
     MPI_Finalize();

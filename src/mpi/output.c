@@ -148,6 +148,20 @@ int gf_mpi_open_output(gf_mpi *m)
     if (gf_mpi_settle(m))
         return m->rc;
     MPI_Bcast(kind, 3, MPI_INT, 0, MPI_COMM_WORLD);
+    /* Rank 0's temporary files, which any rank removes if the job is
+     * killed (reap.c): a rank killed cannot remove its own. */
+    char tmp[3][PATH_MAX + 64];
+    memset(tmp, 0, sizeof tmp);
+    if (m->rank == 0) {
+        const char *name[3] = {m->r.sink.out.tmp, gf_hist_out_tmp_name(m->r.hout, 0),
+                               gf_hist_out_tmp_name(m->r.hout, 1)};
+        for (int i = 0; i < 3; i++)
+            if (name[i] && strlen(name[i]) < sizeof tmp[i])
+                memcpy(tmp[i], name[i], strlen(name[i]) + 1);
+    }
+    MPI_Bcast(tmp, (int)sizeof tmp, MPI_CHAR, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < 3; i++)
+        gf_mpi_reap_file(tmp[i]);
     m->gathered = kind[0];
     m->out_fb = (size_t)kind[1];
     m->peaks_on = kind[2] != 0; /* on every rank: merging them is collective */
@@ -171,6 +185,7 @@ int gf_mpi_open_scratch(gf_mpi *m)
         return gf_mpi_fail(m, GF_EXIT_OUTPUT, "cannot make a scratch directory in '%s': %s", tmp,
                            strerror(e));
     }
+    gf_mpi_reap_dir(m->scratch_dir);
     char path[PATH_MAX + 64];
     if (m->gathered) {
         snprintf(path, sizeof path, "%s/samples", m->scratch_dir);
@@ -188,5 +203,8 @@ int gf_mpi_open_scratch(gf_mpi *m)
         return gf_mpi_fail(m, GF_EXIT_INTERNAL, "out of memory");
     m->o.out_path = copy;
     const int rc = gf_run_open_outputs(&m->r);
-    return rc ? gf_mpi_failed_cli(m, rc) : 0;
+    if (rc)
+        return gf_mpi_failed_cli(m, rc);
+    gf_mpi_reap_file(m->r.sink.out.tmp);
+    return 0;
 }

@@ -30,9 +30,17 @@ int gf_mpi_open_input(gf_mpi *m)
     if ((rc = gf_taps_ready(&m->o, m->taps, m->C, m->r.src.fmt.rate)) != 0)
         return gf_mpi_failed_cli(m, rc);
     m->total = m->n_in + (m->o.mode == GF_MODE_FULL ? (int64_t)m->taps->n - 1 : 0);
-    const int64_t q = m->total / m->size, rem = m->total % m->size;
-    m->a = m->rank * q + (m->rank < rem ? m->rank : rem);
-    m->b = m->a + q + (m->rank < rem ? 1 : 0);
+    if (m->hist) {
+        /* Ranges on block boundaries; rank 0 writes the files. */
+        m->hc = gf_cli_hist_config(&m->o, m->r.src.fmt.rate);
+        m->r.hc = m->hc;
+        m->r.hist = m->rank == 0;
+        gf_mpi_hist_split(m);
+    } else {
+        const int64_t q = m->total / m->size, rem = m->total % m->size;
+        m->a = m->rank * q + (m->rank < rem ? m->rank : rem);
+        m->b = m->a + q + (m->rank < rem ? 1 : 0);
+    }
     m->ss = m->o.precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     m->fb = (size_t)m->C * m->ss;
     return 0;
@@ -56,16 +64,17 @@ int gf_mpi_setup_engine(gf_mpi *m)
         return gf_mpi_fail(m, GF_EXIT_INTERNAL, "out of memory");
     for (int ch = 0; ch < m->C; ch++)
         m->pk[ch].pos = -1;
-    return 0;
+    return m->hist ? gf_mpi_hist_setup(m) : 0;
 }
 
 /* ---- frames [from, to) of the input, followed by zeros, through the
  * engine ---- */
 
 /* Which of a range's outputs are kept: the first `skip` are dropped, the
- * next `keep` emitted, the rest dropped. */
+ * next `keep` emitted, the rest dropped; `at` is the next kept one's
+ * output frame. */
 typedef struct window {
-    int64_t skip, keep;
+    int64_t skip, keep, at;
     gf_mpi_emit emit;
 } window;
 
@@ -88,9 +97,13 @@ static int drain(gf_mpi *m, window *w)
             n = (size_t)w->keep;
         w->keep -= (int64_t)n;
         if (n > 0) {
-            const int rc = w->emit(m, (unsigned char *)m->out + off * m->fb, n);
+            const unsigned char *kept = (unsigned char *)m->out + off * m->fb;
+            int rc = w->emit(m, kept, n);
+            if (!rc && m->hist && !m->hc.of_input)
+                rc = gf_mpi_hist_feed(m, w->at, kept, n);
             if (rc)
                 return rc;
+            w->at += (int64_t)n;
         }
     }
 }
@@ -161,6 +174,8 @@ static int run_range(gf_mpi *m, int64_t from, int64_t to, window *w)
             got = read_frames(m, pos, want < m->n_in - pos ? want : m->n_in - pos);
             if (got < 0)
                 return m->rc;
+            if (m->hist && m->hc.of_input && (rc = gf_mpi_hist_feed(m, pos, m->in, (size_t)got)))
+                return rc;
         } else {
             memset(m->in, 0, (size_t)want * m->fb);
         }
@@ -201,6 +216,8 @@ int gf_mpi_filter_range(gf_mpi *m)
         s = 0;
     window w = {.skip = ca - s,
                 .keep = cb - ca,
+                .at = m->a,
                 .emit = m->gathered && m->rank > 0 ? gf_mpi_emit_scratch : gf_mpi_emit_sink};
-    return run_range(m, s, end, &w);
+    const int rc = run_range(m, s, end, &w);
+    return rc || !m->hist ? rc : gf_mpi_hist_finish(m);
 }

@@ -278,3 +278,11 @@ void gf_hist_out_abort(gf_hist_out **hp)
     destroy(*hp);
     *hp = NULL;
 }
+
+const char *gf_hist_out_tmp_name(const gf_hist_out *h, int png)
+{
+    if (!h)
+        return NULL;
+    const out_file *o = png ? &h->png : &h->csv;
+    return o->open ? o->of.tmp : NULL;
+}

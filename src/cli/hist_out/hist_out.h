@@ -100,6 +100,13 @@ int gf_hist_out_commit(gf_hist_out **h, char *err, size_t n);
 void gf_hist_out_abort(gf_hist_out **h);
 
 /*
+ * The temporary name the --hist file (png 0) or the --hist-png picture
+ * (png 1) is written under, or NULL (none, or committed): for a program
+ * that must remove it when it is killed (gpufilt-mpi's signal handler).
+ */
+const char *gf_hist_out_tmp_name(const gf_hist_out *h, int png);
+
+/*
  * Bytes of memory the handle holds for the picture's columns (for tests
  * and statistics); bounded by 32 MiB whatever the stream's length.
  */
