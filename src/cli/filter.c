@@ -400,10 +400,13 @@ static int finish_stream(gf_run *r)
     }
     if (!r->hist || *r->stop)
         return GF_EXIT_OK;
-    /* One record per block (per channel unless mixed): the last block may
-     * be short, none may be missing. */
-    const uint64_t blocks = ((uint64_t)r->sink.frames_written + r->hc.block_frames - 1) /
-                            r->hc.block_frames * (r->hc.mix ? 1 : (uint64_t)r->src.fmt.channels);
+    /* One record per block (per channel unless mixed) of the stream the
+     * histograms count, the input or the output (longer in full mode): the
+     * last block may be short, none may be missing. */
+    const uint64_t counted =
+        (uint64_t)(r->hc.of_input ? r->src.frames_read : r->sink.frames_written);
+    const uint64_t blocks = (counted + r->hc.block_frames - 1) / r->hc.block_frames *
+                            (r->hc.mix ? 1 : (uint64_t)r->src.fmt.channels);
     if (r->hist_blocks != blocks) {
         gf_cli_error("internal error: %llu histogram records, expected %llu",
                      (unsigned long long)r->hist_blocks, (unsigned long long)blocks);

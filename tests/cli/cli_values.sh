@@ -74,4 +74,19 @@ for mode in same causal; do
     "$GPUFILT" in.wav "len_$mode.wav" --taps 255 --mode $mode --quiet
     assert_eq "frames out, $mode" "$("$SFTOOL" frames "len_$mode.wav")" 9000
 done
+# Input histograms do not depend on the mode, though full mode's output is
+# longer (T-1 frames): 40 frames in blocks of 16 are 3 records per channel
+# (16, 16, 8 frames) in every mode, byte for byte.
+"$SFTOOL" gen short.wav wav16 2 48000 40 noise
+for mode in causal full; do
+    "$GPUFILT" short.wav "short_$mode.wav" --taps 101 --mode $mode --hist-of input \
+        --hist-block 16 --hist "in_$mode.json" --quiet 2>err.txt
+    assert_eq "input histograms in $mode mode: exit" "$?" 0
+done
+assert_eq "input histograms: full = causal" "$(cmp in_causal.json in_full.json && echo same)" same
+assert_eq "input histograms: records" \
+    "$(python3 -c 'import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][1:]
+print(*[(x["block"], x["channel"], x["frames"]) for x in r])' in_full.json)" \
+    "(0, 0, 16) (0, 1, 16) (1, 0, 16) (1, 1, 16) (2, 0, 8) (2, 1, 8)"
 finish
