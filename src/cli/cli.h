@@ -83,6 +83,9 @@ typedef struct gf_cli_options {
      * not given (gf_cli_choose_gpus decides). */
     int gpus[GF_MAX_DEVICES];
     int ngpus;
+    /* gpufilt-mpi: the process's rank on its node, which picks its one GPU
+     * (gf_cli_choose_gpus); -1 in gpufilt. */
+    int gpu_rank;
     const char *out_format; /* --out-format MAJOR[:SUBTYPE] or NULL */
     int verify, quiet, allow_truncated, sync;
     const char *json_summary; /* --json-summary FILE or "-", or NULL */
@@ -269,9 +272,10 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_devi
  * bench_multi: 1.98x on two), else one. The FFT method stays on one GPU
  * unless --gpus names more: on several, each chunk re-sends the K
  * partitions before it, which costs more than it gains where transfers
- * bound the job (bench_multi). Returns the count, 0 for one GPU (the
- * config's cuda_device); asks the driver only for --gpus all and the
- * default's big jobs.
+ * bound the job (bench_multi). gpufilt-mpi's ranks take one each: node
+ * rank r the (r mod n)-th of the --gpus list, or of the node's n GPUs.
+ * Returns the count, 0 for one GPU (the config's cuda_device); asks the
+ * driver only for --gpus all, the default's big jobs and gpufilt-mpi.
  */
 int gf_cli_choose_gpus(const gf_cli_options *o, const gf_job *j, int *out);
 

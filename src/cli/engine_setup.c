@@ -100,6 +100,13 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_devi
 
 int gf_cli_choose_gpus(const gf_cli_options *o, const gf_job *j, int *out)
 {
+    if (o->gpu_rank >= 0) { /* gpufilt-mpi: one GPU per rank */
+        int n = o->ngpus > 0 ? o->ngpus : 0;
+        if (n == 0 && (gf_cuda_device_count(&n) != GF_OK || n == 0))
+            return 0;
+        out[0] = o->ngpus > 0 ? o->gpus[o->gpu_rank % n] : o->gpu_rank % n;
+        return 1;
+    }
     if (o->ngpus > 0) {
         memcpy(out, o->gpus, (size_t)o->ngpus * sizeof *out);
         return o->ngpus;

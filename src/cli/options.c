@@ -505,6 +505,7 @@ static void set_defaults(gf_cli_options *o)
     o->mode = GF_MODE_SAME;
     o->precision = GF_PRECISION_F32;
     o->device = GF_DEVICE_AUTO;
+    o->gpu_rank = -1;
     o->hist_bins = 256;
     o->hist_lo = -1.0;
     o->hist_hi = 1.0;

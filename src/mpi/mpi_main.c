@@ -175,6 +175,12 @@ int main(int argc, char **argv)
     }
     const int summary = !o.quiet;
     o.quiet = 1;
+    /* Each rank's GPU: its rank on its node picks one of --gpus's, or of
+     * all the node's GPUs (gf_cli_choose_gpus). */
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m.rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &o.gpu_rank);
+    MPI_Comm_free(&node);
     m.o = o;
     /* A batch's file runs stop at a signal and remove their own files. */
     gf_mpi_reap_install(o.action == GF_ACTION_BATCH ? &m.stop : NULL);

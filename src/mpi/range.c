@@ -56,6 +56,11 @@ int gf_mpi_setup_engine(gf_mpi *m)
     const gf_device device = gf_cli_choose_device(&m->o, &job, &handoff, why, sizeof why);
     gf_config c = gf_cli_engine_config(&m->o, m->C, m->taps, device, GF_DEVICE_NONE);
     c.mode = GF_MODE_CAUSAL;
+    int gpus[GF_MAX_DEVICES];
+    if (device == GF_DEVICE_CUDA) { /* this rank's GPU */
+        c.cuda_device_count = gf_cli_choose_gpus(&m->o, &job, gpus);
+        c.cuda_devices = gpus;
+    }
     int rc = gf_cli_engine_create(&c, m->o.device == GF_DEVICE_AUTO, &m->e);
     if (rc)
         return gf_mpi_failed_cli(m, rc);
