@@ -103,7 +103,7 @@ typedef enum gf_status {
 /** Static English message for a status; never NULL. */
 const char *gf_strerror(gf_status status);
 
-/** "MAJOR.MINOR.PATCH" plus the backends compiled in, e.g. "0.3.0 (ref, cpu, cuda)". */
+/** "MAJOR.MINOR.PATCH" plus the backends compiled in, e.g. "0.4.0 (ref, cpu, cuda)". */
 const char *gf_version(void);
 
 typedef enum gf_mode { GF_MODE_SAME = 0, GF_MODE_CAUSAL = 1, GF_MODE_FULL = 2 } gf_mode;

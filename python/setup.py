@@ -19,7 +19,7 @@ def find_library():
         raise SystemExit("gpufilt: cannot find libgpufilt: install it (cmake --install) and make "
                          "pkg-config find gpufilt.pc (PKG_CONFIG_PATH), or set GPUFILT_LIBRARY "
                          "(%s)" % e)
-    path = os.path.join(os.path.normpath(libdir), "libgpufilt.so.0.3")
+    path = os.path.join(os.path.normpath(libdir), "libgpufilt.so.0.4")
     if not os.path.exists(path):
         raise SystemExit("gpufilt: %s does not exist" % path)
     return path

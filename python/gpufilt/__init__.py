@@ -68,13 +68,14 @@ class _HistRecord(ctypes.Structure):
 
 
 class _Config(ctypes.Structure):
-    # gf_config, field for field, in gpufilt.h's order (0.3's grouping).
+    # gf_config, field for field, in gpufilt.h's order (0.4's).
     _fields_ = [("taps", ctypes.POINTER(ctypes.c_double)), ("num_taps", _size),
                 ("taps_per_channel", ctypes.c_int), ("mode", ctypes.c_int),
                 ("method", ctypes.c_int), ("partition", _size), ("precision", ctypes.c_int),
                 ("channels", ctypes.c_int), ("chunk_frames", _size),
                 ("device", ctypes.c_int), ("handoff", ctypes.c_int), ("threads", ctypes.c_int),
                 ("cuda_device", ctypes.c_int),
+                ("cuda_devices", ctypes.POINTER(ctypes.c_int)), ("cuda_device_count", ctypes.c_int),
                 ("hist", ctypes.POINTER(_HistConfig))]
 
 
@@ -148,7 +149,7 @@ class _GpufiltArgumentError(GpufiltError, ValueError):
 
 def version():
     """The library's version string (gf_version): "MAJOR.MINOR.PATCH (backends)",
-    e.g. "0.3.0 (ref, cpu, cuda)": the backends this build of the library has."""
+    e.g. "0.4.0 (ref, cpu, cuda)": the backends this build of the library has."""
     return _lib.gf_version().decode()
 
 
@@ -250,20 +251,23 @@ class Engine:
     """A streaming filter (gf_engine): push frames, pull what is ready, flush at the end.
 
     Engine(channels=1, taps=1, mode="same", precision="f32", device="auto", method="auto",
-           partition=0, chunk_frames=0, threads=0, cuda_device=0, hist=None)
+           partition=0, chunk_frames=0, threads=0, cuda_device=0, cuda_devices=None,
+           hist=None)
 
     channels: 1 .. 1024. taps: a positive int (mean filter), a 1-D array, or a
     2-D taps x channels array (one filter per channel; one column: one filter
     for all). precision: "f32", "f64" or a numpy float32 / float64 dtype; it is
     the dtype of every array pull and process return (self.dtype).
     partition, chunk_frames, threads: integers >= 0 (0: the library's choice).
+    cuda_devices: a sequence of GPU numbers to deal chunks to (the bytes of one GPU),
+    or None for cuda_device alone.
     hist, for per-block histograms: a dict with bins, block_frames and optionally lo, hi
     (default -1, 1), of ("output" or "input") and mix (bool).
     """
 
     def __init__(self, channels=1, taps=1, mode="same", precision="f32", device="auto",
                  method="auto", partition=0, chunk_frames=0, threads=0, cuda_device=0,
-                 hist=None):
+                 cuda_devices=None, hist=None):
         c = _lib.gf_config_default()
         c.channels = _integer(channels, "channels", _INT_MIN, _INT_MAX)
         c.mode = _choice(_MODES, mode, "mode")
@@ -274,6 +278,16 @@ class Engine:
         c.chunk_frames = _integer(chunk_frames, "chunk_frames", 0, _SIZE_MAX)
         c.threads = _integer(threads, "threads", _INT_MIN, _INT_MAX)
         c.cuda_device = _integer(cuda_device, "cuda_device", _INT_MIN, _INT_MAX)
+        # _devices keeps the list alive until create has copied it.
+        self._devices = None
+        if cuda_devices is not None:
+            if isinstance(cuda_devices, (str, bytes)) or not hasattr(cuda_devices, "__len__"):
+                raise TypeError("cuda_devices must be a sequence of GPU numbers or None")
+            ds = [_integer(d, "cuda_devices[%d]" % i, _INT_MIN, _INT_MAX)
+                  for i, d in enumerate(cuda_devices)]
+            self._devices = (ctypes.c_int * max(len(ds), 1))(*ds)
+            c.cuda_devices = self._devices
+            c.cuda_device_count = len(ds)
         self._hist = None
         # _taps keeps the coefficients alive until create has copied them.
         c.num_taps, c.taps_per_channel, self._taps = _taps(taps, c.channels)

@@ -265,6 +265,22 @@ class Cuda(unittest.TestCase):
             bound = e.error_bound(0, np.max(np.abs(x)))
         self.assertLess(np.max(np.abs(y - ss.fftconvolve(x, h, "same"))), bound)
 
+    def test_several_gpus_give_the_bytes_of_one(self):
+        # [0, 0]: two instances on one GPU, so this runs wherever one does.
+        x, h = noise(300000, 2), noise(3000, seed=9, dtype=np.float64)
+        def run(**kw):
+            with gpufilt.Engine(channels=2, taps=h, device="cuda", chunk_frames=32768,
+                                **kw) as e:
+                y = e.process(x)
+                e.flush()
+                return np.concatenate([y, e.pull()])
+        for method in ("direct", "fft"):
+            a, b = run(method=method), run(method=method, cuda_devices=[0, 0])
+            self.assertEqual(a.shape, (300000, 2))
+            self.assertTrue(np.array_equal(a, b), method)
+        with self.assertRaises(TypeError):
+            gpufilt.Engine(device="cuda", cuda_devices=0)
+
 
 if __name__ == "__main__":
     unittest.main()
