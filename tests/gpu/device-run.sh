@@ -10,6 +10,7 @@
 #     --only:  run only these of: ctest contention demo faults sanitize bench long
 #              multigpu clibench pipes live, and the opt-in profile and soak (the build
 #              always runs; profile and soak run only when named)
+#   MULTI_BENCH=0: the multigpu step without its benchmark
 #   SOAK_SECONDS (default 600): the soak's length: live_jack.sh --soak with
 #   the cuda backend and 256-frame blocks, every frame checked
 set -uo pipefail
@@ -177,10 +178,12 @@ fi
 if want multigpu; then
     step "several GPUs: the bytes of one GPU, and the speed-up against the ceiling of all"
     ngpu=$(nvidia-smi -L | wc -l)
-    (cd build-gpu && ctest --output-on-failure -R 'test_multi_gpu|cli_gpu' 2>&1) |
+    (cd build-gpu && ctest --output-on-failure -R 'test_multi_gpu|cli_gpu|mpi_gpu' 2>&1) |
         tee "$OUT/multi.log" | tail -6
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-    if [ "$ngpu" -ge 2 ]; then
+    if [ "${MULTI_BENCH:-1}" = 0 ]; then
+        echo "bench_multi not run (MULTI_BENCH=0)"
+    elif [ "$ngpu" -ge 2 ]; then
         ./build-gpu/bench/bench_multi $quick 2>&1 | tee "$OUT/bench_multi.log"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     else
