@@ -176,9 +176,9 @@ if [[ $only == *,profile,* ]] && command -v ncu >/dev/null; then
     done
 fi
 if want multigpu; then
-    step "several GPUs: the bytes of one GPU, and the speed-up against the ceiling of all"
+    step "several GPUs and MPI ranks: the bytes of one GPU; the speed-up against the ceiling of all"
     ngpu=$(nvidia-smi -L | wc -l)
-    (cd build-gpu && ctest --output-on-failure -R 'test_multi_gpu|cli_gpu|mpi_gpu' 2>&1) |
+    (cd build-gpu && ctest --output-on-failure -R 'test_multi_gpu|cli_gpu|mpi_' 2>&1) |
         tee "$OUT/multi.log" | tail -6
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     if [ "${MULTI_BENCH:-1}" = 0 ]; then

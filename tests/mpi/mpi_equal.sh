@@ -161,15 +161,17 @@ pid_of() {
     for f in /proc/[0-9]*/environ; do
         p=${f#/proc/}
         p=${p%/environ}
-        tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -qx "$M" || continue
-        tr '\0' '\n' <"$f" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && echo "$p" && return
+        { tr '\0' '\n' <"/proc/$p/cmdline"; } 2>/dev/null | grep -qx "$M" || continue
+        { tr '\0' '\n' <"$f"; } 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && echo "$p" &&
+            return
     done
 }
 kill_rank() {
     local victim=$1 left=$2 pid= i
     rm -rf kill && mkdir -p kill/tmp
+    # (on one CPU thread per rank, so that it lasts seconds on any machine)
     TMPDIR=$PWD/kill/tmp run 3 "$M" big.wav kill/out.wav --taps 4001 --method direct \
-        --hist kill/h.csv 2>kill.err &
+        --device cpu --threads 1 --hist kill/h.csv 2>kill.err &
     local job=$!
     # Every rank filtering: rank 0's output and both scratch files exist.
     for i in $(seq 1000); do
