@@ -175,4 +175,12 @@ assert_eq "exit code after SIGINT" "$rc" 130
 assert_eq "message after SIGINT" "$(cat stderr.txt)" "${E}interrupted by signal 2; no output written"
 expect_no_output longout.wav
 
+# --gpus: a list of GPU numbers, or all.
+for bad in "" x 0, ,0 0,,1 -1 1024 0,1,2,3,4,5,6,7,8 all,0; do
+    expect 2 "${E}--gpus: '$bad' is not 'all' or 1 to 8 GPU numbers separated by commas" \
+        in.wav out.wav --taps 5 --gpus "$bad"
+done
+expect 2 "${E}--gpus names GPUs: it goes with --device cuda or auto, not ref" \
+    in.wav out.wav --taps 5 --device ref --gpus all
+expect 2 "${E}--gpus is for IN and OUT, not --live" --live --taps 5 --gpus 0
 finish

@@ -138,6 +138,39 @@ static int validation_fields(const gf_config *base)
     c = *base;
     c.threads = -1;
     bad += expect_invalid("threads -1", &c, "threads", NULL);
+
+    /* Several GPUs: the list is checked before any device is asked. */
+    const int devs[GF_MAX_DEVICES + 1] = {0, 1, -2};
+    c = *base;
+    c.cuda_devices = devs;
+    c.cuda_device_count = 3;
+    bad += expect_invalid("cuda_devices {0, 1, -2}", &c, "cuda_devices[2] is -2", NULL);
+    c.cuda_device_count = GF_MAX_DEVICES + 1;
+    bad += expect_invalid("9 CUDA devices", &c, "cuda_device_count 9", NULL);
+    c.cuda_device_count = -1;
+    bad += expect_invalid("-1 CUDA devices", &c, "cuda_device_count -1", NULL);
+    c.cuda_devices = NULL;
+    c.cuda_device_count = 2;
+    bad += expect_invalid("2 CUDA devices, no list", &c, "cuda_device_count 2", NULL);
+    /* On the CPU a list is not used, and no GPU is reported. */
+    c = *base;
+    c.device = GF_DEVICE_CPU;
+    c.cuda_devices = devs;
+    c.cuda_device_count = 2;
+    bad += expect_valid("cuda_devices on the cpu", &c);
+    gf_engine *e = NULL;
+    int got[GF_MAX_DEVICES] = {-7};
+    uint64_t frames = 7;
+    if (gf_engine_create(&c, &e, NULL, 0) == GF_OK) {
+        bad += TU_CHECK(gf_engine_cuda_devices(e, got, GF_MAX_DEVICES) == 0 && got[0] == -7,
+                        "a cpu engine reports CUDA devices");
+        bad += TU_CHECK(gf_engine_device_chunks(e, 0, &frames) == 0 && frames == 0,
+                        "a cpu engine counts chunks of a GPU");
+    }
+    gf_engine_destroy(e);
+    bad += TU_CHECK(gf_engine_cuda_devices(NULL, got, 1) == 0 &&
+                        gf_engine_device_chunks(NULL, 0, NULL) == 0,
+                    "NULL engine: devices or chunks reported");
     return bad;
 }
 
