@@ -82,6 +82,25 @@ static gf_status check_taps(const gf_config *c, char *detail, size_t n)
     return GF_OK;
 }
 
+/* Several GPUs: 0 .. GF_MAX_DEVICES ordinals, each >= 0 (whether they
+ * exist is the backend's to say). */
+static gf_status check_devices(const gf_config *c, char *detail, size_t n)
+{
+    if (c->cuda_device_count < 0 || c->cuda_device_count > GF_MAX_DEVICES ||
+        (c->cuda_device_count > 0 && !c->cuda_devices)) {
+        gf_detail(detail, n, "cuda_device_count %d: 0 .. %d ordinals in cuda_devices",
+                  c->cuda_device_count, GF_MAX_DEVICES);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    for (int d = 0; d < c->cuda_device_count; d++)
+        if (c->cuda_devices[d] < 0) {
+            gf_detail(detail, n, "cuda_devices[%d] is %d, not a device ordinal", d,
+                      c->cuda_devices[d]);
+            return GF_ERR_INVALID_ARGUMENT;
+        }
+    return GF_OK;
+}
+
 gf_status gf_config_check(const gf_config *c, char *detail, size_t n)
 {
     if (c->channels < 1 || c->channels > GF_MAX_CHANNELS) {
@@ -150,18 +169,8 @@ gf_status gf_config_check(const gf_config *c, char *detail, size_t n)
                   c->chunk_frames, GF_MAX_CHUNK_FRAMES, GF_MAX_CHUNK_SAMPLES);
         return GF_ERR_INVALID_ARGUMENT;
     }
-    if (c->cuda_device_count < 0 || c->cuda_device_count > GF_MAX_DEVICES ||
-        (c->cuda_device_count > 0 && !c->cuda_devices)) {
-        gf_detail(detail, n, "cuda_device_count %d: 0 .. %d ordinals in cuda_devices",
-                  c->cuda_device_count, GF_MAX_DEVICES);
+    if (check_devices(c, detail, n) != GF_OK)
         return GF_ERR_INVALID_ARGUMENT;
-    }
-    for (int d = 0; d < c->cuda_device_count; d++)
-        if (c->cuda_devices[d] < 0) {
-            gf_detail(detail, n, "cuda_devices[%d] is %d, not a device ordinal", d,
-                      c->cuda_devices[d]);
-            return GF_ERR_INVALID_ARGUMENT;
-        }
     if (c->threads < 0) {
         gf_detail(detail, n, "threads %d is negative", c->threads);
         return GF_ERR_INVALID_ARGUMENT;
