@@ -268,7 +268,7 @@ typedef struct gf_config {
      * chunk through its delay line (a forward transform each, their output
      * dropped) and every device uses the same partition and plans. An
      * ordinal may repeat (two instances on one GPU). Ignored unless the
-     * engine runs on cuda; no hand-off with more than one.
+     * engine runs (or hands off) to cuda.
      */
     const int *cuda_devices;
     int cuda_device_count;

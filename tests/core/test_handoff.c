@@ -6,8 +6,9 @@
  *   test_handoff TARGET     TARGET: ref (any machine) or cuda (exit 77
  *                           without a usable GPU)
  *
- * Also: the FFT method makes no hand-off (and says why); the rules of the
- * config are checked.
+ * With cuda, also to several GPUs (gf_config.cuda_devices {0, 0}: two
+ * instances on one GPU). Also: the FFT method makes no hand-off (and says
+ * why); the rules of the config are checked.
  */
 #include "test_util.h"
 
@@ -70,6 +71,14 @@ static int same_as_cpu(const char *label, gf_config c, size_t frames, uint64_t s
                         gf_engine_chunk_frames(e));
         bad += TU_CHECK(strcmp(gf_engine_backend(e), tu_device_name(g_target)) == 0,
                         "%s: backend '%s' after the hand-off", label, gf_engine_backend(e));
+        if (c.cuda_device_count > 1) { /* dealt to every GPU after the hand-off */
+            uint64_t k0 = gf_engine_device_chunks(e, 0, NULL),
+                     k1 = gf_engine_device_chunks(e, 1, NULL);
+            bad += TU_CHECK(gf_engine_cuda_devices(e, NULL, 0) == c.cuda_device_count && k0 > 0 &&
+                                k1 > 0,
+                            "%s: chunks %llu and %llu on the two GPUs", label,
+                            (unsigned long long)k0, (unsigned long long)k1);
+        }
         printf("%s: handed off to %s at frame %lld of %zu\n", label, gf_engine_backend(e),
                (long long)gf_engine_handoff_frame(e), frames);
     }
@@ -95,6 +104,14 @@ static int test_direct(void)
     c = tu_config(3, 31, NULL, GF_MODE_CAUSAL, GF_PRECISION_F64, GF_DEVICE_CPU);
     c.chunk_frames = 5000;
     bad += same_as_cpu("f64, 31-tap mean, causal", c, frames / 4, 12);
+    if (g_target == GF_DEVICE_CUDA) { /* to several GPUs: two instances on GPU 0 */
+        static const int two[2] = {0, 0};
+        c = tu_config(2, 255, taps, GF_MODE_SAME, GF_PRECISION_F32, GF_DEVICE_CPU);
+        c.chunk_frames = 1 << 16;
+        c.cuda_devices = two;
+        c.cuda_device_count = 2;
+        bad += same_as_cpu("f32, 255 taps, same, to GPUs {0, 0}", c, frames, 14);
+    }
     return bad;
 }
 

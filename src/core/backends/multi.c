@@ -27,8 +27,7 @@ typedef struct multi {
     size_t history; /* FFT: gf_backend_params.history_frames; 0: direct */
     uint64_t pos;   /* frames submitted since create or reset */
     unsigned char busy[GF_MAX_SLOTS];
-    int err_dev; /* the instance whose error detail error() reports */
-    char err[320];
+    char err[320]; /* the last failure, its device named */
 } multi;
 
 static gf_status multi_create(const gf_backend_params *p, void **state, char *detail, size_t n)
@@ -74,11 +73,9 @@ static void multi_destroy(void *state)
 /* A failure of instance d: its detail is the one error() gives. */
 static gf_status failed(multi *m, int d, gf_status st)
 {
-    if (st != GF_OK) {
-        m->err_dev = d;
+    if (st != GF_OK)
         snprintf(m->err, sizeof m->err, "CUDA device %d: %s", m->ordinal[d],
                  m->in->error(m->st[d]));
-    }
     return st;
 }
 
