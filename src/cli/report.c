@@ -72,7 +72,7 @@ static const char *mode_name(gf_mode m)
 /* Which backend filtered how many frames: "cpu backend", or after a
  * hand-off "cpu backend for N frames, then cuda for M"; a hand-off that did
  * not happen says why ("cpu backend for all N frames: the GPU could not
- * take over (no usable CUDA device)"). */
+ * take over (no usable CUDA device)"); on several GPUs, each one's chunks. */
 static void backend_summary(const gf_run *r, char *buf, size_t n)
 {
     gf_engine *e = r->e[GF_RUN_MAIN];
@@ -91,6 +91,15 @@ static void backend_summary(const gf_run *r, char *buf, size_t n)
     else
         snprintf(buf, n, "%s backend for all %lld frames: done before the GPU had started", from,
                  (long long)total);
+    /* Several GPUs: which took how many chunks, e.g. " on GPUs 0 (33
+     * chunks), 1 (32)". */
+    int gpus[GF_MAX_DEVICES];
+    const int ng = gf_engine_cuda_devices(e, gpus, GF_MAX_DEVICES);
+    for (int i = 0; ng > 1 && i < ng; i++) {
+        const size_t len = strlen(buf);
+        snprintf(buf + len, n - len, "%s%d (%llu%s)", i ? ", " : " on GPUs ", gpus[i],
+                 (unsigned long long)gf_engine_device_chunks(e, i, NULL), i ? "" : " chunks");
+    }
 }
 
 void gf_report_summary(const gf_run *r)

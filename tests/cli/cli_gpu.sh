@@ -69,6 +69,9 @@ print(len(g), all(d["chunks"] > 0 for d in g), sum(d["frames"] for d in g) >= 28
         assert_eq "--gpus $g $args: JSON gpus" "$got" "$want True True"
     done
 done
+# The summary line names each GPU's chunks.
+expect 0 "gpufilt: minute.wav -> many.wav: 2880000 frames x 2 ch at 48000 Hz, 4095 taps (mean), same, f32, direct, cuda backend on GPUs 0 (* chunks), 0 (*), *" \
+    minute.wav many.wav --taps 4095 --method direct --device cuda --gpus 0,0
 expect 2 "gpufilt: error: --gpus names GPUs: it goes with --device cuda or auto, not cpu" \
     minute.wav x.wav --taps 5 --device cpu --gpus 0,1
 finish
