@@ -95,6 +95,30 @@ assert_eq "--verify, --jobs 3: each file's lines together" \
     "verify: refe verify: 4800 verify: refe verify: 6000 verify: refe verify: 4000 "
 rm j/big.wav
 
+# Bad files opened at once each get their own reason (libsndfile keeps
+# the last failed open's in one global): 90 files of three kinds, sizes
+# interleaved; 30 runs of four workers (a fraction of a second; without
+# the lock, several of them mixed the reasons up) give the lines of one.
+mkdir bad
+for k in $(seq 0 29); do
+    pad=$(head -c $((k * 3)) /dev/zero | tr '\0' ' ')
+    printf "not audio at all%s" "$pad" >"bad/t$k.wav"
+    { printf 'RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x02\x00' && head -c $((k * 3 + 1)) /dev/zero; } >"bad/r$k.wav"
+    { printf 'FORM\x00\x00\x00\x20AIFFCOMM\x00\x00\x00\x12' && head -c $((k * 3 + 2)) /dev/zero; } >"bad/f$k.aiff"
+done
+expect 3 "*" --taps 3 --quiet --out-dir badout --jobs 1 bad/*
+cp stderr.txt bad1.err
+assert_eq "bad files: three reasons" "$(sed -n 's/.* read (\(.*\))$/\1/p' bad1.err | sort | uniq -c | tr -s ' ')" \
+    " 30 WAV file: no 'data' chunk marker
+ 30 bad channel count
+ 30 not a format libsndfile knows"
+mixed=
+for k in $(seq 30); do
+    "$GPUFILT" --taps 3 --quiet --out-dir badout --jobs 4 bad/* 2>stderr.txt && break
+    cmp -s stderr.txt bad1.err || mixed="$mixed $k"
+done
+assert_eq "bad files, --jobs 4: runs with other lines than one worker's" "$mixed" ""
+
 # Largest first: one worker writes the outputs in order of input size
 # (the batch's order is another), seen in their modification times.
 rm -r jobs1/g.wav
