@@ -342,9 +342,10 @@ static int worker_gpus(const gf_cli_options *o, const gf_taps *t, const char *la
 }
 
 /* Print the lines of the files done, in the batch's order, from *printed
- * up to the first not done (all done ones with `all`). Under p->mu, which
- * it lets go while printing. */
-static void print_done(pool *p, size_t *printed, int all)
+ * up to the first not done (all done ones with `all`), the progress line
+ * erased first (the next update draws it again). Under p->mu, which it
+ * lets go while printing. */
+static void print_done(pool *p, size_t *printed, int all, gf_progress *bar)
 {
     for (size_t i = *printed; i < p->b->n; i++) {
         if (!p->state[i]) {
@@ -359,6 +360,7 @@ static void print_done(pool *p, size_t *printed, int all)
         gf_cli_lines l = p->lines[i];
         memset(&p->lines[i], 0, sizeof p->lines[i]);
         pthread_mutex_unlock(&p->mu);
+        gf_progress_end(bar);
         gf_cli_print_lines(&l);
         pthread_mutex_lock(&p->mu);
     }
@@ -458,7 +460,7 @@ int gf_batch_run(const gf_cli_options *o, int nin, char **in, const gf_taps *t,
         size_t printed = 0;
         pthread_mutex_lock(&p.mu);
         while (p.running > 0) {
-            print_done(&p, &printed, 0);
+            print_done(&p, &printed, 0, &bar);
             const size_t files = p.finished;
             const uint64_t bytes = p.bytes;
             pthread_mutex_unlock(&p.mu);
@@ -482,7 +484,7 @@ int gf_batch_run(const gf_cli_options *o, int nin, char **in, const gf_taps *t,
             pthread_join(w[k].thread, NULL);
         gf_progress_end(&bar);
         pthread_mutex_lock(&p.mu);
-        print_done(&p, &printed, 1);
+        print_done(&p, &printed, 1, &bar);
         pthread_mutex_unlock(&p.mu);
     }
     size_t done = 0, skipped = 0, failed = 0;
