@@ -166,9 +166,11 @@ static void check_written(gf_sink *k, sf_sink *f)
     SF_INFO info;
     memset(&info, 0, sizeof info);
     SNDFILE *sf = NULL;
+    gf_sf_open_lock();
     if (fd >= 0 &&
         (lseek(fd, 0, SEEK_SET) != 0 || !(sf = sf_open_fd(fd, SFM_READ, &info, SF_TRUE))))
         close(fd); /* e.g. standard output opened write-only: libsndfile's word stands */
+    gf_sf_open_unlock();
     if (sf) {
         f->sf_format = info.format;
         gf_meta_missing(sf, f->meta, f->lost, sizeof f->lost);
