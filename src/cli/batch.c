@@ -15,7 +15,10 @@
  *     present), each file of a worker on its one GPU. A file the policy
  *     gives the CPU runs in whichever worker takes it, on that worker's
  *     share of the threads;
- *   - else --jobs N workers (default 1) on the CPU.
+ *   - else --jobs N workers (default 1) on the CPU: more helps many short
+ *     files (a file's decoding and encoding use one thread), but a worker's
+ *     file gets only its share of the threads, which slows a batch that
+ *     one long file dominates (README gives the measurements).
  * Every file gets --threads / workers threads (at least 1), but the device
  * policy counts the whole --threads (policy_threads), so each file runs on
  * the device, and so gives the bytes, the single-file run would.
