@@ -2,20 +2,47 @@
  * gpufilt [options] --out-dir DIR IN... [--in-list FILE]: many files in one
  * command (README, "Many files"). Each input is filtered to DIR/its name
  * (with --out-format MAJOR, the extension becomes MAJOR) by the same run a
- * single file gets (gf_filter_run), one after another, each with the whole
- * machine (the CPU backend's threads, or the GPU); a file's failure is
- * reported with its name and the batch goes on; nothing half-written is
- * ever left under a final name. One progress line for the batch on a
- * terminal, one summary line at the end.
+ * single file gets (gf_filter_run); a file's failure is reported with its
+ * name and the batch goes on; nothing half-written is ever left under a
+ * final name. One progress line for the batch on a terminal (files and
+ * bytes), one summary line at the end.
+ *
+ * Workers. The files are sorted by size, largest first (equal sizes in
+ * the batch's order), and workers take the next one from a shared counter:
+ *   - the GPU in play (--device cuda, --gpus, or --device auto when the
+ *     policy gives the largest file to the GPU): one worker per GPU (the
+ *     --gpus list, "0,0" being two workers on GPU 0; else every GPU
+ *     present), each file of a worker on its one GPU. A file the policy
+ *     gives the CPU runs in whichever worker takes it, on that worker's
+ *     share of the threads;
+ *   - else --jobs N workers (default 1) on the CPU: more helps many short
+ *     files (a file's decoding and encoding use one thread), but a worker's
+ *     file gets only its share of the threads, which slows a batch that
+ *     one long file dominates (README gives the measurements).
+ * Every file gets --threads / workers threads (at least 1), but the device
+ * policy counts the whole --threads (policy_threads), so each file runs on
+ * the device, and so gives the bytes, the single-file run would.
+ *
+ * Messages. A worker's lines for a file are held back (gf_cli_capture) and
+ * printed whole once that file and every one before it in the batch's
+ * order (the command line's, then --in-list's) are done: the lines are
+ * those of a run of one file after another, whatever the workers. The
+ * exit status is the first failed file's in that order. A signal stops
+ * every worker (each file being filtered is abandoned, and left nowhere).
  */
 #include "batch.h"
 #include "progress.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sndfile.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 typedef gf_batch batch;
 
@@ -205,42 +232,306 @@ int gf_batch_file(const gf_cli_options *o, const gf_taps *t, const gf_batch *b, 
     return frc;
 }
 
+/* ---- the workers ---- */
+
+typedef struct pool {
+    const gf_taps *t;
+    const gf_batch *b;
+    volatile sig_atomic_t *stop;
+    size_t *order;  /* the inputs, largest first */
+    uint64_t *size; /* each input's bytes (0 when it cannot be read) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* Under mu: */
+    size_t next;         /* order[next] is the next file to take */
+    int running;         /* workers not yet ended */
+    char *state;         /* per input: 1 once done (rc, skipped, lines set) */
+    int *rc;             /* per input: gf_batch_file's result */
+    int *skipped;        /* per input */
+    gf_cli_lines *lines; /* per input: its lines, until printed */
+    size_t finished;     /* files done */
+    uint64_t bytes;      /* their input bytes */
+} pool;
+
+typedef struct worker {
+    pool *p;
+    gf_cli_options o; /* the batch's options, with this worker's GPU and threads */
+    pthread_t thread;
+} worker;
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    pool *p = w->p;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        const size_t i = p->next < p->b->n && !*p->stop ? p->order[p->next++] : SIZE_MAX;
+        pthread_mutex_unlock(&p->mu);
+        if (i == SIZE_MAX)
+            break;
+        gf_cli_lines l = {0};
+        int skip = 0;
+        gf_cli_capture(&l);
+        const int rc = gf_batch_file(&w->o, p->t, p->b, i, p->stop, &skip);
+        gf_cli_capture(NULL);
+        pthread_mutex_lock(&p->mu);
+        p->rc[i] = rc;
+        p->skipped[i] = skip;
+        p->lines[i] = l;
+        p->state[i] = 1;
+        p->finished++;
+        p->bytes += p->size[i];
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        if (rc == GF_EXIT_INTERRUPTED)
+            break;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->running--;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Largest first; equal sizes in the batch's order. */
+static const uint64_t *sort_size;
+static int by_size(const void *a, const void *b)
+{
+    const size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    if (sort_size[i] != sort_size[j])
+        return sort_size[i] > sort_size[j] ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* The GPU is in play for the batch: --device cuda, --gpus, or for --device
+ * auto the policy's answer for the largest file (its header read here;
+ * only the number of workers depends on this guess, never a file's bytes,
+ * which its own run decides). */
+static int gpu_in_play(const gf_cli_options *o, const gf_taps *t, const char *largest)
+{
+    if (o->device == GF_DEVICE_CUDA || o->ngpus != 0)
+        return 1;
+    if (o->device != GF_DEVICE_AUTO || !gf_backend_built(GF_DEVICE_CUDA))
+        return 0;
+    SF_INFO info;
+    memset(&info, 0, sizeof info);
+    SNDFILE *sf = sf_open(largest, SFM_READ, &info);
+    if (!sf)
+        return 0;
+    sf_close(sf);
+    const gf_job job = {.frames = info.frames, .channels = info.channels, .taps = t->n ? t->n : 1};
+    gf_device handoff = GF_DEVICE_NONE;
+    return gf_cli_choose_device(o, &job, &handoff, NULL, 0) == GF_DEVICE_CUDA ||
+           handoff == GF_DEVICE_CUDA;
+}
+
+/* The workers' GPUs into gpus (at most GF_MAX_DEVICES): their count, or 0
+ * for workers on the CPU. */
+static int worker_gpus(const gf_cli_options *o, const gf_taps *t, const char *largest, int *gpus)
+{
+    if (!gpu_in_play(o, t, largest))
+        return 0;
+    if (o->ngpus > 0) {
+        memcpy(gpus, o->gpus, (size_t)o->ngpus * sizeof *gpus);
+        return o->ngpus;
+    }
+    int n = 0;
+    if (gf_cuda_device_count(&n) != GF_OK || n <= 0)
+        return 0;
+    n = n < GF_MAX_DEVICES ? n : GF_MAX_DEVICES;
+    for (int d = 0; d < n; d++)
+        gpus[d] = d;
+    return n;
+}
+
+/* Print the lines of the files done, in the batch's order, from *printed
+ * up to the first not done (all done ones with `all`), the progress line
+ * erased first (the next update draws it again). Under p->mu, which it
+ * lets go while printing. */
+static void print_done(pool *p, size_t *printed, int all, gf_progress *bar)
+{
+    for (size_t i = *printed; i < p->b->n; i++) {
+        if (!p->state[i]) {
+            if (!all)
+                break;
+            continue;
+        }
+        if (i == *printed)
+            ++*printed;
+        if (!p->lines[i].len)
+            continue;
+        gf_cli_lines l = p->lines[i];
+        memset(&p->lines[i], 0, sizeof p->lines[i]);
+        pthread_mutex_unlock(&p->mu);
+        gf_progress_end(bar);
+        gf_cli_print_lines(&l);
+        pthread_mutex_lock(&p->mu);
+    }
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+}
+
 int gf_batch_run(const gf_cli_options *o, int nin, char **in, const gf_taps *t,
                  volatile sig_atomic_t *stop)
 {
     batch b = {0};
+    pool p = {.t = t, .b = &b, .stop = stop};
+    worker *w = NULL;
+    int nw = 0, started = 0;
     int rc = gf_batch_plan(o, nin, in, &b);
     const double t0 = gf_now();
+    if (!rc &&
+        (!(p.order = malloc(b.n * sizeof *p.order)) || !(p.size = malloc(b.n * sizeof *p.size)) ||
+         !(p.state = calloc(b.n, 1)) || !(p.rc = calloc(b.n, sizeof *p.rc)) ||
+         !(p.skipped = calloc(b.n, sizeof *p.skipped)) ||
+         !(p.lines = calloc(b.n, sizeof *p.lines)))) {
+        gf_cli_error("out of memory");
+        rc = GF_EXIT_INTERNAL;
+    }
+    uint64_t total = 0;
+    int gpus[GF_MAX_DEVICES];
+    if (!rc) {
+        for (size_t i = 0; i < b.n; i++) {
+            p.order[i] = i;
+            total += p.size[i] = file_size(b.in[i]);
+        }
+        sort_size = p.size;
+        qsort(p.order, b.n, sizeof *p.order, by_size);
+        const int ngpus = worker_gpus(o, t, b.in[p.order[0]], gpus);
+        nw = ngpus ? ngpus : o->jobs > 0 ? o->jobs : 1;
+        nw = (size_t)nw < b.n ? nw : (int)b.n;
+        long threads = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+        threads = threads > 0 ? threads : 1;
+        if (!(w = calloc((size_t)nw, sizeof *w))) {
+            gf_cli_error("out of memory");
+            rc = GF_EXIT_INTERNAL;
+        }
+        for (int k = 0; !rc && k < nw; k++) {
+            w[k].p = &p;
+            w[k].o = *o;
+            w[k].o.threads = threads / nw > 1 ? (int)(threads / nw) : 1;
+            w[k].o.policy_threads = (int)threads;
+            if (ngpus) {
+                w[k].o.ngpus = 1;
+                w[k].o.gpus[0] = gpus[k];
+            }
+        }
+    }
+    int sync_made = 0;
+    if (!rc && pthread_mutex_init(&p.mu, NULL) == 0) {
+        if (pthread_cond_init(&p.cv, NULL) == 0)
+            sync_made = 1;
+        else
+            pthread_mutex_destroy(&p.mu);
+    }
+    if (!rc && !sync_made) {
+        gf_cli_error("cannot start the batch's workers");
+        rc = GF_EXIT_INTERNAL;
+    }
+    if (!rc) {
+        /* Signals go to this thread, which watches for them (as the
+         * reader and writer of each file do); the faults stay with their
+         * thread. */
+        sigset_t block, old;
+        sigfillset(&block);
+        static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
+        for (size_t k = 0; k < sizeof faults / sizeof faults[0]; k++)
+            sigdelset(&block, faults[k]);
+        pthread_sigmask(SIG_BLOCK, &block, &old);
+        pthread_mutex_lock(&p.mu);
+        for (; started < nw; started++) {
+            p.running++;
+            if (pthread_create(&w[started].thread, NULL, worker_main, &w[started]) != 0) {
+                p.running--;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&p.mu);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (started == 0) {
+            gf_cli_error("cannot start the batch's workers");
+            rc = GF_EXIT_INTERNAL;
+        }
+    }
+    if (!rc) {
+        gf_progress bar;
+        gf_progress_init(&bar, (int64_t)total, o->quiet);
+        size_t printed = 0;
+        pthread_mutex_lock(&p.mu);
+        while (p.running > 0) {
+            print_done(&p, &printed, 0, &bar);
+            const size_t files = p.finished;
+            const uint64_t bytes = p.bytes;
+            pthread_mutex_unlock(&p.mu);
+            gf_progress_files(&bar, (int64_t)bytes, files, b.n);
+            pthread_mutex_lock(&p.mu);
+            if (p.running == 0)
+                break;
+            /* A signal need not wake the wait: look at *stop's effect
+             * (the workers ending) ten times a second. */
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 100000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&p.cv, &p.mu, &until);
+        }
+        pthread_mutex_unlock(&p.mu);
+        for (int k = 0; k < started; k++)
+            pthread_join(w[k].thread, NULL);
+        gf_progress_end(&bar);
+        pthread_mutex_lock(&p.mu);
+        print_done(&p, &printed, 1, &bar);
+        pthread_mutex_unlock(&p.mu);
+    }
     size_t done = 0, skipped = 0, failed = 0;
+    uint64_t read = 0, written = 0;
     int first_rc = GF_EXIT_OK;
-    gf_progress bar;
-    gf_progress_init(&bar, rc ? 0 : (int64_t)b.n, o->quiet);
-    for (size_t i = 0; !rc && i < b.n && !*stop; i++) {
-        int skip = 0;
-        const int frc = gf_batch_file(o, t, &b, i, stop, &skip);
-        if (frc == GF_EXIT_INTERRUPTED)
-            break;
-        if (frc != GF_EXIT_OK) {
+    for (size_t i = 0; !rc && i < b.n; i++) {
+        if (!p.state[i] || p.rc[i] == GF_EXIT_INTERRUPTED)
+            continue;
+        if (p.rc[i] != GF_EXIT_OK) {
             failed++;
-            first_rc = first_rc ? first_rc : frc;
-        } else if (skip) {
+            first_rc = first_rc ? first_rc : p.rc[i];
+        } else if (p.skipped[i]) {
             skipped++;
         } else {
             done++;
+            read += p.size[i];
+            written += file_size(b.out[i]);
         }
-        gf_progress_update(&bar, (int64_t)(i + 1));
     }
-    gf_progress_end(&bar);
     if (!rc && *stop) {
-        gf_cli_error("interrupted by signal %d after %zu of %zu files; the file being filtered "
-                     "was not written",
-                     (int)*stop, done + skipped + failed, b.n);
+        gf_cli_error("interrupted by signal %d after %zu of %zu files; the file%s being filtered "
+                     "%s not written",
+                     (int)*stop, done + skipped + failed, b.n, nw > 1 ? "s" : "",
+                     nw > 1 ? "were" : "was");
         rc = GF_EXIT_INTERRUPTED;
     }
     if (!rc && !o->quiet)
-        gf_cli_say("batch: %zu file%s to '%s': %zu filtered, %zu skipped (existing), %zu failed, "
-                   "%.3f s",
-                   b.n, b.n == 1 ? "" : "s", o->out_dir, done, skipped, failed, gf_now() - t0);
+        gf_cli_say("batch: %zu file%s to '%s' on %d worker%s: %zu filtered, %zu skipped "
+                   "(existing), %zu failed; %llu bytes read, %llu bytes written, %.3f s",
+                   b.n, b.n == 1 ? "" : "s", o->out_dir, nw, nw == 1 ? "" : "s", done, skipped,
+                   failed, (unsigned long long)read, (unsigned long long)written, gf_now() - t0);
+    if (sync_made) {
+        pthread_cond_destroy(&p.cv);
+        pthread_mutex_destroy(&p.mu);
+    }
+    for (size_t i = 0; p.lines && i < b.n; i++)
+        free(p.lines[i].text);
+    free(p.lines);
+    free(p.skipped);
+    free(p.rc);
+    free(p.state);
+    free(p.size);
+    free(p.order);
+    free(w);
     gf_batch_free(&b);
     return rc ? rc : first_rc;
 }

@@ -79,6 +79,10 @@ typedef struct gf_cli_options {
     gf_device device;
     size_t chunk; /* 0 = backend default */
     int threads;
+    /* The threads the device policy counts as the CPU's cores (0: threads):
+     * a batch's worker runs its file on fewer threads than the one file
+     * alone would get, but decides its device (and so its bytes) the same. */
+    int policy_threads;
     /* --gpus: ngpus ordinals in gpus; GF_GPUS_ALL for every device; 0 when
      * not given (gf_cli_choose_gpus decides). */
     int gpus[GF_MAX_DEVICES];
@@ -93,6 +97,7 @@ typedef struct gf_cli_options {
     /* Many files: --out-dir DIR, the inputs (positional) and --in-list. */
     const char *out_dir, *in_list;
     int skip_existing;
+    int jobs; /* --jobs N: files at once on the CPU, 1..GF_MAX_THREADS; 0: not given (1) */
     char **inputs;
     int ninputs;
     int force; /* --force: replace a read-only OUT (or histogram file) */
@@ -154,6 +159,29 @@ void gf_cli_say(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+
+/* Text of whole lines, as it is (not escaped, no prefix: the caller's
+ * "verify: ..." reports), on stderr or into this thread's capture. */
+void gf_cli_print(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* A thread's lines held back (a batch's worker, whose files' lines are
+ * printed whole, in the batch's order): text holds len bytes of complete
+ * lines, NUL-terminated (NULL while empty). Zero it before use. */
+typedef struct gf_cli_lines {
+    char *text;
+    size_t len, cap;
+} gf_cli_lines;
+/* From now on this thread's gf_cli_error/warn/say lines go into *l (NULL:
+ * printed again, as every other thread's are). */
+void gf_cli_capture(gf_cli_lines *l);
+/* Print l's lines on stderr in one piece (thread-safe), then free and zero
+ * it. Every line printed by gf_cli_error/warn/say is printed whole, never
+ * interleaved with another thread's. */
+void gf_cli_print_lines(gf_cli_lines *l);
 
 /* From now on keep every warning and error (up to 64 of each) as printed,
  * without the prefix: gf_cli_kept_message(errors, i) gives the i-th, or

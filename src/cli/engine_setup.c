@@ -60,7 +60,8 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_devi
                  1e3 * period);
     } else {
         const int unknown = j->frames < 0;
-        long cores = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+        const int threads = o->policy_threads > 0 ? o->policy_threads : o->threads;
+        long cores = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
         if (cores < 1)
             cores = 1;
         const double frames = (double)(unknown ? STREAM_FRAMES : j->frames);

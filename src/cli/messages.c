@@ -5,6 +5,7 @@
  */
 #include "cli.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,10 +93,83 @@ const char *gf_cli_kept_message(int errors, size_t i)
     return i < nkept[errors] ? kept[errors][i] : NULL;
 }
 
+/* Lines go out whole (one fputs under the lock): a batch's workers print
+ * while others do; the kept messages share the lock. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* This thread's capture (gf_cli_capture), or NULL: print. */
+static _Thread_local gf_cli_lines *capture;
+
 static void keep_message(int errors, const char *esc)
 {
+    pthread_mutex_lock(&lock);
     if (keep && nkept[errors] < KEEP_MAX && (kept[errors][nkept[errors]] = strdup(esc)) != NULL)
         nkept[errors]++;
+    pthread_mutex_unlock(&lock);
+}
+
+void gf_cli_capture(gf_cli_lines *l)
+{
+    capture = l;
+}
+
+void gf_cli_print_lines(gf_cli_lines *l)
+{
+    if (l->len) {
+        pthread_mutex_lock(&lock);
+        fwrite(l->text, 1, l->len, stderr);
+        fflush(stderr);
+        pthread_mutex_unlock(&lock);
+    }
+    free(l->text);
+    memset(l, 0, sizeof *l);
+}
+
+/* Text (whole lines): into this thread's capture, or on stderr in one
+ * piece (also when the capture cannot grow: the text is not lost). */
+static void put_text(const char *text, size_t n)
+{
+    gf_cli_lines *l = capture;
+    if (l) {
+        const size_t need = l->len + n + 1;
+        if (need > l->cap) {
+            const size_t cap = need > 2 * l->cap ? need : 2 * l->cap;
+            char *t = realloc(l->text, cap);
+            if (t) {
+                l->text = t;
+                l->cap = cap;
+            }
+        }
+        if (need <= l->cap) {
+            memcpy(l->text + l->len, text, n);
+            l->len += n;
+            l->text[l->len] = '\0';
+            return;
+        }
+    }
+    pthread_mutex_lock(&lock);
+    fwrite(text, 1, n, stderr);
+    pthread_mutex_unlock(&lock);
+}
+
+void gf_cli_print(const char *fmt, ...)
+{
+    char small[1024], *text = small;
+    va_list ap;
+    va_start(ap, fmt);
+    const int len = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (len < 0)
+        return;
+    if (len >= (int)sizeof small && (text = malloc((size_t)len + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)len + 1, fmt, ap);
+        va_end(ap);
+    }
+    if (!text)
+        text = small; /* out of memory: the text cut short */
+    put_text(text, strlen(text));
+    if (text != small)
+        free(text);
 }
 
 typedef enum kind { SAY, WARNING, ERROR } kind;
@@ -117,7 +191,21 @@ static void say(kind k, const char *fmt, va_list ap)
     if (elen >= sizeof esmall && !(esc = malloc(elen + 1)))
         esc = esmall;
     gf_cli_escape(esc, esc == esmall ? sizeof esmall : elen + 1, msg);
-    fprintf(stderr, "%s%s\n", prefix[k], esc);
+    const size_t plen = strlen(prefix[k]);
+    const size_t n = strlen(esc); /* elen, or less when esc was cut short */
+    char line[1200], *whole = plen + n + 2 <= sizeof line ? line : malloc(plen + n + 2);
+    if (whole) {
+        memcpy(whole, prefix[k], plen);
+        memcpy(whole + plen, esc, n);
+        whole[plen + n] = '\n';
+        put_text(whole, plen + n + 1);
+        if (whole != line)
+            free(whole);
+    } else {
+        put_text(prefix[k], plen); /* out of memory: in pieces */
+        put_text(esc, n);
+        put_text("\n", 1);
+    }
     if (k != SAY)
         keep_message(k == ERROR, esc);
     if (msg != small)

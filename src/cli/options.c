@@ -115,6 +115,7 @@ static const opt_spec specs[] = {
     {"out-dir", 0, ARG_STRING, F(out_dir), 0, 0, NULL},
     {"in-list", 0, ARG_STRING, F(in_list), 0, 0, NULL},
     {"skip-existing", 0, ARG_FLAG, F(skip_existing), 0, 0, NULL},
+    {"jobs", 'j', ARG_INT, F(jobs), 1, GF_MAX_THREADS, NULL},
     {"help", 'h', ARG_HELP, 0, 0, 0, NULL},
     {"version", 'V', ARG_VERSION, 0, 0, 0, NULL},
 };
@@ -372,9 +373,10 @@ static int check_given(const gf_cli_options *o, const char *const *given)
     static const char *const hist_params[] = {
         "hist-bins", "hist-block", "hist-range", "hist-of", "hist-channels", "hist-limit", NULL};
     static const char *const not_live[] = {
-        "chunk",      "verify",       "allow-truncated", "sync",    "force",         "out-format",
-        "hist-limit", "json-summary", "out-dir",         "in-list", "skip-existing", "gpus",
-        NULL};
+        "chunk",   "verify",     "allow-truncated", "sync",
+        "force",   "out-format", "hist-limit",      "json-summary",
+        "out-dir", "in-list",    "skip-existing",   "gpus",
+        "jobs",    NULL};
     const char *name;
     if (!o->hist_path && !o->hist_png && (name = first_given(given, hist_params))) {
         gf_cli_error("--%s needs --hist FILE or --hist-png FILE (it sets their histograms)", name);
@@ -468,7 +470,8 @@ static const char *check_batch(const gf_cli_options *o)
 {
     if (o->action != GF_ACTION_BATCH)
         return (o->in_list || o->skip_existing) ? "--in-list and --skip-existing need --out-dir"
-                                                : NULL;
+               : o->jobs ? "--jobs needs --out-dir (it filters that many files at once)"
+                         : NULL;
     if (o->hist_path || o->hist_png)
         return "--out-dir: --hist and --hist-png would name one file for every input";
     if (o->json_summary)

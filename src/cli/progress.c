@@ -13,10 +13,9 @@ void gf_progress_init(gf_progress *p, int64_t total_frames, int quiet)
     p->drawn = 0;
 }
 
-void gf_progress_update(gf_progress *p, int64_t done)
+/* The bar at done / total, then `tail`. */
+static void draw(gf_progress *p, int64_t done, const char *tail)
 {
-    if (!p->enabled)
-        return;
     const double t = gf_now();
     if (p->drawn && t - p->last < 0.1)
         return;
@@ -31,12 +30,29 @@ void gf_progress_update(gf_progress *p, int64_t done)
     for (int i = 0; i < WIDTH; i++)
         bar[i] = i < fill ? '#' : '.';
     bar[WIDTH] = '\0';
-    fprintf(stderr, "\rgpufilt: [%s] %3d%%", bar, (int)(frac * 100));
+    fprintf(stderr, "\rgpufilt: [%s] %3d%%%s", bar, (int)(frac * 100), tail);
     fflush(stderr);
+}
+
+void gf_progress_update(gf_progress *p, int64_t done)
+{
+    if (p->enabled)
+        draw(p, done, "");
+}
+
+void gf_progress_files(gf_progress *p, int64_t done_bytes, size_t files, size_t total_files)
+{
+    if (!p->enabled)
+        return;
+    char tail[96], a[32], b[32];
+    snprintf(tail, sizeof tail, " %zu/%zu files, %s of %s", files, total_files,
+             gf_cli_bytes(a, sizeof a, (uint64_t)done_bytes),
+             gf_cli_bytes(b, sizeof b, (uint64_t)p->total));
+    draw(p, done_bytes, tail);
 }
 
 void gf_progress_end(gf_progress *p)
 {
     if (p->enabled && p->drawn)
-        fprintf(stderr, "\r%60s\r", "");
+        fprintf(stderr, "\r%100s\r", "");
 }

@@ -2,6 +2,7 @@
 #ifndef GF_PROGRESS_H
 #define GF_PROGRESS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct gf_progress {
@@ -15,6 +16,9 @@ typedef struct gf_progress {
 void gf_progress_init(gf_progress *p, int64_t total_frames, int quiet);
 /* Redraw at most ten times a second. */
 void gf_progress_update(gf_progress *p, int64_t done_frames);
+/* A batch's bar (total: bytes of input): the bytes of the files done,
+ * and "N/M files". Redrawn at most ten times a second. */
+void gf_progress_files(gf_progress *p, int64_t done_bytes, size_t files, size_t total_files);
 /* Erase the bar. */
 void gf_progress_end(gf_progress *p);
 

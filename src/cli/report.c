@@ -34,27 +34,27 @@ int gf_report_verify(const gf_run *r)
     }
     const gf_verify *v = &r->verify;
     const double speedup = r->t[GF_RUN_MAIN] > 0 ? r->t[GF_RUN_REF] / r->t[GF_RUN_MAIN] : 0;
-    fprintf(stderr, "verify: reference (serial) %.3f s, %s %.3f s, speedup %.1fx\n",
-            r->t[GF_RUN_REF], backend, r->t[GF_RUN_MAIN], speedup);
+    gf_cli_print("verify: reference (serial) %.3f s, %s %.3f s, speedup %.1fx\n", r->t[GF_RUN_REF],
+                 backend, r->t[GF_RUN_MAIN], speedup);
     if (v->differ == 0)
-        fprintf(stderr,
-                "verify: %llu samples, max |error| 0, max ulp 0: bit-exact with the reference\n",
-                (unsigned long long)v->compared);
+        gf_cli_print(
+            "verify: %llu samples, max |error| 0, max ulp 0: bit-exact with the reference\n",
+            (unsigned long long)v->compared);
     else
-        fprintf(stderr,
-                "verify: MISMATCH: %llu of %llu samples differ, max |error| %.3g, max ulp %llu\n",
-                (unsigned long long)v->differ, (unsigned long long)v->compared, v->max_abs,
-                (unsigned long long)v->max_ulp);
+        gf_cli_print(
+            "verify: MISMATCH: %llu of %llu samples differ, max |error| %.3g, max ulp %llu\n",
+            (unsigned long long)v->differ, (unsigned long long)v->compared, v->max_abs,
+            (unsigned long long)v->max_ulp);
     int bad = v->differ != 0 ||
               v->compared != (uint64_t)r->sink.frames_written * (size_t)r->src.fmt.channels;
     if (r->hist) {
         if (r->hv.differ)
-            fprintf(stderr, "verify: histograms: MISMATCH in %llu of %llu records (first: %s)\n",
-                    (unsigned long long)r->hv.differ, (unsigned long long)r->hv.compared,
-                    r->hv.first);
+            gf_cli_print("verify: histograms: MISMATCH in %llu of %llu records (first: %s)\n",
+                         (unsigned long long)r->hv.differ, (unsigned long long)r->hv.compared,
+                         r->hv.first);
         else
-            fprintf(stderr, "verify: histograms: %llu records identical to the reference\n",
-                    (unsigned long long)r->hv.compared);
+            gf_cli_print("verify: histograms: %llu records identical to the reference\n",
+                         (unsigned long long)r->hv.compared);
         bad |= r->hv.differ != 0 || r->hv.compared != r->hist_blocks;
     }
     if (bad) {

@@ -322,17 +322,16 @@ int gf_verify_exact_report(const gf_verify_exact *v, const char *backend, double
     const gf_verify_exact_result r = gf_verify_exact_get(v);
     const double worst = r.ratio, err = r.max_err, bound = r.bound;
     const int wc = r.channel;
-    fprintf(stderr,
-            "verify: FFT method (partition %zu): exact sums in %s for %s %llu outputs; %s %.3f s, "
-            "exact sums %.3f s\n",
-            v->P, v->prec == GF_PRECISION_F32 ? "double" : "long double (compensated)",
-            v->all ? "all" : "a seeded stratified sample of", (unsigned long long)v->checked,
-            backend, t_engine, v->seconds);
+    gf_cli_print(
+        "verify: FFT method (partition %zu): exact sums in %s for %s %llu outputs; %s %.3f s, "
+        "exact sums %.3f s\n",
+        v->P, v->prec == GF_PRECISION_F32 ? "double" : "long double (compensated)",
+        v->all ? "all" : "a seeded stratified sample of", (unsigned long long)v->checked, backend,
+        t_engine, v->seconds);
     const int ok = worst <= 1.0 && r.unlike == 0;
-    fprintf(stderr,
-            "verify: largest error %.3g = %.3g of the bound %.3g (channel %d, frame %llu)%s\n", err,
-            worst, bound, wc + 1, (unsigned long long)v->worst_at[wc],
-            worst <= 1.0 ? ": within the bound" : ": ABOVE THE BOUND");
+    gf_cli_print("verify: largest error %.3g = %.3g of the bound %.3g (channel %d, frame %llu)%s\n",
+                 err, worst, bound, wc + 1, (unsigned long long)v->worst_at[wc],
+                 worst <= 1.0 ? ": within the bound" : ": ABOVE THE BOUND");
     if (r.unlike)
         fprintf(
             stderr,

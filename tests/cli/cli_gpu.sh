@@ -72,6 +72,24 @@ done
 # The summary line names each GPU's chunks.
 expect 0 "gpufilt: minute.wav -> many.wav: 2880000 frames x 2 ch at 48000 Hz, 4095 taps (mean), same, f32, direct, cuda backend on GPUs 0 (* chunks), 0 (*), *" \
     minute.wav many.wav --taps 4095 --method direct --device cuda --gpus 0,0
+# A batch on GPU workers: "--gpus 0,0" is two workers on GPU 0, taking
+# the files largest first; each output is the one-file run's on the GPU
+# (direct and FFT), and the summary names the two workers.
+mkdir batch
+for n in 1 2 3 4 5; do "$SFTOOL" gen "batch/f$n.wav" wav16 2 48000 $((n * 150000)) noise; done
+for args in "--taps 255 --method direct" "--taps 20000 --method fft --partition 1024"; do
+    rm -rf bout
+    # shellcheck disable=SC2086
+    expect 0 "gpufilt: batch: 5 files to 'bout' on 2 workers: 5 filtered, 0 skipped (existing), 0 failed; *" \
+        $args --device cuda --gpus 0,0 --out-dir bout batch/f1.wav batch/f2.wav batch/f3.wav \
+        batch/f4.wav batch/f5.wav
+    for n in 1 2 3 4 5; do
+        # shellcheck disable=SC2086
+        "$GPUFILT" "batch/f$n.wav" one.wav $args --device cuda --quiet
+        assert_eq "batch --gpus 0,0 $args: f$n.wav = its run on the GPU" \
+            "$(cmp one.wav "bout/f$n.wav" && echo same)" same
+    done
+done
 expect 2 "gpufilt: error: --gpus names GPUs: it goes with --device cuda or auto, not cpu" \
     minute.wav x.wav --taps 5 --device cpu --gpus 0,1
 finish

@@ -1,6 +1,7 @@
 #include "io/sndfile_format.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +165,18 @@ void gf_sf_reason(const char *msg, char *buf, size_t n)
         return;
     }
     snprintf(buf, n, "%c%s", lower_first(s), *s ? s + 1 : "");
+}
+
+static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void gf_sf_open_lock(void)
+{
+    pthread_mutex_lock(&open_mu);
+}
+
+void gf_sf_open_unlock(void)
+{
+    pthread_mutex_unlock(&open_mu);
 }
 
 const char *gf_sf_why(SNDFILE *sf, char *buf, size_t n)

@@ -34,6 +34,12 @@ void gf_sf_format_name(int sf_format, char *buf, size_t n);
  * where it is not an acronym, its vaguest phrases made plain ("not a format
  * libsndfile knows"). */
 void gf_sf_reason(const char *msg, char *buf, size_t n);
+/* libsndfile's opens share globals (the last failed open's error, its
+ * log): where threads open files at once (a batch's workers), every open,
+ * and the reading of its failure (gf_sf_why(NULL, ...)), is one step
+ * under this lock. */
+void gf_sf_open_lock(void);
+void gf_sf_open_unlock(void);
 /* gf_sf_reason of sf_strerror(sf) (sf NULL: the last failed open) into buf;
  * returns buf. */
 const char *gf_sf_why(SNDFILE *sf, char *buf, size_t n);

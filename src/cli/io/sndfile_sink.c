@@ -166,9 +166,11 @@ static void check_written(gf_sink *k, sf_sink *f)
     SF_INFO info;
     memset(&info, 0, sizeof info);
     SNDFILE *sf = NULL;
+    gf_sf_open_lock();
     if (fd >= 0 &&
         (lseek(fd, 0, SEEK_SET) != 0 || !(sf = sf_open_fd(fd, SFM_READ, &info, SF_TRUE))))
         close(fd); /* e.g. standard output opened write-only: libsndfile's word stands */
+    gf_sf_open_unlock();
     if (sf) {
         f->sf_format = info.format;
         gf_meta_missing(sf, f->meta, f->lost, sizeof f->lost);
@@ -304,18 +306,22 @@ static int open_encoder(gf_sink *k, sf_sink *f, const char *path, SF_INFO *info,
         info->format = (info->format & ~SF_FORMAT_TYPEMASK) | SF_FORMAT_RF64;
         f->rf64_auto = 1;
     }
+    static SF_VIRTUAL_IO vio = {vio_len, vio_seek, vio_read, vio_write, vio_tell};
     if (!k->out.seekable && (info->format & SF_FORMAT_TYPEMASK) == SF_FORMAT_FLAC) {
-        static SF_VIRTUAL_IO vio = {vio_len, vio_seek, vio_read, vio_write, vio_tell};
         if (!(f->vio = calloc(1, sizeof *f->vio))) {
             snprintf(err, n, "out of memory");
             return GF_EXIT_INTERNAL;
         }
         f->vio->fd = k->out.fd;
-        f->sf = sf_open_virtual(&vio, SFM_WRITE, info, f->vio);
-    } else {
-        f->sf = sf_open_fd(k->out.fd, SFM_WRITE, info, SF_FALSE);
     }
-    char why[256];
+    /* The open and its failure's reason as one step (gf_sf_open_lock). */
+    char why[256] = "";
+    gf_sf_open_lock();
+    f->sf = f->vio ? sf_open_virtual(&vio, SFM_WRITE, info, f->vio)
+                   : sf_open_fd(k->out.fd, SFM_WRITE, info, SF_FALSE);
+    if (!f->sf)
+        gf_sf_why(NULL, why, sizeof why);
+    gf_sf_open_unlock();
     if (!f->sf && k->out.stream) {
         /* A format that must seek back to finish its header (WAV, AIFF,
          * ...) works only on a regular file; libsndfile refuses it on a
@@ -326,16 +332,16 @@ static int open_encoder(gf_sink *k, sf_sink *f, const char *path, SF_INFO *info,
             snprintf(err, n,
                      "cannot write %s to standard output (%s); use --out-raw FMT, or "
                      "--out-format au or flac",
-                     name, gf_sf_why(NULL, why, sizeof why));
+                     name, why);
         else
             snprintf(err, n,
                      "cannot write %s to '%s' (%s); use --out-raw FMT, or --out-format au or "
                      "flac",
-                     name, path, gf_sf_why(NULL, why, sizeof why));
+                     name, path, why);
         return GF_EXIT_USAGE;
     }
     if (!f->sf) {
-        snprintf(err, n, "cannot write output '%s': %s", path, gf_sf_why(NULL, why, sizeof why));
+        snprintf(err, n, "cannot write output '%s': %s", path, why);
         return GF_EXIT_OUTPUT;
     }
     if (f->rf64_auto)

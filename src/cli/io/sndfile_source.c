@@ -45,7 +45,8 @@ static uint64_t logged_data_size(SNDFILE *sf)
 {
     char log[8192];
     sf_command(sf, SFC_GET_LOG_INFO, log, sizeof log);
-    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+    char *save = NULL;
+    for (char *line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         unsigned long long said;
         line += strspn(line, " ");
         if (strncmp(line, "data :", 6) == 0 && sscanf(line + 6, "%llu", &said) == 1)
@@ -225,7 +226,8 @@ static void find_header_note(gf_source *s, SNDFILE *sf)
 {
     char log[8192];
     sf_command(sf, SFC_GET_LOG_INFO, log, sizeof log);
-    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+    char *save = NULL;
+    for (char *line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         unsigned long long said, is;
         line += strspn(line, " ");
         if ((strncmp(line, "data", 4) == 0 || strncmp(line, "SSND", 4) == 0) &&
@@ -422,10 +424,14 @@ int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, cha
     s->state = f;
     SF_INFO info;
     memset(&info, 0, sizeof info);
+    /* The open and its failure's reason as one step (gf_sf_open_lock). */
+    gf_sf_open_lock();
     f->sf = s->is_stdin ? sf_open_fd(STDIN_FILENO, SFM_READ, &info, SF_FALSE)
                         : sf_open(path, SFM_READ, &info);
-    if (!f->sf) {
+    if (!f->sf)
         explain_open_failure(s, path, err, n);
+    gf_sf_open_unlock();
+    if (!f->sf) {
         gf_source_close(s);
         return GF_EXIT_INPUT;
     }
