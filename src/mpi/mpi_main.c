@@ -139,6 +139,8 @@ static const char *refused(const gf_cli_options *o)
         return "--verify is not supported by gpufilt-mpi: run gpufilt --verify";
     if (o->json_summary)
         return "--json-summary is not supported by gpufilt-mpi";
+    if (o->jobs)
+        return "--jobs is gpufilt's: gpufilt-mpi's workers are its ranks (mpirun -np N)";
     return NULL;
 }
 

@@ -199,5 +199,13 @@ rc=$?
 grep -q "input '-' is not a regular file" err.txt || bad "a pipe: message '$(cat err.txt)'"
 [ ! -e pipe.wav ] || bad "a pipe: pipe.wav written"
 
+# Options that are gpufilt's alone: one line from rank 0 (then mpirun's
+# own report), exit 2.
+run 2 "$M" --taps 5 --jobs 2 --out-dir jobs in.wav 2>err.txt
+rc=$?
+[ $rc -eq 2 ] || bad "--jobs: exit $rc, expected 2"
+[ "$(grep gpufilt-mpi err.txt)" = "gpufilt-mpi: error: --jobs is gpufilt's: gpufilt-mpi's workers are its ranks (mpirun -np N)" ] ||
+    bad "--jobs: message '$(cat err.txt)'"
+
 [ $fails -eq 0 ] && echo "mpi_equal: all passed"
 exit $((fails > 0))
