@@ -356,10 +356,9 @@ static gf_status setup_fft(cpu_state *s, char *detail, size_t detail_size)
  * see every block. */
 static void run_fft(cpu_state *s, const gf_chunk *c)
 {
-    const size_t units = gf_cpu_fft_units(s->fft, c);
     const size_t P = s->p.partition, K = (s->p.num_taps + P - 1) / P;
-    run_units(s, c, &job_fft_forward, units, 8 * P);
-    run_units(s, c, &job_fft_output, units, (K + 8) * P);
+    run_units(s, c, &job_fft_forward, gf_cpu_fft_units(s->fft, c), 8 * P);
+    run_units(s, c, &job_fft_output, gf_cpu_fft_output_units(s->fft, c), 2 * (K + 8) * P);
     gf_cpu_fft_end(s->fft, c);
 }
 

@@ -47,20 +47,29 @@ static void GF_FN(mac_scalar)(const GF_T *const *hs, const GF_T *const *xs, size
     }
 }
 
-/* y for block b of channel ch: the vector body where the CPU has one
- * (cpu_fft.c; the same operations in the same order, so the same bytes),
- * the scalar loop for the rest. */
-static void GF_FN(mac)(const gf_cpu_fft *f, fft_thread *t, int ch, size_t b, void *y)
+/* y for blocks b .. b + nb - 1 (nb: 1 or 2) of channel ch into the
+ * thread's spec (and spec2): the vector body where the CPU has one
+ * (cpu_fft.c; the same operations in the same order, so the same bytes,
+ * whether a block is done alone or in a pair), the scalar loop for the
+ * rest. xs[i] is the spectrum of block b + nb - 1 - i. */
+static void GF_FN(mac)(const gf_cpu_fft *f, fft_thread *t, int ch, size_t b, size_t nb)
 {
     const size_t n = 2 * f->bins, K = f->partitions;
     const int h = f->filters == 1 ? 0 : ch;
     const GF_T **hs = (const GF_T **)t->hs, **xs = (const GF_T **)t->xs;
-    for (size_t k = 0; k < K; k++) {
+    for (size_t k = 0; k < K; k++)
         hs[k] = h_at(f, h, k);
-        xs[k] = ring_at(f, ch, (f->head + b + f->ring_slots - k) % f->ring_slots);
+    for (size_t i = 0; i < K + nb - 1; i++)
+        xs[i] = ring_at(f, ch, (f->head + b + nb - 1 + f->ring_slots - i) % f->ring_slots);
+    GF_T *y0 = t->spec, *y1 = t->spec2;
+    if (nb == 1) {
+        const size_t done = GF_FN(mac_vector)(hs, xs, K, y0, n);
+        GF_FN(mac_scalar)(hs, xs, K, y0, done, n);
+    } else {
+        const size_t done = GF_FN(mac2_vector)(hs, xs, K, y0, y1, n);
+        GF_FN(mac_scalar)(hs, xs + 1, K, y0, done, n);
+        GF_FN(mac_scalar)(hs, xs, K, y1, done, n);
     }
-    const size_t done = GF_FN(mac_vector)(hs, xs, K, y, n);
-    GF_FN(mac_scalar)(hs, xs, K, y, done, n);
 }
 
 /* The second half of block b's inverse transform is its output. */
