@@ -23,10 +23,16 @@
 # frames of tail. It prints each case's best and every time, then the
 # ratios peer / gpufilt (how many times faster gpufilt is) against the
 # targets: >= 1.5x afir at both lengths, >= 3x SoX at 65,536. Outputs go to
-# a tmpfs where there is one.
+# a tmpfs where there is one. Each compared case's output (its last run) is
+# checked once against the exact filter of its input (bench_fircheck at
+# 2000 frames, 200 at 2^20 taps): gpufilt and afir causal, SoX same mode
+# with one step of slack for its dither. FFmpeg 5.1's afir with gtype=none
+# outputs twice the filter's sums (every sample, measured), so its check
+# uses the taps doubled (exact in binary). A wrong output counts toward no
+# target.
 #
-# Exit status: 0 when every case ran (a missed target included), 1 when one
-# failed, 2 on bad usage.
+# Exit status: 0 when every case ran and wrote the right output (a missed
+# target included), 1 when one failed or was wrong, 2 on bad usage.
 # shellcheck disable=SC2034,SC2317 # PROG and SHIFT are for lib.sh; time_case runs through it
 set -euo pipefail
 
@@ -45,6 +51,8 @@ parse_args "$@"
 [[ $RUNS != 5 ]] || RUNS=3 # this script's default
 MAKEWAV=$(find_exe "$BUILD/bench/bench_makewav" "$BUILD/bench_makewav")
 GPUFILT=$(find_gpufilt "$BUILD")
+FIRCHECK=$(find_exe "$BUILD/bench/bench_fircheck" "$BUILD/bench_fircheck")
+[[ -n $FIRCHECK ]] || die "bench_fircheck not found in '$BUILD'"
 [[ -n $MAKEWAV ]] || die "bench_makewav not found in '$BUILD'"
 [[ -n $GPUFILT ]] || die "gpufilt not found in '$BUILD'"
 FFMPEG=$(command -v ffmpeg || true)
@@ -63,6 +71,7 @@ for T in 65536 1048576; do
             --design-taps "$T" --design-out "$WORK/ir$T.$ext" --device cpu --quiet \
             2>"$WORK/design.err" || die "cannot design the $T-tap impulse response: $(head -n 1 "$WORK/design.err")"
     done
+    awk '/^#/ { next } { printf "%.17g\n", 2 * $1 }' "$WORK/ir$T.txt" >"$WORK/ir${T}x2.txt"
 done
 cat "$IN" >/dev/null
 
@@ -75,19 +84,29 @@ fi
 
 NAMES=()
 CMDS=()
+CHECKS=() # bench_fircheck's arguments after IN OUT, or "" for none
 add_case() {
     NAMES+=("$1")
     CMDS+=("$2")
+    CHECKS+=("$3")
 }
 AFIR='afir=gtype=none:irfmt=mono'
 for T in 65536 1048576; do
-    add_case "gpufilt $T" "\"$GPUFILT\" \"$IN\" \"$OUTDIR/g$T.wav\" --ir \"$WORK/ir$T.wav\" --device cpu --mode causal --quiet"
+    n=2000
+    [[ $T -lt 1048576 ]] || n=200
+    check="$OUTDIR/%s --coeffs $WORK/ir$T.txt --mode causal --frames $n"
+    # shellcheck disable=SC2059 # check is the format
+    add_case "gpufilt $T" "\"$GPUFILT\" \"$IN\" \"$OUTDIR/g$T.wav\" --ir \"$WORK/ir$T.wav\" --device cpu --mode causal --quiet" \
+        "$(printf "$check" "g$T.wav")"
     if [[ -n $FFMPEG ]]; then
-        add_case "afir $T" "\"$FFMPEG\" -nostdin -hide_banner -loglevel error -y -i \"$IN\" -i \"$WORK/ir$T.wav\" -lavfi '[0:a][1:a]$AFIR,aformat=channel_layouts=stereo' \"$OUTDIR/f$T.wav\""
-        add_case "afir $T mono" "\"$FFMPEG\" -nostdin -hide_banner -loglevel error -y -i \"$IN\" -i \"$WORK/ir$T.wav\" -lavfi '$AFIR' \"$OUTDIR/m$T.wav\""
+        # shellcheck disable=SC2059
+        add_case "afir $T" "\"$FFMPEG\" -nostdin -hide_banner -loglevel error -y -i \"$IN\" -i \"$WORK/ir$T.wav\" -lavfi '[0:a][1:a]$AFIR,aformat=channel_layouts=stereo' \"$OUTDIR/f$T.wav\"" \
+            "$OUTDIR/f$T.wav --coeffs $WORK/ir${T}x2.txt --mode causal --frames $n"
+        add_case "afir $T mono" "\"$FFMPEG\" -nostdin -hide_banner -loglevel error -y -i \"$IN\" -i \"$WORK/ir$T.wav\" -lavfi '$AFIR' \"$OUTDIR/m$T.wav\"" ""
     fi
 done
-[[ -z $SOX ]] || add_case "sox 65536" "\"$SOX\" \"$IN\" \"$OUTDIR/s.wav\" fir \"$WORK/ir65536.txt\""
+[[ -z $SOX ]] || add_case "sox 65536" "\"$SOX\" \"$IN\" \"$OUTDIR/s.wav\" fir \"$WORK/ir65536.txt\"" \
+    "$OUTDIR/s.wav --coeffs $WORK/ir65536.txt --mode same --frames 2000 --slack 1"
 
 STATUS=0
 time_case() {
@@ -104,10 +123,30 @@ echo "cpu_peers: timing, $RUNS runs per case, interleaved" >&2
 time_round_robin "$RUNS" time_case
 summarise_times
 
+# Each case's output, once: OUTPUT_OK[i] is "ok", "WRONG" or "-" (not checked).
+echo "cpu_peers: checking outputs against the exact causal filter of the input" >&2
+OUTPUT_OK=()
+for i in "${!NAMES[@]}"; do
+    OUTPUT_OK[i]=-
+    [[ -n ${CHECKS[$i]} ]] || continue
+    read -r -a args <<<"${CHECKS[$i]}"
+    if "$FIRCHECK" "$IN" "${args[@]}" >&2; then
+        OUTPUT_OK[i]=ok
+    else
+        OUTPUT_OK[i]=WRONG
+        STATUS=1
+    fi
+done
+
+# Best time of a case by name; "" where it did not run or its output was
+# wrong.
 best_of() {
     local i
     for i in "${!NAMES[@]}"; do
-        [[ ${NAMES[$i]} == "$1" ]] && echo "${MINS[$i]}" && return 0
+        if [[ ${NAMES[$i]} == "$1" ]]; then
+            [[ ${OUTPUT_OK[$i]} == ok ]] && echo "${MINS[$i]}"
+            return 0
+        fi
     done
     echo ""
 }
@@ -116,9 +155,9 @@ echo
 echo "cpu_peers: $(run_stamp)"
 echo "input: ${SECONDS_LEN} s, 48000 Hz, stereo 16-bit WAV; mono IR (--lowpass 8k design); best of $RUNS, wall clock"
 echo "$("$GPUFILT" --version 2>&1 | head -n 1)${FFMPEG:+; $("$FFMPEG" -version | head -n 1 | cut -d' ' -f1-3)}${SOX:+; $("$SOX" --version 2>&1 | head -n 1)}"
-printf '%-18s %9s   %s\n' case "best s" "all runs (s)"
+printf '%-18s %9s %7s   %s\n' case "best s" output "all runs (s)"
 for i in "${!NAMES[@]}"; do
-    printf '%-18s %9.3f   %s\n' "${NAMES[$i]}" "${MINS[$i]}" "${TIMES[$i]}"
+    printf '%-18s %9.3f %7s   %s\n' "${NAMES[$i]}" "${MINS[$i]}" "${OUTPUT_OK[$i]}" "${TIMES[$i]}"
 done
 echo
 ratio() { # ratio LABEL TARGET GPUFILT_CASE PEER_CASE
@@ -126,7 +165,7 @@ ratio() { # ratio LABEL TARGET GPUFILT_CASE PEER_CASE
     g=$(best_of "$3")
     p=$(best_of "$4")
     if [[ -z $g || -z $p ]]; then
-        echo "  SKIP  $1: a case did not run"
+        echo "  SKIP  $1: a case did not run or its output was wrong"
         return 0
     fi
     awk -v l="$1" -v t="$2" -v g="$g" -v p="$p" 'BEGIN {
