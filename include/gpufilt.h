@@ -309,8 +309,8 @@ double gf_method_cost(size_t taps, gf_device device, gf_method method, size_t pa
 
 /**
  * The partition size the FFT method uses for `taps` taps on `device` when
- * gf_config.partition is 0: the power of two nearest taps / K0 (K0 = 4 on
- * cpu, 8 on cuda), kept within 256 .. 2^18 and GF_MIN_PARTITION ..
+ * gf_config.partition is 0: the power of two nearest taps / K0 (K0 = 8 on
+ * cpu and cuda), kept within 256 .. 2^18 and GF_MIN_PARTITION ..
  * GF_MAX_PARTITION.
  */
 size_t gf_partition_choose(size_t taps, gf_device device);

@@ -12,18 +12,16 @@
 # FFT chunk (16 partitions) plus the input block. cuda (label gpu): the
 # same matrix on the GPU; exit 77 without a usable device.
 #
-# The cost model (src/core/method.c) picks the partition nearest T/4 on
-# the cpu and T/8 on cuda, from 256 to 2^18 frames: a mean filter of 4P
-# (8P) taps makes it pick P, cheaply at any length (sums of 1/T). Sizes
+# The cost model (src/core/method.c) picks the partition nearest T/8,
+# from 256 to 2^18 frames: a mean filter of 8P taps makes it pick P, cheaply at any length (sums of 1/T). Sizes
 # stay small enough for the sanitizer builds: a few million mono frames at
 # the two largest partitions, where one chunk is 16 partitions.
 source "$(dirname "$0")/lib.sh" "$1" "$2" "$3"
 EXACTSUM=$4
 PIPETOOL=$5
 DEVICE=${6:-cpu}
-K0=4
+K0=8
 if [ "$DEVICE" = cuda ]; then
-    K0=8
     "$SFTOOL" gen probe.wav wav16 1 48000 1000 noise
     rc=0
     "$GPUFILT" probe.wav probe-out.wav --taps 5 --device cuda --quiet 2>stderr.txt || rc=$?

@@ -45,7 +45,7 @@ assert_eq "verify: compared, differ" \
 
 # --verify, FFT method: against exact sums, within the bound.
 expect 0 "*" in.wav f.wav --taps 5000 --method fft --verify --json-summary f.json
-assert_eq "fft: method, partition" "$(field f.json method) $(field f.json partition)" '"fft" 1024'
+assert_eq "fft: method, partition" "$(field f.json method) $(field f.json partition)" '"fft" 512'
 assert_eq "fft verify: every output" \
     "$(field f.json verify.against) $(field f.json verify.all) $(field f.json verify.compared)" \
     '"exact sums" true 96000'

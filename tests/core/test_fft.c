@@ -490,7 +490,8 @@ static int test_api(void)
                  "auto: ref has only direct");
     bad += TU_CHECK(gf_method_choose(8193, 1, GF_PRECISION_F64, GF_DEVICE_CUDA, 0) == GF_METHOD_FFT,
                     "auto: beyond 8192 taps is FFT");
-    bad += TU_CHECK(gf_partition_choose(65536, GF_DEVICE_CPU) == 16384 &&
+    bad += TU_CHECK(gf_partition_choose(65536, GF_DEVICE_CPU) == 8192 &&
+                        gf_partition_choose((size_t)1 << 20, GF_DEVICE_CPU) == 131072 &&
                         gf_partition_choose(65536, GF_DEVICE_CUDA) == 8192 &&
                         gf_partition_choose(10, GF_DEVICE_CPU) == 256 &&
                         gf_partition_choose(GF_MAX_FFT_TAPS, GF_DEVICE_CUDA) == ((size_t)1 << 18),

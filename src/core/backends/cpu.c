@@ -13,8 +13,9 @@
  * every method. A job is a function over units that the threads share out
  * (cpu_job). The direct method is one job over the chunk's outputs; the
  * FFT method (cpu_fft.c) is two, the forward transforms and then the
- * outputs, each a set of units (a block of one channel); each unit's
- * arithmetic does not depend on which thread runs it.
+ * outputs, each a set of units (a block of one channel) that the threads
+ * take one at a time; each unit's arithmetic does not depend on which
+ * thread runs it.
  *
  * Histograms run after the filter, as a further job: the chunk's partials
  * (one per block segment and channel) are shared out among the threads,
@@ -26,6 +27,7 @@
 #include "fft/fft.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -77,6 +79,11 @@ typedef struct cpu_job {
     /* 1: shares end on 64-sample multiples (flat outputs, so neighbouring
      * threads do not share cache lines); 0: even shares of whole units. */
     int aligned;
+    /* 1: instead, each thread takes one unit at a time from a shared
+     * counter until none is left (large units: a thread the reader, the
+     * writer or another program holds up does not keep the others
+     * waiting at the end of the job). */
+    int dynamic;
 } cpu_job;
 
 /* A method inside the backend. */
@@ -110,6 +117,7 @@ struct cpu_state {
     const gf_chunk *chunk;    /* the job's chunk */
     const cpu_job *job;       /* what the threads do with it */
     ptrdiff_t job_n0, job_n1; /* the job's units */
+    atomic_ptrdiff_t next;    /* a dynamic job's next unit */
     gf_cpu_fft *fft;          /* the FFT method's state, or NULL */
     gf_hist_plan hist;
     int has_hist;
@@ -146,10 +154,10 @@ static void run_fft_output(cpu_state *s, const gf_chunk *c, ptrdiff_t u0, ptrdif
     gf_cpu_fft_output(s->fft, c, (size_t)u0, (size_t)u1, thread);
 }
 
-static const cpu_job job_fir = {run_range, 1};
-static const cpu_job job_hist = {run_parts, 0};
-static const cpu_job job_fft_forward = {run_fft_forward, 0};
-static const cpu_job job_fft_output = {run_fft_output, 0};
+static const cpu_job job_fir = {run_range, 1, 0};
+static const cpu_job job_hist = {run_parts, 0, 0};
+static const cpu_job job_fft_forward = {run_fft_forward, 0, 1};
+static const cpu_job job_fft_output = {run_fft_output, 0, 1};
 
 /* Part `index` of `parts` of the partials [n0, n1): contiguous, even shares. */
 static void split_parts(ptrdiff_t n0, ptrdiff_t n1, int index, int parts, ptrdiff_t *a,
@@ -179,6 +187,11 @@ static void run_share(cpu_state *s, const gf_chunk *c, const cpu_job *job, ptrdi
                       ptrdiff_t n1, int index, int parts)
 {
     ptrdiff_t a, b;
+    if (job->dynamic && parts > 1) {
+        for (a = atomic_fetch_add(&s->next, 1); a < n1; a = atomic_fetch_add(&s->next, 1))
+            job->run(s, c, a, a + 1, index);
+        return;
+    }
     if (job->aligned)
         split(n0, n1, index, parts, &a, &b);
     else
@@ -282,6 +295,7 @@ static void run_job(cpu_state *s, const gf_chunk *c, const cpu_job *job, ptrdiff
     s->job = job;
     s->job_n0 = n0;
     s->job_n1 = n1;
+    atomic_store(&s->next, n0);
     s->busy = s->nworkers;
     s->generation++;
     pthread_cond_broadcast(&s->wake);
@@ -342,10 +356,9 @@ static gf_status setup_fft(cpu_state *s, char *detail, size_t detail_size)
  * see every block. */
 static void run_fft(cpu_state *s, const gf_chunk *c)
 {
-    const size_t units = gf_cpu_fft_units(s->fft, c);
     const size_t P = s->p.partition, K = (s->p.num_taps + P - 1) / P;
-    run_units(s, c, &job_fft_forward, units, 8 * P);
-    run_units(s, c, &job_fft_output, units, (K + 8) * P);
+    run_units(s, c, &job_fft_forward, gf_cpu_fft_units(s->fft, c), 8 * P);
+    run_units(s, c, &job_fft_output, gf_cpu_fft_output_units(s->fft, c), 2 * (K + 8) * P);
     gf_cpu_fft_end(s->fft, c);
 }
 

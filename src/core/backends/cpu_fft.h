@@ -10,14 +10,17 @@
  * library has it, scaled by 1/(2P) and rounded to the precision.
  *
  * A chunk of m blocks (m <= M) is done in two passes, each a set of units a
- * thread pool shares out (unit u is channel u / m, block u % m):
- *   forward  window [previous P | this block's P] of one channel, to the
- *            ring slot of its block;
- *   output   Y = sum_{k=0..K-1} H_k X_{j-k} in that order, inverse
- *            transform, second half to the chunk's output (interleaved).
- * then gf_cpu_fft_end moves the history on. Every unit's arithmetic is the
- * same whatever the chunk or thread count, so output bytes depend only on
- * the input, the taps, P and the FFT library.
+ * thread pool shares out:
+ *   forward  (unit u: channel u / m, block u % m) window [previous P |
+ *            this block's P] of one channel, to the ring slot of its block;
+ *   output   (unit u: channel u / ceil(m/2), blocks 2 (u % ceil(m/2)) and
+ *            the next, if any) per block Y = sum_{k=0..K-1} H_k X_{j-k} in
+ *            that order (AVX where the CPU has it, the same operations),
+ *            inverse transform, second half to the chunk's output
+ *            (interleaved).
+ * then gf_cpu_fft_end moves the history on. Every block's arithmetic is the
+ * same whatever the chunk, the pairing or the thread count, so output bytes
+ * depend only on the input, the taps, P and the FFT library.
  */
 #ifndef GF_CPU_FFT_H
 #define GF_CPU_FFT_H
@@ -37,8 +40,13 @@ void gf_cpu_fft_destroy(gf_cpu_fft *f);
 /* Zero history: the stream starts again. */
 void gf_cpu_fft_reset(gf_cpu_fft *f);
 
-/* Units of either pass for chunk c. */
+/* Units of the forward pass for chunk c: one per block and channel. */
 size_t gf_cpu_fft_units(const gf_cpu_fft *f, const gf_chunk *c);
+
+/* Units of the output pass: one per pair of neighbouring blocks of a
+ * channel (the last alone when the chunk's count is odd), whose
+ * multiply-accumulate loads each filter spectrum once for both. */
+size_t gf_cpu_fft_output_units(const gf_cpu_fft *f, const gf_chunk *c);
 
 /* The forward pass's units [u0, u1) of chunk c on thread `thread`. */
 void gf_cpu_fft_forward(gf_cpu_fft *f, const gf_chunk *c, size_t u0, size_t u1, int thread);

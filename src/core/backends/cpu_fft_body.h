@@ -22,27 +22,53 @@ static void GF_FN(window)(const gf_cpu_fft *f, const gf_chunk *c, int ch, size_t
         w[P + t] = in[(b * P + t) * C];
 }
 
-/* y = sum_{k=0..K-1} H_k X_{j-k} for block b of channel ch, in k order,
- * each complex product and sum rounded as written. */
-static void GF_FN(mac)(const gf_cpu_fft *f, int ch, size_t b, void *y)
+/* Interleaved complex values [i0, i1) (reals, even) of
+ * y = sum_{k=0..K-1} H_k X_{j-k}, from the K spectra pairs hs[k], xs[k], in
+ * k order, each complex product and sum rounded as written:
+ *   p = (hr xr - hi xi, hr xi + hi xr), y = p_0, then y = y + p_k. */
+static void GF_FN(mac_scalar)(const GF_T *const *hs, const GF_T *const *xs, size_t K, GF_T *y,
+                              size_t i0, size_t i1)
 {
-    const size_t n = 2 * f->bins;
-    const int h = f->filters == 1 ? 0 : ch;
-    GF_T *restrict acc = y;
-    for (size_t k = 0; k < f->partitions; k++) {
-        const GF_T *restrict hk = h_at(f, h, k);
-        const GF_T *restrict x = ring_at(f, ch, (f->head + b + f->ring_slots - k) % f->ring_slots);
+    for (size_t k = 0; k < K; k++) {
+        const GF_T *restrict hk = hs[k];
+        const GF_T *restrict x = xs[k];
+        GF_T *restrict acc = y;
         if (k == 0) {
-            for (size_t i = 0; i < n; i += 2) {
+            for (size_t i = i0; i < i1; i += 2) {
                 acc[i] = hk[i] * x[i] - hk[i + 1] * x[i + 1];
                 acc[i + 1] = hk[i] * x[i + 1] + hk[i + 1] * x[i];
             }
         } else {
-            for (size_t i = 0; i < n; i += 2) {
+            for (size_t i = i0; i < i1; i += 2) {
                 acc[i] = acc[i] + (hk[i] * x[i] - hk[i + 1] * x[i + 1]);
                 acc[i + 1] = acc[i + 1] + (hk[i] * x[i + 1] + hk[i + 1] * x[i]);
             }
         }
+    }
+}
+
+/* y for blocks b .. b + nb - 1 (nb: 1 or 2) of channel ch into the
+ * thread's spec (and spec2): the vector body where the CPU has one
+ * (cpu_fft.c; the same operations in the same order, so the same bytes,
+ * whether a block is done alone or in a pair), the scalar loop for the
+ * rest. xs[i] is the spectrum of block b + nb - 1 - i. */
+static void GF_FN(mac)(const gf_cpu_fft *f, fft_thread *t, int ch, size_t b, size_t nb)
+{
+    const size_t n = 2 * f->bins, K = f->partitions;
+    const int h = f->filters == 1 ? 0 : ch;
+    const GF_T **hs = (const GF_T **)t->hs, **xs = (const GF_T **)t->xs;
+    for (size_t k = 0; k < K; k++)
+        hs[k] = h_at(f, h, k);
+    for (size_t i = 0; i < K + nb - 1; i++)
+        xs[i] = ring_at(f, ch, (f->head + b + nb - 1 + f->ring_slots - i) % f->ring_slots);
+    GF_T *y0 = t->spec, *y1 = t->spec2;
+    if (nb == 1) {
+        const size_t done = GF_FN(mac_vector)(hs, xs, K, y0, n);
+        GF_FN(mac_scalar)(hs, xs, K, y0, done, n);
+    } else {
+        const size_t done = GF_FN(mac2_vector)(hs, xs, K, y0, y1, n);
+        GF_FN(mac_scalar)(hs, xs + 1, K, y0, done, n);
+        GF_FN(mac_scalar)(hs, xs, K, y1, done, n);
     }
 }
 

@@ -41,7 +41,7 @@ static const gf_backend_entry registry[] = {
     {GF_DEVICE_CPU,
      "cpu",
      "this gpufilt was built without the cpu backend",
-     {.a = 8, .b = 10, .f = 0, .floor_t = 0, .k0 = 4},
+     {.a = 8, .b = 10, .f = 0, .floor_t = 0, .k0 = 8},
      &gf_backend_cpu,
      NULL},
     {GF_DEVICE_CUDA,
