@@ -251,6 +251,7 @@ typedef struct pool {
     gf_cli_lines *lines; /* per input: its lines, until printed */
     size_t finished;     /* files done */
     uint64_t bytes;      /* their input bytes */
+    int sync_made;       /* mu and cv exist */
 } pool;
 
 typedef struct worker {
@@ -375,6 +376,175 @@ static uint64_t file_size(const char *path)
     return stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
 }
 
+/* The pool's arrays, and the inputs in the order they are taken (largest
+ * first); their bytes in all into *total. */
+static int pool_make(pool *p, uint64_t *total)
+{
+    const size_t n = p->b->n;
+    if (!(p->order = malloc(n * sizeof *p->order)) || !(p->size = malloc(n * sizeof *p->size)) ||
+        !(p->state = calloc(n, 1)) || !(p->rc = calloc(n, sizeof *p->rc)) ||
+        !(p->skipped = calloc(n, sizeof *p->skipped)) ||
+        !(p->lines = calloc(n, sizeof *p->lines))) {
+        gf_cli_error("out of memory");
+        return GF_EXIT_INTERNAL;
+    }
+    *total = 0;
+    for (size_t i = 0; i < n; i++) {
+        p->order[i] = i;
+        *total += p->size[i] = file_size(p->b->in[i]);
+    }
+    sort_size = p->size;
+    qsort(p->order, n, sizeof *p->order, by_size);
+    if (pthread_mutex_init(&p->mu, NULL) == 0 && pthread_cond_init(&p->cv, NULL) == 0) {
+        p->sync_made = 1;
+        return GF_EXIT_OK;
+    }
+    gf_cli_error("cannot start the batch's workers");
+    return GF_EXIT_INTERNAL;
+}
+
+static void pool_free(pool *p)
+{
+    if (p->sync_made) {
+        pthread_cond_destroy(&p->cv);
+        pthread_mutex_destroy(&p->mu);
+    }
+    for (size_t i = 0; p->lines && i < p->b->n; i++)
+        free(p->lines[i].text);
+    free(p->lines);
+    free(p->skipped);
+    free(p->rc);
+    free(p->state);
+    free(p->size);
+    free(p->order);
+}
+
+/* The workers, *nw of them: one per GPU when the GPU is in play, else
+ * --jobs; never more than files. Each gets its share of the threads (the
+ * device policy still counts them all) and its GPU. */
+static worker *make_workers(const gf_cli_options *o, pool *p, int *nw)
+{
+    int gpus[GF_MAX_DEVICES];
+    const int ngpus = worker_gpus(o, p->t, p->b->in[p->order[0]], gpus);
+    int n = ngpus ? ngpus : o->jobs > 0 ? o->jobs : 1;
+    n = (size_t)n < p->b->n ? n : (int)p->b->n;
+    long threads = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+    threads = threads > 0 ? threads : 1;
+    worker *w = calloc((size_t)n, sizeof *w);
+    for (int k = 0; w && k < n; k++) {
+        w[k].p = p;
+        w[k].o = *o;
+        w[k].o.threads = threads / n > 1 ? (int)(threads / n) : 1;
+        w[k].o.policy_threads = (int)threads;
+        if (ngpus) {
+            w[k].o.ngpus = 1;
+            w[k].o.gpus[0] = gpus[k];
+        }
+    }
+    *nw = n;
+    return w;
+}
+
+/* Start the workers; how many started. Signals go to this thread, which
+ * watches for them (as the reader and writer of each file do); the faults
+ * stay with their thread. */
+static int start_workers(pool *p, worker *w, int nw)
+{
+    sigset_t block, old;
+    sigfillset(&block);
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
+    for (size_t k = 0; k < sizeof faults / sizeof faults[0]; k++)
+        sigdelset(&block, faults[k]);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    pthread_mutex_lock(&p->mu);
+    int started = 0;
+    for (; started < nw; started++) {
+        p->running++;
+        if (pthread_create(&w[started].thread, NULL, worker_main, &w[started]) != 0) {
+            p->running--;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return started;
+}
+
+/* Until every worker has ended: each file's lines in the batch's order as
+ * soon as the files before it are done, and the progress line (files,
+ * bytes); then the workers joined and the rest printed. */
+static void watch(pool *p, worker *w, int started, uint64_t total, int quiet)
+{
+    gf_progress bar;
+    gf_progress_init(&bar, (int64_t)total, quiet);
+    size_t printed = 0;
+    pthread_mutex_lock(&p->mu);
+    while (p->running > 0) {
+        print_done(p, &printed, 0, &bar);
+        const size_t files = p->finished;
+        const uint64_t bytes = p->bytes;
+        pthread_mutex_unlock(&p->mu);
+        gf_progress_files(&bar, (int64_t)bytes, files, p->b->n);
+        pthread_mutex_lock(&p->mu);
+        if (p->running == 0)
+            break;
+        /* A signal need not wake the wait: look at *stop's effect (the
+         * workers ending) ten times a second. */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 100000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&p->cv, &p->mu, &until);
+    }
+    pthread_mutex_unlock(&p->mu);
+    for (int k = 0; k < started; k++)
+        pthread_join(w[k].thread, NULL);
+    gf_progress_end(&bar);
+    pthread_mutex_lock(&p->mu);
+    print_done(p, &printed, 1, &bar);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* The outcome: the interrupt's line, or the summary line; the exit code
+ * (the first failed file's in the batch's order, or 130). */
+static int summarize(const gf_cli_options *o, const pool *p, int nw, double t0)
+{
+    size_t done = 0, skipped = 0, failed = 0;
+    uint64_t read = 0, written = 0;
+    int first_rc = GF_EXIT_OK;
+    for (size_t i = 0; i < p->b->n; i++) {
+        if (!p->state[i] || p->rc[i] == GF_EXIT_INTERRUPTED)
+            continue;
+        if (p->rc[i] != GF_EXIT_OK) {
+            failed++;
+            first_rc = first_rc ? first_rc : p->rc[i];
+        } else if (p->skipped[i]) {
+            skipped++;
+        } else {
+            done++;
+            read += p->size[i];
+            written += file_size(p->b->out[i]);
+        }
+    }
+    if (*p->stop) {
+        gf_cli_error("interrupted by signal %d after %zu of %zu files; the file%s being filtered "
+                     "%s not written",
+                     (int)*p->stop, done + skipped + failed, p->b->n, nw > 1 ? "s" : "",
+                     nw > 1 ? "were" : "was");
+        return GF_EXIT_INTERRUPTED;
+    }
+    if (!o->quiet)
+        gf_cli_say("batch: %zu file%s to '%s' on %d worker%s: %zu filtered, %zu skipped "
+                   "(existing), %zu failed; %llu bytes read, %llu bytes written, %.3f s",
+                   p->b->n, p->b->n == 1 ? "" : "s", o->out_dir, nw, nw == 1 ? "" : "s", done,
+                   skipped, failed, (unsigned long long)read, (unsigned long long)written,
+                   gf_now() - t0);
+    return first_rc;
+}
+
 int gf_batch_run(const gf_cli_options *o, int nin, char **in, const gf_taps *t,
                  volatile sig_atomic_t *stop)
 {
@@ -382,156 +552,25 @@ int gf_batch_run(const gf_cli_options *o, int nin, char **in, const gf_taps *t,
     pool p = {.t = t, .b = &b, .stop = stop};
     worker *w = NULL;
     int nw = 0, started = 0;
-    int rc = gf_batch_plan(o, nin, in, &b);
+    uint64_t total = 0;
     const double t0 = gf_now();
-    if (!rc &&
-        (!(p.order = malloc(b.n * sizeof *p.order)) || !(p.size = malloc(b.n * sizeof *p.size)) ||
-         !(p.state = calloc(b.n, 1)) || !(p.rc = calloc(b.n, sizeof *p.rc)) ||
-         !(p.skipped = calloc(b.n, sizeof *p.skipped)) ||
-         !(p.lines = calloc(b.n, sizeof *p.lines)))) {
+    int rc = gf_batch_plan(o, nin, in, &b);
+    if (!rc)
+        rc = pool_make(&p, &total);
+    if (!rc && !(w = make_workers(o, &p, &nw))) {
         gf_cli_error("out of memory");
         rc = GF_EXIT_INTERNAL;
     }
-    uint64_t total = 0;
-    int gpus[GF_MAX_DEVICES];
-    if (!rc) {
-        for (size_t i = 0; i < b.n; i++) {
-            p.order[i] = i;
-            total += p.size[i] = file_size(b.in[i]);
-        }
-        sort_size = p.size;
-        qsort(p.order, b.n, sizeof *p.order, by_size);
-        const int ngpus = worker_gpus(o, t, b.in[p.order[0]], gpus);
-        nw = ngpus ? ngpus : o->jobs > 0 ? o->jobs : 1;
-        nw = (size_t)nw < b.n ? nw : (int)b.n;
-        long threads = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
-        threads = threads > 0 ? threads : 1;
-        if (!(w = calloc((size_t)nw, sizeof *w))) {
-            gf_cli_error("out of memory");
-            rc = GF_EXIT_INTERNAL;
-        }
-        for (int k = 0; !rc && k < nw; k++) {
-            w[k].p = &p;
-            w[k].o = *o;
-            w[k].o.threads = threads / nw > 1 ? (int)(threads / nw) : 1;
-            w[k].o.policy_threads = (int)threads;
-            if (ngpus) {
-                w[k].o.ngpus = 1;
-                w[k].o.gpus[0] = gpus[k];
-            }
-        }
-    }
-    int sync_made = 0;
-    if (!rc && pthread_mutex_init(&p.mu, NULL) == 0) {
-        if (pthread_cond_init(&p.cv, NULL) == 0)
-            sync_made = 1;
-        else
-            pthread_mutex_destroy(&p.mu);
-    }
-    if (!rc && !sync_made) {
+    if (!rc && (started = start_workers(&p, w, nw)) == 0) {
         gf_cli_error("cannot start the batch's workers");
         rc = GF_EXIT_INTERNAL;
     }
     if (!rc) {
-        /* Signals go to this thread, which watches for them (as the
-         * reader and writer of each file do); the faults stay with their
-         * thread. */
-        sigset_t block, old;
-        sigfillset(&block);
-        static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
-        for (size_t k = 0; k < sizeof faults / sizeof faults[0]; k++)
-            sigdelset(&block, faults[k]);
-        pthread_sigmask(SIG_BLOCK, &block, &old);
-        pthread_mutex_lock(&p.mu);
-        for (; started < nw; started++) {
-            p.running++;
-            if (pthread_create(&w[started].thread, NULL, worker_main, &w[started]) != 0) {
-                p.running--;
-                break;
-            }
-        }
-        pthread_mutex_unlock(&p.mu);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (started == 0) {
-            gf_cli_error("cannot start the batch's workers");
-            rc = GF_EXIT_INTERNAL;
-        }
+        watch(&p, w, started, total, o->quiet);
+        rc = summarize(o, &p, nw, t0);
     }
-    if (!rc) {
-        gf_progress bar;
-        gf_progress_init(&bar, (int64_t)total, o->quiet);
-        size_t printed = 0;
-        pthread_mutex_lock(&p.mu);
-        while (p.running > 0) {
-            print_done(&p, &printed, 0, &bar);
-            const size_t files = p.finished;
-            const uint64_t bytes = p.bytes;
-            pthread_mutex_unlock(&p.mu);
-            gf_progress_files(&bar, (int64_t)bytes, files, b.n);
-            pthread_mutex_lock(&p.mu);
-            if (p.running == 0)
-                break;
-            /* A signal need not wake the wait: look at *stop's effect
-             * (the workers ending) ten times a second. */
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += 100000000L;
-            if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&p.cv, &p.mu, &until);
-        }
-        pthread_mutex_unlock(&p.mu);
-        for (int k = 0; k < started; k++)
-            pthread_join(w[k].thread, NULL);
-        gf_progress_end(&bar);
-        pthread_mutex_lock(&p.mu);
-        print_done(&p, &printed, 1, &bar);
-        pthread_mutex_unlock(&p.mu);
-    }
-    size_t done = 0, skipped = 0, failed = 0;
-    uint64_t read = 0, written = 0;
-    int first_rc = GF_EXIT_OK;
-    for (size_t i = 0; !rc && i < b.n; i++) {
-        if (!p.state[i] || p.rc[i] == GF_EXIT_INTERRUPTED)
-            continue;
-        if (p.rc[i] != GF_EXIT_OK) {
-            failed++;
-            first_rc = first_rc ? first_rc : p.rc[i];
-        } else if (p.skipped[i]) {
-            skipped++;
-        } else {
-            done++;
-            read += p.size[i];
-            written += file_size(b.out[i]);
-        }
-    }
-    if (!rc && *stop) {
-        gf_cli_error("interrupted by signal %d after %zu of %zu files; the file%s being filtered "
-                     "%s not written",
-                     (int)*stop, done + skipped + failed, b.n, nw > 1 ? "s" : "",
-                     nw > 1 ? "were" : "was");
-        rc = GF_EXIT_INTERRUPTED;
-    }
-    if (!rc && !o->quiet)
-        gf_cli_say("batch: %zu file%s to '%s' on %d worker%s: %zu filtered, %zu skipped "
-                   "(existing), %zu failed; %llu bytes read, %llu bytes written, %.3f s",
-                   b.n, b.n == 1 ? "" : "s", o->out_dir, nw, nw == 1 ? "" : "s", done, skipped,
-                   failed, (unsigned long long)read, (unsigned long long)written, gf_now() - t0);
-    if (sync_made) {
-        pthread_cond_destroy(&p.cv);
-        pthread_mutex_destroy(&p.mu);
-    }
-    for (size_t i = 0; p.lines && i < b.n; i++)
-        free(p.lines[i].text);
-    free(p.lines);
-    free(p.skipped);
-    free(p.rc);
-    free(p.state);
-    free(p.size);
-    free(p.order);
+    pool_free(&p);
     free(w);
     gf_batch_free(&b);
-    return rc ? rc : first_rc;
+    return rc;
 }
