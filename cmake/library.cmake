@@ -118,6 +118,15 @@ file(CONFIGURE OUTPUT gpufilt.map
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS include/gpufilt.h)
 target_link_options(gpufilt_shared PRIVATE
   "LINKER:--version-script=${CMAKE_CURRENT_BINARY_DIR}/gpufilt.map" "LINKER:--no-undefined")
+# gpufilt.h's version (what gf_version says) is the project's: one number.
+foreach(part MAJOR MINOR PATCH)
+  file(STRINGS include/gpufilt.h line REGEX "^#define GPUFILT_VERSION_${part} ")
+  string(REGEX REPLACE ".* ([0-9]+)$" "\\1" value "${line}")
+  if(NOT value STREQUAL "${PROJECT_VERSION_${part}}")
+    message(FATAL_ERROR "include/gpufilt.h says GPUFILT_VERSION_${part} ${value}, "
+                        "the project ${PROJECT_VERSION}: make them agree")
+  endif()
+endforeach()
 # The SONAME names the ABI: the major version, and while it is 0 the minor
 # too, since 0.x minor versions may change it (README, "ABI").
 if(PROJECT_VERSION_MAJOR EQUAL 0)

@@ -64,7 +64,7 @@ extern "C" {
 #endif
 
 #define GPUFILT_VERSION_MAJOR 0
-#define GPUFILT_VERSION_MINOR 3
+#define GPUFILT_VERSION_MINOR 4
 #define GPUFILT_VERSION_PATCH 0
 
 /** Most taps of the direct method (the whole f64 filter fits in 64 KiB of GPU constant memory). */

@@ -51,6 +51,16 @@ def _load():
 
 
 _lib = _load()
+# The structs below mirror gpufilt.h of this minor version, whose layout a
+# minor version may change (README, "ABI"): another library is refused here
+# rather than crashing on a mismatched gf_config.
+_ABI = "0.4"
+_lib.gf_version.restype = ctypes.c_char_p
+_found = _lib.gf_version().decode(errors="replace")
+if not _found.startswith(_ABI + "."):
+    raise ImportError("gpufilt: this module is for libgpufilt %s.x, but %s is %s: install the "
+                      "matching library and reinstall this package (pip install ./python)"
+                      % (_ABI, getattr(_lib, "_name", "the library"), _found))
 _size = ctypes.c_size_t
 _u64 = ctypes.c_uint64
 

@@ -1,6 +1,11 @@
 """gpufilt's Python module against scipy.signal (python -m unittest discover python/tests).
 
 GPU cases run where gpufilt.cuda_available(); elsewhere they are skipped."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import unittest
 
 import numpy as np
@@ -241,6 +246,24 @@ class Arguments(unittest.TestCase):
         with gpufilt.Engine(precision="f64", device="cpu") as e:
             self.assertEqual(e.dtype, np.float64)
             self.assertEqual(e.process(x[:10]).shape, (10, 1))
+
+    def test_a_library_of_another_minor_version_is_refused(self):
+        # A stand-in libgpufilt that says 0.3.0: the module must refuse it at
+        # import, naming both versions, instead of using 0.4's gf_config.
+        cc = shutil.which("cc")
+        if not cc:
+            self.skipTest("no C compiler for the stand-in library")
+        with tempfile.TemporaryDirectory() as d:
+            src, lib = os.path.join(d, "old.c"), os.path.join(d, "libold.so")
+            with open(src, "w") as f:
+                f.write('const char *gf_version(void) { return "0.3.0 (ref, cpu)"; }\n')
+            subprocess.run([cc, "-shared", "-fPIC", "-o", lib, src], check=True)
+            env = dict(os.environ, GPUFILT_LIBRARY=lib)
+            r = subprocess.run([sys.executable, "-c", "import gpufilt"], env=env,
+                               capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("ImportError: gpufilt: this module is for libgpufilt 0.4.x, but", r.stderr)
+        self.assertIn("is 0.3.0 (ref, cpu)", r.stderr)
 
     def test_version_is_the_library_string(self):
         v = gpufilt.version()
