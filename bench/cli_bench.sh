@@ -228,18 +228,8 @@ for i in "${!NAMES[@]}"; do
     fi
 done
 
-# Median seconds of a case by name; "" where it did not run or its output
-# was wrong (no result).
-median_of() {
-    local i
-    for i in "${!NAMES[@]}"; do
-        if [[ ${NAMES[$i]} == "$1" ]]; then
-            [[ ${OUTPUT_OK[$i]} == ok ]] && echo "${MEDS[$i]}"
-            return 0
-        fi
-    done
-    echo ""
-}
+# Median seconds of a case by name, "" without a result.
+median_of() { checked_stat MEDS "$1"; }
 BASE_F=$(median_of "copy float")
 BASE_I=$(median_of "copy int")
 [[ -n $BASE_F && -n $BASE_I ]] || die "a plain copy's output differs from its input: no baseline"

@@ -138,18 +138,8 @@ for i in "${!NAMES[@]}"; do
     fi
 done
 
-# Best time of a case by name; "" where it did not run or its output was
-# wrong.
-best_of() {
-    local i
-    for i in "${!NAMES[@]}"; do
-        if [[ ${NAMES[$i]} == "$1" ]]; then
-            [[ ${OUTPUT_OK[$i]} == ok ]] && echo "${MINS[$i]}"
-            return 0
-        fi
-    done
-    echo ""
-}
+# Best time of a case by name, "" without a result.
+best_of() { checked_stat MINS "$1"; }
 
 echo
 echo "cpu_peers: $(run_stamp)"

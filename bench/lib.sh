@@ -147,3 +147,18 @@ summarise_times() {
         MAXS[i]=$(echo "$sorted" | tail -n 1)
     done
 }
+
+# checked_stat STAT NAME: the STAT (MEDS, MINS or MAXS) of the case NAME of
+# NAMES; "" where it did not run or its output was wrong (OUTPUT_OK[i] is
+# not "ok"): no result.
+checked_stat() {
+    local -n stat=$1
+    local i
+    for i in "${!NAMES[@]}"; do
+        if [[ ${NAMES[$i]} == "$2" ]]; then
+            [[ ${OUTPUT_OK[$i]} == ok ]] && echo "${stat[$i]}"
+            return 0
+        fi
+    done
+    echo ""
+}
