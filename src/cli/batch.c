@@ -330,19 +330,7 @@ static int gpu_in_play(const gf_cli_options *o, const gf_taps *t, const char *la
  * for workers on the CPU. */
 static int worker_gpus(const gf_cli_options *o, const gf_taps *t, const char *largest, int *gpus)
 {
-    if (!gpu_in_play(o, t, largest))
-        return 0;
-    if (o->ngpus > 0) {
-        memcpy(gpus, o->gpus, (size_t)o->ngpus * sizeof *gpus);
-        return o->ngpus;
-    }
-    int n = 0;
-    if (gf_cuda_device_count(&n) != GF_OK || n <= 0)
-        return 0;
-    n = n < GF_MAX_DEVICES ? n : GF_MAX_DEVICES;
-    for (int d = 0; d < n; d++)
-        gpus[d] = d;
-    return n;
+    return gpu_in_play(o, t, largest) ? gf_cli_gpu_list(o, gpus) : 0;
 }
 
 /* Print the lines of the files done, in the batch's order, from *printed

@@ -306,6 +306,9 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_devi
  * driver only for --gpus all, the default's big jobs and gpufilt-mpi.
  */
 int gf_cli_choose_gpus(const gf_cli_options *o, const gf_job *j, int *out);
+/* The GPUs --gpus names, or (--gpus all, or none given) every GPU present,
+ * at most GF_MAX_DEVICES, into out: their count, 0 when there is none. */
+int gf_cli_gpu_list(const gf_cli_options *o, int *out);
 
 /* --list-devices' first part, on standard output: the GPUs (--gpus
  * numbers, names, memory), or why there are none. */

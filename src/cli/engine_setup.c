@@ -108,10 +108,6 @@ int gf_cli_choose_gpus(const gf_cli_options *o, const gf_job *j, int *out)
         out[0] = o->ngpus > 0 ? o->gpus[o->gpu_rank % n] : o->gpu_rank % n;
         return 1;
     }
-    if (o->ngpus > 0) {
-        memcpy(out, o->gpus, (size_t)o->ngpus * sizeof *out);
-        return o->ngpus;
-    }
     if (o->ngpus == 0) {
         const gf_method m = o->method != GF_METHOD_AUTO
                                 ? o->method
@@ -121,8 +117,18 @@ int gf_cli_choose_gpus(const gf_cli_options *o, const gf_job *j, int *out)
         if (j->block || j->frames < 0 || m != GF_METHOD_DIRECT || gpu_s < GPU_MULTI_S)
             return 0;
     }
+    const int n = gf_cli_gpu_list(o, out);
+    return n >= 2 || o->ngpus > 0 ? n : 0; /* all of one GPU: cuda_device alone */
+}
+
+int gf_cli_gpu_list(const gf_cli_options *o, int *out)
+{
+    if (o->ngpus > 0) {
+        memcpy(out, o->gpus, (size_t)o->ngpus * sizeof *out);
+        return o->ngpus;
+    }
     int n = 0;
-    if (gf_cuda_device_count(&n) != GF_OK || n < 2)
+    if (gf_cuda_device_count(&n) != GF_OK || n <= 0)
         return 0;
     n = n < GF_MAX_DEVICES ? n : GF_MAX_DEVICES;
     for (int d = 0; d < n; d++)

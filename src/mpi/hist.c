@@ -102,21 +102,6 @@ int gf_mpi_hist_scratch(gf_mpi *m)
     return 0;
 }
 
-static int write_all(int fd, const void *b, size_t len)
-{
-    const unsigned char *p = b;
-    while (len > 0) {
-        const ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Every record the engine has completed: numbered in the whole stream,
  * written (rank 0) or kept for rank 0. */
 static int collect(gf_mpi *m)
@@ -136,8 +121,8 @@ static int collect(gf_mpi *m)
         }
         const hrec h = {rec.block, rec.first_frame, rec.frames, rec.below, rec.above,
                         rec.nan,   rec.channel,     rec.min,    rec.max,   rec.rms};
-        if (write_all(m->hfd, &h, sizeof h) != 0 ||
-            write_all(m->hfd, rec.bins, m->hc.bins * sizeof *rec.bins) != 0)
+        if (gf_mpi_write_fd(m->hfd, &h, sizeof h) != 0 ||
+            gf_mpi_write_fd(m->hfd, rec.bins, m->hc.bins * sizeof *rec.bins) != 0)
             return gf_mpi_fail(m, GF_EXIT_OUTPUT, "scratch file under '%s': %s", m->scratch_dir,
                                strerror(errno));
     }

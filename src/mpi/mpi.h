@@ -104,6 +104,8 @@ int gf_mpi_filter_range(gf_mpi *m);
 int gf_mpi_open_output(gf_mpi *m);
 /* Ranks above 0: the scratch file that holds their part. */
 int gf_mpi_open_scratch(gf_mpi *m);
+/* All len bytes of b to fd, through EINTR: 0, or -1 with errno. */
+int gf_mpi_write_fd(int fd, const void *b, size_t len);
 /* n frames through this rank's sink. */
 int gf_mpi_sink_write(gf_mpi *m, const void *frames, size_t n);
 /* The emitters: into the sink (noting where its data starts and the

@@ -67,7 +67,7 @@ int gf_mpi_emit_sink(gf_mpi *m, const void *frames, size_t n)
     return 0;
 }
 
-static int write_fd(int fd, const void *b, size_t len)
+int gf_mpi_write_fd(int fd, const void *b, size_t len)
 {
     const unsigned char *p = b;
     while (len > 0) {
@@ -85,7 +85,7 @@ static int write_fd(int fd, const void *b, size_t len)
 /* Gathered output on ranks above 0: the samples to a scratch file. */
 int gf_mpi_emit_scratch(gf_mpi *m, const void *frames, size_t n)
 {
-    if (write_fd(m->sfd, frames, n * m->fb) != 0)
+    if (gf_mpi_write_fd(m->sfd, frames, n * m->fb) != 0)
         return gf_mpi_fail(m, GF_EXIT_OUTPUT, "scratch file under '%s': %s", m->scratch_dir,
                            strerror(errno));
     m->written += (int64_t)n;
