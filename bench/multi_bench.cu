@@ -136,6 +136,100 @@ static double run_engine(gf_engine *e, const float *in, size_t frames, int chann
     return median(t);
 }
 
+/* The cases, f32 samples in all (and under --quick). */
+static const bcase cases[] = {
+    {"direct 63 taps, 1 ch (PCIe-bound)", GF_METHOD_DIRECT, 63, 1, (size_t)1 << 28,
+     (size_t)1 << 26},
+    {"direct 4095 taps, 8 ch", GF_METHOD_DIRECT, 4095, 8, (size_t)1 << 27, (size_t)1 << 25},
+    {"FFT 2^20 taps, 128 ch", GF_METHOD_FFT, (size_t)1 << 20, 128, (size_t)1 << 27,
+     (size_t)1 << 27},
+    {"FFT 2^20 taps, 128 ch, 4x longer", GF_METHOD_FFT, (size_t)1 << 20, 128, (size_t)1 << 29,
+     (size_t)1 << 28},
+    {"FFT 2^22 taps, 8 ch", GF_METHOD_FFT, (size_t)1 << 22, 8, (size_t)1 << 27, (size_t)1 << 26},
+    {"FFT 2^22 taps, 8 ch, 4x longer", GF_METHOD_FFT, (size_t)1 << 22, 8, (size_t)1 << 29,
+     (size_t)1 << 27},
+};
+
+/* One case on GPU 0 alone and on devs[0 .. n-1]: a table row (and one of
+ * each GPU's chunks); 1 when the outputs differ, exits 2 on an error. */
+static int run_case(const bcase *b, const int *devs, int n, int reps, int quick, double cn)
+{
+    const size_t samples = quick ? b->quick_samples : b->samples;
+    const size_t frames = samples / (size_t)b->channels;
+    std::vector<double> taps(b->taps);
+    for (size_t k = 0; k < b->taps; k++)
+        taps[k] =
+            exp(-3.0 * (double)k / (double)b->taps) * (k % 2 ? -0.5 : 1.0) / sqrt((double)b->taps);
+    gf_config cfg = gf_config_default();
+    cfg.channels = b->channels;
+    cfg.num_taps = b->taps;
+    cfg.taps = taps.data();
+    cfg.method = b->method;
+    cfg.device = GF_DEVICE_CUDA;
+    gf_engine *one = NULL, *many = NULL;
+    char why[256];
+    if (gf_engine_create(&cfg, &one, why, sizeof why) != GF_OK) {
+        fprintf(stderr, "bench_multi: %s, 1 GPU: %s\n", b->name, why);
+        exit(2);
+    }
+    cfg.cuda_devices = devs;
+    cfg.cuda_device_count = n;
+    if (gf_engine_create(&cfg, &many, why, sizeof why) != GF_OK) {
+        fprintf(stderr, "bench_multi: %s, %d GPUs: %s\n", b->name, n, why);
+        exit(2);
+    }
+    const size_t cap = frames + gf_engine_max_pending(many) + b->taps;
+    float *in = (float *)gf_host_alloc(samples * sizeof(float));
+    float *o1 = (float *)gf_host_alloc(cap * (size_t)b->channels * sizeof(float));
+    float *on = (float *)gf_host_alloc(cap * (size_t)b->channels * sizeof(float));
+    if (!in || !o1 || !on) {
+        fprintf(stderr, "bench_multi: %s: gf_host_alloc failed\n", b->name);
+        exit(2);
+    }
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < samples; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        in[i] = (float)((double)(x >> 11) * 0x1p-53 * 2.0 - 1.0);
+    }
+    size_t p1 = 0, pn = 0;
+    double f1 = 0, fn = 0;
+    const double t1 = run_engine(one, in, frames, b->channels, o1, cap, reps, &p1, &f1);
+    const double tn = run_engine(many, in, frames, b->channels, on, cap, reps, &pn, &fn);
+    const int same = p1 == pn && !memcmp(o1, on, p1 * (size_t)b->channels * sizeof(float));
+    const double gbs = (double)samples * sizeof(float) / tn / 1e9;
+    printf("%-34s %10.2f %10.2f %7.2fx %10.1f %7.0f%%  %s\n", b->name, t1 * 1e3, tn * 1e3, t1 / tn,
+           gbs, 100.0 * gbs / cn, same ? "= 1 GPU" : "DIFFER");
+    if (!same)
+        fprintf(stderr, "bench_multi: %s: %d GPUs wrote %zu frames, 1 GPU %zu%s\n", b->name, n, pn,
+                p1, p1 == pn ? ", different bytes" : "");
+    uint64_t n0 = 0, n1 = 0;
+    const uint64_t k0 = gf_engine_device_chunks(many, 0, &n0);
+    const uint64_t k1 = gf_engine_device_chunks(many, 1, &n1);
+    printf("%-34s flush + pull %.2f / %.2f ms; chunks of %zu frames: GPU 0 %llu (%llu "
+           "frames), GPU 1 %llu (%llu)\n",
+           "", f1 * 1e3, fn * 1e3, gf_engine_chunk_frames(many), (unsigned long long)k0,
+           (unsigned long long)n0, (unsigned long long)k1, (unsigned long long)n1);
+    gf_host_free(in);
+    gf_host_free(o1);
+    gf_host_free(on);
+    gf_engine_destroy(one);
+    gf_engine_destroy(many);
+    return !same;
+}
+
+/* --on I,J,...: the ordinals into devs (at most GF_MAX_DEVICES); their
+ * count. */
+static int parse_devices(const char *on, int *devs)
+{
+    int n = 0;
+    for (char *p = (char *)on; *p && n < GF_MAX_DEVICES;) {
+        devs[n++] = (int)strtol(p, &p, 10);
+        if (*p++ != ',')
+            break;
+    }
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     int quick = 0, reps = 5, want = 0;
@@ -176,99 +270,17 @@ int main(int argc, char **argv)
     printf("  1 GPU:  %6.1f GB/s each way\n", c1);
     printf("  %d GPUs: %6.1f GB/s each way in all (%.2fx one)\n\n", n, cn, cn / c1);
 
-    static const bcase cases[] = {
-        {"direct 63 taps, 1 ch (PCIe-bound)", GF_METHOD_DIRECT, 63, 1, (size_t)1 << 28,
-         (size_t)1 << 26},
-        {"direct 4095 taps, 8 ch", GF_METHOD_DIRECT, 4095, 8, (size_t)1 << 27, (size_t)1 << 25},
-        {"FFT 2^20 taps, 128 ch", GF_METHOD_FFT, (size_t)1 << 20, 128, (size_t)1 << 27,
-         (size_t)1 << 27},
-        {"FFT 2^20 taps, 128 ch, 4x longer", GF_METHOD_FFT, (size_t)1 << 20, 128, (size_t)1 << 29,
-         (size_t)1 << 28},
-        {"FFT 2^22 taps, 8 ch", GF_METHOD_FFT, (size_t)1 << 22, 8, (size_t)1 << 27,
-         (size_t)1 << 26},
-        {"FFT 2^22 taps, 8 ch, 4x longer", GF_METHOD_FFT, (size_t)1 << 22, 8, (size_t)1 << 29,
-         (size_t)1 << 27},
-    };
     printf("%-34s %10s %10s %8s %10s %8s  %s\n", "case (f32, same mode, host to host)", "1 GPU ms",
            "n GPU ms", "speedup", "GB/s in", "%ceil", "bytes");
     int wrong = 0;
     int devs[GF_MAX_DEVICES];
     for (int d = 0; d < n; d++)
         devs[d] = d;
-    if (on) { /* --on: the list as given */
-        n = 0;
-        for (char *p = (char *)on; *p && n < GF_MAX_DEVICES;) {
-            devs[n++] = (int)strtol(p, &p, 10);
-            if (*p++ != ',')
-                break;
-        }
-    }
-    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-        const bcase *b = &cases[ci];
-        if (only && !strstr(b->name, only))
-            continue;
-        const size_t samples = quick ? b->quick_samples : b->samples;
-        const size_t frames = samples / (size_t)b->channels;
-        std::vector<double> taps(b->taps);
-        for (size_t k = 0; k < b->taps; k++)
-            taps[k] = exp(-3.0 * (double)k / (double)b->taps) * (k % 2 ? -0.5 : 1.0) /
-                      sqrt((double)b->taps);
-        gf_config cfg = gf_config_default();
-        cfg.channels = b->channels;
-        cfg.num_taps = b->taps;
-        cfg.taps = taps.data();
-        cfg.method = b->method;
-        cfg.device = GF_DEVICE_CUDA;
-        gf_engine *one = NULL, *many = NULL;
-        char why[256];
-        if (gf_engine_create(&cfg, &one, why, sizeof why) != GF_OK) {
-            fprintf(stderr, "bench_multi: %s, 1 GPU: %s\n", b->name, why);
-            return 2;
-        }
-        cfg.cuda_devices = devs;
-        cfg.cuda_device_count = n;
-        if (gf_engine_create(&cfg, &many, why, sizeof why) != GF_OK) {
-            fprintf(stderr, "bench_multi: %s, %d GPUs: %s\n", b->name, n, why);
-            return 2;
-        }
-        const size_t cap = frames + gf_engine_max_pending(many) + b->taps;
-        float *in = (float *)gf_host_alloc(samples * sizeof(float));
-        float *o1 = (float *)gf_host_alloc(cap * (size_t)b->channels * sizeof(float));
-        float *on = (float *)gf_host_alloc(cap * (size_t)b->channels * sizeof(float));
-        if (!in || !o1 || !on) {
-            fprintf(stderr, "bench_multi: %s: gf_host_alloc failed\n", b->name);
-            return 2;
-        }
-        uint64_t x = 88172645463325252ull;
-        for (size_t i = 0; i < samples; i++) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            in[i] = (float)((double)(x >> 11) * 0x1p-53 * 2.0 - 1.0);
-        }
-        size_t p1 = 0, pn = 0;
-        double f1 = 0, fn = 0;
-        const double t1 = run_engine(one, in, frames, b->channels, o1, cap, reps, &p1, &f1);
-        const double tn = run_engine(many, in, frames, b->channels, on, cap, reps, &pn, &fn);
-        const int same = p1 == pn && !memcmp(o1, on, p1 * (size_t)b->channels * sizeof(float));
-        wrong |= !same;
-        const double gbs = (double)samples * sizeof(float) / tn / 1e9;
-        printf("%-34s %10.2f %10.2f %7.2fx %10.1f %7.0f%%  %s\n", b->name, t1 * 1e3, tn * 1e3,
-               t1 / tn, gbs, 100.0 * gbs / cn, same ? "= 1 GPU" : "DIFFER");
-        if (!same)
-            fprintf(stderr, "bench_multi: %s: %d GPUs wrote %zu frames, 1 GPU %zu%s\n", b->name, n,
-                    pn, p1, p1 == pn ? ", different bytes" : "");
-        uint64_t n0 = 0, n1 = 0;
-        const uint64_t k0 = gf_engine_device_chunks(many, 0, &n0);
-        const uint64_t k1 = gf_engine_device_chunks(many, 1, &n1);
-        printf("%-34s flush + pull %.2f / %.2f ms; chunks of %zu frames: GPU 0 %llu (%llu "
-               "frames), GPU 1 %llu (%llu)\n",
-               "", f1 * 1e3, fn * 1e3, gf_engine_chunk_frames(many), (unsigned long long)k0,
-               (unsigned long long)n0, (unsigned long long)k1, (unsigned long long)n1);
-        gf_host_free(in);
-        gf_host_free(o1);
-        gf_host_free(on);
-        gf_engine_destroy(one);
-        gf_engine_destroy(many);
-    }
+    if (on) /* --on: the list as given */
+        n = parse_devices(on, devs);
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+        if (!only || strstr(cases[ci].name, only))
+            wrong |= run_case(&cases[ci], devs, n, reps, quick, cn);
     printf("\nGB/s in: input bytes per second (as many go out); %%ceil: of the %d-GPU ceiling "
            "each way.\n",
            n);
