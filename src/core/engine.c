@@ -210,7 +210,7 @@ static gf_status start_backend(gf_engine *e, const gf_config *c, gf_backend_para
         memcpy(p->cuda_devices, e->devices, sizeof e->devices);
         p->cuda_device_count = e->ndev;
         p->multi_inner = gf_backend_of(GF_DEVICE_CUDA);
-        p->history_frames = e->method == GF_METHOD_FFT ? e->halo_samples / e->channels : 0;
+        p->history_frames = e->mth->halo_primes ? e->halo_samples / e->channels : 0;
     }
     const gf_status st = e->ops->create(p, &e->backend, detail, n);
     if (st != GF_OK)

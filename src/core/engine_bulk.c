@@ -65,17 +65,17 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
         }
         const size_t n = frames - off < e->chunk ? frames - off : e->chunk;
         const size_t skip = n < e->skip_left ? n : e->skip_left;
-        /* The halo: the direct method's; the FFT method's (several devices)
-         * only once the stream has frames to prime with. */
+        /* The halo: the direct method's; one to prime with (the FFT
+         * method on several devices) only once the stream has frames. */
         const unsigned char *halo = NULL;
-        if (!hs || (e->method == GF_METHOD_FFT && e->in_submitted == 0))
-            halo = NULL;
-        else if (off * C >= hs)
-            halo = in + (off * C - hs) * ss;
-        else {
-            load_history(e, &loaded);
-            tail_samples(e, e->slot[s].in, e->history, in, off * C);
-            halo = e->slot[s].in;
+        if (hs && !(e->mth->halo_primes && e->in_submitted == 0)) {
+            if (off * C >= hs) {
+                halo = in + (off * C - hs) * ss;
+            } else {
+                load_history(e, &loaded);
+                tail_samples(e, e->slot[s].in, e->history, in, off * C);
+                halo = e->slot[s].in;
+            }
         }
         gf_chunk c = {
             .halo = halo,

@@ -123,6 +123,11 @@ struct gf_engine {
 struct gf_method_ops {
     gf_method method;
     const char *name; /* in messages: "direct", "FFT" */
+    /* 1: a halo (if framing gives one) is history a backend primes with
+     * (FFT on several devices), so there is none before the stream's first
+     * frame: no zeros, and the stream's first chunk gets none. 0: the halo
+     * is input the filter reads, zeros before the stream (direct). */
+    int halo_primes;
     /* Set e->partition, e->halo_samples, e->quantum and e->min_chunk from
      * e->num_taps, e->channels, the backend and the configured partition
      * (0: the cost model's). */

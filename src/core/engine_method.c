@@ -65,8 +65,8 @@ static double fft_bound(const gf_engine *e, const double *h, double max_abs_x)
 }
 
 static const gf_method_ops methods[] = {
-    {GF_METHOD_DIRECT, "direct", direct_frame, direct_bound},
-    {GF_METHOD_FFT, "FFT", fft_frame, fft_bound},
+    {GF_METHOD_DIRECT, "direct", 0, direct_frame, direct_bound},
+    {GF_METHOD_FFT, "FFT", 1, fft_frame, fft_bound},
 };
 
 const gf_method_ops *gf_method_ops_of(gf_method m)

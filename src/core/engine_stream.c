@@ -18,8 +18,7 @@ static void begin_fill(gf_engine *e)
     gf_slot *f = &e->slot[(e->head + e->nsub) % e->nslots];
     const size_t bytes = e->halo_samples * e->sample_bytes;
     if (e->history_slot < 0) {
-        /* (the FFT method primes only with frames the stream has had) */
-        if (e->method == GF_METHOD_DIRECT)
+        if (!e->mth->halo_primes) /* priming takes only frames the stream has had */
             memset(f->in, 0, bytes);
     } else {
         const gf_slot *h = &e->slot[e->history_slot];
