@@ -31,9 +31,11 @@
  * every worker (each file being filtered is abandoned, and left nowhere).
  */
 #include "batch.h"
+#include "io/sndfile_format.h"
 #include "progress.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sndfile.h>
 #include <stdint.h>
@@ -314,9 +316,17 @@ static int gpu_in_play(const gf_cli_options *o, const gf_taps *t, const char *la
         return 1;
     if (o->device != GF_DEVICE_AUTO || !gf_backend_built(GF_DEVICE_CUDA))
         return 0;
+    /* (a header libsndfile would loop on is refused by the file's own run) */
+    const int fd = open(largest, O_RDONLY | O_CLOEXEC);
+    char why[160];
+    if (fd < 0 || gf_container_trap(fd, NULL, 0, why, sizeof why)) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
     SF_INFO info;
     memset(&info, 0, sizeof info);
-    SNDFILE *sf = sf_open(largest, SFM_READ, &info);
+    SNDFILE *sf = sf_open_fd(fd, SFM_READ, &info, SF_TRUE);
     if (!sf)
         return 0;
     sf_close(sf);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* A growing array of doubles. */
 typedef struct dvec {
@@ -217,6 +218,11 @@ int gf_ir_load(const char *path, gf_precision p, gf_taps *t, char *err, size_t n
     }
     if ((fd = open(path, O_RDONLY)) < 0) {
         snprintf(err, n, "cannot open impulse response '%s': %s", path, strerror(errno));
+        return GF_EXIT_USAGE;
+    }
+    if (gf_container_trap(fd, NULL, 0, why, sizeof why)) {
+        snprintf(err, n, "impulse response '%s' is not a WAV file gpufilt can read: %s", path, why);
+        close(fd);
         return GF_EXIT_USAGE;
     }
     SNDFILE *sf = sf_open_fd(fd, SFM_READ, &info, 1);

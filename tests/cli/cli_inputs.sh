@@ -150,6 +150,33 @@ pipe_in cut.wav
 assert_eq "a header cut inside a chunk size, on a pipe: exit, message" "$rc $(cat stderr.txt)" \
     "3 ${E}standard input ends inside its header, before any samples"
 [ ! -e pipe_out.wav ] && pass || fail "a refused pipe left pipe_out.wav"
+# A LIST sub-chunk whose size (4294967288) wraps libsndfile 1.2's bounds
+# check: it jumps back 8 bytes onto the same sub-chunk, for ever (a fuzz
+# finding; tests/fuzz/corpus/container/list_jump_back_*). Refused before
+# libsndfile reads it, as a file, from a pipe and as an impulse response.
+python3 -c 'import struct, sys
+fmt = b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, 48000, 96000, 2, 16)
+sub = b"abcd" + struct.pack("<I", 0xFFFFFFF8)
+lst = b"LIST" + struct.pack("<I", 4 + len(sub) + 8) + b"INFO" + sub + bytes(8)
+data = b"data" + struct.pack("<I", 256) + bytes(range(256))
+riff = b"WAVE" + fmt + lst + data
+sys.stdout.buffer.write(b"RIFF" + struct.pack("<I", len(riff)) + riff)' >jumpback.wav
+JUMP="its LIST chunk holds a 'abcd' sub-chunk declaring 4294967288 bytes, which libsndfile 1.2 skips backwards (and may loop on for ever)"
+set +e +o pipefail
+timeout -s KILL 20 "$GPUFILT" jumpback.wav jb.wav --taps 3 2>stderr.txt
+assert_eq "a LIST sub-chunk that jumps back, as a file: exit, message" "$? $(cat stderr.txt)" \
+    "3 ${E}input 'jumpback.wav' is not a WAV file gpufilt can read: $JUMP"
+timeout -s KILL 20 "$GPUFILT" - jb.wav --taps 3 <jumpback.wav 2>stderr.txt
+assert_eq "... on standard input from the file: exit, message" "$? $(cat stderr.txt)" \
+    "3 ${E}standard input is not a WAV file gpufilt can read: $JUMP"
+cat jumpback.wav | timeout -s KILL 20 "$GPUFILT" - jb.wav --taps 3 2>stderr.txt
+assert_eq "... on a pipe: exit, message" "${PIPESTATUS[1]} $(cat stderr.txt)" \
+    "3 ${E}standard input is not a WAV stream gpufilt can read: $JUMP"
+timeout -s KILL 20 "$GPUFILT" in.wav jb.wav --ir jumpback.wav 2>stderr.txt
+assert_eq "... as an impulse response: exit, message" "$? $(cat stderr.txt)" \
+    "2 ${E}impulse response 'jumpback.wav' is not a WAV file gpufilt can read: $JUMP"
+set -e -o pipefail
+[ ! -e jb.wav ] && pass || fail "a refused input left jb.wav"
 "$SFTOOL" gen small.wav wav16 2 8000 1000 noise
 pipe_in small.wav
 assert_eq "a plain WAV on a pipe still reads" "$rc $("$SFTOOL" frames pipe_out.wav)" "0 1000"

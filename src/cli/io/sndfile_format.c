@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int gf_sf_pcm_bits(int format)
@@ -373,15 +374,20 @@ void gf_meta_free(gf_meta *m)
 #define PAD_PROBE 65536
 
 typedef struct scan {
-    int fd;
-    uint64_t size; /* of the file */
-    int big;       /* big-endian sizes (RIFX, AIFF) */
+    int fd;                   /* the file, read with pread; or -1 and: */
+    const unsigned char *buf; /* its first size bytes (a pipe's, peeked) */
+    uint64_t size;            /* of the file, or of buf */
+    int big;                  /* big-endian sizes (RIFX, AIFF) */
 } scan;
 
 static int read_at(const scan *c, uint64_t pos, void *buf, size_t len)
 {
     if (pos > c->size || c->size - pos < len)
         return -1;
+    if (c->buf) {
+        memcpy(buf, c->buf + pos, len);
+        return 0;
+    }
     return pread(c->fd, buf, len, (off_t)pos) == (ssize_t)len ? 0 : -1;
 }
 
@@ -465,6 +471,106 @@ static int find_data(const scan *c, int rf64, int aiff, gf_extent *x)
         pos += 8 + len + (len & 1);
     }
     return -1;
+}
+
+/* The LIST sub-chunks libsndfile 1.2 reads into a 2 KiB buffer (the INFO
+ * strings, cue labels) rather than skipping them with a jump. */
+static int read_not_jumped(const unsigned char *id)
+{
+    static const char read[][5] = {"ISFT", "ICOP", "IARL", "IART", "ICMT", "ICRD", "IENG", "IGNR",
+                                   "INAM", "IPRD", "ISBJ", "ISRC", "IAUT", "ITRK", "labl"};
+    for (size_t i = 0; i < sizeof read / sizeof read[0]; i++)
+        if (!memcmp(id, read[i], 4))
+            return 1;
+    return 0;
+}
+
+/* Whether libsndfile 1.2 can loop for ever on the LIST (or INFO) chunk
+ * whose body (after its 8-byte head) starts at pos and declares len
+ * bytes: its sub-chunk walk (wavlike_subchunk_parse), retraced. It skips a
+ * sub-chunk it does not know by the declared size taken as a signed
+ * 32-bit jump, after a bounds check in unsigned 32-bit arithmetic: a size
+ * that wraps that sum passes the check and jumps backwards, and the walk
+ * comes round to the same sub-chunk for ever where the jump lands on it
+ * again (a 326-byte file hangs sf_open; found by fuzzing). Any such jump
+ * counts: 1 with the sub-chunk's id and size, else 0. */
+static int list_loops(const scan *c, uint64_t pos, uint64_t len, char id[5], uint64_t *size)
+{
+    if (c->fd >= 0 && len > c->size - pos) /* a file's chunk is cut to the file */
+        len = c->size - pos;
+    const uint32_t end = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+    uint32_t done = 0;
+    for (int k = 0; k < MAX_CHUNKS && done < end; k++) {
+        unsigned char h[8];
+        if (read_at(c, pos + done, h, 4) != 0)
+            return 0;
+        done += 4;
+        if (!memcmp(h, "INFO", 4) || !memcmp(h, "adtl", 4)) /* a bare marker */
+            continue;
+        /* those it reads without a jump, or after which it skips to the end */
+        static const char stops[][5] = {"exif", "data", "DISP", "ltxt", "note"};
+        for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++)
+            if (!memcmp(h, stops[i], 4))
+                return 0;
+        if (!memcmp(h, "\0\0\0\0", 4) || read_at(c, pos + done, h + 4, 4) != 0)
+            return 0;
+        done += 4;
+        uint32_t s = (uint32_t)get32(c, h + 4);
+        s += s & 1;
+        if (read_not_jumped(h)) {
+            if (s >= 2048 || s >= end) /* then it skips to the end */
+                return 0;
+            done += s;
+            continue;
+        }
+        if (done + s > end)
+            return 0;
+        if (s >= 0x80000000u) {
+            memcpy(id, h, 4);
+            for (int i = 0; i < 4; i++)
+                id[i] = id[i] >= 0x20 && id[i] < 0x7F ? id[i] : '?';
+            id[4] = '\0';
+            *size = get32(c, h + 4);
+            return 1;
+        }
+        done += s;
+    }
+    return 0;
+}
+
+int gf_container_trap(int fd, const unsigned char *buf, size_t buf_len, char *why, size_t n)
+{
+    scan c = {.fd = -1, .buf = buf, .size = buf_len};
+    struct stat st;
+    if (!buf) {
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+            return 0;
+        c.fd = fd;
+        c.size = (uint64_t)st.st_size;
+    }
+    unsigned char h[12];
+    if (read_at(&c, 0, h, 12) != 0 || memcmp(h + 8, "WAVE", 4) != 0 ||
+        (memcmp(h, "RIFF", 4) && memcmp(h, "RIFX", 4) && memcmp(h, "RF64", 4)))
+        return 0;
+    c.big = memcmp(h, "RIFX", 4) == 0;
+    uint64_t pos = 12;
+    for (int k = 0; k < MAX_CHUNKS && read_at(&c, pos, h, 8) == 0; k++) {
+        const uint64_t len = get32(&c, h + 4);
+        char id[5];
+        uint64_t bad;
+        if (!memcmp(h, "data", 4) || !is_chunk_id(h))
+            return 0;
+        if ((!memcmp(h, "LIST", 4) || !memcmp(h, "INFO", 4)) &&
+            list_loops(&c, pos + 8, len, id, &bad)) {
+            snprintf(why, n,
+                     "its %.4s chunk holds a '%s' sub-chunk declaring %llu bytes, which "
+                     "libsndfile 1.2 skips backwards (and may loop on for ever)",
+                     (const char *)h, id, (unsigned long long)bad);
+            return 1;
+        }
+        pos += 8 + len + (len & 1);
+    }
+    return 0;
 }
 
 int gf_container_scan(int fd, uint64_t size, gf_extent *x)

@@ -78,4 +78,11 @@ typedef struct gf_extent {
  * a WAV or AIFF file with a data chunk. Reads with pread only. */
 int gf_container_scan(int fd, uint64_t size, gf_extent *x);
 
+/* A WAV header on which libsndfile 1.2's sf_open would never return (see
+ * sndfile_format.c): 1 with the reason in why ("its LIST chunk holds ..."),
+ * else 0. The bytes are buf's buf_len where buf is not NULL (a pipe's first
+ * bytes: chunks beyond them are not looked at), else the file open on fd
+ * (read with pread; not a regular file: 0). */
+int gf_container_trap(int fd, const unsigned char *buf, size_t buf_len, char *why, size_t n);
+
 #endif /* GF_SNDFILE_FORMAT_H */
