@@ -77,6 +77,12 @@ for name in "${names[@]}"; do
         grep -h -A 30 "ERROR: \|runtime error:\|==ERROR\|deadly signal\|Timeout\|out-of-memory" \
             "$build/$name".*.log | head -n 60
         ls -l "$findings"
+        # the inputs themselves, so that a finding in a log can be replayed:
+        # base64 -d <<<TEXT >input; build-fuzz/fuzz_NAME input
+        for f in "$findings"/*; do
+            [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 8192 ] &&
+                echo "$(basename "$f") (base64): $(base64 -w0 "$f")"
+        done
     fi
 done
 exit $failed
