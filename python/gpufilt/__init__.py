@@ -1,6 +1,11 @@
-"""gpufilt: streaming FIR filters on CUDA GPUs and CPUs, for numpy arrays.
+"""gpufilt: FIR filters on CUDA GPUs and CPUs, for numpy arrays.
 
-    y = gpufilt.filter(x, taps, mode="same", device="auto")
+scipy-like functions over whole arrays, along any axis, in batches::
+
+    y = gpufilt.convolve(x, h, mode="same", axis=-1)   # scipy.signal.convolve's meaning
+    y = gpufilt.lfilter(h, x, axis=-1)                 # scipy.signal.lfilter(h, 1, x)
+
+and a streaming engine for signals that arrive in blocks::
 
     with gpufilt.Engine(channels=2, taps=h, mode="causal") as e:
         for block in blocks:
@@ -22,8 +27,10 @@ argument (status GF_ERR_INVALID_ARGUMENT) that error is a ValueError too.
 from __future__ import annotations
 
 from ._engine import Engine, GpufiltError, HistRecord, cuda_available, version
-from ._functions import filter
+from ._functions import convolve, filter, lfilter
 
-__all__ = ["filter", "Engine", "GpufiltError", "HistRecord", "cuda_available",
+# No name here shadows a builtin: filter, deprecated, is reachable only as
+# gpufilt.filter.
+__all__ = ["convolve", "lfilter", "Engine", "GpufiltError", "HistRecord", "cuda_available",
            "version"]
 __version__ = version().split()[0]
