@@ -103,8 +103,8 @@ def _plan(x: np.ndarray, h: np.ndarray, mode: str, axis: Any, method: str, devic
                         "not a scalar (%r)" % (what, x.ndim, "s" * (x.ndim != 1), h[()]))
     if h.ndim != 1 and h.ndim != x.ndim:
         raise ValueError("%s of shape %s: give one filter (1-D) or filters with x's %d "
-                         "dimensions (taps along axis %d, the others broadcast against x of "
-                         "shape %s)" % (what, h.shape, x.ndim, ax, x.shape))
+                         "dimension%s (taps along axis %d, the others broadcast against x of "
+                         "shape %s)" % (what, h.shape, x.ndim, "s" * (x.ndim != 1), ax, x.shape))
     n = x.shape[ax]
     taps = h.shape[-1] if h.ndim == 1 else h.shape[ax]
     if n == 0:

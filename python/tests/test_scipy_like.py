@@ -250,6 +250,9 @@ class Errors(unittest.TestCase):
         E(ValueError, "h of shape (1, 1, 5): give one filter (1-D) or filters with x's 2 "
           "dimensions (taps along axis 1, the others broadcast against x of shape (3, 40))",
           gpufilt.convolve, x, np.ones((1, 1, 5)))
+        E(ValueError, "h of shape (2, 5): give one filter (1-D) or filters with x's 1 dimension "
+          "(taps along axis 0, the others broadcast against x of shape (40,))",
+          gpufilt.convolve, np.ones(40), np.ones((2, 5)))
         E(ValueError, "x of shape (3, 40) and h of shape (2, 5) do not broadcast: along every "
           "axis but 1 their lengths must be equal or 1", gpufilt.convolve, x, np.ones((2, 5)))
         E(ValueError, "x of shape (3, 0) has no samples along axis 1",
