@@ -25,14 +25,15 @@ cd "$(dirname "$0")"
 source .ci/skips.sh
 
 # python3: hist_out_parse; python3-numpy and python3-scipy: the golden
-# generators (tests/golden/) and the Python module's tests, which install it
-# into a virtual environment (python3-venv, python3-pip, python3-setuptools);
+# generators (tests/golden/) and the Python package's test, which builds its
+# wheel (pip fetches the build backend, scikit-build-core, from PyPI) and
+# installs it into a virtual environment (python3-venv, python3-pip);
 # jackd2: the live test's JACK server; clang: the fuzz harnesses (libFuzzer);
 # groff-base: the man page's check; libopenmpi-dev and openmpi-bin:
 # gpufilt-mpi and its test (tests/mpi, mpirun).
 packages=(build-essential cmake pkg-config libsndfile1-dev libpng-dev portaudio19-dev libfftw3-dev
     libjack-jackd2-dev jackd2 sox clang-format clang python3 python3-numpy python3-scipy
-    python3-venv python3-pip python3-setuptools groff-base libopenmpi-dev openmpi-bin)
+    python3-venv python3-pip groff-base libopenmpi-dev openmpi-bin)
 
 install_missing() {
     local missing=()

@@ -1,4 +1,6 @@
-"""gpufilt's Python module against scipy.signal (python -m unittest discover python/tests).
+"""gpufilt's Engine (streaming, histograms, arguments) and the deprecated gpufilt.filter
+against scipy.signal (python -m unittest discover python/tests); convolve and lfilter are
+test_scipy_like.py's.
 
 GPU cases run where gpufilt.cuda_available(); elsewhere they are skipped."""
 import os
@@ -7,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import warnings
 
 import numpy as np
 import scipy.signal as ss
@@ -18,6 +21,13 @@ def noise(frames, channels=None, seed=1, dtype=np.float32):
     rng = np.random.default_rng(seed)
     shape = (frames,) if channels is None else (frames, channels)
     return (rng.uniform(-1, 1, shape)).astype(dtype)
+
+
+def old_filter(*args, **kw):
+    """gpufilt.filter, deprecated, whose argument checks are still tested here."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return gpufilt.filter(*args, **kw)
 
 
 def serial_causal(x, h):
@@ -36,7 +46,7 @@ def serial_causal(x, h):
 class DirectMethod(unittest.TestCase):
     def test_bit_exact_against_the_serial_contract(self):
         x, h = noise(500), noise(7, seed=2).astype(np.float64)
-        y = gpufilt.filter(x, h, mode="causal", device="cpu", method="direct")
+        y = gpufilt.lfilter(h, x, device="cpu", method="direct")
         self.assertEqual(y.dtype, np.float32)
         self.assertEqual(y.shape, (500,))
         self.assertTrue(np.array_equal(y, serial_causal(x, h)))
@@ -44,7 +54,7 @@ class DirectMethod(unittest.TestCase):
     def test_same_mode_matches_scipy_convolve(self):
         for dtype, tol in ((np.float32, 2e-6), (np.float64, 1e-14)):
             x, h = noise(4000, 2, dtype=dtype), noise(31, seed=3, dtype=np.float64)
-            y = gpufilt.filter(x, h, mode="same", device="cpu")
+            y = gpufilt.convolve(x, h, "same", axis=0, device="cpu")
             want = np.stack([ss.convolve(x[:, c].astype(np.float64), h.astype(dtype), "same")
                              for c in range(2)], axis=1)
             self.assertEqual(y.shape, (4000, 2))
@@ -52,12 +62,12 @@ class DirectMethod(unittest.TestCase):
 
     def test_causal_mode_matches_lfilter_and_mean_filter(self):
         x = noise(3000, dtype=np.float64)
-        y = gpufilt.filter(x, 5, mode="causal", device="ref")
+        y = old_filter(x, 5, mode="causal", device="ref")  # a mean filter of 5 taps
         self.assertLess(np.max(np.abs(y - ss.lfilter(np.full(5, 0.2), 1, x))), 1e-15)
 
     def test_per_channel_taps(self):
         x, h = noise(2000, 3, dtype=np.float64), noise(9, 3, seed=4, dtype=np.float64)
-        y = gpufilt.filter(x, h, mode="causal", device="cpu")
+        y = gpufilt.lfilter(h, x, axis=0, device="cpu")
         for c in range(3):
             self.assertLess(np.max(np.abs(y[:, c] - ss.lfilter(h[:, c], 1, x[:, c]))), 1e-14)
 
@@ -81,7 +91,7 @@ class FftMethod(unittest.TestCase):
 class Streaming(unittest.TestCase):
     def test_uneven_pushes_give_the_same_bytes(self):
         x, h = noise(20000, 2), noise(255, seed=6, dtype=np.float64)
-        whole = gpufilt.filter(x, h, device="cpu", method="direct")
+        whole = gpufilt.convolve(x, h, "same", axis=0, device="cpu", method="direct")
         with gpufilt.Engine(channels=2, taps=h, device="cpu", method="direct") as e:
             out, i, n = [], 0, 1
             while i < len(x):
@@ -145,7 +155,7 @@ class Arguments(unittest.TestCase):
         x = noise(5000, 3, dtype=np.float64)
         self.assertRaisesWith(ValueError, "taps of shape (5, 2) give 2 filters (one per column) "
                               "for 3 channels (x has shape (5000, 3))",
-                              gpufilt.filter, x, np.ones((5, 2)))
+                              old_filter, x, np.ones((5, 2)))
         self.assertRaisesWith(ValueError, "taps of shape (5, 2) give 2 filters (one per column) "
                               "for 3 channels:", gpufilt.Engine, channels=3, taps=np.ones((5, 2)))
         self.assertRaisesWith(ValueError, "taps of shape (5, 4) give 4 filters",
@@ -153,11 +163,11 @@ class Arguments(unittest.TestCase):
         self.assertRaisesWith(ValueError, "not of shape (5, 3, 1)",
                               gpufilt.Engine, channels=3, taps=np.ones((5, 3, 1)))
         self.assertRaisesWith(ValueError, "taps of shape (0,) hold no coefficients",
-                              gpufilt.filter, x, np.ones(0))
+                              old_filter, x, np.ones(0))
         # One column is one filter for every channel, exactly as the 1-D array.
         h = np.array([0.25, 0.5, 0.25])
-        self.assertTrue(np.array_equal(gpufilt.filter(x, h.reshape(3, 1), device="cpu"),
-                                       gpufilt.filter(x, h, device="cpu")))
+        self.assertTrue(np.array_equal(old_filter(x, h.reshape(3, 1), device="cpu"),
+                                       old_filter(x, h, device="cpu")))
 
     def test_engine_taps_of_a_channel_that_does_not_exist(self):
         h = np.arange(1.0, 16.0).reshape(5, 3) / 8  # taps x channels, exact in f32
@@ -176,21 +186,21 @@ class Arguments(unittest.TestCase):
     def test_taps_must_be_an_integer_or_an_array(self):
         x = noise(100)
         self.assertRaisesWith(TypeError, "taps must be an integer (a mean filter's length) or an "
-                              "array of coefficients, not 2.5", gpufilt.filter, x, 2.5)
-        self.assertRaisesWith(TypeError, "not True", gpufilt.filter, x, True)
-        self.assertRaisesWith(TypeError, "not '5'", gpufilt.filter, x, "5")
+                              "array of coefficients, not 2.5", old_filter, x, 2.5)
+        self.assertRaisesWith(TypeError, "not True", old_filter, x, True)
+        self.assertRaisesWith(TypeError, "not '5'", old_filter, x, "5")
         self.assertRaisesWith(ValueError, "taps must be a positive integer (a mean filter's "
-                              "length) or an array of coefficients, not -1", gpufilt.filter, x, -1)
-        self.assertRaisesWith(ValueError, "not 0", gpufilt.filter, x, 0)
+                              "length) or an array of coefficients, not -1", old_filter, x, -1)
+        self.assertRaisesWith(ValueError, "not 0", old_filter, x, 0)
         self.assertRaisesWith(TypeError, "taps must be an array of real numbers, not of dtype "
-                              "complex128", gpufilt.filter, x, np.ones(3, complex))
-        self.assertTrue(np.array_equal(gpufilt.filter(x, np.int64(3), device="cpu"),
-                                       gpufilt.filter(x, 3, device="cpu")))
+                              "complex128", old_filter, x, np.ones(3, complex))
+        self.assertTrue(np.array_equal(old_filter(x, np.int64(3), device="cpu"),
+                                       old_filter(x, 3, device="cpu")))
 
     def test_counts_are_checked_not_wrapped(self):
         x = noise(100)
         self.assertRaisesWith(ValueError, "chunk_frames must be >= 0, not -1",
-                              gpufilt.filter, x, 3, chunk_frames=-1)
+                              old_filter, x, 3, chunk_frames=-1)
         self.assertRaisesWith(ValueError, "partition must be >= 0, not -16",
                               gpufilt.Engine, partition=-16)
         self.assertRaisesWith(TypeError, "chunk_frames must be an integer, not 64.5",
@@ -212,13 +222,13 @@ class Arguments(unittest.TestCase):
     def test_x_must_be_one_or_two_dimensional_and_real(self):
         h = np.ones(3) / 3
         self.assertRaisesWith(ValueError, "x must be 1-D (frames) or 2-D (frames x channels), "
-                              "not 0-D (shape ())", gpufilt.filter, np.array(1.0), h)
+                              "not 0-D (shape ())", old_filter, np.array(1.0), h)
         self.assertRaisesWith(ValueError, "not 3-D (shape (4, 2, 2))",
-                              gpufilt.filter, np.ones((4, 2, 2)), h)
+                              old_filter, np.ones((4, 2, 2)), h)
         self.assertRaisesWith(ValueError, "x of shape (10, 0) has no channels",
-                              gpufilt.filter, np.ones((10, 0)), h)
+                              old_filter, np.ones((10, 0)), h)
         self.assertRaisesWith(TypeError, "x must be an array of real numbers, not of dtype "
-                              "complex64", gpufilt.filter, np.ones(8, np.complex64), h)
+                              "complex64", old_filter, np.ones(8, np.complex64), h)
         with gpufilt.Engine(taps=3, device="cpu") as e:
             self.assertRaisesWith(ValueError, "expected frames x 1 channels (or 1-D), got shape ()",
                                   e.push, np.float32(1))
@@ -227,20 +237,20 @@ class Arguments(unittest.TestCase):
     def test_precision_names_and_dtypes(self):
         x = noise(1000, dtype=np.float64)
         h = noise(9, seed=9, dtype=np.float64)
-        want32 = gpufilt.filter(x.astype(np.float32), h, device="cpu")
-        want64 = gpufilt.filter(x, h, device="cpu")
+        want32 = old_filter(x.astype(np.float32), h, device="cpu")
+        want64 = old_filter(x, h, device="cpu")
         self.assertEqual((want32.dtype, want64.dtype), (np.float32, np.float64))
         for p in ("f32", np.float32, np.dtype("float32"), "float32"):
-            y = gpufilt.filter(x, h, precision=p, device="cpu")
+            y = old_filter(x, h, precision=p, device="cpu")
             self.assertEqual(y.dtype, np.float32, p)
             self.assertTrue(np.array_equal(y, want32), p)
         for p in ("f64", np.float64, np.dtype("float64")):
-            y = gpufilt.filter(x.astype(np.float32), h, precision=p, device="cpu")
+            y = old_filter(x.astype(np.float32), h, precision=p, device="cpu")
             self.assertEqual(y.dtype, np.float64, p)
-            self.assertTrue(np.array_equal(y, gpufilt.filter(x.astype(np.float32).astype(
+            self.assertTrue(np.array_equal(y, old_filter(x.astype(np.float32).astype(
                 np.float64), h, device="cpu")), p)
         self.assertRaisesWith(ValueError, "precision must be 'f32', 'f64' or a numpy float32 / "
-                              "float64 dtype, not 'f16'", gpufilt.filter, x, h, precision="f16")
+                              "float64 dtype, not 'f16'", old_filter, x, h, precision="f16")
         self.assertRaisesWith(ValueError, "not <class 'numpy.int32'>",
                               gpufilt.Engine, precision=np.int32)
         with gpufilt.Engine(precision="f64", device="cpu") as e:
@@ -275,9 +285,23 @@ class Arguments(unittest.TestCase):
 class Cuda(unittest.TestCase):
     def test_cuda_equals_cpu_bit_for_bit_direct(self):
         x, h = noise(100000, 2), noise(63, seed=7, dtype=np.float64)
-        a = gpufilt.filter(x, h, device="cuda", method="direct")
-        b = gpufilt.filter(x, h, device="cpu", method="direct")
+        a = gpufilt.convolve(x, h, "same", axis=0, device="cuda", method="direct")
+        b = gpufilt.convolve(x, h, "same", axis=0, device="cpu", method="direct")
         self.assertTrue(np.array_equal(a, b))
+
+    def test_batches_on_the_gpu(self):
+        # 6 signals, each with its own filter, in one engine of 6 channels.
+        x = np.stack([noise(60000, seed=s) for s in range(6)])
+        h = np.stack([noise(255, seed=10 + s, dtype=np.float64) for s in range(6)])
+        a = gpufilt.convolve(x, h, "full", device="cuda", method="direct")
+        self.assertEqual(a.shape, (6, 60254))
+        self.assertTrue(np.array_equal(a, gpufilt.convolve(x, h, "full", device="cpu",
+                                                           method="direct")))
+        x, h = x.astype(np.float64), np.stack([noise(8192, seed=20 + s, dtype=np.float64) / 100
+                                               for s in range(6)])
+        y = gpufilt.lfilter(h, x, device="cuda", method="fft")
+        want = ss.fftconvolve(x, h, "full", axes=-1)[:, :60000]
+        self.assertLess(np.max(np.abs(y - want)), 1e-10)
 
     def test_cuda_fft_within_the_bound(self):
         x, h = noise(200000, dtype=np.float64), noise(65536, seed=8, dtype=np.float64) / 300
