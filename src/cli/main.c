@@ -10,11 +10,25 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static volatile sig_atomic_t g_signal;
 
+/* The first signal asks the run to stop, which it does cleanly between
+ * blocks; a second ends gpufilt at once, for a run that cannot get there:
+ * one waiting in a read that retries when interrupted (libsndfile's, on a
+ * pipe whose writer went quiet inside the header). An output's temporary
+ * file is then left, and removed by the next run of that output. */
 static void on_signal(int sig)
 {
+    if (g_signal) {
+        static const char msg[] =
+            "gpufilt: error: interrupted by a second signal: stopped at once\n";
+        if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
+            /* nothing more to do about it */
+        }
+        _exit(GF_EXIT_INTERRUPTED);
+    }
     g_signal = sig;
 }
 

@@ -149,6 +149,28 @@ wait "$pid" || rc=$?
 assert_eq "the run in progress: exit status" "$rc" 0
 assert_eq "the run in progress: stderr" "$(cat a_err.txt)" ""
 assert_eq "frames of k2.wav (the run that finished last)" "$("$SFTOOL" frames k2.wav)" 2880000
+# A run that cannot reach its next block: libsndfile reading a pipe's
+# header retries a read that a signal interrupts, and the writer has gone
+# quiet after 4 bytes. The first TERM is taken (and waits), a second ends
+# gpufilt at once, exit 130; no output, nothing left but at most its
+# temporary file (here, none: the output is made after the header).
+mkfifo quiet.fifo
+(printf RIFF && sleep 30) >quiet.fifo &
+writer=$!
+"$GPUFILT" - quiet.wav --taps 3 --quiet <quiet.fifo 2>stderr.txt &
+pid=$!
+sleep 6 # past the 5 s gpufilt waits to see the header before libsndfile reads it
+kill -TERM "$pid"
+sleep 0.5
+kill -0 "$pid" 2>/dev/null && pass || fail "one TERM ended a run stuck in a read (the case is gone?)"
+kill -TERM "$pid"
+rc=0
+timeout 10 tail --pid="$pid" -f /dev/null || true
+kill "$writer" 2>/dev/null || true # (before this, gpufilt would wait for its end)
+wait "$pid" || rc=$?
+assert_eq "a second signal: exit status, message" "$rc $(cat stderr.txt)" \
+    "130 ${E}interrupted by a second signal: stopped at once"
+[ ! -e quiet.wav ] && pass || fail "a second signal left quiet.wav"
 # What only looks like a temporary file of ours is left alone.
 mkdir .k3.wav.gpufilt-abcdef
 echo keep >.k3.wav.gpufilt-abc
