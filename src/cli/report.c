@@ -6,6 +6,7 @@
 
 #include "summary_json.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -110,7 +111,7 @@ void gf_report_summary(const gf_run *r)
         snprintf(rate, sizeof rate, " at %d Hz", r->src.fmt.rate);
     const size_t ntaps = r->taps->n;
     const int why = r->why[0] != '\0';
-    const char *kind = !r->taps->h ? " (mean)"
+    const char *kind = !r->taps->h || r->taps->shape.mean ? " (mean)"
                        : r->taps->filters > 1
                            ? (o->ir ? " (impulse response, per channel)" : " (per channel)")
                        : o->ir ? " (impulse response)"
@@ -128,6 +129,22 @@ void gf_report_summary(const gf_run *r)
                o->precision == GF_PRECISION_F32 ? "f32" : "f64", method, backend, why ? " (" : "",
                r->why, why ? ")" : "", gf_now() - r->t_start);
     gf_cli_say("output format %s", r->sink.written_as);
+    if (r->taps->shape.shaped)
+        gf_report_levels(o, r->taps);
+}
+
+void gf_report_levels(const gf_cli_options *o, const gf_taps *t)
+{
+    static const char *const norms[] = {"", "peak", "dc", "l1", "l2"};
+    char norm[96] = "", mix[96] = "", gain[48] = "";
+    if (o->norm_filter)
+        snprintf(norm, sizeof norm, "filter normalised by %s (x%.6g, %+.4g dB), ",
+                 norms[o->norm_filter], t->shape.norm, 20 * log10(t->shape.norm));
+    if (!isnan(o->mix) || !isnan(o->dry_db) || !isnan(o->wet_db))
+        snprintf(mix, sizeof mix, "wet x%.6g + dry x%.6g at tap %zu, ", t->shape.wet, t->shape.dry,
+                 t->shape.dry_tap);
+    snprintf(gain, sizeof gain, "gain %+.4g dB", o->gain_db);
+    gf_cli_say("levels: %s%s%s (folded into the taps)", norm, mix, gain);
 }
 
 int gf_report_json(const gf_run *r, int rc)
@@ -145,7 +162,7 @@ int gf_report_json(const gf_run *r, int rc)
         .rate = r->src.fmt.rate,
         .taps = t->n,
         .filter = gf_design_cli_any(&o->design) && o->design.sections ? "design"
-                  : !t->h                                             ? "mean"
+                  : !t->h || t->shape.mean                            ? "mean"
                   : o->ir                                             ? "impulse response"
                                                                       : "coefficients",
         .taps_per_channel = t->filters > 1,
@@ -191,6 +208,15 @@ int gf_report_json(const gf_run *r, int rc)
         s.differ = x.unlike;
         s.reference_seconds = x.seconds;
     }
+    static const char *const norms[] = {NULL, "peak", "dc", "l1", "l2"};
+    s.gain_db = o->gain_db;
+    s.norm_by = norms[o->norm_filter];
+    s.norm_measure = t->shape.measure;
+    s.norm_factor = t->shape.norm;
+    s.mix = t->shape.shaped && (!isnan(o->mix) || !isnan(o->dry_db) || !isnan(o->wet_db));
+    s.dry = t->shape.dry;
+    s.wet = t->shape.wet;
+    s.dry_tap = t->shape.dry_tap;
     const int jrc = gf_summary_json_write(o->json_summary, &s);
     return rc ? rc : jrc;
 }
