@@ -54,8 +54,8 @@ static void help_filter(FILE *f)
 
 static void help_levels(FILE *f)
 {
-    fprintf(f, "levels (folded into the taps in double, in this order: free, and --verify\n"
-               "stays bit-exact):\n"
+    fprintf(f, "levels (all but --normalize are folded into the taps in double, in this\n"
+               "order: free, and --verify stays bit-exact):\n"
                "      --normalize-filter peak|dc|l1|l2   scale the filter to 0 dB: its\n"
                "                        largest gain, DC gain, sum |h| (never clips), or\n"
                "                        sqrt(sum h^2);"
@@ -66,6 +66,11 @@ static void help_levels(FILE *f)
                "      --dry DB, --wet DB  the same with levels in dB (-inf: none; defaults:\n"
                "                        no dry, wet 0 dB)\n"
                "      --gain DB         a final gain in dB (e.g. -6 or -6dB)\n"
+               "      --normalize LEVEL OUT's peak set to LEVEL dBFS (-1, -1dB, -1dBFS; <= 0)\n"
+               "                        by a second pass over a temporary float file beside\n"
+               "                        OUT; never clips. Files only (not OUT '-', --live)\n"
+               "      --normalize-by peak|rms  what LEVEL sets (default peak; rms is lowered\n"
+               "                        where the peak would clip)\n"
                "\n");
 }
 
@@ -138,7 +143,7 @@ static void help_output(FILE *f)
         "  gpufilt in.wav out.flac --taps 31 --mode causal --device cpu\n"
         "  gpufilt dry.wav wet.wav --ir hall.wav --mode full      # convolution reverb\n"
         "  gpufilt dry.wav mix.wav --ir hall.wav --mode full --normalize-filter peak \\\n"
-        "          --mix 0.3                                    # reverb, mixed\n"
+        "          --mix 0.3 --normalize -1dBFS                 # mixed, peak at -1 dBFS\n"
         "  sox in.flac -t f32 - | gpufilt - - --raw f32le -c 2 --taps 5 | aplay -f FLOAT_LE -c 2\n"
         "  gpufilt in.wav out.wav --taps 63 --hist levels.csv --hist-png levels.png\n"
         "  gpufilt --live --taps 63 --host-api JACK\n"

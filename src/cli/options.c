@@ -64,6 +64,7 @@ static const choice hist_of[] = {{"output", 0}, {"input", 1}, {NULL, 0}};
 static const choice hist_channels[] = {{"each", 0}, {"mix", 1}, {NULL, 0}};
 static const choice norm_filters[] = {
     {"peak", GF_NORM_PEAK}, {"dc", GF_NORM_DC}, {"l1", GF_NORM_L1}, {"l2", GF_NORM_L2}, {NULL, 0}};
+static const choice normalize_by[] = {{"peak", 0}, {"rms", 1}, {NULL, 0}};
 /* ARG_DB's lo. */
 enum { DB_GAIN = 0, DB_OFF = 1, DB_LEVEL = 2, DB_FRACTION = 3 };
 /* The largest gain in dB, either way. */
@@ -115,6 +116,8 @@ static const opt_spec specs[] = {
     {"mix", 0, ARG_DB, F(mix), DB_FRACTION, 0, NULL},
     {"dry", 0, ARG_DB, F(dry_db), DB_OFF, 0, NULL},
     {"wet", 0, ARG_DB, F(wet_db), DB_OFF, 0, NULL},
+    {"normalize", 0, ARG_DB, F(normalize_db), DB_LEVEL, 0, NULL},
+    {"normalize-by", 0, ARG_CHOICE, F(normalize_rms), 0, 0, normalize_by},
     {"live", 0, ARG_ACTION, 0, GF_ACTION_LIVE, 0, NULL},
     {"list-devices", 0, ARG_ACTION, 0, GF_ACTION_LIST_DEVICES, 0, NULL},
     {"in", 0, ARG_STRING, F(live_in), 0, 0, NULL},

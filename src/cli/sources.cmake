@@ -22,6 +22,7 @@ set(GPUFILT_CLI_SOURCES
   progress.c
   summary_json.c
   filter_io.c
+  normalize.c
   report.c
   # sources and sinks, the output file, reader/writer threads
   io/io.c

@@ -139,4 +139,80 @@ print(s["gain_db"], s["filter_normalization"], s["mix"], s["normalize"], s["filt
 assert_eq "JSON: the mean filter with a gain is still the mean filter" "$(python3 -c 'import json, sys
 print(json.load(open(sys.argv[1]))["filter"])' s.json)" "mean"
 
+# --normalize LEVEL: the output's peak (or RMS) within 0.01 dB of LEVEL,
+# never clipped, through a scratch file that is gone afterwards.
+# peak_db FILE / rms_db FILE: over every sample of every channel.
+peak_db() { "$SFTOOL" dump "$1" | awk '{ for (c = 1; c <= NF; c++) { v = $c < 0 ? -$c : $c; if (v > m) m = v } }
+    END { printf "%.6f", 20 * log(m) / log(10) }'; }
+rms_db() { "$SFTOOL" dump "$1" | awk '{ for (c = 1; c <= NF; c++) { s += $c * $c; n++ } }
+    END { printf "%.6f", 10 * log(s / n) / log(10) }'; }
+# dB_within NAME GOT WANT: |GOT - WANT| <= 0.01 dB
+db_within() {
+    if awk -v g="$2" -v w="$3" 'BEGIN { d = g - w; exit !(d <= 0.01 && d >= -0.01) }'; then pass; else
+        fail "$1: $2 dB, expected $3 within 0.01 dB"
+    fi
+}
+"$SFTOOL" gen quiet.wav wav16 2 48000 20000 noise
+for level in -1 -1dB -1dBFS -6.5 0; do
+    expect 0 "" quiet.wav loud.wav --taps 9 --normalize "$level" --quiet
+    db_within "--normalize $level, 16-bit" "$(peak_db loud.wav)" "${level%dB*}"
+    expect_no_output .loud.wav.gpufilt-x
+done
+# 0 dBFS into 16 bits: the positive peak at 32767/32768 at most, nothing
+# clipped (no warning above); as float, exactly 1 or just below.
+# Both signs, so that the largest magnitude is once a positive sample.
+for sign in 1 -1; do
+    echo "$sign" >sign.txt
+    expect 0 "" quiet.wav loud.wav --coeffs sign.txt --normalize 0 --quiet
+    top=$("$SFTOOL" dump loud.wav | awk '{ for (c = 1; c <= NF; c++) if ($c > m) m = $c } END { print (m <= 32767/32768) }')
+    assert_eq "--normalize 0 into 16 bits, taps $sign: largest sample <= 32767/32768" "$top" 1
+    db_within "--normalize 0 into 16 bits, taps $sign" "$(peak_db loud.wav)" 0
+done
+expect 0 "" quiet.wav loudf.wav --taps 9 --normalize 0 --out-format wav:float --quiet
+db_within "--normalize 0, float" "$(peak_db loudf.wav)" 0
+assert_eq "--normalize 0, float: no sample above 1" "$("$SFTOOL" dump loudf.wav | awk '{ for (c = 1; c <= NF; c++) { v = $c < 0 ? -$c : $c; if (v > 1) n++ } } END { print n + 0 }')" 0
+# The mean filter's output is quieter than its input: the gain goes up
+# (a level below the output's is a gain down, tested by -6.5 above).
+expect_no_output
+# --normalize-by rms, and an RMS level that would clip: lowered, warned.
+expect 0 "" quiet.wav rms.wav --taps 9 --normalize -20 --normalize-by rms --out-format wav:float --quiet
+db_within "--normalize -20 --normalize-by rms" "$(rms_db rms.wav)" -20
+expect 0 "gpufilt: warning: --normalize-by rms: -1.00 dBFS RMS would clip; *" quiet.wav rms.wav --taps 9 --normalize -1 --normalize-by rms --out-format wav:float --quiet
+db_within "--normalize-by rms that would clip: the peak at full scale" "$(peak_db rms.wav)" 0
+# Histograms describe the output as written: the same records as those of
+# the normalised file (as float) through one tap of 1.
+"$GPUFILT" quiet.wav h.wav --taps 9 --normalize -3 --out-format wav:float --hist h1.csv --hist-bins 16 --hist-block 5000 --quiet
+"$GPUFILT" h.wav h2.wav --taps 1 --hist h2.csv --hist-bins 16 --hist-block 5000 --quiet
+if cmp -s h1.csv h2.csv; then pass; else fail "--normalize --hist: not the histograms of the normalised output"; fi
+"$GPUFILT" quiet.wav h.wav --taps 9 --normalize -3 --hist h3.csv --hist-of input --hist-bins 16 --hist-block 5000 --quiet
+"$GPUFILT" quiet.wav h4.wav --taps 1 --hist h4.csv --hist-bins 16 --hist-block 5000 --quiet
+if cmp -s <(sed 1d h3.csv) <(sed 1d h4.csv); then pass; else fail "--normalize --hist-of input: not the input's histograms"; fi
+# --verify checks the filtering; standard input may be a pipe.
+"$GPUFILT" quiet.wav v.wav --taps 9 --normalize -2 --verify --device cpu 2>stderr.txt
+assert_eq "--normalize --verify" "$(sed -n 2p stderr.txt)" "verify: 40000 samples, max |error| 0, max ulp 0: bit-exact with the reference"
+"$GPUFILT" - p.wav --taps 9 --normalize -2 --quiet <quiet.wav
+db_within "--normalize from a pipe" "$(peak_db p.wav)" -2
+# --out-dir: every file on its own.
+mkdir -p in outd
+"$SFTOOL" gen in/a.wav wav16 1 48000 5000 noise
+"$GPUFILT" quiet.wav in/b.wav --taps 3 --gain -12 --quiet
+"$GPUFILT" --taps 5 --normalize -3 --out-dir outd in/a.wav in/b.wav 2>/dev/null
+db_within "--out-dir: a.wav" "$(peak_db outd/a.wav)" -3
+db_within "--out-dir: b.wav" "$(peak_db outd/b.wav)" -3
+# JSON: the level, the measure before and the gain.
+"$GPUFILT" quiet.wav j.wav --taps 9 --normalize -1 --quiet --json-summary s.json
+assert_eq "JSON normalize" "$(python3 -c 'import json, sys
+n = json.load(open(sys.argv[1]))["normalize"]
+print(n["by"], n["level_db"], abs(n["measured_db"] + n["gain_db"] + 1) < 1e-6, n["gain_db"] > 0)' s.json)" "peak -1 True True"
+# Refusals.
+expect 2 "gpufilt: error: --normalize: '1' is above 0 dBFS, which would clip: give 0 or less (e.g. -1dBFS)" quiet.wav x.wav --taps 3 --normalize 1
+expect 2 "gpufilt: error: --normalize: 'loud' is not a level (dBFS: e.g. -1, -1dB or -1dBFS)" quiet.wav x.wav --taps 3 --normalize loud
+expect 2 "gpufilt: error: --normalize writes OUT once the whole output is measured: OUT must be a file, not standard output" quiet.wav - --taps 3 --normalize -1
+expect 2 "gpufilt: error: --normalize-by needs --normalize LEVEL (it says what LEVEL measures)" quiet.wav x.wav --taps 3 --normalize-by rms
+expect 2 "gpufilt: error: --normalize-by: 'energy' is not one of peak, rms" quiet.wav x.wav --taps 3 --normalize -1 --normalize-by energy
+expect 2 "gpufilt: error: --normalize is for IN and OUT, not --live" --live --taps 3 --normalize -1
+mkfifo fifo
+expect 2 "gpufilt: error: --normalize writes OUT once the whole output is measured: 'fifo' is not a regular file" quiet.wav fifo --taps 3 --normalize -1 --out-raw s16le
+expect_no_output x.wav
+
 finish
