@@ -102,7 +102,7 @@ static double choose_gain(gf_run *r)
                     "full scale",
                     o->normalize_db, 20 * log10(g * rms));
     if (o->precision == GF_PRECISION_F32) {
-        float gf = (float)g;
+        float gf = g < FLT_MAX ? (float)g : FLT_MAX;
         while (gf > 0 && (double)gf > g)
             gf = nextafterf(gf, 0);
         g = gf;
