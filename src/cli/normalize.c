@@ -132,7 +132,9 @@ static int scale_into_sink(gf_run *r, gf_engine *e, gf_source *in, void *buf, vo
     const gf_precision p = r->o->precision;
     int rc = GF_EXIT_OK;
     for (int64_t got; !rc;) {
-        if (*r->stop) {
+        /* A file is all or nothing; a stream's frames so far are written,
+         * as without --normalize (gf_run_commit then says so, exit 130). */
+        if (*r->stop && !r->src.streaming) {
             gf_cli_error("interrupted by signal %d; no output written", (int)*r->stop);
             return GF_EXIT_INTERRUPTED;
         }
