@@ -160,6 +160,10 @@ for level in -1 -1dB -1dBFS -6.5 0; do
 done
 # 0 dBFS into 16 bits: the positive peak at 32767/32768 at most, nothing
 # clipped (no warning above); as float, exactly 1 or just below.
+# Full mode: the tail is measured and written too.
+expect 0 "" quiet.wav full.wav --taps 9 --mode full --normalize -4 --out-format wav:float --quiet
+db_within "--normalize -4, full mode" "$(peak_db full.wav)" -4
+assert_eq "--normalize, full mode: length" "$("$SFTOOL" frames full.wav)" 20008
 # Both signs, so that the largest magnitude is once a positive sample.
 for sign in 1 -1; do
     echo "$sign" >sign.txt
