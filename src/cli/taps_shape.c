@@ -165,7 +165,8 @@ int gf_taps_shape(const gf_cli_options *o, gf_taps *t)
     const double gain = from_db(o->gain_db);
     /* The dry path lines up with the input where the mode puts it: the
      * filter's tap 0 in causal and full mode, (T-1)/2 in same mode. */
-    const size_t d = o->mode == GF_MODE_SAME ? (n - 1) / 2 : 0;
+    const int same = o->mode == GF_MODE_SAME && o->action != GF_ACTION_LIVE; /* live: causal */
+    const size_t d = same ? (n - 1) / 2 : 0;
     const double scale = (1 / m) * wet * gain;
     for (size_t f = 0; f < F; f++) {
         double *h = t->h + f * n;
