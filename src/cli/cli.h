@@ -289,10 +289,6 @@ void gf_taps_free(gf_taps *t);
  * calls it after the designs; an exit code after one line.
  */
 int gf_taps_shape(const gf_cli_options *o, gf_taps *t);
-/* The largest magnitude of the response of h[0..n) (taps_shape.c): an
- * FFT grid of 16 n points (2^22 at most) in double, refined around its
- * highest local maxima by direct sums. -1 when out of memory. */
-double gf_taps_peak_gain(const double *h, size_t n);
 
 /* ---- engines (engine_setup.c) ---- */
 

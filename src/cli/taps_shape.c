@@ -28,7 +28,10 @@ static double gain_at(const double *h, size_t n, double f)
     return pow(10, db / 20);
 }
 
-double gf_taps_peak_gain(const double *h, size_t n)
+/* The largest magnitude of the response of h[0..n): an FFT grid of 16 n
+ * points (PEAK_MAX_POINTS at most) in double, refined around its highest
+ * local maxima by direct sums. -1 when out of memory. */
+static double peak_gain(const double *h, size_t n)
 {
     size_t half = 4; /* bins - 1: a power of two, 8 n or more (16 n points) */
     while (half < 8 * n && 2 * half <= PEAK_MAX_POINTS)
@@ -91,7 +94,7 @@ static double measure(gf_norm_filter m, const double *h, size_t n)
     double s = 0;
     switch (m) {
     case GF_NORM_PEAK:
-        return gf_taps_peak_gain(h, n);
+        return peak_gain(h, n);
     case GF_NORM_DC:
         for (size_t k = 0; k < n; k++)
             s += h[k];
