@@ -13,6 +13,8 @@ _gpufilt()
     --phase) mapfile -t COMPREPLY < <(compgen -W "linear minimum" -- "$cur") && return ;;
     --hist-of) mapfile -t COMPREPLY < <(compgen -W "output input" -- "$cur") && return ;;
     --hist-channels) mapfile -t COMPREPLY < <(compgen -W "each mix" -- "$cur") && return ;;
+    --normalize-filter) mapfile -t COMPREPLY < <(compgen -W "peak dc l1 l2" -- "$cur") && return ;;
+    --normalize-by) mapfile -t COMPREPLY < <(compgen -W "peak rms" -- "$cur") && return ;;
     --raw | --out-raw)
         mapfile -t COMPREPLY < <(compgen -W "u8 s8 s16le s16be s24le s32le f32le f64le" -- "$cur")
         return
@@ -30,7 +32,7 @@ _gpufilt()
     -t | --taps | -c | --channels | -r | --rate | --chunk | --threads | --partition | \
         --hist-bins | --hist-block | --hist-range | --frames | --duration | --in | --out | \
         --host-api | --lowpass | --highpass | --bandpass | --bandreject | --atten | \
-        --transition | --design-taps)
+        --transition | --design-taps | --gain | --mix | --dry | --wet | --normalize)
         return # a number or a name: nothing to offer
         ;;
     esac

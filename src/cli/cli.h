@@ -65,6 +65,15 @@ typedef enum gf_cli_action {
 
 #define GF_GPUS_ALL (-1)
 
+/* --normalize-filter: the measure of a filter scaled to 0 dB. */
+typedef enum gf_norm_filter {
+    GF_NORM_NONE = 0,
+    GF_NORM_PEAK, /* the largest magnitude of the frequency response */
+    GF_NORM_DC,   /* |sum h|, the gain at DC */
+    GF_NORM_L1,   /* sum |h|: a full-scale input can never clip */
+    GF_NORM_L2    /* sqrt(sum h^2), the gain for white noise */
+} gf_norm_filter;
+
 typedef struct gf_cli_options {
     gf_cli_action action;
     const char *in_path, *out_path; /* "-": standard input / output */
@@ -125,6 +134,16 @@ typedef struct gf_cli_options {
 
     /* Filter design: --lowpass ... --response-png (design_cli.h). */
     gf_design_request design;
+
+    /* Levels. Folded into the taps (gf_taps_shape): --normalize-filter,
+     * --gain DB, the mix (--mix WET in 0..1, or --dry DB / --wet DB, where
+     * -INFINITY is off). Of the output, files only: --normalize LEVEL (dBFS,
+     * <= 0) by its peak, or with --normalize-by rms its RMS. NAN: not given. */
+    gf_norm_filter norm_filter;
+    double gain_db; /* 0 when not given */
+    double mix, dry_db, wet_db;
+    double normalize_db;
+    int normalize_rms;
 } gf_cli_options;
 
 /*
@@ -233,6 +252,15 @@ typedef struct gf_taps {
     int filters;        /* 1 (every channel) or one per channel */
     int rate;           /* an impulse response's rate in Hz, else 0 */
     const char *source; /* the file they came from, or NULL */
+    /* What gf_taps_shape folded in: the factors (norm: 1/measure, with
+     * measure the largest of the filters' --normalize-filter measures),
+     * and the dry path's factor and tap. shaped: 0 when nothing was; mean:
+     * the taps were the mean filter's. */
+    struct {
+        int shaped, mean;
+        double measure, norm, gain, dry, wet;
+        size_t dry_tap;
+    } shape;
 } gf_taps;
 /* Load them; an exit code after a one-line error naming the file (and line). */
 int gf_taps_load(const gf_cli_options *o, gf_taps *t);
@@ -251,6 +279,16 @@ int gf_taps_fit(const gf_taps *t, int channels, int rate);
  * after one line. */
 int gf_taps_ready(const gf_cli_options *o, gf_taps *t, int channels, int rate);
 void gf_taps_free(gf_taps *t);
+/*
+ * Fold o's levels into t's taps in double (taps_shape.c), in this order:
+ * --normalize-filter (one factor for every filter: the largest filter's
+ * measure becomes 0 dB, so channels keep their balance), the mix
+ * (h = wet h + dry at the tap of the mode's delay: 0 in causal and full
+ * mode, (T-1)/2 in same mode), then --gain on the whole. The mean filter
+ * becomes taps of 1/T first. Nothing asked: t unchanged. gf_taps_ready
+ * calls it after the designs; an exit code after one line.
+ */
+int gf_taps_shape(const gf_cli_options *o, gf_taps *t);
 
 /* ---- engines (engine_setup.c) ---- */
 

@@ -23,6 +23,7 @@
 #include "progress.h"
 #include "report.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,8 @@
  * cannot be taken back) ends with every frame filtered so far written. */
 static int abandoned(const gf_run *r)
 {
-    return *r->stop && !r->src.streaming && !r->sink.out.stream;
+    const int stream = r->normalize ? r->scratch.out.stream : r->sink.out.stream;
+    return *r->stop && !r->src.streaming && !stream;
 }
 
 /* The writer failed: a closed pipe ends the run quietly (like SIGPIPE
@@ -72,7 +74,9 @@ static int collect_hist(gf_run *r, int i)
     gf_status st = GF_NO_RECORD;
     /* Records can be many per chunk (small blocks, many bins): a signal is
      * looked at before each. */
-    while (r->hist && !abandoned(r) && (st = gf_engine_hist_next(r->e[i], &rec)) == GF_OK) {
+    /* With hist_late the records come from the scaling pass (normalize.c). */
+    while (r->hist && !r->hist_late && !abandoned(r) &&
+           (st = gf_engine_hist_next(r->e[i], &rec)) == GF_OK) {
         if (i == GF_RUN_MAIN) {
             r->hist_blocks++;
             int rc = gf_hist_out_write(r->hout, &rec, r->err, sizeof r->err);
@@ -118,6 +122,8 @@ static int checked(gf_run *r, int i, const void *frames, size_t got)
     }
     if (r->exact && i == GF_RUN_MAIN)
         gf_verify_exact_output(r->exact, frames, got);
+    if (r->normalize && i == GF_RUN_MAIN)
+        gf_run_measure(r, frames, got);
     return GF_EXIT_OK;
 }
 
@@ -266,8 +272,11 @@ static int setup_engines(gf_run *r)
         r->hist = 1;
         r->hc = gf_cli_hist_config(o, r->src.fmt.rate);
     }
+    /* --normalize: the output's histograms are the scaled output's. */
+    r->normalize = !isnan(o->normalize_db);
+    r->hist_late = r->hist && r->normalize && !r->hc.of_input;
     gf_config c = gf_cli_engine_config(o, C, r->taps, device, r->handoff);
-    c.hist = r->hist ? &r->hc : NULL;
+    c.hist = r->hist && !r->hist_late ? &r->hc : NULL;
     int gpus[GF_MAX_DEVICES];
     if (device == GF_DEVICE_CUDA || r->handoff == GF_DEVICE_CUDA) {
         c.cuda_device_count = gf_cli_choose_gpus(o, &job, gpus);
@@ -300,7 +309,8 @@ static int start_stages(gf_run *r)
     const size_t out_cap =
         BLOCK_FRAMES + (r->in_place ? gf_engine_max_pending(r->e[GF_RUN_MAIN]) : 0);
     if (!(r->ref_out = malloc(BLOCK_FRAMES * r->fb)) ||
-        gf_stages_start(&r->stages, &r->src, &r->sink, o->precision, BLOCK_FRAMES, out_cap) != 0) {
+        gf_stages_start(&r->stages, &r->src, gf_run_stage_sink(r), o->precision, BLOCK_FRAMES,
+                        out_cap) != 0) {
         gf_cli_error("out of memory");
         return GF_EXIT_INTERNAL;
     }
@@ -361,7 +371,7 @@ static int finish_stream(gf_run *r)
         /* A file is all or nothing. A stream (or a stream output, which
          * cannot be taken back) ends here: what was filtered so far is
          * written, and an output file completed. */
-        if (!r->src.streaming && !r->sink.out.stream) {
+        if (!r->src.streaming && !gf_run_stage_sink(r)->out.stream) {
             gf_cli_error("interrupted by signal %d; no output written", (int)*r->stop);
             return GF_EXIT_INTERRUPTED;
         }
@@ -392,12 +402,18 @@ static int finish_stream(gf_run *r)
     if ((rc = gf_stages_finish(&r->stages, r->stop)) != 0)
         return rc == GF_EXIT_INTERRUPTED ? stalled(r) : output_failed(r);
     const int64_t tail = r->o->mode == GF_MODE_FULL ? (int64_t)r->taps->n - 1 : 0;
-    const int64_t expect_out = *r->stop ? r->sink.frames_written : r->src.frames_read + tail;
-    if (r->sink.frames_written != expect_out) {
+    const gf_sink *out = gf_run_stage_sink(r);
+    const int64_t expect_out = *r->stop ? out->frames_written : r->src.frames_read + tail;
+    if (out->frames_written != expect_out) {
         gf_cli_error("internal error: %lld frames in, %lld frames out",
-                     (long long)r->src.frames_read, (long long)r->sink.frames_written);
+                     (long long)r->src.frames_read, (long long)out->frames_written);
         return GF_EXIT_INTERNAL;
     }
+    return r->hist_late ? GF_EXIT_OK : gf_run_check_hist(r);
+}
+
+int gf_run_check_hist(gf_run *r)
+{
     if (!r->hist || *r->stop)
         return GF_EXIT_OK;
     /* One record per block (per channel unless mixed) of the stream the
@@ -419,6 +435,7 @@ static void cleanup(gf_run *r)
 {
     gf_stages_abort(&r->stages); /* no-op once finished */
     gf_sink_abort(&r->sink);     /* no-op after a commit */
+    gf_sink_abort(&r->scratch);  /* no-op once removed */
     gf_source_close(&r->src);
     for (int i = 0; i < GF_RUN_ENGINES; i++)
         gf_engine_destroy(r->e[i]);
@@ -438,6 +455,8 @@ int gf_filter_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *st
     r.stop = stop;
     r.t_start = gf_now();
     r.sink.out.fd = -1;
+    r.scratch.out.fd = -1;
+    r.norm_measured_db = r.norm_gain_db = NAN;
     int rc = gf_run_open_input(&r);
     if (!rc)
         rc = setup_engines(&r);
@@ -451,6 +470,8 @@ int gf_filter_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *st
         rc = finish_stream(&r);
     if (!rc && (r.e[GF_RUN_REF] || r.exact))
         rc = gf_report_verify(&r);
+    if (!rc && r.normalize && (rc = gf_run_normalize(&r)) == 0 && r.hist_late)
+        rc = gf_run_check_hist(&r);
     if (!rc) {
         rc = gf_run_commit(&r);
         /* After a commit the run happened: say what it did, whatever it adds. */

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define BLOCK_FRAMES GF_RUN_BLOCK_FRAMES
@@ -138,9 +139,29 @@ static int open_hist_files(gf_run *r)
     return rc;
 }
 
+/* --normalize: OUT is written once the whole output is measured, from a
+ * scratch file of raw samples in the run's precision beside it. */
+static int open_scratch(gf_run *r, const gf_sink_opts *so)
+{
+    const gf_raw_format raw = r->o->precision == GF_PRECISION_F32 ? GF_RAW_F32LE : GF_RAW_F64LE;
+    const int rc = gf_raw_sink_open(&r->scratch, r->o->out_path, raw, &r->src.fmt, so, BLOCK_FRAMES,
+                                    r->err, sizeof r->err);
+    if (rc)
+        gf_cli_error("%s", r->err);
+    return rc;
+}
+
 int gf_run_open_outputs(gf_run *r)
 {
     const gf_cli_options *o = r->o;
+    struct stat st;
+    /* Before anything is opened: a FIFO would wait for its reader first. */
+    if (r->normalize && stat(o->out_path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        gf_cli_error("--normalize writes OUT once the whole output is measured: '%s' is not a "
+                     "regular file",
+                     o->out_path);
+        return GF_EXIT_USAGE;
+    }
     int rc = r->hist ? open_hist_files(r) : GF_EXIT_OK;
     if (rc)
         return rc;
@@ -161,7 +182,7 @@ int gf_run_open_outputs(gf_run *r)
         return rc;
     }
     r->sink.sync = o->sync;
-    return GF_EXIT_OK;
+    return r->normalize ? open_scratch(r, &so) : GF_EXIT_OK;
 }
 
 int gf_run_commit(gf_run *r)

@@ -46,8 +46,23 @@ typedef struct gf_run {
     gf_hist_out *hout;    /* their files */
     gf_hist_verify hv;    /* --verify of the histograms */
     uint64_t hist_blocks; /* records written (backend) */
+    /* --normalize (normalize.c): the stages write the filtered output to
+     * scratch (raw samples of the run's precision, a temporary file beside
+     * OUT) while it is measured; gf_run_normalize scales it into sink, and
+     * with hist_late counts the output's histograms then. */
+    int normalize, hist_late;
+    gf_sink scratch;
+    double peak, peak_pos, sumsq; /* largest |y|, largest y, sum of y^2 */
+    uint64_t samples;
+    double norm_measured_db, norm_gain_db; /* the measure (peak or RMS), the gain applied */
     char err[512];
 } gf_run;
+
+/* The sink the stages write to: the scratch file with --normalize. */
+static inline gf_sink *gf_run_stage_sink(gf_run *r)
+{
+    return r->normalize ? &r->scratch : &r->sink;
+}
 
 /* ---- the run's files (filter_io.c); each an exit code after one line ---- */
 
@@ -61,5 +76,13 @@ int gf_run_open_outputs(gf_run *r);
  * clipped, a partial last frame (GF_EXIT_PARTIAL), a signal
  * (GF_EXIT_INTERRUPTED). */
 int gf_run_commit(gf_run *r);
+
+/* --normalize (normalize.c): count frames of output into the measures;
+ * after the stream (and --verify), scale the scratch file into OUT. */
+void gf_run_measure(gf_run *r, const void *frames, size_t count);
+/* After the stream (with hist_late, after the scaling): one histogram
+ * record for every block, none missing; an exit code after one line. */
+int gf_run_check_hist(gf_run *r);
+int gf_run_normalize(gf_run *r);
 
 #endif /* GF_FILTER_RUN_H */

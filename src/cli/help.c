@@ -52,6 +52,28 @@ static void help_filter(FILE *f)
             GF_MAX_FFT_TAPS, GF_MAX_TAPS, GF_MIN_PARTITION, GF_MAX_PARTITION);
 }
 
+static void help_levels(FILE *f)
+{
+    fprintf(f, "levels (all but --normalize are folded into the taps in double, in this\n"
+               "order: free, and --verify stays bit-exact):\n"
+               "      --normalize-filter peak|dc|l1|l2   scale the filter to 0 dB: its\n"
+               "                        largest gain, DC gain, sum |h| (never clips), or\n"
+               "                        sqrt(sum h^2);"
+               " per-channel filters share one factor\n"
+               "                        (the largest filter's)\n"
+               "      --mix WET         y = (1-WET) x + WET h*x, WET 0..1; the dry path at the\n"
+               "                        mode's delay (tap 0; same mode: tap (T-1)/2)\n"
+               "      --dry DB, --wet DB  the same with levels in dB (-inf: none; defaults:\n"
+               "                        no dry, wet 0 dB)\n"
+               "      --gain DB         a final gain in dB (e.g. -6 or -6dB)\n"
+               "      --normalize LEVEL OUT's peak set to LEVEL dBFS (-1, -1dB, -1dBFS; <= 0)\n"
+               "                        by a second pass over a temporary float file beside\n"
+               "                        OUT; never clips. Files only (not OUT '-', --live)\n"
+               "      --normalize-by peak|rms  what LEVEL sets (default peak; rms is lowered\n"
+               "                        where the peak would clip)\n"
+               "\n");
+}
+
 static void help_streams(FILE *f)
 {
     fprintf(f,
@@ -120,6 +142,8 @@ static void help_output(FILE *f)
         "  gpufilt in.flac out.wav --coeffs lowpass.txt --precision f64 --verify\n"
         "  gpufilt in.wav out.flac --taps 31 --mode causal --device cpu\n"
         "  gpufilt dry.wav wet.wav --ir hall.wav --mode full      # convolution reverb\n"
+        "  gpufilt dry.wav mix.wav --ir hall.wav --mode full --normalize-filter peak \\\n"
+        "          --mix 0.3 --normalize -1dBFS                 # mixed, peak at -1 dBFS\n"
         "  sox in.flac -t f32 - | gpufilt - - --raw f32le -c 2 --taps 5 | aplay -f FLOAT_LE -c 2\n"
         "  gpufilt in.wav out.wav --taps 63 --hist levels.csv --hist-png levels.png\n"
         "  gpufilt --live --taps 63 --host-api JACK\n"
@@ -139,6 +163,7 @@ void gf_cli_help(FILE *f)
 {
     help_filter(f);
     gf_design_cli_help(f);
+    help_levels(f);
     help_streams(f);
     help_output(f);
 }

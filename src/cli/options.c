@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 typedef enum arg_kind {
     ARG_FLAG,    /* int field set to 1 */
@@ -28,6 +29,7 @@ typedef enum arg_kind {
     ARG_BYTES,   /* --hist-limit: a size with an optional K/M/G/T suffix, or "none" */
     ARG_ACTION,  /* --live, --list-devices: the action lo */
     ARG_DESIGN,  /* a filter design option (design_cli.h), in command-line order */
+    ARG_DB,      /* double: dB (lo: DB_OFF takes -inf, DB_LEVEL dBFS <= 0), or 0..1 (DB_FRACTION) */
     ARG_HELP,
     ARG_VERSION
 } arg_kind;
@@ -49,7 +51,7 @@ typedef struct opt_spec {
 /* The enum fields ARG_CHOICE and ARG_RAW write are int-sized. */
 _Static_assert(sizeof(gf_mode) == sizeof(int) && sizeof(gf_precision) == sizeof(int) &&
                    sizeof(gf_device) == sizeof(int) && sizeof(gf_raw_format) == sizeof(int) &&
-                   sizeof(gf_method) == sizeof(int),
+                   sizeof(gf_method) == sizeof(int) && sizeof(gf_norm_filter) == sizeof(int),
                "enum options are written as int");
 
 static const choice modes[] = {
@@ -60,6 +62,13 @@ static const choice precisions[] = {
     {"f32", GF_PRECISION_F32}, {"f64", GF_PRECISION_F64}, {NULL, 0}};
 static const choice hist_of[] = {{"output", 0}, {"input", 1}, {NULL, 0}};
 static const choice hist_channels[] = {{"each", 0}, {"mix", 1}, {NULL, 0}};
+static const choice norm_filters[] = {
+    {"peak", GF_NORM_PEAK}, {"dc", GF_NORM_DC}, {"l1", GF_NORM_L1}, {"l2", GF_NORM_L2}, {NULL, 0}};
+static const choice normalize_by[] = {{"peak", 0}, {"rms", 1}, {NULL, 0}};
+/* ARG_DB's lo. */
+enum { DB_GAIN = 0, DB_OFF = 1, DB_LEVEL = 2, DB_FRACTION = 3 };
+/* The largest gain in dB, either way. */
+#define MAX_DB 200.0
 
 #define F(x) offsetof(gf_cli_options, x)
 static const opt_spec specs[] = {
@@ -102,6 +111,13 @@ static const opt_spec specs[] = {
     {"phase", 0, ARG_DESIGN, 0, 0, 0, NULL},
     {"design-out", 0, ARG_DESIGN, 0, 0, 0, NULL},
     {"response-png", 0, ARG_DESIGN, 0, 0, 0, NULL},
+    {"gain", 0, ARG_DB, F(gain_db), DB_GAIN, 0, NULL},
+    {"normalize-filter", 0, ARG_CHOICE, F(norm_filter), 0, 0, norm_filters},
+    {"mix", 0, ARG_DB, F(mix), DB_FRACTION, 0, NULL},
+    {"dry", 0, ARG_DB, F(dry_db), DB_OFF, 0, NULL},
+    {"wet", 0, ARG_DB, F(wet_db), DB_OFF, 0, NULL},
+    {"normalize", 0, ARG_DB, F(normalize_db), DB_LEVEL, 0, NULL},
+    {"normalize-by", 0, ARG_CHOICE, F(normalize_rms), 0, 0, normalize_by},
     {"live", 0, ARG_ACTION, 0, GF_ACTION_LIVE, 0, NULL},
     {"list-devices", 0, ARG_ACTION, 0, GF_ACTION_LIST_DEVICES, 0, NULL},
     {"in", 0, ARG_STRING, F(live_in), 0, 0, NULL},
@@ -193,6 +209,44 @@ static int parse_bytes(const char *opt, const char *s, uint64_t *out)
         return GF_EXIT_USAGE;
     }
     *out = (uint64_t)v << shift;
+    return GF_EXIT_OK;
+}
+
+/* A gain in dB ("-6", "-6dB"; with DB_OFF also "-inf": off), a level in
+ * dBFS ("-1", "-1dB", "-1dBFS"; 0 at most) or a fraction 0..1. */
+static int parse_db(const char *opt, const char *s, size_t kind, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    const double v = strtod(s, &end);
+    const int unit =
+        kind != DB_FRACTION && end != s &&
+        (strcasecmp(end, "dB") == 0 || (kind == DB_LEVEL && strcasecmp(end, "dBFS") == 0));
+    const int number = end != s && (*end == '\0' || unit) && errno != ERANGE && !isnan(v);
+    if (kind == DB_FRACTION && (!number || !(v >= 0 && v <= 1))) {
+        gf_cli_error("%s: '%s' is not a number from 0 to 1 (the wet part; the dry part is 1 - "
+                     "WET)",
+                     opt, s);
+        return GF_EXIT_USAGE;
+    }
+    if (!number || (isinf(v) && !(kind == DB_OFF && v < 0))) {
+        gf_cli_error("%s: '%s' is not a %s (%s)", opt, s, kind == DB_LEVEL ? "level" : "gain",
+                     kind == DB_LEVEL ? "dBFS: e.g. -1, -1dB or -1dBFS"
+                     : kind == DB_OFF ? "dB: e.g. -6 or -6dB, or -inf for none"
+                                      : "dB: e.g. -6 or -6dB");
+        return GF_EXIT_USAGE;
+    }
+    if (kind == DB_LEVEL && v > 0) {
+        gf_cli_error("%s: '%s' is above 0 dBFS, which would clip: give 0 or less (e.g. -1dBFS)",
+                     opt, s);
+        return GF_EXIT_USAGE;
+    }
+    if (fabs(v) > MAX_DB && !isinf(v)) {
+        gf_cli_error("%s: '%s' is out of range %g..%g dB", opt, s, -MAX_DB,
+                     kind == DB_LEVEL ? 0.0 : MAX_DB);
+        return GF_EXIT_USAGE;
+    }
+    *out = v;
     return GF_EXIT_OK;
 }
 
@@ -313,6 +367,9 @@ static int parse_value(const opt_spec *sp, const char *arg, gf_cli_options *o)
     case ARG_DESIGN:
         rc = gf_design_cli_option(&o->design, sp->name, arg);
         break;
+    case ARG_DB:
+        rc = parse_db(opt, arg, sp->lo, (double *)field);
+        break;
     case ARG_ACTION:
     case ARG_HELP:
     case ARG_VERSION:
@@ -373,10 +430,9 @@ static int check_given(const gf_cli_options *o, const char *const *given)
     static const char *const hist_params[] = {
         "hist-bins", "hist-block", "hist-range", "hist-of", "hist-channels", "hist-limit", NULL};
     static const char *const not_live[] = {
-        "chunk",   "verify",     "allow-truncated", "sync",
-        "force",   "out-format", "hist-limit",      "json-summary",
-        "out-dir", "in-list",    "skip-existing",   "gpus",
-        "jobs",    NULL};
+        "chunk",      "verify",       "allow-truncated", "sync",    "force",         "out-format",
+        "hist-limit", "json-summary", "out-dir",         "in-list", "skip-existing", "gpus",
+        "jobs",       "normalize",    "normalize-by",    NULL};
     const char *name;
     if (!o->hist_path && !o->hist_png && (name = first_given(given, hist_params))) {
         gf_cli_error("--%s needs --hist FILE or --hist-png FILE (it sets their histograms)", name);
@@ -384,6 +440,10 @@ static int check_given(const gf_cli_options *o, const char *const *given)
     }
     if (o->action == GF_ACTION_LIVE && (name = first_given(given, not_live))) {
         gf_cli_error("--%s is for IN and OUT, not --live", name);
+        return GF_EXIT_USAGE;
+    }
+    if (first_given(given, (const char *const[]){"normalize-by", NULL}) && isnan(o->normalize_db)) {
+        gf_cli_error("--normalize-by needs --normalize LEVEL (it says what LEVEL measures)");
         return GF_EXIT_USAGE;
     }
     if (o->ngpus && o->device != GF_DEVICE_AUTO && o->device != GF_DEVICE_CUDA) {
@@ -444,6 +504,11 @@ static const char *check_io(const gf_cli_options *o)
         return "--channels is for --raw input or --live (a file's header says its own)";
     if (o->hist_lo >= o->hist_hi)
         return "--hist-range: LO must be below HI";
+    if (!isnan(o->mix) && (!isnan(o->dry_db) || !isnan(o->wet_db)))
+        return "--mix sets both the dry and the wet part: use --mix or --dry/--wet, not both";
+    if (!isnan(o->normalize_db) && o->out_path && strcmp(o->out_path, "-") == 0)
+        return "--normalize writes OUT once the whole output is measured: OUT must be a file, "
+               "not standard output";
     return NULL;
 }
 
@@ -452,7 +517,8 @@ static int check_design(const gf_cli_options *o)
 {
     if (o->action == GF_ACTION_DESIGN) {
         if (o->live_in || o->live_out || o->hist_path || o->hist_png || o->raw || o->out_raw ||
-            o->json_summary) {
+            o->json_summary || o->gain_db != 0 || o->norm_filter || !isnan(o->mix) ||
+            !isnan(o->dry_db) || !isnan(o->wet_db) || !isnan(o->normalize_db)) {
             gf_cli_error("without IN and OUT only the design's files are written: give IN and "
                          "OUT to filter");
             return GF_EXIT_USAGE;
@@ -513,6 +579,7 @@ static void set_defaults(gf_cli_options *o)
     o->hist_lo = -1.0;
     o->hist_hi = 1.0;
     o->hist_limit = GF_HIST_DEFAULT_LIMIT;
+    o->mix = o->dry_db = o->wet_db = o->normalize_db = NAN;
 }
 
 int gf_cli_parse(int argc, char **argv, gf_cli_options *o)

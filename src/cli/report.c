@@ -6,6 +6,7 @@
 
 #include "summary_json.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,9 +46,12 @@ int gf_report_verify(const gf_run *r)
             "verify: MISMATCH: %llu of %llu samples differ, max |error| %.3g, max ulp %llu\n",
             (unsigned long long)v->differ, (unsigned long long)v->compared, v->max_abs,
             (unsigned long long)v->max_ulp);
+    /* With --normalize the filtered output is the scratch file's; its
+     * histograms come later, from the scaling pass (not compared). */
+    const gf_sink *out = r->normalize ? &r->scratch : &r->sink;
     int bad = v->differ != 0 ||
-              v->compared != (uint64_t)r->sink.frames_written * (size_t)r->src.fmt.channels;
-    if (r->hist) {
+              v->compared != (uint64_t)out->frames_written * (size_t)r->src.fmt.channels;
+    if (r->hist && !r->hist_late) {
         if (r->hv.differ)
             gf_cli_print("verify: histograms: MISMATCH in %llu of %llu records (first: %s)\n",
                          (unsigned long long)r->hv.differ, (unsigned long long)r->hv.compared,
@@ -110,7 +114,7 @@ void gf_report_summary(const gf_run *r)
         snprintf(rate, sizeof rate, " at %d Hz", r->src.fmt.rate);
     const size_t ntaps = r->taps->n;
     const int why = r->why[0] != '\0';
-    const char *kind = !r->taps->h ? " (mean)"
+    const char *kind = !r->taps->h || r->taps->shape.mean ? " (mean)"
                        : r->taps->filters > 1
                            ? (o->ir ? " (impulse response, per channel)" : " (per channel)")
                        : o->ir ? " (impulse response)"
@@ -128,6 +132,26 @@ void gf_report_summary(const gf_run *r)
                o->precision == GF_PRECISION_F32 ? "f32" : "f64", method, backend, why ? " (" : "",
                r->why, why ? ")" : "", gf_now() - r->t_start);
     gf_cli_say("output format %s", r->sink.written_as);
+    if (r->taps->shape.shaped)
+        gf_report_levels(o, r->taps);
+    if (r->normalize)
+        gf_cli_say("normalised: %s %.2f dBFS, gain %+.2f dB (to %g dBFS)",
+                   o->normalize_rms ? "RMS" : "peak", r->norm_measured_db, r->norm_gain_db,
+                   o->normalize_db);
+}
+
+void gf_report_levels(const gf_cli_options *o, const gf_taps *t)
+{
+    static const char *const norms[] = {"", "peak", "dc", "l1", "l2"};
+    char norm[96] = "", mix[96] = "", gain[48] = "";
+    if (o->norm_filter)
+        snprintf(norm, sizeof norm, "filter normalised by %s (x%.6g, %+.4g dB), ",
+                 norms[o->norm_filter], t->shape.norm, 20 * log10(t->shape.norm));
+    if (!isnan(o->mix) || !isnan(o->dry_db) || !isnan(o->wet_db))
+        snprintf(mix, sizeof mix, "wet x%.6g + dry x%.6g at tap %zu, ", t->shape.wet, t->shape.dry,
+                 t->shape.dry_tap);
+    snprintf(gain, sizeof gain, "gain %+.4g dB", o->gain_db);
+    gf_cli_say("levels: %s%s%s (folded into the taps)", norm, mix, gain);
 }
 
 int gf_report_json(const gf_run *r, int rc)
@@ -145,7 +169,7 @@ int gf_report_json(const gf_run *r, int rc)
         .rate = r->src.fmt.rate,
         .taps = t->n,
         .filter = gf_design_cli_any(&o->design) && o->design.sections ? "design"
-                  : !t->h                                             ? "mean"
+                  : !t->h || t->shape.mean                            ? "mean"
                   : o->ir                                             ? "impulse response"
                                                                       : "coefficients",
         .taps_per_channel = t->filters > 1,
@@ -190,6 +214,21 @@ int gf_report_json(const gf_run *r, int rc)
         s.ratio = x.ratio;
         s.differ = x.unlike;
         s.reference_seconds = x.seconds;
+    }
+    static const char *const norms[] = {NULL, "peak", "dc", "l1", "l2"};
+    s.gain_db = o->gain_db;
+    s.norm_by = norms[o->norm_filter];
+    s.norm_measure = t->shape.measure;
+    s.norm_factor = t->shape.norm;
+    s.mix = t->shape.shaped && (!isnan(o->mix) || !isnan(o->dry_db) || !isnan(o->wet_db));
+    s.dry = t->shape.dry;
+    s.wet = t->shape.wet;
+    s.dry_tap = t->shape.dry_tap;
+    if (!isnan(o->normalize_db)) {
+        s.normalize_by = o->normalize_rms ? "rms" : "peak";
+        s.normalize_level_db = o->normalize_db;
+        s.normalize_measured_db = r->norm_measured_db;
+        s.normalize_gain_db = r->norm_gain_db;
     }
     const int jrc = gf_summary_json_write(o->json_summary, &s);
     return rc ? rc : jrc;

@@ -19,6 +19,8 @@ int gf_report_verify(const gf_run *r);
 /* After a commit: "IN -> OUT: frames x channels, taps, mode, precision,
  * method, backend (why), seconds" and the output format, on stderr. */
 void gf_report_summary(const gf_run *r);
+/* "levels: ..." (what gf_taps_shape folded into t), on stderr. */
+void gf_report_levels(const gf_cli_options *o, const gf_taps *t);
 
 /* --json-summary: what the run did, whatever its outcome rc. Returns rc,
  * or when rc is 0 the writer's exit code. */

@@ -13,6 +13,7 @@ set(GPUFILT_CLI_SOURCES
   messages.c
   clock.c
   taps.c
+  taps_shape.c
   engine_setup.c
   filter.c
   batch.c
@@ -21,6 +22,7 @@ set(GPUFILT_CLI_SOURCES
   progress.c
   summary_json.c
   filter_io.c
+  normalize.c
   report.c
   # sources and sinks, the output file, reader/writer threads
   io/io.c

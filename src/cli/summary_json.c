@@ -117,6 +117,42 @@ static void put_backend(FILE *f, const gf_run_summary *s)
     fputc('}', f);
 }
 
+/* "gain_db", "filter_normalization", "mix", "normalize": null where not asked. */
+static void put_levels(FILE *f, const gf_run_summary *s)
+{
+    put_number(f, "gain_db", s->gain_db);
+    put_key(f, "filter_normalization");
+    if (s->norm_by) {
+        fputs("{\"by\":", f);
+        put_string(f, s->norm_by);
+        put_number(f, "measure", s->norm_measure);
+        put_number(f, "factor", s->norm_factor);
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
+    put_key(f, "mix");
+    if (s->mix) {
+        fputc('{', f);
+        fprintf(f, "\"dry\":%.17g", s->dry);
+        put_number(f, "wet", s->wet);
+        fprintf(f, ",\"dry_tap\":%zu}", s->dry_tap);
+    } else {
+        fputs("null", f);
+    }
+    put_key(f, "normalize");
+    if (s->normalize_by) {
+        fputs("{\"by\":", f);
+        put_string(f, s->normalize_by);
+        put_number(f, "level_db", s->normalize_level_db);
+        put_number(f, "measured_db", s->normalize_measured_db);
+        put_number(f, "gain_db", s->normalize_gain_db);
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
+}
+
 static void put_summary(FILE *f, const gf_run_summary *s)
 {
     fprintf(f, "{\"gpufilt\":\"%s\",\"exit_code\":%d", GPUFILT_VERSION, s->exit_code);
@@ -151,6 +187,7 @@ static void put_summary(FILE *f, const gf_run_summary *s)
     put_number(f, "engine_seconds", s->method ? s->engine_seconds : NAN);
     put_number(f, "frames_per_second", s->seconds > 0 ? (double)s->frames_in / s->seconds : NAN);
     fprintf(f, ",\"clipped\":%llu", (unsigned long long)s->clipped);
+    put_levels(f, s);
     put_verify(f, s);
     put_messages(f, "warnings", 0);
     put_messages(f, "errors", 1);

@@ -41,6 +41,18 @@ typedef struct gf_run_summary {
     double max_abs_error, reference_seconds;
     double bound, ratio; /* FFT: the largest error's bound and ratio */
     int all_checked;     /* FFT: every output (else a sample) */
+    /* Levels: --gain in dB; --normalize-filter's measure (norm_by NULL:
+     * none) and factor; the mix (mix 0: none) as factors and the dry tap;
+     * --normalize (normalize_by NULL: none): the level asked, the output's
+     * measured before, the gain applied, in dB. */
+    double gain_db;
+    const char *norm_by;
+    double norm_measure, norm_factor;
+    int mix;
+    double dry, wet;
+    size_t dry_tap;
+    const char *normalize_by;
+    double normalize_level_db, normalize_measured_db, normalize_gain_db;
 } gf_run_summary;
 
 /* Write s as one line of JSON to path ("-": standard output), under a

@@ -34,6 +34,7 @@
 
 #include <fcntl.h>
 #include <mpi.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +142,8 @@ static const char *refused(const gf_cli_options *o)
         return "--json-summary is not supported by gpufilt-mpi";
     if (o->jobs)
         return "--jobs is gpufilt's: gpufilt-mpi's workers are its ranks (mpirun -np N)";
+    if (!isnan(o->normalize_db))
+        return "--normalize is not supported by gpufilt-mpi: run gpufilt --normalize";
     return NULL;
 }
 

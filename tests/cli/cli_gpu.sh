@@ -92,4 +92,14 @@ for args in "--taps 255 --method direct" "--taps 20000 --method fft --partition 
 done
 expect 2 "gpufilt: error: --gpus names GPUs: it goes with --device cuda or auto, not cpu" \
     minute.wav x.wav --taps 5 --device cpu --gpus 0,1
+
+# Levels folded into the taps give the CPU's bytes on the GPU too, and so
+# does --normalize, whose scaling pass runs on the CPU.
+lv=(--taps 63 --gain -3 --mix 0.4 --normalize-filter peak --quiet)
+expect 0 "" in.wav lv_cpu.wav "${lv[@]}" --device cpu
+expect 0 "" in.wav lv_cuda.wav "${lv[@]}" --device cuda
+assert_eq "levels: cuda = cpu" "$(cmp lv_cpu.wav lv_cuda.wav && echo same)" same
+expect 0 "" in.wav nz_cpu.wav --taps 63 --normalize -1 --device cpu --quiet
+expect 0 "" in.wav nz_cuda.wav --taps 63 --normalize -1 --device cuda --quiet
+assert_eq "--normalize: cuda = cpu" "$(cmp nz_cpu.wav nz_cuda.wav && echo same)" same
 finish

@@ -37,6 +37,12 @@ static void check(const gf_cli_options *o)
         abort();
     if (o->raw && o->channels < 1)
         abort();
+    /* Levels: finite gains within +-200 dB (dry and wet may be -inf), a
+     * mix in 0..1 and not with --dry/--wet, a level of 0 dBFS or less. */
+    if (!isfinite(o->gain_db) || fabs(o->gain_db) > 200 || (o->mix < 0 || o->mix > 1) ||
+        (!isnan(o->mix) && (!isnan(o->dry_db) || !isnan(o->wet_db))) || o->dry_db > 200 ||
+        o->wet_db > 200 || o->normalize_db > 0 || o->normalize_db < -200)
+        abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

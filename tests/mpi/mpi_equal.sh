@@ -69,6 +69,19 @@ for mode in same causal full; do
     check 3 one.wav of.wav --ir ir.wav --mode $mode --out-format wav:float
 done
 
+# Levels folded into the taps (an even length: same mode's dry tap is
+# (T-1)/2) give gpufilt's bytes on every rank's range; --normalize is
+# refused with one line.
+for mode in same causal full; do
+    check 3 in.wav lv.wav --taps 100 --mode $mode --mix 0.3 --gain -2 --normalize-filter peak
+done
+run 2 "$M" in.wav nz.wav --taps 5 --normalize -1 2>err.txt
+rc=$?
+if [ $rc -ne 2 ] || ! grep -q "^gpufilt-mpi: error: --normalize is not supported by gpufilt-mpi: run gpufilt --normalize$" err.txt; then
+    bad "--normalize: exit $rc, '$(cat err.txt)'"
+fi
+[ ! -e nz.wav ] || bad "--normalize: nz.wav written"
+
 # check_hist NP IN EXT ARGS...: gpufilt-mpi's output and --hist file
 # (CSV, or JSON lines for EXT json) and --hist-png picture are gpufilt's.
 check_hist() {
