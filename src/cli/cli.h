@@ -71,6 +71,7 @@ typedef struct gf_cli_options {
     size_t taps;                    /* --taps N, 0 if not given */
     const char *coeffs;             /* --coeffs FILE or NULL */
     const char *ir;                 /* --ir FILE or NULL */
+    int ir_strict;                  /* --ir-rate strict: refuse another rate (else resample) */
     gf_mode mode;
     int mode_given; /* --mode was on the command line */
     gf_method method;
@@ -233,6 +234,8 @@ typedef struct gf_taps {
     int filters;        /* 1 (every channel) or one per channel */
     int rate;           /* an impulse response's rate in Hz, else 0 */
     const char *source; /* the file they came from, or NULL */
+    int resampled_from; /* resampled (gf_taps_resample): the file's rate, else 0 */
+    size_t taps_from;   /* resampled: the file's taps per filter */
 } gf_taps;
 /* Load them; an exit code after a one-line error naming the file (and line). */
 int gf_taps_load(const gf_cli_options *o, gf_taps *t);
@@ -243,9 +246,18 @@ int gf_taps_load(const gf_cli_options *o, gf_taps *t);
  * rate) are set. An exit code with a one-line message in err. */
 int gf_coeffs_parse(FILE *f, const char *path, gf_precision p, gf_taps *t, char *err, size_t n);
 int gf_ir_load(const char *path, gf_precision p, gf_taps *t, char *err, size_t n);
-/* Check them against the input's channels and rate (0: unknown); an exit
- * code after a one-line error. */
-int gf_taps_fit(const gf_taps *t, int channels, int rate);
+/* Check them against the input's channels and rate (0: unknown); an
+ * impulse response at another rate is resampled to `rate`
+ * (gf_taps_resample, with a one-line notice unless quiet) or, with
+ * --ir-rate strict, refused. An exit code after a one-line error. */
+int gf_taps_fit(gf_taps *t, int channels, int rate, const gf_cli_options *o);
+/* An impulse response (t->rate set) resampled to `rate` by libsoxr at its
+ * very high quality, linear phase, in double precision
+ * (taps_resample.c): round(n * rate / t->rate) taps (at least 1), scaled
+ * by t->rate / rate so that its gain at every frequency is kept; t->rate
+ * becomes `rate`, resampled_from and taps_from say what it was. Taps
+ * beyond p's range are refused. An exit code with a message in err. */
+int gf_taps_resample(gf_taps *t, int rate, gf_precision p, char *err, size_t n);
 /* Fit them (gf_taps_fit), then cascade the designs o asks for at `rate`
  * (gf_design_cli_apply): the filter to run (design_cli.c). An exit code
  * after one line. */

@@ -58,6 +58,7 @@ static const choice methods[] = {
     {"auto", GF_METHOD_AUTO}, {"direct", GF_METHOD_DIRECT}, {"fft", GF_METHOD_FFT}, {NULL, 0}};
 static const choice precisions[] = {
     {"f32", GF_PRECISION_F32}, {"f64", GF_PRECISION_F64}, {NULL, 0}};
+static const choice ir_rates[] = {{"resample", 0}, {"strict", 1}, {NULL, 0}};
 static const choice hist_of[] = {{"output", 0}, {"input", 1}, {NULL, 0}};
 static const choice hist_channels[] = {{"each", 0}, {"mix", 1}, {NULL, 0}};
 
@@ -66,6 +67,7 @@ static const opt_spec specs[] = {
     {"taps", 't', ARG_SIZE, F(taps), 1, GF_MAX_FFT_TAPS, NULL},
     {"coeffs", 'k', ARG_STRING, F(coeffs), 0, 0, NULL},
     {"ir", 0, ARG_STRING, F(ir), 0, 0, NULL},
+    {"ir-rate", 0, ARG_CHOICE, F(ir_strict), 0, 0, ir_rates},
     {"mode", 'm', ARG_CHOICE, F(mode), 0, 0, modes},
     {"method", 0, ARG_CHOICE, F(method), 0, 0, methods},
     {"partition", 0, ARG_SIZE, F(partition), GF_MIN_PARTITION, GF_MAX_PARTITION, NULL},
@@ -384,6 +386,10 @@ static int check_given(const gf_cli_options *o, const char *const *given)
     }
     if (o->action == GF_ACTION_LIVE && (name = first_given(given, not_live))) {
         gf_cli_error("--%s is for IN and OUT, not --live", name);
+        return GF_EXIT_USAGE;
+    }
+    if (!o->ir && first_given(given, (const char *const[]){"ir-rate", NULL})) {
+        gf_cli_error("--ir-rate is for --ir (the rate of an impulse response file)");
         return GF_EXIT_USAGE;
     }
     if (o->ngpus && o->device != GF_DEVICE_AUTO && o->device != GF_DEVICE_CUDA) {

@@ -13,6 +13,7 @@ set(GPUFILT_CLI_SOURCES
   messages.c
   clock.c
   taps.c
+  taps_resample.c
   engine_setup.c
   filter.c
   batch.c

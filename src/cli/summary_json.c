@@ -138,6 +138,12 @@ static void put_summary(FILE *f, const gf_run_summary *s)
     put_key(f, "filter");
     put_string(f, s->filter);
     fprintf(f, ",\"per_channel\":%s", s->taps_per_channel ? "true" : "false");
+    put_key(f, "ir_resampled");
+    if (s->ir_from)
+        fprintf(f, "{\"from\":%d,\"to\":%d,\"taps_from\":%zu}", s->ir_from, s->ir_to,
+                s->ir_taps_from);
+    else
+        fputs("null", f);
     put_key(f, "mode");
     put_string(f, s->mode);
     put_key(f, "precision");

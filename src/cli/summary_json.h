@@ -41,6 +41,10 @@ typedef struct gf_run_summary {
     double max_abs_error, reference_seconds;
     double bound, ratio; /* FFT: the largest error's bound and ratio */
     int all_checked;     /* FFT: every output (else a sample) */
+    /* An impulse response resampled (--ir-rate): from and to Hz, and its
+     * file's taps; ir_from 0: none (the key "ir_resampled" is null). */
+    int ir_from, ir_to;
+    size_t ir_taps_from;
 } gf_run_summary;
 
 /* Write s as one line of JSON to path ("-": standard output), under a

@@ -389,7 +389,7 @@ int gf_design_cli_apply(const gf_design_request *r, int rate, struct gf_taps *t,
 
 int gf_taps_ready(const gf_cli_options *o, gf_taps *t, int channels, int rate)
 {
-    const int rc = gf_taps_fit(t, channels, rate);
+    const int rc = gf_taps_fit(t, channels, rate, o);
     if (rc || !gf_design_cli_any(&o->design))
         return rc;
     return gf_design_cli_apply(&o->design, rate, t, o->quiet, o->action != GF_ACTION_DESIGN);
