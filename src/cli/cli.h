@@ -48,6 +48,16 @@ typedef enum gf_raw_format {
     GF_RAW_F64LE
 } gf_raw_format;
 
+/* --dither: what is added before integer PCM is rounded (io/dither.h).
+ * AUTO, the command's default, is SoX's: TPDF for outputs of fewer than 24
+ * bits. NONE is 0: a sink opened with zeroed options rounds plainly. */
+typedef enum gf_dither_kind {
+    GF_DITHER_NONE = 0,
+    GF_DITHER_AUTO,
+    GF_DITHER_TPDF,
+    GF_DITHER_SHAPED
+} gf_dither_kind;
+
 /* FFmpeg's name of a raw format ("s16le"); "none" for GF_RAW_NONE. */
 const char *gf_raw_name(gf_raw_format f);
 /* A raw format by FFmpeg's or SoX's name ("s16le", "s16"), or GF_RAW_NONE. */
@@ -92,6 +102,8 @@ typedef struct gf_cli_options {
      * (gf_cli_choose_gpus); -1 in gpufilt. */
     int gpu_rank;
     const char *out_format; /* --out-format MAJOR[:SUBTYPE] or NULL */
+    gf_dither_kind dither;  /* --dither, GF_DITHER_AUTO when not given */
+    size_t seed;            /* --seed: the dither's noise (0 when not given) */
     int verify, quiet, allow_truncated, sync;
     const char *json_summary; /* --json-summary FILE or "-", or NULL */
 

@@ -30,6 +30,7 @@ set(GPUFILT_CLI_SOURCES
   io/raw_format.c
   io/raw_source.c
   io/raw_sink.c
+  io/dither.c
   io/sndfile_format.c
   io/sndfile_source.c
   io/sndfile_choose.c

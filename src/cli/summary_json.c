@@ -157,6 +157,11 @@ static void put_summary(FILE *f, const gf_run_summary *s)
     put_number(f, "engine_seconds", s->method ? s->engine_seconds : NAN);
     put_number(f, "frames_per_second", s->seconds > 0 ? (double)s->frames_in / s->seconds : NAN);
     fprintf(f, ",\"clipped\":%llu", (unsigned long long)s->clipped);
+    put_key(f, "dither");
+    if (s->dither)
+        fprintf(f, "{\"kind\":\"%s\",\"seed\":%llu}", s->dither, (unsigned long long)s->seed);
+    else
+        fputs("null", f);
     put_verify(f, s);
     put_messages(f, "warnings", 0);
     put_messages(f, "errors", 1);

@@ -45,6 +45,10 @@ typedef struct gf_run_summary {
      * file's taps; ir_from 0: none (the key "ir_resampled" is null). */
     int ir_from, ir_to;
     size_t ir_taps_from;
+    /* The dither written ("tpdf", "shaped") and its seed; NULL: none (the
+     * key "dither" is null). */
+    const char *dither;
+    uint64_t seed;
 } gf_run_summary;
 
 /* Write s as one line of JSON to path ("-": standard output), under a
