@@ -136,6 +136,12 @@ if cmp -s s96.s16 t96.s16; then pass; else fail "shaped at 96 kHz is not TPDF"; 
 if "$GPUFILT" i16.wav v.wav --taps 33 --verify -q 2>err.txt; then pass; else fail "--verify with dither"; fi
 assert_eq "--verify with dither" "$(tail -1 err.txt)" \
     "verify: 10000 samples, max |error| 0, max ulp 0: bit-exact with the reference"
+# --- The histograms count the samples before quantisation: the same with
+# and without dither.
+"$GPUFILT" i16.wav h1.wav --taps 33 --hist h1.csv --hist-bins 64 -q
+"$GPUFILT" i16.wav h2.wav --taps 33 --hist h2.csv --hist-bins 64 --dither none -q
+if cmp -s h1.csv h2.csv; then pass; else fail "dither changed the histograms"; fi
+if cmp -s h1.wav h2.wav; then fail "the histogram run was not dithered"; else pass; fi
 # --- The JSON summary says what was written.
 "$GPUFILT" i16.wav j.wav --taps 3 --seed 7 -q --json-summary j.json
 "$GPUFILT" i16.wav j.wav --taps 1 -q --json-summary k.json
