@@ -174,19 +174,21 @@ int gf_raw_source_open(gf_source *s, const char *path, gf_raw_format f, int chan
  * and rate), opened as `o` says (o->out.in_path is refused). The format is
  * the input's, unless the extension of `path` names another container or
  * out_format ("MAJOR[:SUBTYPE]") is given. Integer PCM is dithered as
- * o->dither says (dither.h), rounded to nearest (ties to even) and clipped; encodings libsndfile
- * converts from float (mu-law, A-law, ADPCM, Vorbis, ...) get samples clipped to [-1, 1] first; NaN
- * is written as 0. Clipped samples are counted. `block` (0: GF_SINK_BLOCK) sizes the conversion
- * buffer; writes of any count are taken. Returns 0, or an exit code with err set.
+ * o->dither says (dither.h), rounded to nearest (ties to even) and clipped;
+ * encodings libsndfile converts from float (mu-law, A-law, ADPCM, Vorbis,
+ * ...) get samples clipped to [-1, 1] first; NaN is written as 0. Clipped
+ * samples are counted. `block` (0: GF_SINK_BLOCK) sizes the conversion
+ * buffer; writes of any count are taken. Returns 0, or an exit code with
+ * err set.
  */
 int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, const char *out_format,
                          const gf_sink_opts *o, size_t block, char *err, size_t n);
 
 /*
  * Headerless samples of format f to path ("-": standard output), with the
- * same dither, rounding and clipping as the sndfile sink. `block` (0: GF_SINK_BLOCK)
- * sizes the conversion buffer; writes of any count are taken. Returns 0, or
- * an exit code with err set.
+ * same dither, rounding and clipping as the sndfile sink. `block` (0:
+ * GF_SINK_BLOCK) sizes the conversion buffer; writes of any count are
+ * taken. Returns 0, or an exit code with err set.
  */
 int gf_raw_sink_open(gf_sink *k, const char *path, gf_raw_format f, const gf_format *in,
                      const gf_sink_opts *o, size_t block, char *err, size_t n);

@@ -1,8 +1,8 @@
 /*
  * Headerless samples (--out-raw, or standard output) to files and pipes.
- * Integer formats are dithered (dither.h), rounded to nearest (ties to even) and clipped,
- * counting clipped samples, with the arithmetic of the libsndfile sink:
- * the same samples give the same integers either way.
+ * Integer formats are dithered (dither.h), rounded to nearest (ties to
+ * even) and clipped, counting clipped samples, with the arithmetic of the
+ * libsndfile sink: the same samples give the same integers either way.
  */
 #include "io/io.h"
 #include "io/sample_conv.h"
