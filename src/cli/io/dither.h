@@ -86,6 +86,20 @@ static inline double gf_dither_tpdf(uint64_t key, uint64_t index)
 /* Lipshitz's E-weighted coefficients (see above). */
 extern const double gf_dither_shape[GF_SHAPE_TAPS];
 
+/* x (full scale +-1) to an integer of the output's (scale = 2^(bits-1))
+ * with the TPDF noise of sample `index`: rounded to nearest (ties to even)
+ * and clipped as gf_quantise does, NaN as 0, clipped samples counted. For
+ * loops that keep the index (and the count) in locals. */
+static inline int64_t gf_dither_tpdf_quantise(uint64_t key, uint64_t index, double x, double scale,
+                                              uint64_t *clipped)
+{
+    const double t = x * scale + gf_dither_tpdf(key, index);
+    if (t >= -scale - 0.5 && t < scale - 0.5)
+        return (int64_t)((t + 0x1.8p52) - 0x1.8p52);
+    ++*clipped;
+    return t >= scale - 0.5 ? (int64_t)scale - 1 : t < -scale - 0.5 ? -(int64_t)scale : 0;
+}
+
 /*
  * x (full scale +-1) to an integer of the output's (scale = 2^(bits-1)),
  * dithered: rounded to nearest (ties to even) and clipped to [-scale,
@@ -98,6 +112,8 @@ static inline int64_t gf_dither_quantise(gf_dither *d, double x, double scale, u
 {
     if (d->kind == GF_DITHER_NONE)
         return gf_quantise(x, scale, clipped);
+    if (!d->err)
+        return gf_dither_tpdf_quantise(d->key, d->index++, x, scale, clipped);
     double v = x * scale, *e = NULL;
     if (d->err) {
         e = d->err + d->channel * GF_SHAPE_TAPS;

@@ -98,7 +98,23 @@ static sf_count_t write_piece(gf_sink *k, sf_sink *f, gf_precision p, const void
     if (f->pcm_bits) {
         const double scale = ldexp(1.0, f->pcm_bits - 1), shift = ldexp(1.0, 32 - f->pcm_bits);
         gf_dither *d = &k->dither;
-        if (d->kind != GF_DITHER_NONE && p == GF_PRECISION_F32)
+        if (d->kind == GF_DITHER_TPDF) { /* the index and the count kept in locals */
+            uint64_t ix = d->index, clipped = k->clipped;
+            if (p == GF_PRECISION_F32)
+                for (size_t i = 0; i < ns; i++)
+                    f->ibuf[i] =
+                        (int32_t)((double)gf_dither_tpdf_quantise(
+                                      d->key, ix++, ((const float *)frames)[i], scale, &clipped) *
+                                  shift);
+            else
+                for (size_t i = 0; i < ns; i++)
+                    f->ibuf[i] =
+                        (int32_t)((double)gf_dither_tpdf_quantise(
+                                      d->key, ix++, ((const double *)frames)[i], scale, &clipped) *
+                                  shift);
+            d->index = ix;
+            k->clipped = clipped;
+        } else if (d->kind != GF_DITHER_NONE && p == GF_PRECISION_F32)
             for (size_t i = 0; i < ns; i++)
                 f->ibuf[i] = dithered(d, ((const float *)frames)[i], scale, shift, &k->clipped);
         else if (d->kind != GF_DITHER_NONE)
