@@ -32,6 +32,7 @@ source .ci/skips.sh
 # groff-base: the man page's check; libopenmpi-dev and openmpi-bin:
 # gpufilt-mpi and its test (tests/mpi, mpirun).
 packages=(build-essential cmake pkg-config libsndfile1-dev libpng-dev portaudio19-dev libfftw3-dev
+    libsoxr-dev
     libjack-jackd2-dev jackd2 sox clang-format clang python3 python3-numpy python3-scipy
     python3-venv python3-pip groff-base libopenmpi-dev openmpi-bin)
 

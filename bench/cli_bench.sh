@@ -204,12 +204,13 @@ check_args() {
     case $1 in
     "copy float") echo "$IN --taps 1 --frames 0 --slack 1" ;; # libsndfile's float path: one step
     "copy int") echo "$IN --taps 1 --frames 0" ;;
-    "gpufilt"* | "cpu --sync") echo "$IN --taps 5 --frames 0" ;;
-    "4095 taps"*) echo "$IN --taps 4095" ;;
-    "65536 taps"*) echo "$IN --coeffs $WORK/h65536.txt --frames 2000" ;;
+    # gpufilt dithers 16-bit output by default (TPDF, +-1 step): one step
+    "gpufilt"* | "cpu --sync") echo "$IN --taps 5 --frames 0 --slack 1" ;;
+    "4095 taps"*) echo "$IN --taps 4095 --slack 1" ;;
+    "65536 taps"*) echo "$IN --coeffs $WORK/h65536.txt --frames 2000 --slack 1" ;;
     "sox fir") echo "$IN --taps 5 --frames 0 --slack 1" ;; # SoX dithers: one step
     "sox fir 65536") echo "$IN --coeffs $WORK/h65536.txt --frames 2000 --slack 1" ;;
-    "1 s file"*) echo "$WORK/short.wav --taps 5 --frames 0" ;;
+    "1 s file"*) echo "$WORK/short.wav --taps 5 --frames 0 --slack 1" ;;
     *) die "no output check for case '$1'" ;;
     esac
 }

@@ -48,6 +48,16 @@ typedef enum gf_raw_format {
     GF_RAW_F64LE
 } gf_raw_format;
 
+/* --dither: what is added before integer PCM is rounded (io/dither.h).
+ * AUTO, the command's default, is SoX's: TPDF for outputs of fewer than 24
+ * bits. NONE is 0: a sink opened with zeroed options rounds plainly. */
+typedef enum gf_dither_kind {
+    GF_DITHER_NONE = 0,
+    GF_DITHER_AUTO,
+    GF_DITHER_TPDF,
+    GF_DITHER_SHAPED
+} gf_dither_kind;
+
 /* FFmpeg's name of a raw format ("s16le"); "none" for GF_RAW_NONE. */
 const char *gf_raw_name(gf_raw_format f);
 /* A raw format by FFmpeg's or SoX's name ("s16le", "s16"), or GF_RAW_NONE. */
@@ -80,6 +90,7 @@ typedef struct gf_cli_options {
     size_t taps;                    /* --taps N, 0 if not given */
     const char *coeffs;             /* --coeffs FILE or NULL */
     const char *ir;                 /* --ir FILE or NULL */
+    int ir_strict;                  /* --ir-rate strict: refuse another rate (else resample) */
     gf_mode mode;
     int mode_given; /* --mode was on the command line */
     gf_method method;
@@ -100,6 +111,8 @@ typedef struct gf_cli_options {
      * (gf_cli_choose_gpus); -1 in gpufilt. */
     int gpu_rank;
     const char *out_format; /* --out-format MAJOR[:SUBTYPE] or NULL */
+    gf_dither_kind dither;  /* --dither, GF_DITHER_AUTO when not given */
+    size_t seed;            /* --seed: the dither's noise (0 when not given) */
     int verify, quiet, allow_truncated, sync;
     const char *json_summary; /* --json-summary FILE or "-", or NULL */
 
@@ -261,6 +274,8 @@ typedef struct gf_taps {
         double measure, norm, gain, dry, wet;
         size_t dry_tap;
     } shape;
+    int resampled_from; /* resampled (gf_taps_resample): the file's rate, else 0 */
+    size_t taps_from;   /* resampled: the file's taps per filter */
 } gf_taps;
 /* Load them; an exit code after a one-line error naming the file (and line). */
 int gf_taps_load(const gf_cli_options *o, gf_taps *t);
@@ -271,9 +286,18 @@ int gf_taps_load(const gf_cli_options *o, gf_taps *t);
  * rate) are set. An exit code with a one-line message in err. */
 int gf_coeffs_parse(FILE *f, const char *path, gf_precision p, gf_taps *t, char *err, size_t n);
 int gf_ir_load(const char *path, gf_precision p, gf_taps *t, char *err, size_t n);
-/* Check them against the input's channels and rate (0: unknown); an exit
- * code after a one-line error. */
-int gf_taps_fit(const gf_taps *t, int channels, int rate);
+/* Check them against the input's channels and rate (0: unknown); an
+ * impulse response at another rate is resampled to `rate`
+ * (gf_taps_resample, with a one-line notice unless quiet) or, with
+ * --ir-rate strict, refused. An exit code after a one-line error. */
+int gf_taps_fit(gf_taps *t, int channels, int rate, const gf_cli_options *o);
+/* An impulse response (t->rate set) resampled to `rate` by libsoxr at its
+ * very high quality, linear phase, in double precision
+ * (taps_resample.c): round(n * rate / t->rate) taps (at least 1), scaled
+ * by t->rate / rate so that its gain at every frequency is kept; t->rate
+ * becomes `rate`, resampled_from and taps_from say what it was. Taps
+ * beyond p's range are refused. An exit code with a message in err. */
+int gf_taps_resample(gf_taps *t, int rate, gf_precision p, char *err, size_t n);
 /* Fit them (gf_taps_fit), then cascade the designs o asks for at `rate`
  * (gf_design_cli_apply): the filter to run (design_cli.c). An exit code
  * after one line. */

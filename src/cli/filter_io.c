@@ -151,6 +151,21 @@ static int open_scratch(gf_run *r, const gf_sink_opts *so)
     return rc;
 }
 
+/* The bits of the input's integer samples when the filter changes nothing
+ * (one tap of exactly 1 in every filter: the output is the input), else 0:
+ * such an output is a copy, never dithered (dither.h). */
+static int unchanged_bits(const gf_run *r)
+{
+    const gf_taps *t = r->taps;
+    if (t->n != 1)
+        return 0;
+    for (int f = 0; t->h && f < t->filters; f++)
+        if (t->h[f] != 1.0)
+            return 0;
+    const gf_raw_format s = r->src.fmt.sample;
+    return s == GF_RAW_F32LE || s == GF_RAW_F64LE ? 0 : (int)gf_raw_sample_bytes(s) * 8;
+}
+
 int gf_run_open_outputs(gf_run *r)
 {
     const gf_cli_options *o = r->o;
@@ -170,7 +185,12 @@ int gf_run_open_outputs(gf_run *r)
     gf_raw_format out_raw = o->out_raw;
     if (strcmp(o->out_path, "-") == 0 && !out_raw && !o->out_format)
         out_raw = r->src.fmt.sample;
-    const gf_sink_opts so = {.out = out_opts(r), .frames = output_frames(r), .meta = r->src.meta};
+    const gf_sink_opts so = {
+        .out = out_opts(r),
+        .frames = output_frames(r),
+        .meta = r->src.meta,
+        .dither = {.kind = o->dither, .seed = o->seed, .unchanged_bits = unchanged_bits(r)},
+    };
     /* The sinks take output blocks of any length (io.h): BLOCK_FRAMES only
      * sizes their conversion buffers; filter.c sizes the writer's blocks. */
     rc = out_raw ? gf_raw_sink_open(&r->sink, o->out_path, out_raw, &r->src.fmt, &so, BLOCK_FRAMES,

@@ -51,7 +51,8 @@ typedef struct opt_spec {
 /* The enum fields ARG_CHOICE and ARG_RAW write are int-sized. */
 _Static_assert(sizeof(gf_mode) == sizeof(int) && sizeof(gf_precision) == sizeof(int) &&
                    sizeof(gf_device) == sizeof(int) && sizeof(gf_raw_format) == sizeof(int) &&
-                   sizeof(gf_method) == sizeof(int) && sizeof(gf_norm_filter) == sizeof(int),
+                   sizeof(gf_method) == sizeof(int) && sizeof(gf_norm_filter) == sizeof(int) &&
+                   sizeof(gf_dither_kind) == sizeof(int),
                "enum options are written as int");
 
 static const choice modes[] = {
@@ -60,6 +61,9 @@ static const choice methods[] = {
     {"auto", GF_METHOD_AUTO}, {"direct", GF_METHOD_DIRECT}, {"fft", GF_METHOD_FFT}, {NULL, 0}};
 static const choice precisions[] = {
     {"f32", GF_PRECISION_F32}, {"f64", GF_PRECISION_F64}, {NULL, 0}};
+static const choice ir_rates[] = {{"resample", 0}, {"strict", 1}, {NULL, 0}};
+static const choice dithers[] = {
+    {"none", GF_DITHER_NONE}, {"tpdf", GF_DITHER_TPDF}, {"shaped", GF_DITHER_SHAPED}, {NULL, 0}};
 static const choice hist_of[] = {{"output", 0}, {"input", 1}, {NULL, 0}};
 static const choice hist_channels[] = {{"each", 0}, {"mix", 1}, {NULL, 0}};
 static const choice norm_filters[] = {
@@ -75,6 +79,7 @@ static const opt_spec specs[] = {
     {"taps", 't', ARG_SIZE, F(taps), 1, GF_MAX_FFT_TAPS, NULL},
     {"coeffs", 'k', ARG_STRING, F(coeffs), 0, 0, NULL},
     {"ir", 0, ARG_STRING, F(ir), 0, 0, NULL},
+    {"ir-rate", 0, ARG_CHOICE, F(ir_strict), 0, 0, ir_rates},
     {"mode", 'm', ARG_CHOICE, F(mode), 0, 0, modes},
     {"method", 0, ARG_CHOICE, F(method), 0, 0, methods},
     {"partition", 0, ARG_SIZE, F(partition), GF_MIN_PARTITION, GF_MAX_PARTITION, NULL},
@@ -84,6 +89,8 @@ static const opt_spec specs[] = {
     {"threads", 0, ARG_INT, F(threads), 1, GF_MAX_THREADS, NULL},
     {"gpus", 0, ARG_GPUS, 0, 0, 0, NULL},
     {"out-format", 0, ARG_STRING, F(out_format), 0, 0, NULL},
+    {"dither", 0, ARG_CHOICE, F(dither), 0, 0, dithers},
+    {"seed", 0, ARG_SIZE, F(seed), 0, SIZE_MAX, NULL},
     {"verify", 0, ARG_FLAG, F(verify), 0, 0, NULL},
     {"allow-truncated", 0, ARG_FLAG, F(allow_truncated), 0, 0, NULL},
     {"sync", 0, ARG_FLAG, F(sync), 0, 0, NULL},
@@ -433,17 +440,28 @@ static int check_given(const gf_cli_options *o, const char *const *given)
         "chunk",      "verify",       "allow-truncated", "sync",    "force",         "out-format",
         "hist-limit", "json-summary", "out-dir",         "in-list", "skip-existing", "gpus",
         "jobs",       "normalize",    "normalize-by",    NULL};
+    /* Live audio plays float samples: nothing is rounded to dither. */
+    static const char *const quantise[] = {"dither", "seed", NULL};
     const char *name;
     if (!o->hist_path && !o->hist_png && (name = first_given(given, hist_params))) {
         gf_cli_error("--%s needs --hist FILE or --hist-png FILE (it sets their histograms)", name);
         return GF_EXIT_USAGE;
     }
-    if (o->action == GF_ACTION_LIVE && (name = first_given(given, not_live))) {
+    if (o->action == GF_ACTION_LIVE &&
+        ((name = first_given(given, not_live)) || (name = first_given(given, quantise)))) {
         gf_cli_error("--%s is for IN and OUT, not --live", name);
         return GF_EXIT_USAGE;
     }
     if (first_given(given, (const char *const[]){"normalize-by", NULL}) && isnan(o->normalize_db)) {
         gf_cli_error("--normalize-by needs --normalize LEVEL (it says what LEVEL measures)");
+        return GF_EXIT_USAGE;
+    }
+    if (!o->ir && first_given(given, (const char *const[]){"ir-rate", NULL})) {
+        gf_cli_error("--ir-rate is for --ir (the rate of an impulse response file)");
+        return GF_EXIT_USAGE;
+    }
+    if (o->dither == GF_DITHER_NONE && first_given(given, (const char *const[]){"seed", NULL})) {
+        gf_cli_error("--seed sets the dither's noise: it does nothing with --dither none");
         return GF_EXIT_USAGE;
     }
     if (o->ngpus && o->device != GF_DEVICE_AUTO && o->device != GF_DEVICE_CUDA) {
@@ -575,6 +593,7 @@ static void set_defaults(gf_cli_options *o)
     o->precision = GF_PRECISION_F32;
     o->device = GF_DEVICE_AUTO;
     o->gpu_rank = -1;
+    o->dither = GF_DITHER_AUTO;
     o->hist_bins = 256;
     o->hist_lo = -1.0;
     o->hist_hi = 1.0;

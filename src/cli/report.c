@@ -181,6 +181,13 @@ int gf_report_json(const gf_run *r, int rc)
         .seconds = gf_now() - r->t_start,
         .engine_seconds = r->t[GF_RUN_MAIN],
         .clipped = r->sink.clipped,
+        .ir_from = t->resampled_from,
+        .ir_to = t->resampled_from ? t->rate : 0,
+        .ir_taps_from = t->taps_from,
+        .dither = r->sink.dither.kind == GF_DITHER_TPDF || r->sink.dither.kind == GF_DITHER_SHAPED
+                      ? gf_dither_name(r->sink.dither.kind)
+                      : NULL,
+        .seed = o->seed,
     };
     gf_engine *e = r->e[GF_RUN_MAIN];
     if (e) {

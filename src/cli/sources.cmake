@@ -14,6 +14,7 @@ set(GPUFILT_CLI_SOURCES
   clock.c
   taps.c
   taps_shape.c
+  taps_resample.c
   engine_setup.c
   filter.c
   batch.c
@@ -31,6 +32,7 @@ set(GPUFILT_CLI_SOURCES
   io/raw_format.c
   io/raw_source.c
   io/raw_sink.c
+  io/dither.c
   io/sndfile_format.c
   io/sndfile_source.c
   io/sndfile_choose.c

@@ -174,6 +174,12 @@ static void put_summary(FILE *f, const gf_run_summary *s)
     put_key(f, "filter");
     put_string(f, s->filter);
     fprintf(f, ",\"per_channel\":%s", s->taps_per_channel ? "true" : "false");
+    put_key(f, "ir_resampled");
+    if (s->ir_from)
+        fprintf(f, "{\"from\":%d,\"to\":%d,\"taps_from\":%zu}", s->ir_from, s->ir_to,
+                s->ir_taps_from);
+    else
+        fputs("null", f);
     put_key(f, "mode");
     put_string(f, s->mode);
     put_key(f, "precision");
@@ -188,6 +194,11 @@ static void put_summary(FILE *f, const gf_run_summary *s)
     put_number(f, "frames_per_second", s->seconds > 0 ? (double)s->frames_in / s->seconds : NAN);
     fprintf(f, ",\"clipped\":%llu", (unsigned long long)s->clipped);
     put_levels(f, s);
+    put_key(f, "dither");
+    if (s->dither)
+        fprintf(f, "{\"kind\":\"%s\",\"seed\":%llu}", s->dither, (unsigned long long)s->seed);
+    else
+        fputs("null", f);
     put_verify(f, s);
     put_messages(f, "warnings", 0);
     put_messages(f, "errors", 1);

@@ -53,6 +53,14 @@ typedef struct gf_run_summary {
     size_t dry_tap;
     const char *normalize_by;
     double normalize_level_db, normalize_measured_db, normalize_gain_db;
+    /* An impulse response resampled (--ir-rate): from and to Hz, and its
+     * file's taps; ir_from 0: none (the key "ir_resampled" is null). */
+    int ir_from, ir_to;
+    size_t ir_taps_from;
+    /* The dither written ("tpdf", "shaped") and its seed; NULL: none (the
+     * key "dither" is null). */
+    const char *dither;
+    uint64_t seed;
 } gf_run_summary;
 
 /* Write s as one line of JSON to path ("-": standard output), under a

@@ -291,7 +291,7 @@ int gf_taps_load(const gf_cli_options *o, gf_taps *t)
     return rc;
 }
 
-int gf_taps_fit(const gf_taps *t, int channels, int rate)
+int gf_taps_fit(gf_taps *t, int channels, int rate, const gf_cli_options *o)
 {
     if (t->filters != 1 && t->filters != channels) {
         gf_cli_error("%s '%s' has %d %s; the input has %d channel%s (give one for every channel, "
@@ -300,13 +300,24 @@ int gf_taps_fit(const gf_taps *t, int channels, int rate)
                      t->rate ? "channels" : "columns", channels, channels == 1 ? "" : "s");
         return GF_EXIT_USAGE;
     }
-    if (t->rate && rate && t->rate != rate) {
-        gf_cli_error("impulse response '%s' is at %d Hz, the input at %d Hz: resample the "
-                     "response first, e.g. sox %s -r %d response-%d.wav",
-                     t->source, t->rate, rate, t->source, rate, rate);
+    if (!t->rate || !rate || t->rate == rate)
+        return GF_EXIT_OK;
+    if (o->ir_strict) {
+        gf_cli_error("impulse response '%s' is at %d Hz, the input at %d Hz (--ir-rate strict: "
+                     "leave it out to resample the response)",
+                     t->source, t->rate, rate);
         return GF_EXIT_USAGE;
     }
-    return GF_EXIT_OK;
+    char err[512];
+    const int from = t->rate;
+    const size_t taps = t->n;
+    const int rc = gf_taps_resample(t, rate, o->precision, err, sizeof err);
+    if (rc)
+        gf_cli_error("%s", err);
+    else if (!o->quiet)
+        gf_cli_say("impulse response '%s' resampled from %d Hz to %d Hz (%zu taps -> %zu taps)",
+                   t->source, from, rate, taps, t->n);
+    return rc;
 }
 
 void gf_taps_free(gf_taps *t)

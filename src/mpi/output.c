@@ -138,6 +138,15 @@ int gf_mpi_open_output(gf_mpi *m)
                 m->out_path);
         if (!m->rc) {
             kind[0] = !fixed_frames(&m->r.sink);
+            /* Shaped dither carries each sample's error to the next: a
+             * rank starting its range afresh would not write gpufilt's
+             * bytes (TPDF's noise depends on the frame alone). */
+            if (!kind[0] && m->size > 1 && m->r.sink.dither.kind == GF_DITHER_SHAPED)
+                gf_mpi_fail(m, GF_EXIT_USAGE,
+                            "--dither shaped carries each sample's error to the next, which "
+                            "ranks writing their own ranges of '%s' cannot: use --dither tpdf, "
+                            "or one rank",
+                            m->out_path);
             kind[1] = kind[0] ? 0 : out_frame_bytes(&m->r.sink);
             /* A float container's PEAK chunk: 1 for float, 2 for double. */
             const int sub = m->r.sink.fmt.container & SF_FORMAT_SUBMASK;
@@ -206,5 +215,7 @@ int gf_mpi_open_scratch(gf_mpi *m)
     if (rc)
         return gf_mpi_failed_cli(m, rc);
     gf_mpi_reap_file(m->r.sink.out.tmp);
+    /* The dither's noise is that of the range's frames in OUT. */
+    m->r.sink.dither.index = (uint64_t)m->a * (uint64_t)m->C;
     return 0;
 }

@@ -113,7 +113,9 @@ expect 2 "${E}impulse response 'notaudio.wav' is not an audio file libsndfile ca
 expect 2 "${E}impulse response 'ir0.wav' holds no frames" in.wav out.wav --ir ir0.wav
 expect 2 "${E}impulse response 'adir' is a directory" in.wav out.wav --ir adir
 expect 2 "${E}impulse response 'ir3.wav' has 3 channels; the input has 2 channels (give one for every channel, or one per channel)" in.wav out.wav --ir ir3.wav
-expect 2 "${E}impulse response 'ir441.wav' is at 44100 Hz, the input at 48000 Hz: resample the response first, e.g. sox ir441.wav -r 48000 response-48000.wav" in.wav out.wav --ir ir441.wav
+expect 2 "${E}impulse response 'ir441.wav' is at 44100 Hz, the input at 48000 Hz (--ir-rate strict: leave it out to resample the response)" in.wav out.wav --ir ir441.wav --ir-rate strict
+expect 2 "${E}--ir-rate: 'fast' is not one of resample, strict" in.wav out.wav --ir ir441.wav --ir-rate fast
+expect 2 "${E}--ir-rate is for --ir (the rate of an impulse response file)" in.wav out.wav --taps 3 --ir-rate strict
 expect 2 "${E}impulse response 'irnan.wav': sample 3 of channel 1 is not finite" in.wav out.wav --ir irnan.wav
 # An infinite sample is not finite, in f32 as in f64 (not 'beyond the range of f32').
 expect 2 "${E}impulse response 'irinf.wav': sample 1 of channel 1 is not finite" in.wav out.wav --ir irinf.wav

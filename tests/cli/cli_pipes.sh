@@ -128,14 +128,14 @@ for fmt in s16le s16be; do
     pk "$p" "${vals[@]}" >"exact_$fmt.raw"
     pk "$p" "${half[@]}" >exact_half_want.raw
     pk "$p" "${twice[@]}" >exact_twice_want.raw
-    cat "exact_$fmt.raw" | "$GPUFILT" - - --raw $fmt -c 1 --coeffs half.txt --quiet >exact_half.raw
+    cat "exact_$fmt.raw" | "$GPUFILT" - - --raw $fmt -c 1 --coeffs half.txt --quiet --dither none >exact_half.raw
     same_bytes "$fmt x 0.5, ties to even" exact_half.raw exact_half_want.raw
-    cat "exact_$fmt.raw" | "$GPUFILT" - - --raw $fmt -c 1 --coeffs two.txt --quiet >exact_twice.raw 2>stderr.txt
+    cat "exact_$fmt.raw" | "$GPUFILT" - - --raw $fmt -c 1 --coeffs two.txt --quiet --dither none >exact_twice.raw 2>stderr.txt
     same_bytes "$fmt x 2, clipped" exact_twice.raw exact_twice_want.raw
     assert_eq "$fmt x 2: clip count" "$(cat stderr.txt)" "${WARN}2 samples clipped in standard output"
 done
 # u8: 128 is zero. 129 x 0.5 = 0.5 -> 0; 131 -> 1.5 -> 2; 127 -> -0.5 -> 0; 125 -> -1.5 -> -2.
-pk 'C*' 129 131 127 125 255 0 | "$GPUFILT" - - --raw u8 -c 1 --coeffs half.txt --quiet >exact_u8.raw
+pk 'C*' 129 131 127 125 255 0 | "$GPUFILT" - - --raw u8 -c 1 --coeffs half.txt --quiet --dither none >exact_u8.raw
 pk 'C*' 128 130 128 126 192 64 >exact_u8_want.raw
 same_bytes "u8 x 0.5, ties to even" exact_u8.raw exact_u8_want.raw
 # s24le (as 32-bit values shifted into 3 bytes) and s32le in f64: the same ties.

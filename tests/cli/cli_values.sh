@@ -21,7 +21,7 @@ done
 # < -16384 clip, 16384 + 16384 per channel; the rest come out exactly doubled.
 "$SFTOOL" gen ramp.wav wav16 2 48000 65536 ramp
 echo 2 >gain2.txt
-expect 0 "gpufilt: warning: 65536 samples clipped in 'ramp2.wav'" ramp.wav ramp2.wav --coeffs gain2.txt --quiet
+expect 0 "gpufilt: warning: 65536 samples clipped in 'ramp2.wav'" ramp.wav ramp2.wav --coeffs gain2.txt --quiet --dither none
 "$SFTOOL" dump ramp.wav >ramp.txt
 "$SFTOOL" dump ramp2.wav >ramp2.txt
 bad=$(paste -d' ' ramp.txt ramp2.txt | awk '{

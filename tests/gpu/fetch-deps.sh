@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Downloads (never installs) the Debian packages that a GPU machine without
-# libsndfile, PortAudio, FFTW, JACK, sox or groff needs for
+# libsndfile, libsoxr, PortAudio, FFTW, JACK, sox or groff needs for
 # tests/gpu/device-run.sh, into .deps/ (git-ignored). device-run.sh unpacks
 # them into a private prefix there, never into /. The list is the libraries'
 # own closure less what every glibc-based distribution already has (libc,
@@ -16,6 +16,8 @@ packages=(
     libsndfile1 libsndfile1-dev libflac12 libflac-dev libogg0 libogg-dev libvorbis0a libvorbisenc2
     libvorbisfile3 libvorbis-dev libopus0 libopus-dev libmpg123-0 libmpg123-dev libout123-0
     libsyn123-0 libmp3lame0
+    # libsoxr (impulse responses at another rate)
+    libsoxr0 libsoxr-lsr0 libsoxr-dev
     # FFTW
     libfftw3-single3 libfftw3-double3 libfftw3-long3 libfftw3-quad3 libfftw3-bin libfftw3-dev
     libquadmath0

@@ -4,7 +4,8 @@
 # jack_feed plays a known signal into gpufilt and records its output;
 # live_check compares the recording with the causal filter of the signal,
 # bit for bit, after finding the offset (which must equal the latency that
-# gpufilt reports).
+# gpufilt reports); an impulse response at 44.1 kHz is resampled to the
+# server's rate.
 #
 #   live_jack.sh GPUFILT JACK_FEED LIVE_CHECK WORKDIR            the test
 #   live_jack.sh GPUFILT JACK_FEED LIVE_CHECK WORKDIR --soak S   S seconds of
@@ -196,5 +197,30 @@ case_with_retry taps5_mix "--coeffs $work/taps5_mix.txt" \
 case_with_retry fft3000_f32 "--coeffs $work/taps3000.txt --fft-partition $frames" \
     --coeffs "$work/taps3000.txt" --method fft --frames "$frames" || fails=$((fails + 1))
 
-echo "live_jack: device $device: $((5 - fails)) passed, $fails failed"
+# An impulse response at 44.1 kHz on the 48 kHz server: resampled to the
+# device's rate, with a notice; the recording must be the causal filter of
+# the resampled taps, which gpufilt gives offline as its response to an
+# impulse (in f64: the taps themselves).
+python3 -c 'import math, struct, sys
+h = [math.exp(-k / 4) * (-1) ** k / 3 for k in range(20)]
+sys.stdout.buffer.write(struct.pack("<20d", *h))' >"$work/ir44.f64"
+python3 -c 'import struct, sys
+sys.stdout.buffer.write(struct.pack("<64d", *([1.0] + [0.0] * 63)))' >"$work/imp48.f64"
+"$gpufilt" "$work/ir44.f64" "$work/ir44.wav" --raw f64le -c 1 -r 44100 --taps 1 \
+    --out-format wav:double -p f64 -q &&
+    "$gpufilt" "$work/imp48.f64" "$work/h48.f64" --raw f64le -c 1 -r 48000 --ir "$work/ir44.wav" \
+        --mode causal -p f64 --out-raw f64le -q &&
+    python3 -c 'import struct, sys
+b = open(sys.argv[1], "rb").read()
+print("\n".join("%.17g" % v for v in struct.unpack("<%dd" % (len(b) // 8), b)[:22]))' \
+        "$work/h48.f64" >"$work/ir48.txt" || fails=$((fails + 1))
+case_with_retry ir44_f32 "--coeffs $work/ir48.txt" \
+    --ir "$work/ir44.wav" --method direct --frames "$frames" || fails=$((fails + 1))
+want="gpufilt: impulse response '$work/ir44.wav' resampled from 44100 Hz to 48000 Hz (20 taps -> 22 taps)"
+grep -qxF "$want" "$work/ir44_f32.err" || {
+    echo "live_jack: ir44_f32: FAIL: no notice '$want'"
+    fails=$((fails + 1))
+}
+
+echo "live_jack: device $device: $((6 - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

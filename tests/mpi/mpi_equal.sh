@@ -2,7 +2,7 @@
 # gpufilt-mpi with 3 ranks on the CPU backend writes the bytes one gpufilt
 # run writes: WAV 16-bit and float, raw and FLAC; same, causal and full;
 # direct and FFT (65536 taps); ranges shorter than the filter, a 1-frame
-# input; histograms; a batch of files (--out-dir); a rank that fails
+# input; histograms; dither; a batch of files (--out-dir); a rank that fails
 # leaves no output and names itself; a rank killed leaves no output and
 # no temporary file beside it.
 # Usage: mpi_equal.sh GPUFILT GPUFILT_MPI SFTOOL WORKDIR
@@ -219,6 +219,20 @@ rc=$?
 [ $rc -eq 2 ] || bad "--jobs: exit $rc, expected 2"
 [ "$(grep gpufilt-mpi err.txt)" = "gpufilt-mpi: error: --jobs is gpufilt's: gpufilt-mpi's workers are its ranks (mpirun -np N)" ] ||
     bad "--jobs: message '$(cat err.txt)'"
+
+# Dither: the 16-bit checks above run with the default TPDF, whose noise is
+# the frame's (any split gives gpufilt's bytes). Shaped dither carries its
+# error from sample to sample: a compressed output, which rank 0 writes
+# whole, gives gpufilt's bytes; ranges written by their ranks are refused.
+"$SF" gen in44.wav wav24 2 44100 20000 noise
+check 3 in44.wav sh.flac --taps 101 --dither shaped --out-format flac:pcm_16
+check 3 in44.wav tp.wav --taps 101 --dither tpdf --seed 5 --out-format wav:pcm_16
+run 3 "$M" in44.wav sh.wav --taps 101 --dither shaped --out-format wav:pcm_16 2>err.txt
+rc=$?
+[ $rc -eq 2 ] || bad "--dither shaped on 3 ranks: exit $rc, expected 2"
+[ "$(grep gpufilt-mpi err.txt)" = "gpufilt-mpi: error: rank 0: --dither shaped carries each sample's error to the next, which ranks writing their own ranges of 'sh.wav' cannot: use --dither tpdf, or one rank" ] ||
+    bad "--dither shaped: message '$(cat err.txt)'"
+[ ! -e sh.wav ] || bad "--dither shaped: sh.wav written"
 
 [ $fails -eq 0 ] && echo "mpi_equal: all passed"
 exit $((fails > 0))

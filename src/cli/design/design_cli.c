@@ -389,7 +389,7 @@ int gf_design_cli_apply(const gf_design_request *r, int rate, struct gf_taps *t,
 
 int gf_taps_ready(const gf_cli_options *o, gf_taps *t, int channels, int rate)
 {
-    int rc = gf_taps_fit(t, channels, rate);
+    int rc = gf_taps_fit(t, channels, rate, o);
     if (!rc && gf_design_cli_any(&o->design))
         rc = gf_design_cli_apply(&o->design, rate, t, o->quiet, o->action != GF_ACTION_DESIGN);
     return rc ? rc : gf_taps_shape(o, t);

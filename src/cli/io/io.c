@@ -40,6 +40,7 @@ void gf_sink_abort(gf_sink *k)
         k->ops->close(k);
     k->ops = NULL;
     k->state = NULL;
+    gf_dither_close(&k->dither);
     gf_outfile_abort(&k->out);
 }
 

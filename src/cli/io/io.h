@@ -33,6 +33,7 @@
 #define GF_IO_H
 
 #include "cli.h"
+#include "io/dither.h"
 #include "io/outfile.h"
 
 #include <signal.h>
@@ -124,6 +125,7 @@ struct gf_sink {
     gf_outfile out;         /* where it goes */
     gf_format fmt;
     uint64_t clipped; /* samples clipped (or NaN) on the way out */
+    gf_dither dither; /* integer PCM: what is added before rounding (dither.h) */
     int64_t frames_written;
     int sync;                          /* fsync before the rename (set by the caller) */
     char written_as[128];              /* after a commit: describe's words for what was written */
@@ -140,9 +142,10 @@ void gf_sink_abort(gf_sink *k);
 
 /* How a sink is opened; all zero but frames: the defaults. */
 typedef struct gf_sink_opts {
-    gf_outfile_opts out; /* the input (refused), --force, notices (outfile.h) */
-    int64_t frames;      /* frames the output will hold; < 0: unknown (a stream) */
-    const gf_meta *meta; /* the input's, carried where the container takes it; or NULL */
+    gf_outfile_opts out;   /* the input (refused), --force, notices (outfile.h) */
+    int64_t frames;        /* frames the output will hold; < 0: unknown (a stream) */
+    const gf_meta *meta;   /* the input's, carried where the container takes it; or NULL */
+    gf_dither_opts dither; /* integer PCM outputs (zero: none, plain rounding) */
 } gf_sink_opts;
 
 /* ---- the handlers ---- */
@@ -170,21 +173,22 @@ int gf_raw_source_open(gf_source *s, const char *path, gf_raw_format f, int chan
  * An audio file (or standard output for "-") for the stream `in` (channels
  * and rate), opened as `o` says (o->out.in_path is refused). The format is
  * the input's, unless the extension of `path` names another container or
- * out_format ("MAJOR[:SUBTYPE]") is given. Integer PCM is rounded to nearest
- * (ties to even) and clipped; encodings libsndfile converts from float
- * (mu-law, A-law, ADPCM, Vorbis, ...) get samples clipped to [-1, 1] first;
- * NaN is written as 0. Clipped samples are counted. `block` (0: GF_SINK_BLOCK)
- * sizes the conversion buffer; writes of any count are taken. Returns 0, or
- * an exit code with err set.
+ * out_format ("MAJOR[:SUBTYPE]") is given. Integer PCM is dithered as
+ * o->dither says (dither.h), rounded to nearest (ties to even) and clipped;
+ * encodings libsndfile converts from float (mu-law, A-law, ADPCM, Vorbis,
+ * ...) get samples clipped to [-1, 1] first; NaN is written as 0. Clipped
+ * samples are counted. `block` (0: GF_SINK_BLOCK) sizes the conversion
+ * buffer; writes of any count are taken. Returns 0, or an exit code with
+ * err set.
  */
 int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, const char *out_format,
                          const gf_sink_opts *o, size_t block, char *err, size_t n);
 
 /*
  * Headerless samples of format f to path ("-": standard output), with the
- * same rounding and clipping as the sndfile sink. `block` (0: GF_SINK_BLOCK)
- * sizes the conversion buffer; writes of any count are taken. Returns 0, or
- * an exit code with err set.
+ * same dither, rounding and clipping as the sndfile sink. `block` (0:
+ * GF_SINK_BLOCK) sizes the conversion buffer; writes of any count are
+ * taken. Returns 0, or an exit code with err set.
  */
 int gf_raw_sink_open(gf_sink *k, const char *path, gf_raw_format f, const gf_format *in,
                      const gf_sink_opts *o, size_t block, char *err, size_t n);

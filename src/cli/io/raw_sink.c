@@ -1,8 +1,8 @@
 /*
  * Headerless samples (--out-raw, or standard output) to files and pipes.
- * Integer formats are rounded to nearest (ties to even) and clipped,
- * counting clipped samples, with the arithmetic of the libsndfile sink:
- * the same samples give the same integers either way.
+ * Integer formats are dithered (dither.h), rounded to nearest (ties to
+ * even) and clipped, counting clipped samples, with the arithmetic of the
+ * libsndfile sink: the same samples give the same integers either way.
  */
 #include "io/io.h"
 #include "io/sample_conv.h"
@@ -58,8 +58,8 @@ static void encode_block(gf_sink *k, gf_precision p, const void *in, size_t ns)
             continue;
         }
         const int bits = (int)sb * 8;
-        const uint32_t v =
-            (uint32_t)gf_quantise(x, (double)((int64_t)1 << (bits - 1)), &k->clipped);
+        const uint32_t v = (uint32_t)gf_dither_quantise(
+            &k->dither, x, (double)((int64_t)1 << (bits - 1)), &k->clipped);
         switch (f) {
         case GF_RAW_U8:
             o[0] = (unsigned char)(v + 128);
@@ -151,5 +151,9 @@ int gf_raw_sink_open(gf_sink *k, const char *path, gf_raw_format f, const gf_for
         gf_sink_abort(k);
         return GF_EXIT_INTERNAL;
     }
-    return 0;
+    const int ints = f != GF_RAW_F32LE && f != GF_RAW_F64LE;
+    if ((rc = gf_dither_open(&k->dither, &o->dither, ints ? (int)gf_raw_sample_bytes(f) * 8 : 0,
+                             in->channels, in->rate, err, n)) != 0)
+        gf_sink_abort(k);
+    return rc;
 }

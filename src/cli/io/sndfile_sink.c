@@ -47,6 +47,12 @@ static int32_t quantise(double x, double scale, double shift, uint64_t *clipped)
     return (int32_t)((double)gf_quantise(x, scale, clipped) * shift);
 }
 
+/* The same, dithered (dither.h): every sample in order. */
+static int32_t dithered(gf_dither *d, double x, double scale, double shift, uint64_t *clipped)
+{
+    return (int32_t)((double)gf_dither_quantise(d, x, scale, clipped) * shift);
+}
+
 /* x clipped to [-1, 1], NaN as 0; counts what it changes. */
 static double clip_unit(double x, uint64_t *clipped)
 {
@@ -91,7 +97,30 @@ static sf_count_t write_piece(gf_sink *k, sf_sink *f, gf_precision p, const void
     const size_t ns = count * (size_t)k->fmt.channels;
     if (f->pcm_bits) {
         const double scale = ldexp(1.0, f->pcm_bits - 1), shift = ldexp(1.0, 32 - f->pcm_bits);
-        if (p == GF_PRECISION_F32)
+        gf_dither *d = &k->dither;
+        if (d->kind == GF_DITHER_TPDF) { /* the index and the count kept in locals */
+            uint64_t ix = d->index, clipped = k->clipped;
+            if (p == GF_PRECISION_F32)
+                for (size_t i = 0; i < ns; i++)
+                    f->ibuf[i] =
+                        (int32_t)((double)gf_dither_tpdf_quantise(
+                                      d->key, ix++, ((const float *)frames)[i], scale, &clipped) *
+                                  shift);
+            else
+                for (size_t i = 0; i < ns; i++)
+                    f->ibuf[i] =
+                        (int32_t)((double)gf_dither_tpdf_quantise(
+                                      d->key, ix++, ((const double *)frames)[i], scale, &clipped) *
+                                  shift);
+            d->index = ix;
+            k->clipped = clipped;
+        } else if (d->kind != GF_DITHER_NONE && p == GF_PRECISION_F32)
+            for (size_t i = 0; i < ns; i++)
+                f->ibuf[i] = dithered(d, ((const float *)frames)[i], scale, shift, &k->clipped);
+        else if (d->kind != GF_DITHER_NONE)
+            for (size_t i = 0; i < ns; i++)
+                f->ibuf[i] = dithered(d, ((const double *)frames)[i], scale, shift, &k->clipped);
+        else if (p == GF_PRECISION_F32)
             for (size_t i = 0; i < ns; i++)
                 f->ibuf[i] = quantise(((const float *)frames)[i], scale, shift, &k->clipped);
         else
@@ -397,5 +426,8 @@ int gf_sndfile_sink_open(gf_sink *k, const char *path, const gf_format *in, cons
         gf_sink_abort(k);
         return GF_EXIT_INTERNAL;
     }
-    return 0;
+    if ((rc = gf_dither_open(&k->dither, &o->dither, f->pcm_bits, info.channels, info.samplerate,
+                             err, n)) != 0)
+        gf_sink_abort(k);
+    return rc;
 }
