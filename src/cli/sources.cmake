@@ -33,6 +33,7 @@ set(GPUFILT_CLI_SOURCES
   io/raw_source.c
   io/raw_sink.c
   io/dither.c
+  io/quantise.c
   io/sndfile_format.c
   io/sndfile_source.c
   io/sndfile_choose.c

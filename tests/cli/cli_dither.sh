@@ -66,6 +66,18 @@ done
     "$GPUFILT" - b.s16 --raw f32le -c 3 -r 48000 --out-raw s16le --taps 33 --device cpu -q
 "$GPUFILT" n.wav a.s16 --taps 33 --out-raw s16le --device cpu -q
 if cmp -s a.s16 b.s16; then pass; else fail "dithered bytes differ on a pipe fed in pieces"; fi
+# The WAV sink quantises a block at a time (vectorised), the raw sink a
+# sample at a time: the same samples, dithered or not, clipped or not.
+"$GPUFILT" a.wav a_wav.s16 --taps 1 --out-raw s16le -q # (a copy: never dithered)
+if cmp -s a.s16 a_wav.s16; then pass; else fail "WAV and raw sinks dither differently"; fi
+for args in "--dither none" "--gain 14" "--gain 14 --dither none" "--precision f64"; do
+    # shellcheck disable=SC2086
+    "$GPUFILT" n.wav w.wav --taps 33 --device cpu --out-format wav:pcm_16 $args -q 2>/dev/null
+    # shellcheck disable=SC2086
+    "$GPUFILT" n.wav r.s16 --taps 33 --device cpu --out-raw s16le $args -q 2>/dev/null
+    "$GPUFILT" w.wav w.s16 --taps 1 --out-raw s16le -q
+    if cmp -s r.s16 w.s16; then pass; else fail "WAV and raw sinks differ with $args"; fi
+done
 # (24-bit input, 16-bit output: the default dithers; --seed 0 is the default.)
 "$GPUFILT" n.wav c.wav --taps 33 --device cpu --out-format wav:pcm_16 --seed 0 -q
 if "$SFTOOL" cmp a.wav c.wav >/dev/null; then pass; else fail "--seed 0 is not the default"; fi

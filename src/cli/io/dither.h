@@ -68,19 +68,41 @@ void gf_dither_close(gf_dither *d);
  * "shaped". */
 const char *gf_dither_name(gf_dither_kind k);
 
+/* A 32-bit integer hash with full avalanche (Wellons' "lowbias32",
+ * hash-prospector): 32-bit operations only, so a loop of them vectorises
+ * (quantise.c). */
+static inline uint32_t gf_dither_hash(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+/* The key of the span of 2^31 samples that holds sample `index`. */
+static inline uint32_t gf_dither_span_key(uint64_t key, uint64_t index)
+{
+    return (uint32_t)key ^ gf_dither_hash((uint32_t)(key >> 32) ^ (uint32_t)(index >> 31));
+}
+
+/* The triangular noise of the sample at `j` = 2 x (its index mod 2^31) in
+ * the span keyed by `k`, in LSB: in (-1, 1), the difference of two 24-bit
+ * uniforms (exact in a double), each the hash of its own counter, so the
+ * n-th sample's noise depends on n alone. */
+static inline double gf_dither_tpdf_at(uint32_t k, uint32_t j)
+{
+    const int32_t a = (int32_t)(gf_dither_hash(j + k) >> 8),
+                  b = (int32_t)(gf_dither_hash(j + 1 + k) >> 8);
+    return (double)(a - b) * 0x1p-24;
+}
+
 /* The triangular noise of sample `index` (frame x channels + channel) of
- * the stream keyed by `key`, in LSB: in (-1, 1). One round of splitmix64
- * (Steele, Lea and Flood, "Fast splittable pseudorandom number
- * generators", OOPSLA 2014), whose n-th output depends on n alone. */
+ * the stream keyed by `key`, in LSB: in (-1, 1). */
 static inline double gf_dither_tpdf(uint64_t key, uint64_t index)
 {
-    uint64_t z = key + (index + 1) * 0x9e3779b97f4a7c15u;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    z ^= z >> 31;
-    /* Two 26-bit uniforms: their difference is exact in a double. */
-    const double u1 = (double)(z >> 38) * 0x1p-26, u2 = (double)((z >> 6) & 0x3ffffff) * 0x1p-26;
-    return u1 - u2;
+    return gf_dither_tpdf_at(gf_dither_span_key(key, index), (uint32_t)index << 1);
 }
 
 /* Lipshitz's E-weighted coefficients (see above). */

@@ -7,6 +7,7 @@
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* sync_file_range */
 #endif
+#include "io/quantise.h"
 #include "io/sample_conv.h"
 #include "io/sndfile_choose.h"
 #include "io/sndfile_format.h"
@@ -41,13 +42,9 @@ typedef struct sf_sink {
  * WAVE_FORMAT_EXTENSIBLE) when it ends under 4 GiB, RF64 past that. */
 #define RF64_FROM ((uint64_t)1 << 31)
 
-/* Round and clip to a left-justified 32-bit integer for sf_writef_int. */
-static int32_t quantise(double x, double scale, double shift, uint64_t *clipped)
-{
-    return (int32_t)((double)gf_quantise(x, scale, clipped) * shift);
-}
-
-/* The same, dithered (dither.h): every sample in order. */
+/* Round and clip to a left-justified 32-bit integer for sf_writef_int,
+ * dithered (dither.h): every sample in order. (Without dither, or with
+ * TPDF, a block at a time: quantise.h.) */
 static int32_t dithered(gf_dither *d, double x, double scale, double shift, uint64_t *clipped)
 {
     return (int32_t)((double)gf_dither_quantise(d, x, scale, clipped) * shift);
@@ -98,34 +95,19 @@ static sf_count_t write_piece(gf_sink *k, sf_sink *f, gf_precision p, const void
     if (f->pcm_bits) {
         const double scale = ldexp(1.0, f->pcm_bits - 1), shift = ldexp(1.0, 32 - f->pcm_bits);
         gf_dither *d = &k->dither;
-        if (d->kind == GF_DITHER_TPDF) { /* the index and the count kept in locals */
-            uint64_t ix = d->index, clipped = k->clipped;
-            if (p == GF_PRECISION_F32)
-                for (size_t i = 0; i < ns; i++)
-                    f->ibuf[i] =
-                        (int32_t)((double)gf_dither_tpdf_quantise(
-                                      d->key, ix++, ((const float *)frames)[i], scale, &clipped) *
-                                  shift);
-            else
-                for (size_t i = 0; i < ns; i++)
-                    f->ibuf[i] =
-                        (int32_t)((double)gf_dither_tpdf_quantise(
-                                      d->key, ix++, ((const double *)frames)[i], scale, &clipped) *
-                                  shift);
-            d->index = ix;
-            k->clipped = clipped;
-        } else if (d->kind != GF_DITHER_NONE && p == GF_PRECISION_F32)
+        if (d->kind == GF_DITHER_SHAPED && p == GF_PRECISION_F32)
             for (size_t i = 0; i < ns; i++)
                 f->ibuf[i] = dithered(d, ((const float *)frames)[i], scale, shift, &k->clipped);
-        else if (d->kind != GF_DITHER_NONE)
+        else if (d->kind == GF_DITHER_SHAPED)
             for (size_t i = 0; i < ns; i++)
                 f->ibuf[i] = dithered(d, ((const double *)frames)[i], scale, shift, &k->clipped);
-        else if (p == GF_PRECISION_F32)
-            for (size_t i = 0; i < ns; i++)
-                f->ibuf[i] = quantise(((const float *)frames)[i], scale, shift, &k->clipped);
-        else
-            for (size_t i = 0; i < ns; i++)
-                f->ibuf[i] = quantise(((const double *)frames)[i], scale, shift, &k->clipped);
+        else { /* none or TPDF: the vectorised loops */
+            const int tpdf = d->kind == GF_DITHER_TPDF;
+            k->clipped +=
+                gf_quantise_block(p, frames, ns, scale, shift, tpdf, d->key, d->index, f->ibuf);
+            if (tpdf)
+                d->index += ns;
+        }
         return sf_writef_int(f->sf, f->ibuf, (sf_count_t)count);
     }
     if (f->float_clips) {
