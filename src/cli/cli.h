@@ -122,6 +122,8 @@ typedef struct gf_cli_options {
     const char *live_in, *live_out, *host_api; /* NULL = default device / API */
     size_t live_frames;                        /* frames per callback, 0 = default */
     double duration;                           /* seconds, 0 = until interrupted */
+    const char *control;                       /* --control FILE ("-": standard input) or NULL */
+    size_t crossfade_ms;                       /* --crossfade MS, 0..10000, default 20 */
 
     /* Filter design: --lowpass ... --response-png (design_cli.h). */
     gf_design_request design;

@@ -110,6 +110,8 @@ static const opt_spec specs[] = {
     {"frames", 0, ARG_SIZE, F(live_frames), 1, 65536, NULL},
     {"duration", 0, ARG_SECONDS, F(duration), 0, 0, NULL},
     {"stats", 0, ARG_FLAG, F(stats), 0, 0, NULL},
+    {"control", 0, ARG_STRING, F(control), 0, 0, NULL},
+    {"crossfade", 0, ARG_SIZE, F(crossfade_ms), 0, 10000, NULL},
     {"quiet", 'q', ARG_FLAG, F(quiet), 0, 0, NULL},
     {"json-summary", 0, ARG_STRING, F(json_summary), 0, 0, NULL},
     {"out-dir", 0, ARG_STRING, F(out_dir), 0, 0, NULL},
@@ -386,6 +388,15 @@ static int check_given(const gf_cli_options *o, const char *const *given)
         gf_cli_error("--%s is for IN and OUT, not --live", name);
         return GF_EXIT_USAGE;
     }
+    static const char *const live_only[] = {"control", "crossfade", NULL};
+    if (o->action != GF_ACTION_LIVE && (name = first_given(given, live_only))) {
+        gf_cli_error("--%s changes the filter while it plays: it needs --live", name);
+        return GF_EXIT_USAGE;
+    }
+    if (o->control && (o->hist_path || o->hist_png)) {
+        gf_cli_error("--control: the filter cannot change while --hist or --hist-png records it");
+        return GF_EXIT_USAGE;
+    }
     if (o->ngpus && o->device != GF_DEVICE_AUTO && o->device != GF_DEVICE_CUDA) {
         gf_cli_error("--gpus names GPUs: it goes with --device cuda or auto, not %s",
                      gf_device_name(o->device));
@@ -513,6 +524,7 @@ static void set_defaults(gf_cli_options *o)
     o->hist_lo = -1.0;
     o->hist_hi = 1.0;
     o->hist_limit = GF_HIST_DEFAULT_LIMIT;
+    o->crossfade_ms = 20;
 }
 
 int gf_cli_parse(int argc, char **argv, gf_cli_options *o)

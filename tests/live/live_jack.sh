@@ -91,19 +91,32 @@ jack_xruns() { grep -ci xrun "$work/jackd.log"; }
 # and records; live_check compares. Returns live_check's code (0 pass, 1
 # wrong samples, 3 xruns explain a mismatch: try again) or 1 for any other
 # failure; the xrun counts are left in case_xruns (gpufilt's + JACK's).
-seconds=2 case_xruns=""
+# With `during` set, that function runs beside jack_feed (it acts on
+# gpufilt while the signal plays) and must succeed; `more_check`, when set,
+# prints more live_check arguments from gpufilt's messages (its argument).
+seconds=2 case_xruns="" during="" more_check=""
 run_case() {
     local name=$1 check_args=$2
     shift 2
-    local err="$work/$name.err"
+    local err="$work/$name.err" during_pid=""
     case_xruns=""
+    rm -f "$work/$name.started"
     "$gpufilt" --live --host-api JACK --in system --out system --device "$device" \
         --duration $((seconds + 120)) "$@" 2>"$err" &
     gpufilt_pid=$!
+    if [ -n "$during" ]; then
+        "$during" "$work/$name.started" &
+        during_pid=$!
+    fi
     timeout $((seconds + 60)) "$feed" --channels 2 --seconds "$seconds" --timeout 20 \
-        --signal "$work/$name.x.f32" --record "$work/$name.rec.f32" >"$work/$name.feed" 2>&1
+        --signal "$work/$name.x.f32" --record "$work/$name.rec.f32" \
+        --started "$work/$name.started" >"$work/$name.feed" 2>&1
     local frc=$?
     cat "$work/$name.feed"
+    if [ -n "$during_pid" ] && ! wait "$during_pid"; then
+        echo "live_jack: $name: FAIL: the commands to gpufilt did not all go out"
+        frc=1
+    fi
     kill -TERM "$gpufilt_pid" 2>/dev/null
     local grc=0
     # The timeout guards against a stop that hangs.
@@ -139,9 +152,12 @@ run_case() {
     # Without xruns the signal must come back exactly `latency` + one block
     # late: PortAudio's JACK buffer processor holds one block on the output
     # side (it is part of the output latency PortAudio reports).
+    local more=""
+    [ -n "$more_check" ] && more=$("$more_check" "$err")
     # shellcheck disable=SC2086
     "$check" --signal "$work/$name.x.f32" --record "$work/$name.rec.f32" --channels 2 \
-        $check_args --latency $((lat + frames)) --exact-latency 1 --xruns $((xr + ${jx:-0}))
+        $check_args $more --latency $((lat + frames)) --exact-latency 1 \
+        --xruns $((xr + ${jx:-0}))
     local crc=$?
     case_xruns=$((xr + ${jx:-0}))
     echo "live_jack: $name: gpufilt xruns $xr, JACK xruns ${jx:-?}, live_check $crc"
@@ -189,5 +205,64 @@ case_with_retry taps31_f64 "--coeffs $work/taps31.txt --precision f64" \
 case_with_retry fft3000_f32 "--coeffs $work/taps3000.txt --fft-partition $frames" \
     --coeffs "$work/taps3000.txt" --method fft --frames "$frames" || fails=$((fails + 1))
 
-echo "live_jack: device $device: $((4 - fails)) passed, $fails failed"
+# Changes of filter while playing (--control, SIGHUP), the direct method:
+# the recording must equal the old filter's output, the crossfade, then
+# the new filter's, bit for bit, at the frames gpufilt reports.
+wait_started() {
+    for _ in $(seq 400); do
+        [ -e "$1" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+# gpufilt's "filter N from frame F" lines as live_check --reported F1,F2...
+reported_frames() {
+    local f
+    f=$(sed -n 's/^gpufilt: live: filter [0-9]* from frame \([0-9]*\) .*/\1/p' "$1" | paste -sd, -)
+    echo "--reported ${f:-none}"
+}
+"$gpufilt" --lowpass 2000 --design-taps 255 --rate 48000 --design-out "$work/lp255.txt" \
+    2>/dev/null
+fifo="$work/control.fifo"
+rm -f "$fifo"
+mkfifo "$fifo"
+# Bad commands first (each refused, the filter unchanged), then a
+# designed 255-tap lowpass, then a gain on it.
+control_commands() {
+    wait_started "$1" || return 1
+    sleep 0.4
+    printf 'lowpass abc\nir %s\ngain loud\nbypass maybe\n' "$work/missing.wav" >"$fifo" &&
+        echo "lowpass 2000 design-taps 255" >"$fifo" &&
+        sleep 0.6 && echo "gain -6" >"$fifo"
+}
+during=control_commands more_check=reported_frames
+case_with_retry control_f32 \
+    "--taps 1 --switch coeffs:$work/lp255.txt --switch coeffs:$work/lp255.txt@-6 --fade 960" \
+    --taps 1 --method direct --control "$fifo" --frames "$frames" || fails=$((fails + 1))
+refusals=(
+    "gpufilt: control: line 1: --lowpass: 'abc' is not a frequency in Hz (e.g. 1000 or 1k) (the filter is unchanged)"
+    "gpufilt: control: line 2: cannot open impulse response '$work/missing.wav': No such file or directory (the filter is unchanged)"
+    "gpufilt: control: line 3: gain: 'loud' is not a number of dB in -120..40 (the filter is unchanged)"
+    "gpufilt: control: line 4: bypass: 'maybe' is not on or off (the filter is unchanged)"
+)
+for line in "${refusals[@]}"; do
+    if ! grep -qxF "$line" "$work/control_f32.err"; then
+        echo "live_jack: control_f32: FAIL: no line: $line"
+        fails=$((fails + 1))
+    fi
+done
+# SIGHUP: the command line's coefficient file, rewritten, is read again
+# and crossfaded in over --crossfade 5 (240 frames).
+cp "$work/taps5.txt" "$work/hup.txt"
+sighup_reload() {
+    wait_started "$1" || return 1
+    sleep 0.6
+    cp "$work/taps31.txt" "$work/hup.txt" && kill -HUP "$gpufilt_pid"
+}
+during=sighup_reload
+case_with_retry sighup_f32 "--coeffs $work/taps5.txt --switch coeffs:$work/taps31.txt --fade 240" \
+    --coeffs "$work/hup.txt" --crossfade 5 --frames "$frames" || fails=$((fails + 1))
+during="" more_check=""
+
+echo "live_jack: device $device: $((6 - fails)) passed, $fails failed"
 [ "$fails" = 0 ]
