@@ -30,7 +30,7 @@ _gpufilt()
     -t | --taps | -c | --channels | -r | --rate | --chunk | --threads | --partition | \
         --hist-bins | --hist-block | --hist-range | --frames | --duration | --in | --out | \
         --host-api | --lowpass | --highpass | --bandpass | --bandreject | --atten | \
-        --transition | --design-taps)
+        --transition | --design-taps | --crossfade)
         return # a number or a name: nothing to offer
         ;;
     esac

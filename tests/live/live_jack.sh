@@ -95,6 +95,18 @@ jack_xruns() { grep -ci xrun "$work/jackd.log"; }
 # gpufilt while the signal plays) and must succeed; `more_check`, when set,
 # prints more live_check arguments from gpufilt's messages (its argument).
 seconds=2 case_xruns="" during="" more_check=""
+# A --control FILE that cannot be opened: exit 3, one line, before any audio.
+"$gpufilt" --live --host-api JACK --in system --out system --taps 1 \
+    --control "$work/nothere" 2>"$work/nothere.err"
+rc=$?
+want="gpufilt: error: --control '$work/nothere': cannot open: No such file or directory"
+if [ "$rc" != 3 ] || [ "$(cat "$work/nothere.err")" != "$want" ]; then
+    echo "live_jack: control_missing: FAIL: exit $rc (want 3), said:"
+    cat "$work/nothere.err"
+    fails=$((fails + 1))
+else
+    echo "live_jack: control_missing: PASS"
+fi
 run_case() {
     local name=$1 check_args=$2
     shift 2
@@ -263,6 +275,18 @@ during=sighup_reload
 case_with_retry sighup_f32 "--coeffs $work/taps5.txt --switch coeffs:$work/taps31.txt --fade 240" \
     --coeffs "$work/hup.txt" --crossfade 5 --frames "$frames" || fails=$((fails + 1))
 during="" more_check=""
+# A --control FILE that cannot be opened: exit 3, one line, before any audio.
+"$gpufilt" --live --host-api JACK --in system --out system --taps 1 \
+    --control "$work/nothere" 2>"$work/nothere.err"
+rc=$?
+want="gpufilt: error: --control '$work/nothere': cannot open: No such file or directory"
+if [ "$rc" != 3 ] || [ "$(cat "$work/nothere.err")" != "$want" ]; then
+    echo "live_jack: control_missing: FAIL: exit $rc (want 3), said:"
+    cat "$work/nothere.err"
+    fails=$((fails + 1))
+else
+    echo "live_jack: control_missing: PASS"
+fi
 
-echo "live_jack: device $device: $((6 - fails)) passed, $fails failed"
+echo "live_jack: device $device: $((7 - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

@@ -359,11 +359,11 @@ int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop
     if (!rc)
         rc = setup_engine(lv, t);
     if (!rc)
+        rc = gf_live_control_start(&ctl, lv, reload);
+    if (!rc)
         rc = gf_pa_open(&lv->link, &cfg, &lv->capture, &lv->playback);
     if (!rc)
         rc = gf_live_worker_start(lv);
-    if (!rc)
-        rc = gf_live_control_start(&ctl, lv, reload);
     if (!rc)
         rc = gf_pa_start(lv->link);
     if (!rc) {
