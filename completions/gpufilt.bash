@@ -11,6 +11,7 @@ _gpufilt()
     -m | --mode) mapfile -t COMPREPLY < <(compgen -W "same causal full" -- "$cur") && return ;;
     -p | --precision) mapfile -t COMPREPLY < <(compgen -W "f32 f64" -- "$cur") && return ;;
     --phase) mapfile -t COMPREPLY < <(compgen -W "linear minimum" -- "$cur") && return ;;
+    --latency) mapfile -t COMPREPLY < <(compgen -W "block" -- "$cur") && return ;;
     --hist-of) mapfile -t COMPREPLY < <(compgen -W "output input" -- "$cur") && return ;;
     --hist-channels) mapfile -t COMPREPLY < <(compgen -W "each mix" -- "$cur") && return ;;
     --raw | --out-raw)

@@ -49,7 +49,7 @@ typedef struct opt_spec {
 /* The enum fields ARG_CHOICE and ARG_RAW write are int-sized. */
 _Static_assert(sizeof(gf_mode) == sizeof(int) && sizeof(gf_precision) == sizeof(int) &&
                    sizeof(gf_device) == sizeof(int) && sizeof(gf_raw_format) == sizeof(int) &&
-                   sizeof(gf_method) == sizeof(int),
+                   sizeof(gf_method) == sizeof(int) && sizeof(gf_live_latency) == sizeof(int),
                "enum options are written as int");
 
 static const choice modes[] = {
@@ -58,6 +58,7 @@ static const choice methods[] = {
     {"auto", GF_METHOD_AUTO}, {"direct", GF_METHOD_DIRECT}, {"fft", GF_METHOD_FFT}, {NULL, 0}};
 static const choice precisions[] = {
     {"f32", GF_PRECISION_F32}, {"f64", GF_PRECISION_F64}, {NULL, 0}};
+static const choice latencies[] = {{"block", GF_LATENCY_BLOCK}, {NULL, 0}};
 static const choice hist_of[] = {{"output", 0}, {"input", 1}, {NULL, 0}};
 static const choice hist_channels[] = {{"each", 0}, {"mix", 1}, {NULL, 0}};
 
@@ -112,6 +113,7 @@ static const opt_spec specs[] = {
     {"stats", 0, ARG_FLAG, F(stats), 0, 0, NULL},
     {"control", 0, ARG_STRING, F(control), 0, 0, NULL},
     {"crossfade", 0, ARG_SIZE, F(crossfade_ms), 0, 10000, NULL},
+    {"latency", 0, ARG_CHOICE, F(latency), 0, 0, latencies},
     {"quiet", 'q', ARG_FLAG, F(quiet), 0, 0, NULL},
     {"json-summary", 0, ARG_STRING, F(json_summary), 0, 0, NULL},
     {"out-dir", 0, ARG_STRING, F(out_dir), 0, 0, NULL},
@@ -388,9 +390,9 @@ static int check_given(const gf_cli_options *o, const char *const *given)
         gf_cli_error("--%s is for IN and OUT, not --live", name);
         return GF_EXIT_USAGE;
     }
-    static const char *const live_only[] = {"control", "crossfade", NULL};
+    static const char *const live_only[] = {"control", "crossfade", "latency", NULL};
     if (o->action != GF_ACTION_LIVE && (name = first_given(given, live_only))) {
-        gf_cli_error("--%s changes the filter while it plays: it needs --live", name);
+        gf_cli_error("--%s is for --live (it needs a stream that plays)", name);
         return GF_EXIT_USAGE;
     }
     if (o->control && (o->hist_path || o->hist_png)) {

@@ -205,6 +205,15 @@ case_with_retry taps31_f64 "--coeffs $work/taps31.txt --precision f64" \
 case_with_retry fft3000_f32 "--coeffs $work/taps3000.txt --fft-partition $frames" \
     --coeffs "$work/taps3000.txt" --method fft --frames "$frames" || fails=$((fails + 1))
 
+# --latency block: one block of priming instead of two; the signal must
+# come back exactly that much (plus PortAudio's block) late.
+case_with_retry block_taps5_f32 "--coeffs $work/taps5.txt" \
+    --coeffs "$work/taps5.txt" --latency block --frames "$frames" || fails=$((fails + 1))
+if ! grep -qF "($frames frames of priming" "$work/block_taps5_f32.err"; then
+    echo "live_jack: block_taps5_f32: FAIL: not $frames frames of priming"
+    fails=$((fails + 1))
+fi
+
 # Changes of filter while playing (--control, SIGHUP), the direct method:
 # the recording must equal the old filter's output, the crossfade, then
 # the new filter's, bit for bit, at the frames gpufilt reports.
@@ -283,5 +292,5 @@ else
     echo "live_jack: control_missing: PASS"
 fi
 
-echo "live_jack: device $device: $((7 - fails)) passed, $fails failed"
+echo "live_jack: device $device: $((8 - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

@@ -74,6 +74,9 @@ static int choose_devices(gf_live *lv, gf_pa_config *cfg)
     cfg->channels = lv->channels;
     cfg->rate = lv->rate;
     cfg->block = lv->period_frames;
+    /* The worker turns a block around within the priming: one block leaves
+     * it one period (output is taken before input is posted). */
+    cfg->prime_blocks = o->latency == GF_LATENCY_BLOCK ? 1 : 2;
     return GF_EXIT_OK;
 }
 
