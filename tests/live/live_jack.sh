@@ -236,18 +236,34 @@ fifo="$work/control.fifo"
 rm -f "$fifo"
 mkfifo "$fifo"
 # Bad commands first (each refused, the filter unchanged), then a
-# designed 255-tap lowpass, then a gain on it.
+# designed 255-tap lowpass, a gain on it, bypass, and the 3-tap mean filter
+# (the gain still applies), over 3 s of signal.
 control_commands() {
     wait_started "$1" || return 1
     sleep 0.4
     printf 'lowpass abc\nir %s\ngain loud\nbypass maybe\n' "$work/missing.wav" >"$fifo" &&
         echo "lowpass 2000 design-taps 255" >"$fifo" &&
-        sleep 0.6 && echo "gain -6" >"$fifo"
+        sleep 0.6 && echo "gain -6" >"$fifo" &&
+        sleep 0.6 && echo "bypass on" >"$fifo" &&
+        sleep 0.6 && echo "# the mean filter, still 6 dB down" >"$fifo" &&
+        echo "--taps 3" >"$fifo"
 }
-during=control_commands more_check=reported_frames
+during=control_commands more_check=reported_frames seconds=3
 case_with_retry control_f32 \
-    "--taps 1 --switch coeffs:$work/lp255.txt --switch coeffs:$work/lp255.txt@-6 --fade 960" \
+    "--taps 1 --switch coeffs:$work/lp255.txt --switch coeffs:$work/lp255.txt@-6 \
+     --switch one --switch taps:3@-6 --fade 960" \
     --taps 1 --method direct --control "$fifo" --frames "$frames" || fails=$((fails + 1))
+seconds=2
+# The summary at the end names each change and its frame.
+summary="gpufilt: live: 4 filter changes: $(sed -n \
+    's/^gpufilt: live: filter [0-9]* from frame \([0-9]*\) .*: \(.*\)$/frame \1 '"'"'\2'"'"'/p' \
+    "$work/control_f32.err" | paste -sd, - | sed 's/,/, /g')"
+if ! grep -qxF "  $summary" <(sed 's/^/  /' "$work/control_f32.err") ||
+    ! grep -q "frame [0-9]* 'gain -6', frame [0-9]* 'bypass on', frame [0-9]* '--taps 3'$" \
+        "$work/control_f32.err"; then
+    echo "live_jack: control_f32: FAIL: no summary line: $summary"
+    fails=$((fails + 1))
+fi
 refusals=(
     "gpufilt: control: line 1: --lowpass: 'abc' is not a frequency in Hz (e.g. 1000 or 1k) (the filter is unchanged)"
     "gpufilt: control: line 2: cannot open impulse response '$work/missing.wav': No such file or directory (the filter is unchanged)"
