@@ -288,7 +288,14 @@ sighup_reload() {
 }
 during=sighup_reload
 case_with_retry sighup_f32 "--coeffs $work/taps5.txt --switch coeffs:$work/taps31.txt --fade 240" \
-    --coeffs "$work/hup.txt" --crossfade 5 --frames "$frames" || fails=$((fails + 1))
+    --coeffs "$work/hup.txt" --crossfade 5 --frames "$frames" --stats || fails=$((fails + 1))
+# --stats names the filter playing once the change is made.
+hup_at=$(sed -n 's/^gpufilt: live: filter 1 from frame \([0-9]*\) .*/\1/p' "$work/sighup_f32.err")
+if ! grep -q "^gpufilt: live: [0-9]* s: [0-9]* frames in, filter 1 (from frame ${hup_at:-none}), " \
+    "$work/sighup_f32.err"; then
+    echo "live_jack: sighup_f32: FAIL: --stats does not name filter 1 (from frame ${hup_at:-?})"
+    fails=$((fails + 1))
+fi
 during="" more_check=""
 want="gpufilt: control: SIGHUP: $work/hup.txt:1: 'zero' is not a number (the filter is unchanged)"
 if ! grep -qxF "$want" "$work/sighup_f32.err"; then
