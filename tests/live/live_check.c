@@ -32,7 +32,8 @@
  * where the recording first leaves the old filter's output; --reported
  * S1,S2,... (gpufilt's frame of each change, in its own count) must differ
  * from the s found by one constant (where the signal started in gpufilt's
- * count). f32 and the direct method only.
+ * count). f32 and the direct method only. --first SPEC gives the first
+ * filter the same way (instead of --taps or --coeffs).
  *
  * Exit codes: 0 pass; 1 wrong samples; 2 usage or I/O error; 3 mismatch
  * while xruns were reported (--xruns > 0) that piecewise checking could not
@@ -166,6 +167,7 @@ typedef struct options {
     int nsw;
     size_t fade;
     const char *reported;
+    const char *first; /* --first SPEC: the first filter as a --switch SPEC */
 } options;
 
 /* --make-coeffs N SEED: N random taps, one per line. */
@@ -214,12 +216,15 @@ static int parse_options(int argc, char **argv, options *o)
             o->fade = (size_t)atol(v);
         else if (strcmp(a, "--reported") == 0)
             o->reported = v;
+        else if (strcmp(a, "--first") == 0)
+            o->first = v;
         else {
             fprintf(stderr, "live_check: unknown option %s\n", a);
             return 2;
         }
     }
-    if (!o->sig_path || !o->rec_path || o->C < 1 || (!o->T && !o->coeffs) || (argc % 2) == 0) {
+    if (!o->sig_path || !o->rec_path || o->C < 1 || (!o->T && !o->coeffs && !o->first) ||
+        (argc % 2) == 0) {
         fprintf(stderr, "usage: live_check --signal X --record Y --channels C (--taps N | "
                         "--coeffs FILE) [--precision f32|f64] [--latency L] [--xruns N]\n");
         return 2;
@@ -573,7 +578,12 @@ int main(int argc, char **argv)
     if (rc)
         return rc;
     double *h = NULL;
-    if (opt.coeffs) {
+    if (opt.first && switch_taps(opt.first, &h, &opt.T) != 0) {
+        fprintf(stderr, "live_check: bad --first %s\n", opt.first);
+        free(h);
+        return 2;
+    }
+    if (opt.coeffs && !opt.first) {
         h = load_coeffs(opt.coeffs, &opt.T);
         if (!h || opt.T == 0) {
             fprintf(stderr, "live_check: cannot read taps from %s\n", opt.coeffs);

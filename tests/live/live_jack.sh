@@ -93,8 +93,9 @@ jack_xruns() { grep -ci xrun "$work/jackd.log"; }
 # failure; the xrun counts are left in case_xruns (gpufilt's + JACK's).
 # With `during` set, that function runs beside jack_feed (it acts on
 # gpufilt while the signal plays) and must succeed; `more_check`, when set,
-# prints more live_check arguments from gpufilt's messages (its argument).
-seconds=2 case_xruns="" during="" more_check=""
+# prints more live_check arguments from gpufilt's messages (its argument);
+# gpufilt reads its standard input from `gp_stdin` (default /dev/null).
+seconds=2 case_xruns="" during="" more_check="" gp_stdin=/dev/null
 run_case() {
     local name=$1 check_args=$2
     shift 2
@@ -102,7 +103,7 @@ run_case() {
     case_xruns=""
     rm -f "$work/$name.started"
     "$gpufilt" --live --host-api JACK --in system --out system --device "$device" \
-        --duration $((seconds + 120)) "$@" 2>"$err" &
+        --duration $((seconds + 120)) "$@" <"$gp_stdin" 2>"$err" &
     gpufilt_pid=$!
     if [ -n "$during" ]; then
         "$during" "$work/$name.started" &
@@ -302,6 +303,19 @@ if ! grep -qxF "$want" "$work/sighup_f32.err"; then
     echo "live_jack: sighup_f32: FAIL: no line: $want"
     fails=$((fails + 1))
 fi
+# --control -: a command on standard input, read while the stream starts,
+# is in place before the signal plays: the recording is 6 dB down from its
+# first frame.
+echo "gain -6" >"$work/stdin.txt"
+gp_stdin="$work/stdin.txt"
+case_with_retry stdin_f32 "--first taps:1@-6" --taps 1 --control - --frames "$frames" ||
+    fails=$((fails + 1))
+gp_stdin=/dev/null
+if ! grep -q "^gpufilt: live: filter 1 from frame [0-9]* (crossfade over frames [0-9]*\.\.[0-9]*, heard from frame [0-9]*): gain -6$" \
+    "$work/stdin_f32.err"; then
+    echo "live_jack: stdin_f32: FAIL: no line for the change"
+    fails=$((fails + 1))
+fi
 # A --control FILE that cannot be opened: exit 3, one line, before any audio.
 "$gpufilt" --live --host-api JACK --in system --out system --taps 1 \
     --control "$work/nothere" 2>"$work/nothere.err"
@@ -315,5 +329,5 @@ else
     echo "live_jack: control_missing: PASS"
 fi
 
-echo "live_jack: device $device: $((8 - fails)) passed, $fails failed"
+echo "live_jack: device $device: $((9 - fails)) passed, $fails failed"
 [ "$fails" = 0 ]
