@@ -277,6 +277,20 @@ for line in "${refusals[@]}"; do
         fails=$((fails + 1))
     fi
 done
+# The FFT method (partition = the block): 3000 taps to 2000 others, within
+# twice the larger of their bounds.
+"$check" --make-coeffs 2000 4 >"$work/taps2000.txt"
+fft_commands() {
+    wait_started "$1" || return 1
+    sleep 0.6
+    echo "coeffs $work/taps2000.txt" >"$fifo"
+}
+during=fft_commands
+case_with_retry control_fft_f32 "--coeffs $work/taps3000.txt --fft-partition $frames \
+    --switch coeffs:$work/taps2000.txt --fade 960" \
+    --coeffs "$work/taps3000.txt" --method fft --control "$fifo" --frames "$frames" ||
+    fails=$((fails + 1))
+
 # SIGHUP: the command line's coefficient file, rewritten, is read again
 # and crossfaded in over --crossfade 5 (240 frames); a first SIGHUP finds
 # it broken and is refused.
@@ -329,5 +343,5 @@ else
     echo "live_jack: control_missing: PASS"
 fi
 
-echo "live_jack: device $device: $((9 - fails)) passed, $fails failed"
+echo "live_jack: device $device: $((10 - fails)) passed, $fails failed"
 [ "$fails" = 0 ]
