@@ -37,7 +37,7 @@ for tool in jackd jack_wait timeout; do
 done
 
 mkdir -p "$work"
-rm -f "$work"/*
+rm -rf "${work:?}"/*
 server="gf-live-$$-$RANDOM"
 export JACK_NO_START_SERVER=1 JACK_DEFAULT_SERVER=$server
 jackd_pid="" gpufilt_pid=""
@@ -330,18 +330,23 @@ if ! grep -q "^gpufilt: live: filter 1 from frame [0-9]* (crossfade over frames 
     echo "live_jack: stdin_f32: FAIL: no line for the change"
     fails=$((fails + 1))
 fi
-# A --control FILE that cannot be opened: exit 3, one line, before any audio.
-"$gpufilt" --live --host-api JACK --in system --out system --taps 1 \
-    --control "$work/nothere" 2>"$work/nothere.err"
-rc=$?
-want="gpufilt: error: --control '$work/nothere': cannot open: No such file or directory"
-if [ "$rc" != 3 ] || [ "$(cat "$work/nothere.err")" != "$want" ]; then
-    echo "live_jack: control_missing: FAIL: exit $rc (want 3), said:"
-    cat "$work/nothere.err"
-    fails=$((fails + 1))
-else
-    echo "live_jack: control_missing: PASS"
-fi
+# A --control FILE that cannot be opened, or a directory: exit 3, one
+# line, before any audio.
+mkdir -p "$work/adir"
+for bad in nothere adir; do
+    "$gpufilt" --live --host-api JACK --in system --out system --taps 1 \
+        --control "$work/$bad" 2>"$work/control_$bad.err"
+    rc=$?
+    want="gpufilt: error: --control '$work/$bad': cannot open: No such file or directory"
+    [ "$bad" = adir ] && want="gpufilt: error: --control '$work/adir' is a directory"
+    if [ "$rc" != 3 ] || [ "$(cat "$work/control_$bad.err")" != "$want" ]; then
+        echo "live_jack: control_$bad: FAIL: exit $rc (want 3), said:"
+        cat "$work/control_$bad.err"
+        fails=$((fails + 1))
+    else
+        echo "live_jack: control_$bad: PASS"
+    fi
+done
 
-echo "live_jack: device $device: $((10 - fails)) passed, $fails failed"
+echo "live_jack: device $device: $((11 - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

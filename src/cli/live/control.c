@@ -408,6 +408,12 @@ int gf_live_control_start(gf_live_control **out, gf_live *lv, volatile sig_atomi
         c->is_stdin = 1;
     } else if (path) {
         struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            gf_cli_error("--control '%s' is a directory", path);
+            pthread_mutex_destroy(&c->lock);
+            free(c);
+            return GF_EXIT_INPUT;
+        }
         /* A FIFO opened for reading and writing opens at once and never
          * reads an end: writers may come and go. */
         const int fifo = stat(path, &st) == 0 && S_ISFIFO(st.st_mode);
