@@ -241,12 +241,12 @@ mkfifo "$fifo"
 # (the gain still applies), over 3 s of signal.
 control_commands() {
     wait_started "$1" || return 1
-    sleep 0.4
+    sleep 0.3
     printf 'lowpass abc\nir %s\ngain loud\nbypass maybe\n' "$work/missing.wav" >"$fifo" &&
         echo "lowpass 2000 design-taps 255" >"$fifo" &&
-        sleep 0.6 && echo "gain -6" >"$fifo" &&
-        sleep 0.6 && echo "bypass on" >"$fifo" &&
-        sleep 0.6 && echo "# the mean filter, still 6 dB down" >"$fifo" &&
+        sleep 0.5 && echo "gain -6" >"$fifo" &&
+        sleep 0.5 && echo "bypass on" >"$fifo" &&
+        sleep 0.5 && echo "# the mean filter, still 6 dB down" >"$fifo" &&
         echo "--taps 3" >"$fifo"
 }
 during=control_commands more_check=reported_frames seconds=3
