@@ -85,7 +85,7 @@ static void help_streams(FILE *f)
             "                        FIFO, or - for standard input), one a line: ir PATH,\n"
             "                        coeffs PATH, taps N, design options (lowpass 1000),\n"
             "                        gain DB, bypass on|off, reload; SIGHUP reloads too\n"
-            "      --crossfade MS    crossfade to a new filter over MS ms, 0..10000 (default 20)\n"
+            "      --crossfade MS    fade to a new filter over MS ms, 0..10000 (default 20)\n"
             "      --latency block   one block of output priming instead of two (the worker\n"
             "                        then has one period per block)\n"
             "\n",
