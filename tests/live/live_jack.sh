@@ -247,7 +247,7 @@ mkfifo "$fifo"
 control_commands() {
     wait_started "$1" || return 1
     sleep 0.3
-    printf 'lowpass abc\nir %s\ngain loud\nbypass maybe\n' "$work/missing.wav" >"$fifo" &&
+    printf 'lowpass abc\nir %s\ngain loud\nbypass maybe\ncoeffs -\n' "$work/missing.wav" >"$fifo" &&
         echo "lowpass 2000 design-taps 255" >"$fifo" &&
         sleep 0.5 && echo "gain -6" >"$fifo" &&
         sleep 0.5 && echo "bypass on" >"$fifo" &&
@@ -275,6 +275,7 @@ refusals=(
     "gpufilt: control: line 2: cannot open impulse response '$work/missing.wav': No such file or directory (the filter is unchanged)"
     "gpufilt: control: line 3: gain: 'loud' is not a number of dB in -120..40 (the filter is unchanged)"
     "gpufilt: control: line 4: bypass: 'maybe' is not on or off (the filter is unchanged)"
+    "gpufilt: control: line 5: --coeffs -: standard input holds no filter here (name a file) (the filter is unchanged)"
 )
 for line in "${refusals[@]}"; do
     if ! grep -qxF "$line" "$work/control_f32.err"; then

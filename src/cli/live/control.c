@@ -132,6 +132,12 @@ static int line_taps(gf_live_control *c, const char *line, char *words, gf_taps 
     int rc = gf_cli_parse(argc, argv, &lo);
     if (rc)
         return rc;
+    const char *file = lo.coeffs ? lo.coeffs : lo.ir;
+    if (file && strcmp(file, "-") == 0) {
+        gf_cli_error("--%s -: standard input holds no filter here (name a file)",
+                     lo.coeffs ? "coeffs" : "ir");
+        return GF_EXIT_USAGE;
+    }
     gf_cli_options on = *o;
     on.taps = lo.taps;
     on.coeffs = lo.coeffs;

@@ -7,7 +7,8 @@
  *   ir PATH | coeffs PATH | taps N | a design (lowpass 1000 ...)
  *       a new filter, in the command line's own grammar: NAME VALUE pairs
  *       of --taps, --coeffs, --ir and the design options, the "--" optional
- *       (`lowpass 1000 transition 200`, `--ir room.wav --highpass 40`)
+ *       (`lowpass 1000 transition 200`, `--ir room.wav --highpass 40`);
+ *       words have no blanks, and "-" (standard input) is no file here
  *   gain DB        the filter times 10^(DB/20) (-120 .. 40)
  *   bypass on|off  pass the input through (one tap of 1), or back
  *   reload         re-read the command line's filter files (as SIGHUP does)
