@@ -13,6 +13,7 @@ _gpufilt()
     --phase) mapfile -t COMPREPLY < <(compgen -W "linear minimum" -- "$cur") && return ;;
     --dither) mapfile -t COMPREPLY < <(compgen -W "none tpdf shaped" -- "$cur") && return ;;
     --ir-rate) mapfile -t COMPREPLY < <(compgen -W "resample strict" -- "$cur") && return ;;
+    --latency) mapfile -t COMPREPLY < <(compgen -W "block" -- "$cur") && return ;;
     --hist-of) mapfile -t COMPREPLY < <(compgen -W "output input" -- "$cur") && return ;;
     --hist-channels) mapfile -t COMPREPLY < <(compgen -W "each mix" -- "$cur") && return ;;
     --normalize-filter) mapfile -t COMPREPLY < <(compgen -W "peak dc l1 l2" -- "$cur") && return ;;
@@ -34,7 +35,8 @@ _gpufilt()
     -t | --taps | -c | --channels | -r | --rate | --chunk | --threads | --partition | \
         --hist-bins | --hist-block | --hist-range | --frames | --duration | --in | --out | \
         --host-api | --lowpass | --highpass | --bandpass | --bandreject | --atten | \
-        --transition | --design-taps | --gain | --mix | --dry | --wet | --normalize | --seed)
+        --transition | --design-taps | --gain | --mix | --dry | --wet | --normalize | --seed | \
+        --crossfade)
         return # a number or a name: nothing to offer
         ;;
     esac

@@ -63,6 +63,12 @@ const char *gf_raw_name(gf_raw_format f);
 /* A raw format by FFmpeg's or SoX's name ("s16le", "s16"), or GF_RAW_NONE. */
 gf_raw_format gf_raw_parse(const char *name);
 
+/* --latency: the output's priming (docs/live.md). */
+typedef enum gf_live_latency {
+    GF_LATENCY_DEFAULT = 0, /* not given: two blocks of priming */
+    GF_LATENCY_BLOCK        /* one block: the worker has one period */
+} gf_live_latency;
+
 /* What the command line asks for. */
 typedef enum gf_cli_action {
     GF_ACTION_FILTER,       /* IN -> OUT (files, pipes) */
@@ -144,6 +150,9 @@ typedef struct gf_cli_options {
     const char *live_in, *live_out, *host_api; /* NULL = default device / API */
     size_t live_frames;                        /* frames per callback, 0 = default */
     double duration;                           /* seconds, 0 = until interrupted */
+    const char *control;                       /* --control FILE ("-": standard input) or NULL */
+    size_t crossfade_ms;                       /* --crossfade MS, 0..10000, default 20 */
+    gf_live_latency latency;                   /* --latency */
 
     /* Filter design: --lowpass ... --response-png (design_cli.h). */
     gf_design_request design;

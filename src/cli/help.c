@@ -107,6 +107,13 @@ static void help_streams(FILE *f)
             "      --frames F        frames per audio buffer (default 256)\n"
             "      --duration S      stop after S seconds\n"
             "      --stats           print xrun counts every second\n"
+            "      --control FILE    change the filter while playing: commands from FILE (a\n"
+            "                        FIFO, or - for standard input), one a line: ir PATH,\n"
+            "                        coeffs PATH, taps N, design options (lowpass 1000),\n"
+            "                        gain DB, bypass on|off, reload; SIGHUP reloads too\n"
+            "      --crossfade MS    fade to a new filter over MS ms, 0..10000 (default 20)\n"
+            "      --latency block   one block of output priming instead of two (the worker\n"
+            "                        then has one period per block)\n"
             "\n",
             GF_HIST_MAX_BINS);
 }
@@ -163,7 +170,8 @@ static void help_output(FILE *f)
         "  0 success            1 internal error       2 usage error\n"
         "  3 input error        4 output error         5 device/backend error\n"
         "  6 verify mismatch    7 input ended inside a frame (trailing bytes dropped)\n"
-        "  130 interrupted by a signal (INT, TERM, HUP, ...)   141 output pipe closed\n"
+        "  130 interrupted by a signal (INT, TERM, HUP, ...; with --live HUP reloads)\n"
+        "  141 output pipe closed\n"
         "On any failure no output file is left behind: output is written to a\n"
         "temporary file in the same directory and renamed only on success.\n");
 }

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t g_signal;
+static volatile sig_atomic_t g_signal, g_reload;
 
 /* The first signal asks the run to stop, which it does cleanly between
  * blocks; a second ends gpufilt at once, for a run that cannot get there:
@@ -32,14 +32,21 @@ static void on_signal(int sig)
     g_signal = sig;
 }
 
+static void on_reload(int sig)
+{
+    (void)sig;
+    g_reload = 1;
+}
+
 /* Signals that end a run cleanly (g_signal, exit 130): besides SIGINT and
  * SIGTERM, every one whose default action would kill gpufilt with its
  * temporary files left behind and that someone else sends: a closed
  * terminal or SSH session (SIGHUP), Ctrl-\ (SIGQUIT), alarms and timers,
  * the user signals, a CPU-time limit (SIGXCPU). SIGPROF is left to
  * profilers, and SIGHUP where it is ignored already (nohup). A file-size
- * limit must surface as a write error, a closed output pipe as EPIPE. */
-static void install_signals(void)
+ * limit must surface as a write error, a closed output pipe as EPIPE.
+ * With --live, SIGHUP re-reads the filter instead (g_reload; live/control.h). */
+static void install_signals(int live)
 {
     static const int stop[] = {
         SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2, SIGVTALRM, SIGXCPU,
@@ -57,6 +64,10 @@ static void install_signals(void)
             continue;
         sigaction(stop[i], &sa, NULL);
     }
+    if (live) {
+        sa.sa_handler = on_reload;
+        sigaction(SIGHUP, &sa, NULL);
+    }
     signal(SIGXFSZ, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
 }
@@ -72,7 +83,8 @@ static int run_action(const gf_cli_options *o, gf_taps *t)
     if (o->action == GF_ACTION_LIST_DEVICES)
         gf_cli_list_gpus();
 #ifdef GPUFILT_HAVE_LIVE
-    return o->action == GF_ACTION_LIVE ? gf_live_run(o, t, &g_signal) : gf_live_list_devices();
+    return o->action == GF_ACTION_LIVE ? gf_live_run(o, t, &g_signal, &g_reload)
+                                       : gf_live_list_devices();
 #else
     if (o->action == GF_ACTION_LIST_DEVICES) {
         printf("audio devices: none (this gpufilt was built without PortAudio)\n");
@@ -90,7 +102,7 @@ int main(int argc, char **argv)
     int rc = gf_cli_parse(argc, argv, &o);
     if (rc || o.action == GF_ACTION_DONE)
         return rc;
-    install_signals();
+    install_signals(o.action == GF_ACTION_LIVE);
     if (o.json_summary)
         gf_cli_keep_messages();
     gf_taps taps;

@@ -52,7 +52,7 @@ typedef struct opt_spec {
 _Static_assert(sizeof(gf_mode) == sizeof(int) && sizeof(gf_precision) == sizeof(int) &&
                    sizeof(gf_device) == sizeof(int) && sizeof(gf_raw_format) == sizeof(int) &&
                    sizeof(gf_method) == sizeof(int) && sizeof(gf_norm_filter) == sizeof(int) &&
-                   sizeof(gf_dither_kind) == sizeof(int),
+                   sizeof(gf_dither_kind) == sizeof(int) && sizeof(gf_live_latency) == sizeof(int),
                "enum options are written as int");
 
 static const choice modes[] = {
@@ -64,6 +64,7 @@ static const choice precisions[] = {
 static const choice ir_rates[] = {{"resample", 0}, {"strict", 1}, {NULL, 0}};
 static const choice dithers[] = {
     {"none", GF_DITHER_NONE}, {"tpdf", GF_DITHER_TPDF}, {"shaped", GF_DITHER_SHAPED}, {NULL, 0}};
+static const choice latencies[] = {{"block", GF_LATENCY_BLOCK}, {NULL, 0}};
 static const choice hist_of[] = {{"output", 0}, {"input", 1}, {NULL, 0}};
 static const choice hist_channels[] = {{"each", 0}, {"mix", 1}, {NULL, 0}};
 static const choice norm_filters[] = {
@@ -133,6 +134,9 @@ static const opt_spec specs[] = {
     {"frames", 0, ARG_SIZE, F(live_frames), 1, 65536, NULL},
     {"duration", 0, ARG_SECONDS, F(duration), 0, 0, NULL},
     {"stats", 0, ARG_FLAG, F(stats), 0, 0, NULL},
+    {"control", 0, ARG_STRING, F(control), 0, 0, NULL},
+    {"crossfade", 0, ARG_SIZE, F(crossfade_ms), 0, 10000, NULL},
+    {"latency", 0, ARG_CHOICE, F(latency), 0, 0, latencies},
     {"quiet", 'q', ARG_FLAG, F(quiet), 0, 0, NULL},
     {"json-summary", 0, ARG_STRING, F(json_summary), 0, 0, NULL},
     {"out-dir", 0, ARG_STRING, F(out_dir), 0, 0, NULL},
@@ -464,6 +468,15 @@ static int check_given(const gf_cli_options *o, const char *const *given)
         gf_cli_error("--seed sets the dither's noise: it does nothing with --dither none");
         return GF_EXIT_USAGE;
     }
+    static const char *const live_only[] = {"control", "crossfade", "latency", NULL};
+    if (o->action != GF_ACTION_LIVE && (name = first_given(given, live_only))) {
+        gf_cli_error("--%s is for --live (it needs a stream that plays)", name);
+        return GF_EXIT_USAGE;
+    }
+    if (o->control && (o->hist_path || o->hist_png)) {
+        gf_cli_error("--control: the filter cannot change while --hist or --hist-png records it");
+        return GF_EXIT_USAGE;
+    }
     if (o->ngpus && o->device != GF_DEVICE_AUTO && o->device != GF_DEVICE_CUDA) {
         gf_cli_error("--gpus names GPUs: it goes with --device cuda or auto, not %s",
                      gf_device_name(o->device));
@@ -599,6 +612,7 @@ static void set_defaults(gf_cli_options *o)
     o->hist_hi = 1.0;
     o->hist_limit = GF_HIST_DEFAULT_LIMIT;
     o->mix = o->dry_db = o->wet_db = o->normalize_db = NAN;
+    o->crossfade_ms = 20;
 }
 
 int gf_cli_parse(int argc, char **argv, gf_cli_options *o)

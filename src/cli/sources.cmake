@@ -56,6 +56,7 @@ set(GPUFILT_CLI_SOURCES
 set(GPUFILT_CLI_LIVE_SOURCES
   live/live.c
   live/worker.c
+  live/control.c
   live/portaudio_io.c
   live/pa_session.c
   live/devices.c)

@@ -80,6 +80,13 @@ expect 2 "${E}--partition is for IN and OUT: --live's FFT partition is its block
 expect 2 "${E}--partition is for IN and OUT: --live's FFT partition is its block (--frames)" --live --ir in.wav --method fft --frames 256 --partition 256
 expect 2 "${E}--duration: '-1' is not a number of seconds in (0, 1e7]" --live --taps 5 --duration -1
 expect 2 "${E}use either --live or --list-devices, not both" --live --list-devices --taps 5
+# Changing the filter while playing: --live only, not beside the histograms.
+expect 2 "${E}--control is for --live (it needs a stream that plays)" in.wav out.wav --taps 5 --control ctl
+expect 2 "${E}--crossfade is for --live (it needs a stream that plays)" in.wav out.wav --taps 5 --crossfade 5
+expect 2 "${E}--crossfade: '10001' is out of range 0..10000" --live --taps 5 --crossfade 10001
+expect 2 "${E}--control: the filter cannot change while --hist or --hist-png records it" --live --taps 5 --control - --hist h.csv
+expect 2 "${E}--latency: 'zero' is not one of block" --live --taps 5 --latency zero
+expect 2 "${E}--latency is for --live (it needs a stream that plays)" in.wav out.wav --taps 5 --latency block
 expect 2 "${E}use either --out-raw or --out-format, not both" in.wav out.raw --taps 5 --out-raw s16le --out-format wav
 expect_no_output out.wav h.csv
 

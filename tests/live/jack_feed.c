@@ -3,7 +3,10 @@
  * records what comes back, frame-accurately.
  *
  *   jack_feed [--target NAME] [--channels C] [--seconds S] [--rate-check R]
- *             [--timeout S] --signal X.f32 --record Y.f32
+ *             [--timeout S] [--started FILE] --signal X.f32 --record Y.f32
+ *
+ * --started FILE: FILE is created once the signal's first frame has been
+ * played (a script waits for it to act on gpufilt while the signal plays).
  *
  * Two JACK clients, so that the graph has no cycle and JACK runs them in
  * order within each period: "gf_play" (outputs) -> gpufilt -> "gf_rec"
@@ -172,7 +175,7 @@ static int find_ports(jack_client_t *cl, const char *client, int in, const char 
 static void usage(void)
 {
     fprintf(stderr, "usage: jack_feed [--target NAME] [--channels C] [--seconds S] "
-                    "[--timeout S] --signal X.f32 --record Y.f32\n");
+                    "[--timeout S] [--started FILE] --signal X.f32 --record Y.f32\n");
 }
 
 static int write_file(const char *path, const float *p, size_t n)
@@ -187,7 +190,7 @@ static int write_file(const char *path, const float *p, size_t n)
 }
 
 typedef struct args {
-    const char *target, *sig_path, *rec_path;
+    const char *target, *sig_path, *rec_path, *started_path;
     int C;
     double seconds, timeout;
 } args;
@@ -214,6 +217,8 @@ static int parse_args(int argc, char **argv, args *a)
             a->sig_path = v;
         else if (strcmp(o, "--record") == 0)
             a->rec_path = v;
+        else if (strcmp(o, "--started") == 0)
+            a->started_path = v;
         else {
             usage();
             return 1;
@@ -346,12 +351,19 @@ static int connect_gpufilt(feed *f, const args *a, double t_end)
 
 /* Play the signal and wait for the whole recording (until the ports'
  * deadline t_end plus the recording's length). */
-static int play_and_record(feed *f, double rate, double t_end)
+static int play_and_record(feed *f, double rate, double t_end, const char *started_path)
 {
     sleep_ms(200); /* let the graph settle in its new order */
     atomic_store(&f->state, STATE_PLAY);
-    while (atomic_load(&f->state) != STATE_DONE && now_s() < t_end + (double)f->R / rate)
+    while (atomic_load(&f->state) != STATE_DONE && now_s() < t_end + (double)f->R / rate) {
+        if (started_path && atomic_load(&f->started)) {
+            FILE *m = fopen(started_path, "w");
+            if (m)
+                fclose(m);
+            started_path = NULL;
+        }
         sleep_ms(20);
+    }
     if (atomic_load(&f->state) != STATE_DONE) {
         fprintf(stderr, "jack_feed: recording did not complete (%zu of %zu frames)\n",
                 atomic_load(&f->recorded), f->R);
@@ -375,7 +387,8 @@ int main(int argc, char **argv)
     int rc = 1;
     if (start_clients(&f) == 0) {
         const double t_end = now_s() + a.timeout;
-        if (connect_gpufilt(&f, &a, t_end) == 0 && play_and_record(&f, rate, t_end) == 0)
+        if (connect_gpufilt(&f, &a, t_end) == 0 &&
+            play_and_record(&f, rate, t_end, a.started_path) == 0)
             rc = 0;
     }
     jack_deactivate(f.play);

@@ -20,6 +20,22 @@
  * * sum|h| * max|x| with K = ceil(T / P), plus the output's own rounding,
  * against the sum accumulated in double.
  *
+ * Changes of filter (gpufilt --control, SIGHUP): --switch SPEC, once per
+ * change in order, names each new filter: taps:N (the mean filter),
+ * coeffs:FILE or one (bypass: one tap of 1), with @DB for a gain (the taps
+ * times 10^(DB/20) in double, as gpufilt scales them); --fade F is the
+ * crossfade in frames. The recording must then equal, bit for bit, the old
+ * filter's causal output before each change, from its first frame s the
+ * crossfade old * (1 - w) + new * w with w = (p + 1) / (F + 1) at p = i - s
+ * (in double, rounded once to float, as gpufilt's worker computes it) and
+ * the new filter's causal output of the whole signal from s + F on. s is
+ * where the recording first leaves the old filter's output; --reported
+ * S1,S2,... (gpufilt's frame of each change, in its own count) must differ
+ * from the s found by one constant (where the signal started in gpufilt's
+ * count). f32 only; with --fft-partition every sample within twice the
+ * largest of the filters' bounds. --first SPEC gives the first
+ * filter the same way (instead of --taps or --coeffs).
+ *
  * Exit codes: 0 pass; 1 wrong samples; 2 usage or I/O error; 3 mismatch
  * while xruns were reported (--xruns > 0) that piecewise checking could not
  * explain (the caller may run again). With xruns, a mismatch is checked
@@ -147,6 +163,12 @@ typedef struct options {
     long latency, xruns;
     int exact_latency;
     size_t fft_partition;
+    /* changes of filter */
+    const char *sw[8];
+    int nsw;
+    size_t fade;
+    const char *reported;
+    const char *first; /* --first SPEC: the first filter as a --switch SPEC */
 } options;
 
 /* --make-coeffs N SEED: N random taps, one per line. */
@@ -189,12 +211,21 @@ static int parse_options(int argc, char **argv, options *o)
             o->exact_latency = atoi(v);
         else if (strcmp(a, "--fft-partition") == 0)
             o->fft_partition = (size_t)atol(v);
+        else if (strcmp(a, "--switch") == 0 && o->nsw < 8)
+            o->sw[o->nsw++] = v;
+        else if (strcmp(a, "--fade") == 0)
+            o->fade = (size_t)atol(v);
+        else if (strcmp(a, "--reported") == 0)
+            o->reported = v;
+        else if (strcmp(a, "--first") == 0)
+            o->first = v;
         else {
             fprintf(stderr, "live_check: unknown option %s\n", a);
             return 2;
         }
     }
-    if (!o->sig_path || !o->rec_path || o->C < 1 || (!o->T && !o->coeffs) || (argc % 2) == 0) {
+    if (!o->sig_path || !o->rec_path || o->C < 1 || (!o->T && !o->coeffs && !o->first) ||
+        (argc % 2) == 0) {
         fprintf(stderr, "usage: live_check --signal X --record Y --channels C (--taps N | "
                         "--coeffs FILE) [--precision f32|f64] [--latency L] [--xruns N]\n");
         return 2;
@@ -400,6 +431,200 @@ static int check(const options *opt, const sig *rec, const float *y, size_t N)
     return check_piecewise(opt, rec, y, N, o);
 }
 
+/* A --switch SPEC's filter: its taps (n of them) in double, or NULL for
+ * the mean filter without a gain. Returns 0, or -1 for a bad SPEC. */
+static int switch_taps(const char *spec, double **h, size_t *n)
+{
+    char kind[512];
+    snprintf(kind, sizeof kind, "%s", spec);
+    double gain_db = 0;
+    char *at = strrchr(kind, '@');
+    if (at) {
+        *at = '\0';
+        gain_db = atof(at + 1);
+    }
+    *h = NULL;
+    if (strcmp(kind, "one") == 0) {
+        *n = 1;
+        if (!(*h = malloc(sizeof **h)))
+            return -1;
+        (*h)[0] = 1.0;
+    } else if (strncmp(kind, "taps:", 5) == 0) {
+        *n = (size_t)atol(kind + 5);
+        if (*n == 0)
+            return -1;
+        if (gain_db != 0) {
+            if (!(*h = malloc(*n * sizeof **h)))
+                return -1;
+            for (size_t k = 0; k < *n; k++)
+                (*h)[k] = 1.0 / (double)*n;
+        }
+    } else if (strncmp(kind, "coeffs:", 7) == 0) {
+        if (!(*h = load_coeffs(kind + 7, n)) || *n == 0)
+            return -1;
+    } else
+        return -1;
+    if (gain_db != 0) {
+        const double g = pow(10.0, gain_db / 20.0);
+        for (size_t k = 0; k < *n; k++)
+            (*h)[k] *= g;
+    }
+    return 0;
+}
+
+/* The schedule's sample j (frame i, channel c folded in) for a change
+ * whose crossfade of F frames starts at frame s: old before, the crossfade
+ * (as gpufilt's worker computes it), new after. */
+static float scheduled(const float *old, const float *nu, size_t i, size_t j, size_t s, size_t F)
+{
+    if (i < s)
+        return old[j];
+    const size_t p = i - s;
+    if (p >= F)
+        return nu[j];
+    const double w = (double)(p + 1) / (double)(F + 1);
+    return (float)((double)old[j] * (1.0 - w) + (double)nu[j] * w);
+}
+
+/* Whether recording frames o + [from, to) hold the change at s. */
+static int change_fits(const sig *rec, size_t o, const float *old, const float *nu, int C,
+                       size_t from, size_t to, size_t s, size_t F)
+{
+    for (size_t i = from; i < to; i++) {
+        if (o + i >= rec->frames)
+            return 0;
+        for (int c = 0; c < C; c++) {
+            const size_t j = i * (size_t)C + (size_t)c;
+            if (!sample_eq(rec->p[(o + i) * (size_t)C + (size_t)c], scheduled(old, nu, i, j, s, F)))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* With --switch: the schedule of changes (see the top). y holds the first
+ * filter's output and becomes the whole schedule's. With --fft-partition
+ * a sample may differ by twice the largest of the filters' bounds: each
+ * engine's output within its own, the crossfade's weights sum to 1, and
+ * the crossfade's rounding is within the output rounding each bound holds.
+ * Returns the exit code. */
+static int check_switches(const options *opt, const sig *x, const sig *rec, float *y)
+{
+    const int C = opt->C;
+    const size_t N = x->frames, F = opt->fade;
+    float *ys[8] = {NULL};
+    int rc = 2;
+    if (opt->f64) {
+        fprintf(stderr, "live_check: --switch checks f32 only\n");
+        return 2;
+    }
+    double tol = g_tol;
+    for (int k = 0; k < opt->nsw; k++) {
+        double *h = NULL;
+        options ok = *opt;
+        if (switch_taps(opt->sw[k], &h, &ok.T) != 0) {
+            fprintf(stderr, "live_check: bad --switch %s\n", opt->sw[k]);
+            free(h);
+            goto done;
+        }
+        ys[k] = filter_oracle(x, C, ok.T, h, 0, opt->fft_partition > 0);
+        if (opt->fft_partition)
+            tol = fmax(tol, fft_bound(&ok, h, x));
+        free(h);
+        if (!ys[k])
+            goto done;
+    }
+    g_tol = 2 * tol;
+    if (g_tol)
+        printf("live_check: through the changes, samples equal within %.3g\n", g_tol);
+    size_t o = 0;
+    if (find_offset(rec, y, C, &o) != 1) {
+        printf("live_check: FAIL: the first %d filtered frames are not found once in the first "
+               "%d frames of the recording\n",
+               HEAD, SEARCH);
+        rc = opt->xruns > 0 ? 3 : 1;
+        goto done;
+    }
+    long long shift = 0;
+    const char *rep = opt->reported;
+    size_t from = 0; /* frames before this are settled */
+    for (int k = 0; k < opt->nsw; k++) {
+        size_t s = from;
+        while (s < N && o + s < rec->frames &&
+               frame_eq(rec->p + (o + s) * (size_t)C, y + s * (size_t)C, C))
+            s++;
+        /* The first frame that leaves the old output is the crossfade's
+         * first, or a little later where its first weights moved a sample
+         * less than the tolerance: the earliest start that fits. */
+        const size_t to = s + F + RESYNC_LEN < N ? s + F + RESYNC_LEN : N;
+        size_t found = N;
+        for (size_t cand = s + 1; cand-- > from && cand + 64 >= s && s < N;)
+            if (change_fits(rec, o, y, ys[k], C, cand, to, cand, F))
+                found = cand;
+        if (found >= N) {
+            printf("live_check: FAIL: change %d (%s) is not heard in the recording as scheduled "
+                   "(it leaves the old output at signal frame %zu)\n",
+                   k + 1, opt->sw[k], s);
+            rc = opt->xruns > 0 ? 3 : 1;
+            goto done;
+        }
+        s = found;
+        for (size_t i = s; i < N; i++)
+            for (int c = 0; c < C; c++) {
+                const size_t j = i * (size_t)C + (size_t)c;
+                y[j] = scheduled(y, ys[k], i, j, s, F);
+            }
+        long long r = -1;
+        if (rep && *rep) {
+            r = atoll(rep);
+            rep = strchr(rep, ',');
+            rep = rep ? rep + 1 : NULL;
+        }
+        printf("live_check: change %d (%s): the crossfade of %zu frames starts at signal frame "
+               "%zu (gpufilt reported frame %lld)\n",
+               k + 1, opt->sw[k], F, s, r);
+        if (opt->reported) {
+            if (r < 0 || (k > 0 && r - (long long)s != shift)) {
+                printf("live_check: FAIL: gpufilt's frames of the changes and the signal's "
+                       "differ by %lld, not %lld as at the first change\n",
+                       r - (long long)s, shift);
+                rc = 1;
+                goto done;
+            }
+            shift = r - (long long)s;
+        }
+        from = s + F;
+    }
+    size_t bad = 0, first_bad = N;
+    for (size_t i = 0; i < N; i++)
+        if (o + i >= rec->frames || !frame_eq(rec->p + (o + i) * (size_t)C, y + i * (size_t)C, C)) {
+            if (!bad)
+                first_bad = i;
+            bad++;
+        }
+    if (bad) {
+        printf("live_check: %s: %zu of %zu frames differ from the schedule of changes, the first "
+               "at frame %zu\n",
+               opt->xruns > 0 ? "MISMATCH (xruns reported)" : "FAIL", bad, N, first_bad);
+        rc = opt->xruns > 0 ? 3 : 1;
+        goto done;
+    }
+    if (opt->exact_latency && opt->xruns == 0 && opt->latency >= 0 && (long)o != opt->latency) {
+        printf("live_check: FAIL: as scheduled, but %zu frames late instead of the %ld gpufilt "
+               "reported\n",
+               o, opt->latency);
+        rc = 1;
+        goto done;
+    }
+    printf("live_check: PASS: all %zu frames %s at offset %zu through %d change%s of filter\n", N,
+           g_tol ? "within the bound" : "bit-exact", o, opt->nsw, opt->nsw == 1 ? "" : "s");
+    rc = 0;
+done:
+    for (int k = 0; k < opt->nsw; k++)
+        free(ys[k]);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--make-coeffs") == 0)
@@ -409,7 +634,12 @@ int main(int argc, char **argv)
     if (rc)
         return rc;
     double *h = NULL;
-    if (opt.coeffs) {
+    if (opt.first && switch_taps(opt.first, &h, &opt.T) != 0) {
+        fprintf(stderr, "live_check: bad --first %s\n", opt.first);
+        free(h);
+        return 2;
+    }
+    if (opt.coeffs && !opt.first) {
         h = load_coeffs(opt.coeffs, &opt.T);
         if (!h || opt.T == 0) {
             fprintf(stderr, "live_check: cannot read taps from %s\n", opt.coeffs);
@@ -426,7 +656,7 @@ int main(int argc, char **argv)
     else {
         if (opt.fft_partition)
             g_tol = fft_bound(&opt, h, &x);
-        rc = check(&opt, &rec, y, x.frames);
+        rc = opt.nsw ? check_switches(&opt, &x, &rec, y) : check(&opt, &rec, y, x.frames);
     }
     free(x.p);
     free(rec.p);

@@ -38,7 +38,7 @@ for tool in jackd jack_wait timeout; do
 done
 
 mkdir -p "$work"
-rm -f "$work"/*
+rm -rf "${work:?}"/*
 server="gf-live-$$-$RANDOM"
 export JACK_NO_START_SERVER=1 JACK_DEFAULT_SERVER=$server
 jackd_pid="" gpufilt_pid=""
@@ -92,19 +92,33 @@ jack_xruns() { grep -ci xrun "$work/jackd.log"; }
 # and records; live_check compares. Returns live_check's code (0 pass, 1
 # wrong samples, 3 xruns explain a mismatch: try again) or 1 for any other
 # failure; the xrun counts are left in case_xruns (gpufilt's + JACK's).
-seconds=2 case_xruns=""
+# With `during` set, that function runs beside jack_feed (it acts on
+# gpufilt while the signal plays) and must succeed; `more_check`, when set,
+# prints more live_check arguments from gpufilt's messages (its argument);
+# gpufilt reads its standard input from `gp_stdin` (default /dev/null).
+seconds=2 case_xruns="" during="" more_check="" gp_stdin=/dev/null
 run_case() {
     local name=$1 check_args=$2
     shift 2
-    local err="$work/$name.err"
+    local err="$work/$name.err" during_pid=""
     case_xruns=""
+    rm -f "$work/$name.started"
     "$gpufilt" --live --host-api JACK --in system --out system --device "$device" \
-        --duration $((seconds + 120)) "$@" 2>"$err" &
+        --duration $((seconds + 120)) "$@" <"$gp_stdin" 2>"$err" &
     gpufilt_pid=$!
+    if [ -n "$during" ]; then
+        "$during" "$work/$name.started" &
+        during_pid=$!
+    fi
     timeout $((seconds + 60)) "$feed" --channels 2 --seconds "$seconds" --timeout 20 \
-        --signal "$work/$name.x.f32" --record "$work/$name.rec.f32" >"$work/$name.feed" 2>&1
+        --signal "$work/$name.x.f32" --record "$work/$name.rec.f32" \
+        --started "$work/$name.started" >"$work/$name.feed" 2>&1
     local frc=$?
     cat "$work/$name.feed"
+    if [ -n "$during_pid" ] && ! wait "$during_pid"; then
+        echo "live_jack: $name: FAIL: the commands to gpufilt did not all go out"
+        frc=1
+    fi
     kill -TERM "$gpufilt_pid" 2>/dev/null
     local grc=0
     # The timeout guards against a stop that hangs.
@@ -123,6 +137,11 @@ run_case() {
     grep ' s: ' "$err" | tail -n 1 | sed 's/^/  /'
     if [ "$frc" != 0 ]; then
         echo "live_jack: $name: FAIL: jack_feed exited $frc"
+        # A recording cut short while JACK itself reported xruns (the
+        # machine starved the server): worth the one second try.
+        if grep -q "JACK xruns [1-9]" "$work/$name.feed"; then
+            return 3
+        fi
         return 1
     fi
     if [ "$grc" != 130 ]; then
@@ -140,9 +159,12 @@ run_case() {
     # Without xruns the signal must come back exactly `latency` + one block
     # late: PortAudio's JACK buffer processor holds one block on the output
     # side (it is part of the output latency PortAudio reports).
+    local more=""
+    [ -n "$more_check" ] && more=$("$more_check" "$err")
     # shellcheck disable=SC2086
     "$check" --signal "$work/$name.x.f32" --record "$work/$name.rec.f32" --channels 2 \
-        $check_args --latency $((lat + frames)) --exact-latency 1 --xruns $((xr + ${jx:-0}))
+        $check_args $more --latency $((lat + frames)) --exact-latency 1 \
+        --xruns $((xr + ${jx:-0}))
     local crc=$?
     case_xruns=$((xr + ${jx:-0}))
     echo "live_jack: $name: gpufilt xruns $xr, JACK xruns ${jx:-?}, live_check $crc"
@@ -222,5 +244,148 @@ grep -qxF "$want" "$work/ir44_f32.err" || {
     fails=$((fails + 1))
 }
 
-echo "live_jack: device $device: $((6 - fails)) passed, $fails failed"
+# --latency block: one block of priming instead of two; the signal must
+# come back exactly that much (plus PortAudio's block) late.
+case_with_retry block_taps5_f32 "--coeffs $work/taps5.txt" \
+    --coeffs "$work/taps5.txt" --latency block --frames "$frames" || fails=$((fails + 1))
+if ! grep -qF "($frames frames of priming" "$work/block_taps5_f32.err"; then
+    echo "live_jack: block_taps5_f32: FAIL: not $frames frames of priming"
+    fails=$((fails + 1))
+fi
+
+# Changes of filter while playing (--control, SIGHUP), the direct method:
+# the recording must equal the old filter's output, the crossfade, then
+# the new filter's, bit for bit, at the frames gpufilt reports.
+wait_started() {
+    for _ in $(seq 400); do
+        [ -e "$1" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+# gpufilt's "filter N from frame F" lines as live_check --reported F1,F2...
+reported_frames() {
+    local f
+    f=$(sed -n 's/^gpufilt: live: filter [0-9]* from frame \([0-9]*\) .*/\1/p' "$1" | paste -sd, -)
+    echo "--reported ${f:-none}"
+}
+"$gpufilt" --lowpass 2000 --design-taps 255 --rate 48000 --design-out "$work/lp255.txt" \
+    2>/dev/null
+fifo="$work/control.fifo"
+rm -f "$fifo"
+mkfifo "$fifo"
+# Bad commands first (each refused, the filter unchanged), then a
+# designed 255-tap lowpass, a gain on it, bypass, and the 3-tap mean filter
+# (the gain still applies), over 3 s of signal.
+control_commands() {
+    wait_started "$1" || return 1
+    sleep 0.3
+    printf 'lowpass abc\nir %s\ngain loud\nbypass maybe\ncoeffs -\n' "$work/missing.wav" >"$fifo" &&
+        echo "lowpass 2000 design-taps 255" >"$fifo" &&
+        sleep 0.5 && echo "gain -6" >"$fifo" &&
+        sleep 0.5 && echo "bypass on" >"$fifo" &&
+        sleep 0.5 && echo "# the mean filter, still 6 dB down" >"$fifo" &&
+        echo "--taps 3" >"$fifo"
+}
+during=control_commands more_check=reported_frames seconds=3
+case_with_retry control_f32 \
+    "--taps 1 --switch coeffs:$work/lp255.txt --switch coeffs:$work/lp255.txt@-6 \
+     --switch one --switch taps:3@-6 --fade 960" \
+    --taps 1 --method direct --control "$fifo" --frames "$frames" || fails=$((fails + 1))
+seconds=2
+# The summary at the end names each change and its frame.
+summary="gpufilt: live: 4 filter changes: $(sed -n \
+    's/^gpufilt: live: filter [0-9]* from frame \([0-9]*\) .*: \(.*\)$/frame \1 '"'"'\2'"'"'/p' \
+    "$work/control_f32.err" | paste -sd, - | sed 's/,/, /g')"
+if ! grep -qxF "  $summary" <(sed 's/^/  /' "$work/control_f32.err") ||
+    ! grep -q "frame [0-9]* 'gain -6', frame [0-9]* 'bypass on', frame [0-9]* '--taps 3'$" \
+        "$work/control_f32.err"; then
+    echo "live_jack: control_f32: FAIL: no summary line: $summary"
+    fails=$((fails + 1))
+fi
+refusals=(
+    "gpufilt: control: line 1: --lowpass: 'abc' is not a frequency in Hz (e.g. 1000 or 1k) (the filter is unchanged)"
+    "gpufilt: control: line 2: cannot open impulse response '$work/missing.wav': No such file or directory (the filter is unchanged)"
+    "gpufilt: control: line 3: gain: 'loud' is not a number of dB in -120..40 (the filter is unchanged)"
+    "gpufilt: control: line 4: bypass: 'maybe' is not on or off (the filter is unchanged)"
+    "gpufilt: control: line 5: --coeffs -: standard input holds no filter here (name a file) (the filter is unchanged)"
+)
+for line in "${refusals[@]}"; do
+    if ! grep -qxF "$line" "$work/control_f32.err"; then
+        echo "live_jack: control_f32: FAIL: no line: $line"
+        fails=$((fails + 1))
+    fi
+done
+# The FFT method (partition = the block): 3000 taps to 2000 others, within
+# twice the larger of their bounds.
+"$check" --make-coeffs 2000 4 >"$work/taps2000.txt"
+fft_commands() {
+    wait_started "$1" || return 1
+    sleep 0.6
+    echo "coeffs $work/taps2000.txt" >"$fifo"
+}
+during=fft_commands
+case_with_retry control_fft_f32 "--coeffs $work/taps3000.txt --fft-partition $frames \
+    --switch coeffs:$work/taps2000.txt --fade 960" \
+    --coeffs "$work/taps3000.txt" --method fft --control "$fifo" --frames "$frames" ||
+    fails=$((fails + 1))
+
+# SIGHUP: the command line's coefficient file, rewritten, is read again
+# and crossfaded in over --crossfade 5 (240 frames); a first SIGHUP finds
+# it broken and is refused.
+cp "$work/taps5.txt" "$work/hup.txt"
+sighup_reload() {
+    wait_started "$1" || return 1
+    sleep 0.4
+    echo "0.5 zero" >"$work/hup.txt" && kill -HUP "$gpufilt_pid" && sleep 0.3 &&
+        cp "$work/taps31.txt" "$work/hup.txt" && kill -HUP "$gpufilt_pid"
+}
+during=sighup_reload
+case_with_retry sighup_f32 "--coeffs $work/taps5.txt --switch coeffs:$work/taps31.txt --fade 240" \
+    --coeffs "$work/hup.txt" --crossfade 5 --frames "$frames" --stats || fails=$((fails + 1))
+# --stats names the filter playing once the change is made.
+hup_at=$(sed -n 's/^gpufilt: live: filter 1 from frame \([0-9]*\) .*/\1/p' "$work/sighup_f32.err")
+if ! grep -q "^gpufilt: live: [0-9]* s: [0-9]* frames in, filter 1 (from frame ${hup_at:-none}), " \
+    "$work/sighup_f32.err"; then
+    echo "live_jack: sighup_f32: FAIL: --stats does not name filter 1 (from frame ${hup_at:-?})"
+    fails=$((fails + 1))
+fi
+during="" more_check=""
+want="gpufilt: control: SIGHUP: $work/hup.txt:1: 'zero' is not a number (the filter is unchanged)"
+if ! grep -qxF "$want" "$work/sighup_f32.err"; then
+    echo "live_jack: sighup_f32: FAIL: no line: $want"
+    fails=$((fails + 1))
+fi
+# --control -: a command on standard input, read while the stream starts,
+# is in place before the signal plays: the recording is 6 dB down from its
+# first frame.
+echo "gain -6" >"$work/stdin.txt"
+gp_stdin="$work/stdin.txt"
+case_with_retry stdin_f32 "--first taps:1@-6" --taps 1 --control - --frames "$frames" ||
+    fails=$((fails + 1))
+gp_stdin=/dev/null
+if ! grep -q "^gpufilt: live: filter 1 from frame [0-9]* (crossfade over frames [0-9]*\.\.[0-9]*, heard from frame [0-9]*): gain -6$" \
+    "$work/stdin_f32.err"; then
+    echo "live_jack: stdin_f32: FAIL: no line for the change"
+    fails=$((fails + 1))
+fi
+# A --control FILE that cannot be opened, or a directory: exit 3, one
+# line, before any audio.
+mkdir -p "$work/adir"
+for bad in nothere adir; do
+    "$gpufilt" --live --host-api JACK --in system --out system --taps 1 \
+        --control "$work/$bad" 2>"$work/control_$bad.err"
+    rc=$?
+    want="gpufilt: error: --control '$work/$bad': cannot open: No such file or directory"
+    [ "$bad" = adir ] && want="gpufilt: error: --control '$work/adir' is a directory"
+    if [ "$rc" != 3 ] || [ "$(cat "$work/control_$bad.err")" != "$want" ]; then
+        echo "live_jack: control_$bad: FAIL: exit $rc (want 3), said:"
+        cat "$work/control_$bad.err"
+        fails=$((fails + 1))
+    else
+        echo "live_jack: control_$bad: PASS"
+    fi
+done
+
+echo "live_jack: device $device: $((13 - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

@@ -12,6 +12,7 @@
  */
 #include "live/live.h"
 
+#include "live/control.h"
 #include "live/devices.h"
 #include "live/pa_session.h"
 #include "live/worker.h"
@@ -73,6 +74,9 @@ static int choose_devices(gf_live *lv, gf_pa_config *cfg)
     cfg->channels = lv->channels;
     cfg->rate = lv->rate;
     cfg->block = lv->period_frames;
+    /* The worker turns a block around within the priming: one block leaves
+     * it one period (output is taken before input is posted). */
+    cfg->prime_blocks = o->latency == GF_LATENCY_BLOCK ? 1 : 2;
     return GF_EXIT_OK;
 }
 
@@ -93,9 +97,80 @@ static int live_method(const gf_live *lv, const gf_taps *t, gf_config *c)
     return GF_EXIT_OK;
 }
 
-/* The engine: causal with one block per chunk, run once over a block of
- * silence so that lazy start-up work (CUDA module loading, first launches)
- * is done before the stream starts. Then the histogram files and the
+/* A second engine while one plays (a change of filter) on the GPU: ask for
+ * its free memory first and refuse, before anything is allocated, what
+ * clearly cannot fit: twice the spectra of the filter and of the input's
+ * partitions (each K x (P + 1) complex values), plus 64 MiB. Creation
+ * itself still fails cleanly for what this misses. */
+static int gpu_room(const gf_live *lv, const gf_taps *t, const gf_config *c)
+{
+    gf_cuda_device info;
+    if (c->device != GF_DEVICE_CUDA || gf_cuda_device_info(c->cuda_device, &info) != GF_OK)
+        return GF_EXIT_OK;
+    const size_t P = lv->period_frames, K = (t->n + P - 1) / P;
+    const size_t complex_bytes = lv->prec == GF_PRECISION_F32 ? 8 : 16;
+    const double need = 2.0 * (double)K * (double)(P + 1) * (double)complex_bytes *
+                            (double)(t->filters + lv->channels) +
+                        64.0 * 1024 * 1024;
+    if ((double)info.free_bytes >= need)
+        return GF_EXIT_OK;
+    char freeb[32], needb[32];
+    gf_cli_error("GPU %d has %s free; the new filter needs about %s", c->cuda_device,
+                 gf_cli_bytes(freeb, sizeof freeb, info.free_bytes),
+                 gf_cli_bytes(needb, sizeof needb, (uint64_t)need));
+    return GF_EXIT_DEVICE;
+}
+
+int gf_live_make_engine(gf_live *lv, const gf_taps *t, gf_device device, int first,
+                        gf_hist_config *hc, gf_engine **out)
+{
+    const gf_cli_options *o = lv->o;
+    *out = NULL;
+    gf_config c = gf_cli_engine_config(o, lv->channels, t, device, GF_DEVICE_NONE);
+    c.mode = GF_MODE_CAUSAL;
+    c.chunk_frames = lv->period_frames;
+    c.hist = hc;
+    int rc = live_method(lv, t, &c);
+    if (rc || (!first && (rc = gpu_room(lv, t, &c)) != 0))
+        return rc;
+    const size_t bytes =
+        lv->period_frames * (size_t)lv->channels * (lv->prec == GF_PRECISION_F32 ? 4 : 8);
+    void *in = calloc(1, bytes), *scratch = malloc(bytes);
+    if (!in || !scratch) {
+        free(in);
+        free(scratch);
+        gf_cli_error("out of memory");
+        return GF_EXIT_INTERNAL;
+    }
+    gf_engine *e = NULL;
+    rc = gf_cli_engine_create(&c, o->device == GF_DEVICE_AUTO && first, &e);
+    if (!rc) {
+        /* A block of silence: lazy start-up work (CUDA module loading,
+         * first launches) is done before the engine plays. */
+        size_t used = 0, got = 0;
+        gf_status st = gf_engine_push(e, in, lv->period_frames, &used);
+        if (st == GF_OK)
+            st = gf_engine_submit(e);
+        if (st == GF_OK)
+            st = gf_engine_wait(e);
+        while (st == GF_OK && (st = gf_engine_pull(e, scratch, lv->period_frames, &got)) == GF_OK &&
+               got > 0) {
+        }
+        if (st == GF_OK)
+            st = gf_engine_reset(e);
+        if (st != GF_OK) {
+            rc = gf_cli_engine_failed(e, st);
+            gf_engine_destroy(e);
+            e = NULL;
+        }
+    }
+    free(in);
+    free(scratch);
+    *out = e;
+    return rc;
+}
+
+/* The first engine (gf_live_make_engine), then the histogram files and the
  * worker's buffers. */
 static int setup_engine(gf_live *lv, gf_taps *t)
 {
@@ -108,37 +183,19 @@ static int setup_engine(gf_live *lv, gf_taps *t)
                         .taps = t->n,
                         .block = lv->period_frames,
                         .rate = lv->rate};
-    gf_config c = gf_cli_engine_config(
-        o, lv->channels, t, gf_cli_choose_device(o, &job, NULL, NULL, 0), GF_DEVICE_NONE);
-    c.mode = GF_MODE_CAUSAL;
-    c.chunk_frames = lv->period_frames;
-    if ((rc = live_method(lv, t, &c)) != 0)
-        return rc;
-    if (o->hist_path || o->hist_png) {
+    const gf_device dev = gf_cli_choose_device(o, &job, NULL, NULL, 0);
+    if (o->hist_path || o->hist_png)
         lv->hc = gf_cli_hist_config(o, (int)lv->rate);
-        c.hist = &lv->hc;
-    }
-    if ((rc = gf_cli_engine_create(&c, o->device == GF_DEVICE_AUTO, &lv->e)) != 0)
+    if ((rc = gf_live_make_engine(lv, t, dev, 1, o->hist_path || o->hist_png ? &lv->hc : NULL,
+                                  &lv->e)) != 0)
         return rc;
+    lv->device = gf_engine_device(lv->e); /* every later engine's, for the same bytes */
     const size_t bytes =
         lv->period_frames * (size_t)lv->channels * (lv->prec == GF_PRECISION_F32 ? 4 : 8);
-    if (!(lv->in = calloc(1, bytes)) || !(lv->out = malloc(bytes))) {
+    if (!(lv->in = calloc(1, bytes)) || !(lv->out = malloc(bytes)) || !(lv->out2 = malloc(bytes))) {
         gf_cli_error("out of memory");
         return GF_EXIT_INTERNAL;
     }
-    size_t used = 0, got = 0;
-    gf_status st = gf_engine_push(lv->e, lv->in, lv->period_frames, &used);
-    if (st == GF_OK)
-        st = gf_engine_submit(lv->e);
-    if (st == GF_OK)
-        st = gf_engine_wait(lv->e);
-    while (st == GF_OK && (st = gf_engine_pull(lv->e, lv->out, lv->period_frames, &got)) == GF_OK &&
-           got > 0) {
-    }
-    if (st == GF_OK)
-        st = gf_engine_reset(lv->e);
-    if (st != GF_OK)
-        return gf_cli_engine_failed(lv->e, st);
     if ((o->hist_path || o->hist_png) &&
         (rc = gf_hist_out_open(&lv->hout, o->hist_path, o->hist_png, &lv->hc, lv->channels,
                                (int)lv->rate, lv->hist_err, sizeof lv->hist_err)) != 0)
@@ -209,7 +266,7 @@ static void announce(gf_live *lv, const gf_pa_config *cfg, const gf_taps *t)
                 lv->realtime ? "real-time (SCHED_FIFO)" : "normal");
 }
 
-static void print_stats(gf_live *lv, double elapsed)
+static void print_stats(gf_live *lv, gf_live_control *ctl, double elapsed)
 {
     const unsigned long long b = get(&lv->blocks);
     const double mx = 1e-6 * (double)atomic_exchange(&lv->busy_ns_max, 0);
@@ -217,20 +274,21 @@ static void print_stats(gf_live *lv, double elapsed)
     const double period_ms = 1e3 * (double)lv->period_frames / lv->rate;
     size_t out_frames;
     const size_t in_frames = gf_pa_buffered(lv->link, &out_frames);
-    char prefix[256];
+    char prefix[320], now[64];
+    gf_live_control_now(ctl, now, sizeof now);
     snprintf(prefix, sizeof prefix,
-             "%.0f s: %llu frames in, worker per block mean %.3f ms, max %.3f ms "
+             "%.0f s: %llu frames in, %s, worker per block mean %.3f ms, max %.3f ms "
              "(%.1f%% of %.3f ms), rings in %zu out %zu frames; ",
-             elapsed, get(&gf_pa_counts_of(lv->link)->frames_in), mean, mx, 100.0 * mx / period_ms,
-             period_ms, in_frames, out_frames);
+             elapsed, get(&gf_pa_counts_of(lv->link)->frames_in), now, mean, mx,
+             100.0 * mx / period_ms, period_ms, in_frames, out_frames);
     print_counts(lv, prefix);
 }
 
 /* Until the duration has passed, a signal, a failed worker or a lost
  * stream (*lost = 1); the latency is told once the start-up is over
  * (*told = 1). */
-static int wait_for_end(gf_live *lv, volatile sig_atomic_t *stop, double t_start, int *lost,
-                        int *told)
+static int wait_for_end(gf_live *lv, gf_live_control *ctl, volatile sig_atomic_t *stop,
+                        double t_start, int *lost, int *told)
 {
     const gf_cli_options *o = lv->o;
     double next_stats = t_start + 1.0;
@@ -257,7 +315,7 @@ static int wait_for_end(gf_live *lv, volatile sig_atomic_t *stop, double t_start
                 tell_latency(lv);
         }
         if (o->stats && t >= next_stats) {
-            print_stats(lv, t - t_start);
+            print_stats(lv, ctl, t - t_start);
             next_stats += 1.0;
             if (next_stats < t)
                 next_stats = t + 1.0;
@@ -281,7 +339,8 @@ static void report_end(gf_live *lv, volatile sig_atomic_t *stop, double t_start,
     print_counts(lv, prefix);
 }
 
-int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop)
+int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop,
+                volatile sig_atomic_t *reload)
 {
     /* Validated by gf_cli_parse: one of taps/coeffs; channels, rate, frames
      * and duration in range (0 = not given). o->mode and o->chunk do not
@@ -295,12 +354,15 @@ int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop
     gf_pa_session pa;
     gf_pa_config cfg;
     memset(&cfg, 0, sizeof cfg);
+    gf_live_control *ctl = NULL;
     int lost = 0, told = 0;
     int rc = gf_pa_begin(&pa);
     if (!rc)
         rc = choose_devices(lv, &cfg);
     if (!rc)
         rc = setup_engine(lv, t);
+    if (!rc)
+        rc = gf_live_control_start(&ctl, lv, reload);
     if (!rc)
         rc = gf_pa_open(&lv->link, &cfg, &lv->capture, &lv->playback);
     if (!rc)
@@ -311,10 +373,14 @@ int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop
         const double t_start = gf_now();
         if (!o->quiet)
             announce(lv, &cfg, t);
-        rc = wait_for_end(lv, stop, t_start, &lost, &told);
+        rc = wait_for_end(lv, ctl, stop, t_start, &lost, &told);
+        gf_live_control_stop(ctl);
         report_end(lv, stop, t_start, lost, told);
+        gf_live_control_summary(ctl);
     }
+    gf_live_control_stop(ctl);
     gf_live_worker_stop(lv);
+    gf_live_control_destroy(ctl);
     if (lv->hout && (rc == GF_EXIT_OK || rc == GF_EXIT_INTERRUPTED)) {
         const int hist_rc = gf_live_finish_hist(lv);
         rc = hist_rc ? hist_rc : rc;
@@ -323,6 +389,7 @@ int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop
     gf_engine_destroy(lv->e);
     free(lv->in);
     free(lv->out);
+    free(lv->out2);
     if (lost) {
         /* The streams and what their callback uses are left to the
          * process exit (portaudio_io.h), and so is PortAudio itself. */

@@ -27,7 +27,9 @@ int gf_live_list_devices(void);
 
 /*
  * Run until o->duration seconds have passed or *stop becomes non-zero (the
- * SIGINT/SIGTERM handler sets it); then stop and close the stream, print the
+ * SIGINT/SIGTERM handler sets it); *reload (SIGHUP's handler sets it)
+ * re-reads the command line's filter and crossfades to it, as --control's
+ * commands change the filter (control.h); then stop and close the stream, print the
  * xrun counts and return GF_EXIT_OK. t holds the taps (t->h NULL: the mean
  * filter of t->n taps). Always causal
  * (o->mode and o->chunk are ignored); one engine chunk per --frames block.
@@ -36,6 +38,7 @@ int gf_live_list_devices(void);
  * they support), a backend failure, or a stream that stopped by itself;
  * GF_EXIT_USAGE / GF_EXIT_INTERNAL as for files.
  */
-int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop);
+int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop,
+                volatile sig_atomic_t *reload);
 
 #endif /* GF_LIVE_H */

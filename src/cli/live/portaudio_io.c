@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PRIME_BLOCKS 2    /* blocks of silence primed into the output ring */
-#define RING_MIN     8192 /* frames; rings hold at least 16 blocks */
+#define RING_MIN 8192 /* frames; rings hold at least 16 blocks */
 
 struct gf_pa_link {
     int channels;
@@ -239,7 +238,7 @@ static int pa_failed(const char *what, PaError err)
 }
 
 /* Rings, and the output's priming silence. */
-static int make_rings(gf_pa_link *l)
+static int make_rings(gf_pa_link *l, size_t prime_blocks)
 {
     const size_t cap =
         gf_ring_pow2(l->period_frames * 16 > RING_MIN ? l->period_frames * 16 : RING_MIN);
@@ -250,7 +249,7 @@ static int make_rings(gf_pa_link *l)
         gf_ring_init(&l->out, fb, cap, l->out_store) != 0)
         return -1;
     /* The output starts with silence: the worker's time budget. */
-    l->prime = PRIME_BLOCKS * l->period_frames;
+    l->prime = prime_blocks * l->period_frames;
     void *p1, *p2;
     size_t n1, n2;
     gf_ring_write_regions(&l->out, l->prime, &p1, &n1, &p2, &n2);
@@ -299,7 +298,7 @@ int gf_pa_open(gf_pa_link **out, const gf_pa_config *c, gf_source *capture, gf_s
     l->channels = c->channels;
     l->period_frames = c->block;
     l->rate = c->rate;
-    if (make_rings(l) != 0) {
+    if (make_rings(l, c->prime_blocks == 1 ? 1 : 2) != 0) {
         gf_cli_error("out of memory");
         gf_pa_close(l, 0);
         return GF_EXIT_INTERNAL;

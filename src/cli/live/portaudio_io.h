@@ -42,9 +42,10 @@ typedef struct gf_pa_counts {
 typedef struct gf_pa_config {
     int in_device, out_device; /* PortAudio device indexes */
     int channels;
-    double rate;  /* Hz */
-    size_t block; /* frames per callback */
-    int duplex;   /* try one full-duplex stream first (same host API) */
+    double rate;      /* Hz */
+    size_t block;     /* frames per callback */
+    int duplex;       /* try one full-duplex stream first (same host API) */
+    int prime_blocks; /* blocks of silence primed into the output ring: 1 or 2 */
 } gf_pa_config;
 
 typedef struct gf_pa_link gf_pa_link;

@@ -7,11 +7,11 @@
 
 #define WORKER_PRIO 5 /* SCHED_FIFO priority tried for the worker */
 
-static int worker_fail(gf_live *lv, gf_status st, const char *what)
+static int worker_fail(gf_live *lv, gf_engine *e, gf_status st, const char *what)
 {
-    const char *detail = gf_engine_error(lv->e);
-    snprintf(lv->err, sizeof lv->err, "%s backend failed (%s): %s%s%s", gf_engine_backend(lv->e),
-             what, gf_strerror(st), *detail ? ": " : "", detail);
+    const char *detail = gf_engine_error(e);
+    snprintf(lv->err, sizeof lv->err, "%s backend failed (%s): %s%s%s", gf_engine_backend(e), what,
+             gf_strerror(st), *detail ? ": " : "", detail);
     atomic_store_explicit(&lv->failed, 1, memory_order_release);
     return -1;
 }
@@ -27,30 +27,96 @@ static void write_hist(gf_live *lv)
             lv->hist_failed = 1;
 }
 
+/* Filter the n (<= period_frames) frames in lv->in through e into out. */
+static int run_engine(gf_live *lv, gf_engine *e, void *out, size_t n)
+{
+    size_t used = 0;
+    gf_status st = gf_engine_push(e, lv->in, n, &used);
+    if (st != GF_OK)
+        return worker_fail(lv, e, st, "push");
+    if (used != n) /* the chunk is one block and every slot is free here */
+        return worker_fail(lv, e, GF_ERR_STATE, "push took part of a block");
+    st = gf_engine_submit(e);
+    if (st == GF_OK)
+        st = gf_engine_wait(e);
+    if (st != GF_OK)
+        return worker_fail(lv, e, st, "submit");
+    const size_t fb = (size_t)lv->channels * (lv->prec == GF_PRECISION_F32 ? 4 : 8);
+    for (size_t got = 0, done = 0; done < n; done += got) {
+        st = gf_engine_pull(e, (unsigned char *)out + done * fb, n - done, &got);
+        if (st != GF_OK)
+            return worker_fail(lv, e, st, "pull");
+        if (got == 0)
+            return worker_fail(lv, e, GF_ERR_STATE, "fewer frames out than in");
+    }
+    return 0;
+}
+
+/* The crossfade over lv->out (old) and lv->out2 (new) for frames
+ * lv->frames .. + n - 1: fade position p = frame - fade_from; before the
+ * fade the old output, from p = fade on the new one, between them
+ * old * (1 - w) + new * w with w = (p + 1) / (fade + 1), in double, rounded
+ * once to the engine's precision (the weights sum to 1: equal gain). */
+static void crossfade(gf_live *lv, size_t n)
+{
+    const gf_live_switch *sw = &lv->sw;
+    const size_t C = (size_t)lv->channels;
+    for (size_t j = 0; j < n; j++) {
+        const unsigned long long g = lv->frames + j;
+        if (g < sw->fade_from)
+            continue;
+        const unsigned long long p = g - sw->fade_from;
+        const double w = p >= sw->fade ? 1.0 : (double)(p + 1) / (double)(sw->fade + 1);
+        for (size_t c = 0; c < C; c++) {
+            const size_t k = j * C + c;
+            if (lv->prec == GF_PRECISION_F32) {
+                float *a = lv->out;
+                const float *b = lv->out2;
+                a[k] = w == 1.0 ? b[k] : (float)((double)a[k] * (1.0 - w) + (double)b[k] * w);
+            } else {
+                double *a = lv->out;
+                const double *b = lv->out2;
+                a[k] = w == 1.0 ? b[k] : a[k] * (1.0 - w) + b[k] * w;
+            }
+        }
+    }
+}
+
+/* A change of filter at this block (worker.h): take a posted one, feed the
+ * incoming engine, fade, and hand over once the fade is complete. */
+static int switch_block(gf_live *lv, size_t n)
+{
+    gf_live_switch *sw = &lv->sw;
+    int state = atomic_load_explicit(&sw->state, memory_order_acquire);
+    if (state == GF_SWITCH_POSTED) {
+        sw->warm_from = lv->frames;
+        sw->fade_from = lv->frames + sw->warm_blocks * lv->period_frames;
+        atomic_store_explicit(&sw->state, state = GF_SWITCH_TAKEN, memory_order_release);
+    }
+    if (state != GF_SWITCH_TAKEN)
+        return 0;
+    if (run_engine(lv, sw->e, lv->out2, n) != 0)
+        return -1;
+    if (lv->frames + n <= sw->fade_from)
+        return 0; /* warming up: its output is not heard yet */
+    crossfade(lv, n);
+    if (lv->frames + n >= sw->fade_from + sw->fade) {
+        sw->old = lv->e;
+        lv->e = sw->e;
+        atomic_store_explicit(&sw->state, GF_SWITCH_DONE, memory_order_release);
+    }
+    return 0;
+}
+
 /* Filter the n (<= period_frames) frames in lv->in and play them. */
 static int process_block(gf_live *lv, size_t n)
 {
-    size_t used = 0;
-    gf_status st = gf_engine_push(lv->e, lv->in, n, &used);
-    if (st != GF_OK)
-        return worker_fail(lv, st, "push");
-    if (used != n) /* the chunk is one block and every slot is free here */
-        return worker_fail(lv, GF_ERR_STATE, "push took part of a block");
-    st = gf_engine_submit(lv->e);
-    if (st == GF_OK)
-        st = gf_engine_wait(lv->e);
-    if (st != GF_OK)
-        return worker_fail(lv, st, "submit");
-    const size_t fb = (size_t)lv->channels * (lv->prec == GF_PRECISION_F32 ? 4 : 8);
-    for (size_t got = 0, done = 0; done < n; done += got) {
-        st = gf_engine_pull(lv->e, (unsigned char *)lv->out + done * fb, n - done, &got);
-        if (st != GF_OK)
-            return worker_fail(lv, st, "pull");
-        if (got == 0)
-            return worker_fail(lv, GF_ERR_STATE, "fewer frames out than in");
-    }
+    gf_engine *e = lv->e;
+    if (run_engine(lv, e, lv->out, n) != 0 || switch_block(lv, n) != 0)
+        return -1;
     char err[16];
     lv->playback.ops->write(&lv->playback, lv->prec, lv->out, n, err, sizeof err);
+    lv->frames += n;
     write_hist(lv);
     return 0;
 }

@@ -16,6 +16,35 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+/*
+ * A change of filter (control.h), handed from the control thread to the
+ * worker through `state` (release on each change, acquire on reading):
+ *
+ *   GF_SWITCH_IDLE    the control thread owns everything
+ *   GF_SWITCH_POSTED  the control thread has set e, warm_blocks, fade and
+ *                     command; the worker takes it at its next block
+ *   GF_SWITCH_TAKEN   the worker feeds e as well as the playing engine:
+ *                     warm_blocks blocks of warm-up (output discarded) from
+ *                     frame `warm_from`, then the crossfade over frames
+ *                     fade_from .. fade_from + fade - 1
+ *   GF_SWITCH_DONE    e plays; the old engine is in `old` for the control
+ *                     thread to destroy (off the audio and worker threads)
+ *
+ * Frames count the worker's blocks from the start of the stream (the
+ * engine's input and output frame index: live filtering is causal).
+ */
+enum { GF_SWITCH_IDLE, GF_SWITCH_POSTED, GF_SWITCH_TAKEN, GF_SWITCH_DONE };
+
+typedef struct gf_live_switch {
+    atomic_int state;
+    gf_engine *e, *old;
+    size_t warm_blocks;           /* blocks the new engine hears before the fade */
+    size_t fade;                  /* frames of crossfade; 0: a cut at a block boundary */
+    unsigned long long warm_from; /* set by the worker */
+    unsigned long long fade_from; /* set by the worker */
+    char command[256];            /* what asked for it, for the log */
+} gf_live_switch;
+
 typedef struct gf_live {
     const gf_cli_options *o;
     int channels;
@@ -38,7 +67,26 @@ typedef struct gf_live {
     atomic_int failed; /* set (release) after err is written */
     char err[512];
     atomic_ullong blocks, busy_ns_total, busy_ns_max;
+    /* changes of filter (--control, SIGHUP): the worker's side */
+    gf_live_switch sw;
+    void *out2;                /* the incoming engine's block */
+    unsigned long long frames; /* worker only: frames filtered so far */
+    gf_device device;          /* the backend every engine of the run uses */
 } gf_live;
+
+/*
+ * An engine for taps t as live audio runs it (causal, one block per chunk,
+ * the FFT method's partition the block), on `device`, histograms when hc
+ * is not NULL, run once over a block of silence and reset so that lazy
+ * start-up work is done. The first engine (first = 1, the main thread,
+ * before the stream starts) falls back to the CPU under --device auto when
+ * the GPU cannot take it; a later one (the control thread, while the first
+ * plays) stays on `device` and on the GPU is refused first when its free
+ * memory clearly cannot hold it. Returns an exit code after a one-line
+ * error.
+ */
+int gf_live_make_engine(gf_live *lv, const gf_taps *t, gf_device device, int first,
+                        gf_hist_config *hc, gf_engine **out);
 
 /* Start the worker, at a modest real-time priority where allowed (below
  * JACK's own threads). Returns 0, or GF_EXIT_INTERNAL after an error. */
