@@ -141,6 +141,8 @@ static const char *refused(const gf_cli_options *o)
         return "--json-summary is not supported by gpufilt-mpi";
     if (o->jobs)
         return "--jobs is gpufilt's: gpufilt-mpi's workers are its ranks (mpirun -np N)";
+    if (o->method == GF_METHOD_NUPC && o->action == GF_ACTION_FILTER)
+        return "--method nupc filters one file on one rank: run gpufilt, or a batch";
     return NULL;
 }
 

@@ -368,6 +368,20 @@ for c in 5:same:tr40 63:same:tr80 31:causal:tr40; do
         fail "trickle T=$T $m (see pipetool's message above)"
     fi
 done
+# The NUPC method: output in partitions of B = 16 frames, from a 600-tap
+# filter whose FFT partition (256 by default) would hold back all 48.
+"$SFTOOL" gen tr48.wav wavf 2 48000 48 noise
+to_raw tr48.wav f32le tr48.raw
+"$GPUFILT" tr48.wav tr_nupc.wav --taps 600 --mode causal --method nupc --partition 16 --quiet
+to_raw tr_nupc.wav f32le tr_want_nupc.raw
+if "$PIPETOOL" trickle tr48.raw tr_want_nupc.raw 8 0/16 30 300 -- \
+    "$GPUFILT" - - --raw f32le -c 2 --taps 600 --mode causal --method nupc --partition 16 \
+    --quiet >trickle.txt; then
+    pass
+    echo "cli_pipes: nupc, B 16: $(cat trickle.txt)"
+else
+    fail "trickle nupc (see pipetool's message above)"
+fi
 
 # --- 8. A SoX pipeline. ---------------------------------------------------------
 x=flac
