@@ -184,21 +184,25 @@ static void level_take(gf_cpu_nupc *n, nupc_level *v, const unsigned char *in, s
 }
 
 /* Output frames [skip, frames) of chunk c: y = y_0 + y_1 + ... in level
- * order, each sum rounded as written (f32 and f64 alike). */
+ * order, each sum rounded as written (f32 and f64 alike); a level at a time
+ * over runs of its ring that do not wrap. */
 static void sum_f32(const gf_cpu_nupc *n, const gf_chunk *c)
 {
     const size_t C = (size_t)n->channels;
-    float *out = c->out;
-    for (size_t i = c->skip; i < c->frames; i++) {
-        const uint64_t f = n->pos + i;
-        float *y = out + (i - c->skip) * C;
-        memcpy(y, (const float *)n->level[0].ring + (size_t)(f % n->level[0].ring_frames) * C,
-               C * sizeof *y);
-        for (size_t l = 1; l < n->nlevels; l++) {
-            const nupc_level *v = &n->level[l];
-            const float *r = (const float *)v->ring + (size_t)(f % v->ring_frames) * C;
-            for (size_t ch = 0; ch < C; ch++)
-                y[ch] = y[ch] + r[ch];
+    for (size_t l = 0; l < n->nlevels; l++) {
+        const nupc_level *v = &n->level[l];
+        for (size_t i = c->skip; i < c->frames;) {
+            const size_t r = (size_t)((n->pos + i) % v->ring_frames);
+            const size_t run =
+                c->frames - i < v->ring_frames - r ? c->frames - i : v->ring_frames - r;
+            float *y = (float *)c->out + (i - c->skip) * C;
+            const float *src = (const float *)v->ring + r * C;
+            if (l == 0)
+                memcpy(y, src, run * C * sizeof *y);
+            else
+                for (size_t k = 0; k < run * C; k++)
+                    y[k] = y[k] + src[k];
+            i += run;
         }
     }
 }
@@ -206,17 +210,20 @@ static void sum_f32(const gf_cpu_nupc *n, const gf_chunk *c)
 static void sum_f64(const gf_cpu_nupc *n, const gf_chunk *c)
 {
     const size_t C = (size_t)n->channels;
-    double *out = c->out;
-    for (size_t i = c->skip; i < c->frames; i++) {
-        const uint64_t f = n->pos + i;
-        double *y = out + (i - c->skip) * C;
-        memcpy(y, (const double *)n->level[0].ring + (size_t)(f % n->level[0].ring_frames) * C,
-               C * sizeof *y);
-        for (size_t l = 1; l < n->nlevels; l++) {
-            const nupc_level *v = &n->level[l];
-            const double *r = (const double *)v->ring + (size_t)(f % v->ring_frames) * C;
-            for (size_t ch = 0; ch < C; ch++)
-                y[ch] = y[ch] + r[ch];
+    for (size_t l = 0; l < n->nlevels; l++) {
+        const nupc_level *v = &n->level[l];
+        for (size_t i = c->skip; i < c->frames;) {
+            const size_t r = (size_t)((n->pos + i) % v->ring_frames);
+            const size_t run =
+                c->frames - i < v->ring_frames - r ? c->frames - i : v->ring_frames - r;
+            double *y = (double *)c->out + (i - c->skip) * C;
+            const double *src = (const double *)v->ring + r * C;
+            if (l == 0)
+                memcpy(y, src, run * C * sizeof *y);
+            else
+                for (size_t k = 0; k < run * C; k++)
+                    y[k] = y[k] + src[k];
+            i += run;
         }
     }
 }
