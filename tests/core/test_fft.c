@@ -648,6 +648,29 @@ static int test_nupc_api(void)
         gf_config got;
         gf_engine_get_config(e, &got);
         bad += TU_CHECK(got.method == GF_METHOD_NUPC && got.partition == 16, "config in use");
+        /* reset: every level's history and ring start again (small
+         * chunks, so that the stream wraps every level's ring) */
+        gf_engine_destroy(e);
+        c.chunk_frames = 64;
+        c.mode = GF_MODE_CAUSAL; /* no skipped outputs: level l's first o_l are read */
+        e = NULL;
+        if (gf_engine_create(&c, &e, NULL, 0) != GF_OK)
+            return bad + TU_FAIL("create NUPC engine, chunk 64");
+        c.chunk_frames = 0;
+        c.mode = GF_MODE_SAME;
+        const size_t N = 3000, ss = tu_sample_size(c.precision);
+        const size_t cap = N + gf_engine_max_pending(e);
+        void *in = malloc(N * ss), *o1 = malloc(cap * ss), *o2 = malloc(cap * ss);
+        tu_fill_signal(in, N, ss, 9);
+        size_t g1 = 0, g2 = 0;
+        bad += tu_run_stream(e, in, N, o1, cap, ss, TU_ALL, TU_ALL, &g1);
+        gf_engine_reset(e);
+        bad += tu_run_stream(e, in, N, o2, cap, ss, TU_FIXED(77), TU_ALL, &g2);
+        bad += TU_CHECK(g1 == N && g2 == N, "lengths %zu, %zu after reset", g1, g2);
+        bad += tu_compare("NUPC after reset", o1, o2, N, ss, 1);
+        free(in);
+        free(o1);
+        free(o2);
     }
     gf_engine_destroy(e);
     /* The automatic device runs it where it can; ref cannot. */

@@ -83,6 +83,31 @@ gf_status gf_cpu_nupc_create(const gf_backend_params *p, int threads, gf_cpu_nup
     gf_nupc_level lv[GF_NUPC_MAX_LEVELS];
     const size_t count = gf_nupc_levels(p->num_taps, p->partition, p->max_partition, lv);
     const size_t fb = (size_t)n->channels * n->ss;
+    /* All the levels' memory, checked before any of it is taken (each
+     * level's FFT state checks only its own): per level its filter
+     * spectra, delay line, plans' buffers, stage and ring, as cpu_fft.c
+     * counts them. */
+    const int filters = p->taps_per_channel ? p->channels : 1;
+    size_t need = 0;
+    for (size_t l = 0; l < count; l++) {
+        const size_t S = lv[l].size, cap = (n->chunk + S - 1) / S * S;
+        const size_t spec = ((S + 1 + 7) & ~(size_t)7) * 2 * n->ss;
+        need += ((size_t)filters * lv[l].partitions +
+                 (size_t)n->channels * (lv[l].partitions - 1 + cap / S)) *
+                    spec +
+                (size_t)threads * (4 * S * n->ss + 2 * spec) +
+                (S + 2 * cap + lv[l].offset + n->chunk) * fb;
+    }
+    const size_t avail = gf_host_available();
+    if (need > avail) {
+        gf_detail(detail, detail_size,
+                  "the NUPC filter needs %.1f MiB of host memory (%zu taps x %d channel%s, "
+                  "partitions %zu..%zu); %.1f MiB are available",
+                  (double)need / (1 << 20), p->num_taps, p->channels, p->channels == 1 ? "" : "s",
+                  p->partition, p->max_partition, (double)avail / (1 << 20));
+        free(n);
+        return GF_ERR_NO_MEMORY;
+    }
     size_t most = 0;
     gf_status st = GF_OK;
     for (size_t l = 0; st == GF_OK && l < count; l++) {
