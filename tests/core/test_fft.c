@@ -601,6 +601,31 @@ static int test_nupc_api(void)
     const size_t d[][4] = {{16, 0, 2, 32}, {32, 32, 1, 1}};
     bad += levels_are(33, 16, 1 << 20, d, 2);
     gf_nupc_level lv[GF_NUPC_MAX_LEVELS];
+    /* What the deadlines rest on, over many shapes: levels contiguous from
+     * tap 0 to T, sizes doubling from B to M, 2 partitions below M, and
+     * o_l >= S_l for l >= 1 (a level's block is due after it completes). */
+    tu_rng r = {2026};
+    for (int i = 0; i < 2000 && !bad; i++) {
+        const size_t B = (size_t)16 << tu_rng_below(&r, 8), M = B << tu_rng_below(&r, 10);
+        const size_t T = 1 + tu_rng_below(&r, i < 1000 ? 4 * M : GF_MAX_FFT_TAPS);
+        const size_t L = gf_nupc_levels(T, B, M, lv);
+        size_t end = 0;
+        for (size_t l = 0; l < L && !bad; l++) {
+            const size_t S = lv[l].size;
+            bad += TU_CHECK(lv[l].offset == end && lv[l].taps >= 1 &&
+                                lv[l].taps <= lv[l].partitions * S &&
+                                lv[l].taps > (lv[l].partitions - 1) * S &&
+                                S == (l ? 2 * lv[l - 1].size < M ? 2 * lv[l - 1].size : M : B) &&
+                                (S == M || lv[l].partitions <= 2) &&
+                                (l + 1 == L || lv[l].partitions == 2 || S == M) &&
+                                (l == 0 || lv[l].offset >= S),
+                            "levels(%zu, %zu, %zu): level %zu {%zu, %zu, %zu, %zu}", T, B, M, l, S,
+                            lv[l].offset, lv[l].partitions, lv[l].taps);
+            end = lv[l].offset + lv[l].taps;
+        }
+        bad += TU_CHECK(L >= 1 && end == T, "levels(%zu, %zu, %zu): %zu levels end at %zu", T, B, M,
+                        L, end);
+    }
     bad += TU_CHECK(gf_nupc_levels(100, 32, 16, lv) == 0 && gf_nupc_levels(100, 24, 64, lv) == 0 &&
                         gf_nupc_levels(0, 16, 16, lv) == 0 && gf_nupc_levels(100, 8, 16, lv) == 0 &&
                         gf_nupc_levels(GF_MAX_FFT_TAPS, 16, GF_MAX_PARTITION, lv) == 17,
