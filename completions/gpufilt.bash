@@ -7,7 +7,7 @@ _gpufilt()
     prev=${COMP_WORDS[COMP_CWORD - 1]}
     case $prev in
     -d | --device) mapfile -t COMPREPLY < <(compgen -W "auto cpu cuda ref" -- "$cur") && return ;;
-    --method) mapfile -t COMPREPLY < <(compgen -W "auto direct fft" -- "$cur") && return ;;
+    --method) mapfile -t COMPREPLY < <(compgen -W "auto direct fft nupc" -- "$cur") && return ;;
     -m | --mode) mapfile -t COMPREPLY < <(compgen -W "same causal full" -- "$cur") && return ;;
     -p | --precision) mapfile -t COMPREPLY < <(compgen -W "f32 f64" -- "$cur") && return ;;
     --phase) mapfile -t COMPREPLY < <(compgen -W "linear minimum" -- "$cur") && return ;;

@@ -135,7 +135,7 @@ if [ -x "$PREFIX/bin/gpufilt" ]; then
         got=$(bash -c 'source "$1"; COMP_WORDS=("$2" in.wav out.wav --meth); COMP_CWORD=3; _gpufilt
                        printf "%s " "${COMPREPLY[@]}"; COMP_WORDS=("$2" --method ""); COMP_CWORD=2
                        _gpufilt; printf "| %s " "${COMPREPLY[@]}"' _ "$comp" "$PREFIX/bin/gpufilt")
-        [ "$got" = "--method | auto | direct | fft " ] && ok "bash completion" ||
+        [ "$got" = "--method | auto | direct | fft | nupc " ] && ok "bash completion" ||
             fail "bash completion gave '$got'"
     else
         fail "no bash completion installed"

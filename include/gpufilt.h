@@ -48,6 +48,34 @@
  * Up to GF_MAX_FFT_TAPS taps; memory (see gf_engine_create) grows with the
  * taps, not with the stream.
  *
+ * GF_METHOD_NUPC (since 0.5) is non-uniformly partitioned convolution: the
+ * taps are cut into segments, each filtered by its own uniformly partitioned
+ * overlap-save convolution (a level), and the levels' outputs are summed.
+ * Level 0 has partitions of B frames (gf_config.partition, or
+ * gf_nupc_partition_choose), level l of B 2^l, up to a largest size M that
+ * the cost model picks (gf_nupc_max_partition); each level below M takes 2
+ * partitions of the taps and the level of size M all the rest:
+ *   level l: partition S_l = min(B 2^l, M), taps h[o_l .. o_l + K_l S_l),
+ *            o_0 = 0, o_(l+1) = o_l + K_l S_l, K_l = 2 below M
+ * (gf_nupc_levels lists them). Level l's output for frame n is
+ * sum_k h[o_l + k] x[n - o_l - k], computed a block of S_l frames at a time
+ * once that block of input is complete; as o_l >= S_l for l >= 1, the block
+ * of input ending at frame t feeds outputs from t - S_l + o_l >= t on, so it
+ * can be computed ahead: it is due (o_l - S_l)/B + 1 partitions of B later
+ * (1 for level 1, 2^l - 1 for level l below M). Every output is
+ *   y = y_0 + y_1 + ... + y_(L-1)   (in that order, rounded as written),
+ * so, as for FFT:
+ *   - output bytes do not depend on chunk size, read sizes or call pattern,
+ *     for a given backend, precision, B and taps (which fix M);
+ *   - every output's error against the exact sum is at most
+ *       eps * (sum_l (2 log2(2 S_l) + K_l + 4) * sum_(k in level l) |h[k]|
+ *              + (L - 1) * sum_k |h[k]|) * max |x|
+ *     (each level's bound as FFT's over its segment, plus the L - 1 sums);
+ *   - output comes in whole partitions of B frames: the latency is B, where
+ *     FFT's is its partition (about T/8 by default).
+ * CPU backend only (GF_ERR_UNSUPPORTED elsewhere); never chosen by
+ * GF_METHOD_AUTO.
+ *
  * Lifecycle: gf_engine_create / gf_engine_push + gf_engine_pull (any number
  * of frames per call) / gf_engine_flush / gf_engine_reset /
  * gf_engine_destroy. One engine must not be used from two threads at once;
@@ -111,7 +139,8 @@ typedef enum gf_mode { GF_MODE_SAME = 0, GF_MODE_CAUSAL = 1, GF_MODE_FULL = 2 } 
 typedef enum gf_method {
     GF_METHOD_AUTO = 0,   /* the cost model's choice (gf_method_choose) */
     GF_METHOD_DIRECT = 1, /* direct form: bit-exact, up to GF_MAX_TAPS taps */
-    GF_METHOD_FFT = 2     /* partitioned FFT convolution: cpu and cuda backends */
+    GF_METHOD_FFT = 2,    /* partitioned FFT convolution: cpu and cuda backends */
+    GF_METHOD_NUPC = 3    /* non-uniformly partitioned FFT convolution: cpu backend (0.5) */
 } gf_method;
 
 typedef enum gf_precision {
@@ -219,13 +248,14 @@ typedef struct gf_config {
     /** 0: taps is one filter for every channel; 1: one filter per channel. */
     int taps_per_channel;
     gf_mode mode;
-    /** GF_METHOD_AUTO (default), _DIRECT or _FFT. */
+    /** GF_METHOD_AUTO (default), _DIRECT, _FFT or _NUPC. */
     gf_method method;
     /**
      * FFT partition size P in frames: a power of two in GF_MIN_PARTITION ..
      * GF_MAX_PARTITION, or 0 for the cost model's choice
      * (gf_partition_choose). Chunks are rounded up to whole partitions.
-     * Ignored by the direct method.
+     * GF_METHOD_NUPC: its first (smallest) partition B, 0 for
+     * gf_nupc_partition_choose. Ignored by the direct method.
      */
     size_t partition;
     gf_precision precision;
@@ -314,6 +344,38 @@ double gf_method_cost(size_t taps, gf_device device, gf_method method, size_t pa
  * GF_MAX_PARTITION.
  */
 size_t gf_partition_choose(size_t taps, gf_device device);
+
+/**
+ * GF_METHOD_NUPC's first partition B when gf_config.partition is 0: 256
+ * frames (the least the FFT method chooses), whatever the taps. Since 0.5.
+ */
+size_t gf_nupc_partition_choose(size_t taps, gf_device device);
+
+/**
+ * GF_METHOD_NUPC's largest partition M for `taps` taps and first partition
+ * `first` (B): the FFT method's partition for those taps
+ * (gf_partition_choose), at least B. Since 0.5.
+ */
+size_t gf_nupc_max_partition(size_t taps, size_t first, gf_device device);
+
+/** One level of GF_METHOD_NUPC (see the method above). Since 0.5. */
+typedef struct gf_nupc_level {
+    size_t size;       /* S: its partition, frames */
+    size_t offset;     /* o: its first tap */
+    size_t partitions; /* K: partitions of S frames in its segment */
+    size_t taps;       /* taps of the filter in it: min(K S, T - o) */
+} gf_nupc_level;
+
+/** Most levels of GF_METHOD_NUPC (GF_MIN_PARTITION to GF_MAX_PARTITION). */
+#define GF_NUPC_MAX_LEVELS 17
+
+/**
+ * The levels of GF_METHOD_NUPC for `taps` taps (>= 1), first partition
+ * `first` and largest `max` (powers of two, first <= max, in
+ * GF_MIN_PARTITION .. GF_MAX_PARTITION), at most GF_NUPC_MAX_LEVELS into
+ * `out`; returns their number (0 for arguments out of range). Since 0.5.
+ */
+size_t gf_nupc_levels(size_t taps, size_t first, size_t max, gf_nupc_level *out);
 
 typedef struct gf_engine gf_engine;
 
@@ -407,7 +469,8 @@ gf_status gf_engine_hist_next(gf_engine *e, gf_hist_record *rec);
 size_t gf_engine_max_pending(const gf_engine *e);
 
 /** Frames by which output lags input: (T-1)/2 in same mode, 0 in causal
- * and full (the FFT method also holds back an incomplete partition). */
+ * and full (the FFT method also holds back an incomplete partition, the
+ * NUPC method an incomplete first partition: at most B - 1 frames). */
 size_t gf_engine_latency(const gf_engine *e);
 
 /** The backend actually in use: "ref", "cpu" or "cuda" (after a hand-off, the
@@ -440,16 +503,16 @@ uint64_t gf_engine_device_chunks(const gf_engine *e, int i, uint64_t *frames);
  */
 void gf_engine_get_config(const gf_engine *e, gf_config *config);
 
-/** The method actually in use: GF_METHOD_DIRECT or GF_METHOD_FFT. */
+/** The method actually in use: GF_METHOD_DIRECT, _FFT or _NUPC. */
 gf_method gf_engine_method(const gf_engine *e);
 
-/** The FFT partition size in frames (0 for the direct method). */
+/** The FFT partition size in frames (GF_METHOD_NUPC: the first, B; 0 for the direct method). */
 size_t gf_engine_partition(const gf_engine *e);
 
 /**
- * The FFT method's bound on |error| of any output of channel c against the
- * exact sum, for input of magnitude at most max_abs_x (see the exactness
- * contract above). 0 for the direct method, whose contract is bit-identity
+ * The FFT or NUPC method's bound on |error| of any output of channel c
+ * against the exact sum, for input of magnitude at most max_abs_x (see the
+ * exactness contracts above). 0 for the direct method, whose contract is bit-identity
  * with the serial reference. NAN when e is NULL, channel is outside
  * 0 .. channels-1 or max_abs_x is not a number >= 0.
  */

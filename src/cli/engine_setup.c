@@ -44,6 +44,10 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_devi
         *handoff = GF_DEVICE_NONE;
     if (o->device != GF_DEVICE_AUTO)
         return o->device;
+    if (o->method == GF_METHOD_NUPC) { /* the method is the cpu backend's alone */
+        snprintf(why, n, "auto: --method nupc runs on the cpu");
+        return GF_DEVICE_CPU;
+    }
     /* The CPU's work per frame: the method it would run, in direct
      * multiply-adds (the library's cost model); live audio runs the direct
      * method where its block cannot be the FFT partition. */

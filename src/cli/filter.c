@@ -240,11 +240,11 @@ static int catch_up(gf_run *r)
 
 /* --verify's checker of the backend: for the direct method the serial
  * reference, an engine of c's filter on the reference device over the same
- * stream; for the FFT method the exact sums. */
+ * stream; for the FFT and NUPC methods the exact sums. */
 static int setup_verify(gf_run *r, gf_config c)
 {
     gf_engine *e = r->e[GF_RUN_MAIN];
-    if (gf_engine_method(e) == GF_METHOD_FFT) {
+    if (gf_engine_method(e) != GF_METHOD_DIRECT) {
         /* The engines may hold this many input frames before their output. */
         const size_t slack = gf_engine_max_pending(e) + BLOCK_FRAMES + gf_engine_latency(e);
         if (!(r->exact = gf_verify_exact_create(e, r->src.fmt.frames, slack))) {

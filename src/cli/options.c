@@ -57,8 +57,11 @@ _Static_assert(sizeof(gf_mode) == sizeof(int) && sizeof(gf_precision) == sizeof(
 
 static const choice modes[] = {
     {"same", GF_MODE_SAME}, {"causal", GF_MODE_CAUSAL}, {"full", GF_MODE_FULL}, {NULL, 0}};
-static const choice methods[] = {
-    {"auto", GF_METHOD_AUTO}, {"direct", GF_METHOD_DIRECT}, {"fft", GF_METHOD_FFT}, {NULL, 0}};
+static const choice methods[] = {{"auto", GF_METHOD_AUTO},
+                                 {"direct", GF_METHOD_DIRECT},
+                                 {"fft", GF_METHOD_FFT},
+                                 {"nupc", GF_METHOD_NUPC},
+                                 {NULL, 0}};
 static const choice precisions[] = {
     {"f32", GF_PRECISION_F32}, {"f64", GF_PRECISION_F64}, {NULL, 0}};
 static const choice ir_rates[] = {{"resample", 0}, {"strict", 1}, {NULL, 0}};
@@ -517,6 +520,8 @@ static const char *check_io(const gf_cli_options *o)
         return "--live filters causally: --mode full would need the end of a stream that has none";
     if (live && o->partition)
         return "--partition is for IN and OUT: --live's FFT partition is its block (--frames)";
+    if (live && o->method == GF_METHOD_NUPC)
+        return "--method nupc is for IN and OUT: --live runs direct or fft";
     if (live && (o->raw || o->out_raw))
         return "--raw and --out-raw are for IN and OUT, not --live";
     if (!live &&

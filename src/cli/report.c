@@ -121,8 +121,9 @@ void gf_report_summary(const gf_run *r)
                                : "";
     char method[48] = "direct";
     gf_engine *e = r->e[GF_RUN_MAIN];
-    if (gf_engine_method(e) == GF_METHOD_FFT)
-        snprintf(method, sizeof method, "fft (partition %zu)", gf_engine_partition(e));
+    if (gf_engine_method(e) != GF_METHOD_DIRECT)
+        snprintf(method, sizeof method, "%s (partition %zu)",
+                 gf_engine_method(e) == GF_METHOD_NUPC ? "nupc" : "fft", gf_engine_partition(e));
     char backend[640];
     backend_summary(r, backend, sizeof backend);
     gf_cli_say("%s -> %s: %lld frames x %d ch%s, %zu tap%s%s, %s, %s, %s, %s"
@@ -191,9 +192,9 @@ int gf_report_json(const gf_run *r, int rc)
     };
     gf_engine *e = r->e[GF_RUN_MAIN];
     if (e) {
-        const int fft = gf_engine_method(e) == GF_METHOD_FFT;
-        s.method = fft ? "fft" : "direct";
-        s.partition = fft ? gf_engine_partition(e) : 0;
+        const gf_method m = gf_engine_method(e);
+        s.method = m == GF_METHOD_NUPC ? "nupc" : m == GF_METHOD_FFT ? "fft" : "direct";
+        s.partition = gf_engine_partition(e);
         s.backend = gf_engine_backend(e);
         s.ngpus = gf_engine_cuda_devices(e, s.gpu, GF_MAX_DEVICES);
         for (int i = 0; i < s.ngpus; i++)

@@ -22,7 +22,7 @@ typedef struct gf_run_summary {
     const char *filter;   /* "mean", "coefficients", "impulse response", "design" */
     int taps_per_channel; /* the key "per_channel" */
     const char *mode, *precision, *method; /* NULL method: no engine was made */
-    size_t partition;                      /* FFT method, else 0 */
+    size_t partition;                      /* FFT method (NUPC: its first, B), else 0 */
     const char *backend;                   /* the one in use at the end */
     const char *why;                       /* --device auto's reason, or "" (null) */
     const char *handoff_to;                /* a hand-off asked for: its backend, else NULL */

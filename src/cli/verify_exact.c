@@ -1,4 +1,4 @@
-/* --verify for the FFT method: outputs against the exact sum (verify.h). */
+/* --verify for the FFT and NUPC methods: outputs against the exact sum (verify.h). */
 #include "cli.h"
 #include "verify.h"
 
@@ -18,8 +18,9 @@ struct gf_verify_exact {
     gf_precision prec;
     int C;
     size_t T, off, P;
-    double *h;    /* C x T: each channel's taps in use */
-    double *ring; /* R input frames (C doubles each); frame j at (j % R) */
+    const char *method; /* "FFT" or "NUPC" (P is then its first partition) */
+    double *h;          /* C x T: each channel's taps in use */
+    double *ring;       /* R input frames (C doubles each); frame j at (j % R) */
     size_t R;
     uint64_t in_frames, out_frames;
     int all;          /* every output */
@@ -65,6 +66,7 @@ gf_verify_exact *gf_verify_exact_create(gf_engine *e, int64_t total_in, size_t s
     v->T = T;
     v->prec = c.precision;
     v->P = c.partition;
+    v->method = c.method == GF_METHOD_NUPC ? "NUPC" : "FFT";
     v->off = gf_engine_latency(e);
     v->R = T + slack;
     v->h = malloc((size_t)v->C * T * sizeof(double));
@@ -323,9 +325,9 @@ int gf_verify_exact_report(const gf_verify_exact *v, const char *backend, double
     const double worst = r.ratio, err = r.max_err, bound = r.bound;
     const int wc = r.channel;
     gf_cli_print(
-        "verify: FFT method (partition %zu): exact sums in %s for %s %llu outputs; %s %.3f s, "
+        "verify: %s method (partition %zu): exact sums in %s for %s %llu outputs; %s %.3f s, "
         "exact sums %.3f s\n",
-        v->P, v->prec == GF_PRECISION_F32 ? "double" : "long double (compensated)",
+        v->method, v->P, v->prec == GF_PRECISION_F32 ? "double" : "long double (compensated)",
         v->all ? "all" : "a seeded stratified sample of", (unsigned long long)v->checked, backend,
         t_engine, v->seconds);
     const int ok = worst <= 1.0 && r.unlike == 0;

@@ -98,7 +98,15 @@ static const gf_backend_ops *on_devices(gf_engine *e, const gf_backend_ops *ops,
 static gf_status pick_backend(gf_engine *e, const gf_config *c, char *detail, size_t n)
 {
     if (c->device == GF_DEVICE_AUTO) {
-        e->ops = on_devices(e, gf_backend_auto(), &e->multi_ops);
+        const gf_backend_ops *o = gf_backend_auto();
+        /* A method asked for that the choice lacks (NUPC on cuda): the
+         * fallback's, which has every method. */
+        const unsigned can = !o                                 ? 0
+                             : c->precision == GF_PRECISION_F32 ? o->methods_f32
+                                                                : o->methods_f64;
+        if (c->method != GF_METHOD_AUTO && !(can & GF_METHOD_BIT(c->method)))
+            o = gf_backend_of(GF_DEVICE_CPU);
+        e->ops = on_devices(e, o, &e->multi_ops);
         return e->ops ? GF_OK : GF_ERR_NO_DEVICE; /* the cpu is always there */
     }
     const gf_backend_entry *b = gf_backend_entry_of(c->device); /* known: gf_config_check */
@@ -200,6 +208,7 @@ static gf_status start_backend(gf_engine *e, const gf_config *c, gf_backend_para
         .taps_per_channel = c->taps_per_channel,
         .method = e->method,
         .partition = e->partition,
+        .max_partition = e->max_partition,
         .precision = c->precision,
         .chunk_frames = e->chunk,
         .threads = c->threads,

@@ -71,9 +71,10 @@ struct gf_engine {
     void *backend;            /* the backend's state */
     size_t channels;          /* interleaved channels per frame */
     size_t num_taps;          /* taps per filter, T */
-    gf_method method;         /* GF_METHOD_DIRECT or GF_METHOD_FFT */
+    gf_method method;         /* GF_METHOD_DIRECT, _FFT or _NUPC */
     const gf_method_ops *mth; /* the method's framing and bound */
-    size_t partition;         /* FFT partition in frames, P; 0 for direct */
+    size_t partition;         /* FFT partition in frames, P (NUPC: the first, B); 0 for direct */
+    size_t max_partition;     /* NUPC: the largest partition, M; FFT: P; 0 for direct */
     size_t quantum;           /* a submitted chunk holds a whole number of these frames */
     size_t min_chunk;         /* the default chunk is at least this many frames */
     size_t chunk;             /* frames per chunk (a multiple of quantum) */

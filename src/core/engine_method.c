@@ -15,6 +15,7 @@ static void direct_frame(gf_engine *e, size_t partition)
 {
     (void)partition;
     e->partition = 0;
+    e->max_partition = 0;
     e->halo_samples = (e->num_taps - 1) * e->channels;
     e->quantum = 1;
     e->min_chunk = 0;
@@ -39,6 +40,7 @@ static double direct_bound(const gf_engine *e, const double *h, double max_abs_x
 static void fft_frame(gf_engine *e, size_t partition)
 {
     e->partition = partition ? partition : gf_partition_choose(e->num_taps, e->ops->device);
+    e->max_partition = e->partition;
     e->halo_samples = 0;
     e->quantum = e->partition;
     e->min_chunk = 16 * e->partition;
@@ -64,9 +66,46 @@ static double fft_bound(const gf_engine *e, const double *h, double max_abs_x)
     return eps * (2 * log2n + K + 4) * sum * max_abs_x;
 }
 
+/* NUPC: chunks hold whole first partitions (B); the backend keeps every
+ * level's history and its outputs computed ahead. A chunk holds at least
+ * the largest partition M (and 16 B), so that every level's blocks are
+ * transformed several at a time where the stream allows. One device only
+ * (no halo to prime with). */
+static void nupc_frame(gf_engine *e, size_t partition)
+{
+    const gf_device d = e->ops->device;
+    e->partition = partition ? partition : gf_nupc_partition_choose(e->num_taps, d);
+    e->max_partition = gf_nupc_max_partition(e->num_taps, e->partition, d);
+    e->halo_samples = 0;
+    e->quantum = e->partition;
+    e->min_chunk = 16 * e->partition > e->max_partition ? 16 * e->partition : e->max_partition;
+}
+
+/* gpufilt.h's contract: FFT's bound for each level over its segment of the
+ * taps, plus one rounding of the running sum per level after the first. */
+static double nupc_bound(const gf_engine *e, const double *h, double max_abs_x)
+{
+    const double eps = e->cfg.precision == GF_PRECISION_F32 ? 0x1p-24 : 0x1p-53;
+    gf_nupc_level lv[GF_NUPC_MAX_LEVELS];
+    const size_t n = gf_nupc_levels(e->num_taps, e->partition, e->max_partition, lv);
+    double total = 0, all = 0;
+    for (size_t l = 0; l < n; l++) {
+        double log2n = 0;
+        for (size_t s = 2 * lv[l].size; s > 1; s >>= 1)
+            log2n += 1;
+        double sum = 0;
+        for (size_t k = lv[l].offset; k < lv[l].offset + lv[l].taps; k++)
+            sum += fabs(h[k]);
+        total += (2 * log2n + (double)lv[l].partitions + 4) * sum;
+        all += sum;
+    }
+    return eps * (total + (double)(n ? n - 1 : 0) * all) * max_abs_x;
+}
+
 static const gf_method_ops methods[] = {
     {GF_METHOD_DIRECT, "direct", 0, direct_frame, direct_bound},
     {GF_METHOD_FFT, "FFT", 1, fft_frame, fft_bound},
+    {GF_METHOD_NUPC, "NUPC", 1, nupc_frame, nupc_bound},
 };
 
 const gf_method_ops *gf_method_ops_of(gf_method m)

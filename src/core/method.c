@@ -7,6 +7,8 @@
  * backend's direct kernel:
  *   direct  T
  *   fft     A log2(2P) + B K + F,  K = ceil(T / P)
+ *   nupc    the sum of fft's over its levels (S_l, K_l)
+ * (nupc is never chosen: it buys latency, not speed).
  * A weighs the two transforms of 2P points per P samples, B one complex
  * multiply-add per partition per frequency bin, F the framing and
  * interleaving passes. The constants come from measurements of this
@@ -47,6 +49,46 @@ size_t gf_partition_choose(size_t taps, gf_device device)
     return p;
 }
 
+size_t gf_nupc_partition_choose(size_t taps, gf_device device)
+{
+    (void)taps;
+    (void)device;
+    return 256;
+}
+
+size_t gf_nupc_max_partition(size_t taps, size_t first, gf_device device)
+{
+    const size_t m = gf_partition_choose(taps, device);
+    return m > first ? m : first;
+}
+
+static int pow2_in_range(size_t p)
+{
+    return p >= GF_MIN_PARTITION && p <= GF_MAX_PARTITION && (p & (p - 1)) == 0;
+}
+
+/* Sizes double from `first` to `max`; below max a level takes 2
+ * partitions, so level l >= 1 starts at o_l = 2 (2^l - 1) B >= S_l, and
+ * its blocks can be computed ahead of their outputs (gpufilt.h). */
+size_t gf_nupc_levels(size_t taps, size_t first, size_t max, gf_nupc_level *out)
+{
+    if (taps < 1 || taps > GF_MAX_FFT_TAPS || !pow2_in_range(first) || !pow2_in_range(max) ||
+        first > max || !out)
+        return 0;
+    size_t n = 0, offset = 0, size = first;
+    while (offset < taps && n < GF_NUPC_MAX_LEVELS) {
+        const size_t rest = taps - offset;
+        size_t k = (rest + size - 1) / size;
+        if (size < max && k > 2)
+            k = 2;
+        out[n++] = (gf_nupc_level){size, offset, k, k * size < rest ? k * size : rest};
+        offset += k * size;
+        if (size < max)
+            size *= 2;
+    }
+    return n;
+}
+
 static double log2_size(size_t n)
 {
     double l = 0;
@@ -64,6 +106,15 @@ double gf_method_cost(size_t taps, gf_device device, gf_method method, size_t pa
     if (method == GF_METHOD_DIRECT)
         return (double)taps;
     const gf_cost_model m = model_for(device);
+    if (method == GF_METHOD_NUPC) { /* each level an FFT method of its own */
+        gf_nupc_level lv[GF_NUPC_MAX_LEVELS];
+        const size_t b = partition ? partition : gf_nupc_partition_choose(taps, device);
+        const size_t n = gf_nupc_levels(taps, b, gf_nupc_max_partition(taps, b, device), lv);
+        double cost = 0;
+        for (size_t l = 0; l < n; l++)
+            cost += m.a * log2_size(2 * lv[l].size) + m.b * (double)lv[l].partitions + m.f;
+        return cost;
+    }
     const size_t p = partition ? partition : gf_partition_choose(taps, device);
     const double k = (double)((taps + p - 1) / p);
     return m.a * log2_size(2 * p) + m.b * k + m.f;

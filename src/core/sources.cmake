@@ -22,6 +22,7 @@ set(GPUFILT_CORE_SOURCES
   src/core/backends/ref.c
   src/core/backends/cpu.c
   src/core/backends/cpu_fft.c
+  src/core/backends/cpu_nupc.c
   src/core/backends/sync.c
   src/core/backends/multi.c
   src/core/design/design.c

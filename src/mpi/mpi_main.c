@@ -144,6 +144,8 @@ static const char *refused(const gf_cli_options *o)
         return "--jobs is gpufilt's: gpufilt-mpi's workers are its ranks (mpirun -np N)";
     if (!isnan(o->normalize_db))
         return "--normalize is not supported by gpufilt-mpi: run gpufilt --normalize";
+    if (o->method == GF_METHOD_NUPC && o->action == GF_ACTION_FILTER)
+        return "--method nupc filters one file on one rank: run gpufilt, or a batch";
     return NULL;
 }
 

@@ -34,7 +34,9 @@ BLOCK=65536 # filter.c's BLOCK_FRAMES: the reader's blocks
 
 # check IN MODE TAPS OUT_FORMAT PARTITION [gpufilt options...]
 #   TAPS: mean:T (--taps T) or a file (--coeffs); PARTITION: the one the
-#   run must report (0: direct). The output must hold the exact sums.
+#   run must report (0: direct; nupc:B:M: the NUPC method with first
+#   partition B, which it reports, and largest M, from the taps). The
+#   output must hold the exact sums.
 check() {
     local in=$1 mode=$2 taps=$3 fmt=$4 want=$5
     shift 5
@@ -55,7 +57,15 @@ check() {
     local p
     p=$(sed -n 's/.*"partition":\([0-9a-z]*\).*/\1/p' run.json)
     [ "$p" = null ] && p=0
-    if [ "$p" != "$want" ]; then
+    if [[ $want == nupc:* ]]; then
+        local b=${want#nupc:}
+        b=${b%%:*}
+        if [ "$p" != "$b" ] || ! grep -q '"method":"nupc"' run.json; then
+            fail "$what: partition $p ($(grep -o '"method":"[a-z]*"' run.json)), expected nupc $b"
+            return
+        fi
+        p=$want
+    elif [ "$p" != "$want" ]; then
         fail "$what: partition $p, expected $want"
         return
     fi
@@ -120,6 +130,16 @@ check m1.wav causal mean:5 wav:pcm_24 1048576 --method fft --partition 1048576
 "$SFTOOL" gen m2.wav wav16 1 48000 $((2 * 1048576 + 1)) noise
 check m2.wav same mean:5 flac:pcm_16 1048576 --method fft --partition 1048576 --chunk 1048576
 
+# 3b. The NUPC method (levels of B .. M; M the FFT partition the cost
+#    model picks for the taps, at least 256): mono and stereo, 16- and
+#    24-bit, chunks that are not a whole number of M, f64. The cpu
+#    backend's method: not on cuda.
+if [ "$DEVICE" = cpu ]; then
+    check m1.wav same mean:5000 wav:float nupc:16:512 --method nupc --partition 16
+    check s2.wav causal mean:40000 wav:pcm_24 nupc:256:4096 --method nupc --chunk 1000
+    check s2.wav full mean:3000 wav:pcm_24 nupc:64:256 --method nupc --partition 64 --precision f64
+fi
+
 # 4. The direct method, bit-exact: a mean of 8 (sums exact in f32) and
 #    asymmetric dyadic taps (a shift or reversal shows), at lengths around
 #    a block and a chunk, in every encoding and mode.
@@ -153,6 +173,19 @@ elif "$EXACTSUM" st.wav st-out.wav same mean:40 256 f32 2>exact.txt; then
     pass
 else
     fail "stream: $(tail -n 1 exact.txt)"
+fi
+rc=0
+[ "$DEVICE" = cpu ] && { "$PIPETOOL" feed 8 8000 0 <st.f32 | "$GPUFILT" - st-nupc.wav --raw f32le \
+    -c 1 -r 48000 --out-format wav:pcm_16 --taps 40 --method nupc --partition 16 --quiet --dither none \
+    2>stderr.txt || rc=$?; }
+if [ "$DEVICE" != cpu ]; then
+    : # the NUPC method is the cpu backend's
+elif [ "$rc" != 0 ]; then
+    fail "nupc stream: exit $rc ($(tail -n 1 stderr.txt))"
+elif "$EXACTSUM" st.wav st-nupc.wav same mean:40 nupc:16:256 f32 2>exact.txt; then
+    pass
+else
+    fail "nupc stream: $(tail -n 1 exact.txt)"
 fi
 
 expect_no_output

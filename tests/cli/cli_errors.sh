@@ -130,9 +130,11 @@ expect 2 "${E}impulse response 'irinf.wav': sample 1 of channel 1 is not finite"
 expect 2 "${E}impulse response 'irbig.wav': sample 1 of channel 1 is beyond the range of f32 arithmetic: use --precision f64" in.wav out.wav --ir irbig.wav
 expect 2 "${E}impulse response 'irlong.wav' has 4194305 frames: at most 4194304 taps are supported" in.wav out.wav --ir irlong.wav
 expect 2 "${E}coefficient file 'c3.txt' has 3 columns; the input has 2 channels (give one for every channel, or one per channel)" in.wav out.wav --coeffs c3.txt
-expect 2 "${E}--method: 'fast' is not one of auto, direct, fft" in.wav out.wav --taps 5 --method fast
+expect 2 "${E}--method: 'fast' is not one of auto, direct, fft, nupc" in.wav out.wav --taps 5 --method fast
 expect 2 "${E}--method direct takes at most 8192 taps (the FFT method up to 4194304)" in.wav out.wav --taps 8193 --method direct
 expect 2 "${E}the ref backend of this build has no FFT method in f32" in.wav out.wav --taps 5 --method fft --device ref
+expect 2 "${E}the ref backend of this build has no NUPC method in f64" in.wav out.wav --taps 5 --method nupc --device ref --precision f64
+expect 2 "${E}--method nupc is for IN and OUT: --live runs direct or fft" --live --taps 5 --method nupc
 expect 2 "${E}--partition: '1000' is not a power of two (16, 32, ... 1048576)" in.wav out.wav --taps 5 --partition 1000
 expect 2 "${E}--partition: '8' is out of range 16..1048576" in.wav out.wav --taps 5 --partition 8
 expect 2 "${E}--partition: '2097152' is out of range 16..1048576" in.wav out.wav --taps 5 --partition 2097152

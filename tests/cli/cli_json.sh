@@ -54,6 +54,19 @@ sys.exit(0 if 0 <= v["max_abs_error"] <= v["bound"] and v["ratio"] <= 1
          and v["nonfinite_differ"] == 0 else 1)' f.json &&
     pass || fail "fft verify: error above its bound in f.json"
 
+# --verify, NUPC method (--device auto runs it on the cpu): exact sums too,
+# within its bound; partition is its first, B.
+expect 0 "*" in.wav n.wav --taps 5000 --method nupc --partition 64 --verify --json-summary n.json
+assert_eq "nupc: method, partition, backend" \
+    "$(field n.json method) $(field n.json partition) $(field n.json backend)" '"nupc" 64 "cpu"'
+assert_eq "nupc verify: every output" \
+    "$(field n.json verify.against) $(field n.json verify.all) $(field n.json verify.compared)" \
+    '"exact sums" true 96000'
+python3 -c 'import json, sys; v = json.load(open(sys.argv[1]))["verify"]
+sys.exit(0 if 0 <= v["max_abs_error"] <= v["bound"] and v["ratio"] <= 1
+         and v["nonfinite_differ"] == 0 else 1)' n.json &&
+    pass || fail "nupc verify: error above its bound in n.json"
+
 # A failure: the exit code and the error; no engine, so no method.
 expect 3 "${E}cannot open input 'nothere.wav': No such file or directory" nothere.wav x.wav \
     --taps 5 --json-summary fail.json

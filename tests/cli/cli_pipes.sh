@@ -368,6 +368,20 @@ for c in 5:same:tr40 63:same:tr80 31:causal:tr40; do
         fail "trickle T=$T $m (see pipetool's message above)"
     fi
 done
+# The NUPC method: output in partitions of B = 16 frames, from a 600-tap
+# filter whose FFT partition (256 by default) would hold back all 48.
+"$SFTOOL" gen tr48.wav wavf 2 48000 48 noise
+to_raw tr48.wav f32le tr48.raw
+"$GPUFILT" tr48.wav tr_nupc.wav --taps 600 --mode causal --method nupc --partition 16 --quiet
+to_raw tr_nupc.wav f32le tr_want_nupc.raw
+if "$PIPETOOL" trickle tr48.raw tr_want_nupc.raw 8 0/16 30 300 -- \
+    "$GPUFILT" - - --raw f32le -c 2 --taps 600 --mode causal --method nupc --partition 16 \
+    --quiet >trickle.txt; then
+    pass
+    echo "cli_pipes: nupc, B 16: $(cat trickle.txt)"
+else
+    fail "trickle nupc (see pipetool's message above)"
+fi
 
 # --- 8. A SoX pipeline. ---------------------------------------------------------
 x=flac
@@ -533,7 +547,7 @@ expect_no_output tty_out.raw
     assert_eq "c: SIGTERM with a stalled reader: exit status" "$rc" 130
     # d. The container warning is skipped when the first bytes arrive in pieces
     #    that already make whole frames (u8 or s16le mono).
-    "$PIPETOOL" feed 1 1 2000 <in_wav16.wav | "$GPUFILT" - - --raw u8 -c 1 --taps 5 --quiet >/dev/null 2>stderr.txt
+    "$PIPETOOL" feed 1 1 2000 <in_wav16.wav | "$GPUFILT" - - --raw u8 -c 1 --taps 5 --dither none --quiet >/dev/null 2>stderr.txt
     assert_eq "d: WAV on stdin a byte at a time, --raw u8 -c 1: warning" "$(cat stderr.txt)" \
         "${WARN}standard input starts like a WAV file, but --raw u8 reads every byte as samples, header included (leave out --raw to read the WAV file)"
 }

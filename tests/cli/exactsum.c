@@ -7,7 +7,8 @@
  *       MODE  same, causal or full (gpufilt's --mode)
  *       TAPS  mean:T (T taps of 1/T, gpufilt's --taps T) or a file of
  *             numbers (gpufilt's --coeffs FILE, one channel)
- *       P     the FFT partition gpufilt used, or 0 for the direct method
+ *       P     the FFT partition gpufilt used, 0 for the direct method, or
+ *             nupc:B:M for the NUPC method with partitions B .. M
  *       PREC  f32 or f64 (gpufilt's --precision)
  *
  * IN must hold integer PCM of at most 24 bits, so that every sample is an
@@ -18,7 +19,10 @@
  * The direct method must give exactly the sum rounded to the precision
  * (the tests pick taps whose sums are exact in f32); the FFT method may be
  * off by its stated bound (gpufilt.h, gf_engine_error_bound):
- *   eps x (2 log2(2P) + ceil(T/P) + 4) x sum|h| x max|x| (per channel).
+ *   eps x (2 log2(2P) + ceil(T/P) + 4) x sum|h| x max|x| (per channel);
+ * the NUPC method by the sum of that bound over its levels (partition S,
+ * K partitions of the taps from offset o: sizes double from B, 2 partitions
+ * a level below M, the rest at M) plus (levels - 1) x sum|h| x max|x|.
  * Then, for the output's encoding:
  *   float, double       |out - y| <= bound (0: out == y rounded)
  *   integer PCM, FLAC   Q(y - bound) <= out <= Q(y + bound), Q rounding to
@@ -166,7 +170,9 @@ int main(int argc, char **argv)
         exit(2);
     }
     const char *mode = argv[3];
-    const size_t P = (size_t)strtoull(argv[5], NULL, 10);
+    size_t P = (size_t)strtoull(argv[5], NULL, 10), B = 0, PM = 0;
+    if (sscanf(argv[5], "nupc:%zu:%zu", &B, &PM) == 2)
+        P = 0;
     const int f32 = strcmp(argv[6], "f32") == 0;
     const int same = strcmp(mode, "same") == 0, full = strcmp(mode, "full") == 0;
     if (!same && !full && strcmp(mode, "causal") != 0)
@@ -226,6 +232,28 @@ int main(int argc, char **argv)
     for (size_t n = 2 * P; n > 1; n >>= 1)
         log2n++;
     const long double eps = f32 ? 0x1p-24L : 0x1p-53L;
+    /* The bound's factor of max|x|: FFT's, or NUPC's level by level. */
+    long double factor = P ? (2.0L * log2n + (long double)((T + P - 1) / P) + 4) * sum_h : 0;
+    if (B) {
+        size_t o = 0, S = B, levels = 0;
+        while (o < T) {
+            size_t K = (T - o + S - 1) / S;
+            if (S < PM && K > 2)
+                K = 2;
+            unsigned lg = 0;
+            for (size_t n = 2 * S; n > 1; n >>= 1)
+                lg++;
+            long double seg = 0;
+            for (size_t k = o; k < o + K * S && k < T; k++)
+                seg += fabsl(h[k]);
+            factor += (2.0L * lg + (long double)K + 4) * seg;
+            levels++;
+            o += K * S;
+            if (S < PM)
+                S *= 2;
+        }
+        factor += (long double)(levels - 1) * sum_h;
+    }
 
     long double *y = xmalloc(M * sizeof *y), *lo = xmalloc(M * sizeof *lo),
                 *hi = xmalloc(M * sizeof *hi);
@@ -237,8 +265,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < N; i++)
             if (fabsl((long double)x[i * C + c]) > maxx)
                 maxx = fabsl((long double)x[i * C + c]);
-        const long double bound =
-            P ? eps * (2.0L * log2n + (long double)((T + P - 1) / P) + 4) * sum_h * maxx : 0;
+        const long double bound = eps * factor * maxx;
         if (mean) {
             pre[0] = 0;
             for (size_t i = 0; i < N; i++) {
@@ -287,7 +314,7 @@ int main(int argc, char **argv)
                 ok = dlo[i] <= got && got <= dhi[i];
             } else {
                 got = odbl[i * C + c];
-                if (!P) /* direct: the exact sum, rounded once to the precision */
+                if (!P && !B) /* direct: the exact sum, rounded once to the precision */
                     ok = f32 ? (double)(float)y[i] == got : (double)y[i] == got;
                 else
                     ok = lo[i] <= got && got <= hi[i];

@@ -5,10 +5,11 @@
  *   pipetool feed SEED MAXCHUNK MAXDELAY_US < IN > OUT
  *       copy stdin to stdout in pieces of 1..MAXCHUNK bytes with a pause of
  *       0..MAXDELAY_US microseconds after each, both drawn from SEED
- *   pipetool trickle IN EXPECTED FRAME_BYTES LOOKAHEAD PAUSE_MS BOUND_MS -- CMD ARGS...
+ *   pipetool trickle IN EXPECTED FRAME_BYTES LOOKAHEAD[/Q] PAUSE_MS BOUND_MS -- CMD ARGS...
  *       start CMD with pipes for its stdin and stdout; write IN one frame
  *       (FRAME_BYTES bytes) at a time, PAUSE_MS apart. After frame j
- *       (0-based) exactly max(0, j + 1 - LOOKAHEAD) frames of output must
+ *       (0-based) exactly max(0, floor((j + 1) / Q) Q - LOOKAHEAD) frames
+ *       of output (Q: the quantum output comes in, 1 by default) must
  *       arrive, the missing ones within BOUND_MS, never more; after the last
  *       frame, stdin is closed and the rest must arrive. The whole output
  *       must equal EXPECTED byte for byte and CMD must exit 0. Prints the
@@ -278,7 +279,7 @@ static pid_t spawn_piped(char **cmd, int *to, int *from)
 typedef struct trickle_job {
     const unsigned char *in;
     size_t fb; /* bytes a frame */
-    long frames, look;
+    long frames, look, quantum;
     double pause_ms, bound_ms;
     int to;        /* the command's stdin */
     trickle_out o; /* its stdout */
@@ -297,7 +298,8 @@ static void trickle_frame(trickle_job *t, long j)
         return;
     }
     const double t0 = now_s();
-    const long want_frames = j + 1 - t->look > 0 ? j + 1 - t->look : 0;
+    const long whole = (j + 1) / t->quantum * t->quantum;
+    const long want_frames = whole - t->look > 0 ? whole - t->look : 0;
     const size_t want = (size_t)want_frames * t->fb;
     /* The frames this one completes, within the bound. */
     int r = 1;
@@ -372,19 +374,24 @@ static void trickle_compare(trickle_job *t, const unsigned char *expect, size_t 
 static int trickle(int argc, char **argv)
 {
     if (argc < 10 || strcmp(argv[8], "--") != 0)
-        return die("usage: trickle IN EXPECTED FRAME_BYTES LOOKAHEAD PAUSE_MS BOUND_MS -- CMD "
+        return die("usage: trickle IN EXPECTED FRAME_BYTES LOOKAHEAD[/Q] PAUSE_MS BOUND_MS -- CMD "
                    "ARGS...");
     size_t in_n = 0, exp_n = 0;
     unsigned char *in = slurp(argv[2], &in_n), *expect = slurp(argv[3], &exp_n);
     const long fb = atol(argv[4]), look = atol(argv[5]);
+    const char *slash = strchr(argv[5], '/');
+    const long quantum = slash ? atol(slash + 1) : 1;
     if (!in || !expect)
         return die("trickle: cannot read IN or EXPECTED");
+    if (quantum < 1)
+        return die("trickle: the quantum must be at least 1");
     if (fb < 1 || look < 0 || in_n % (size_t)fb != 0 || exp_n != in_n)
         return die("trickle: IN and EXPECTED must hold the same whole number of frames");
     trickle_job t = {.in = in,
                      .fb = (size_t)fb,
                      .frames = (long)(in_n / (size_t)fb),
                      .look = look,
+                     .quantum = quantum,
                      .pause_ms = atof(argv[6]),
                      .bound_ms = atof(argv[7]),
                      .worst_frame = -1};

@@ -1,6 +1,8 @@
 /*
- * The FFT method against gpufilt.h's contract, on the backend argv[2]
- * ("cpu", or "cuda": exit 77 without a usable GPU):
+ * The FFT method (or, with a third argument "nupc", the NUPC method: the
+ * same checks, B for the partition, and its own API checks) against
+ * gpufilt.h's contract, on the backend argv[2] ("cpu", or "cuda": exit 77
+ * without a usable GPU):
  *   - golden cases (tests/golden/fft: exact integer convolutions, made with
  *     numpy outside the project): every output within
  *     gf_engine_error_bound, in f32 and f64, for several partition sizes;
@@ -11,7 +13,7 @@
  *     below 1e-6;
  *   - the API: the method and partition in use, the cost model, refused
  *     configurations, reset.
- * Usage: test_fft GOLDEN_DIR DEVICE
+ * Usage: test_fft GOLDEN_DIR DEVICE [nupc]
  */
 #include "test_util.h"
 
@@ -22,6 +24,7 @@
 
 static gf_device g_dev = GF_DEVICE_CPU;
 static int g_f64 = 1; /* this build's backend has the FFT method in f64 (KissFFT: not) */
+static gf_method g_method = GF_METHOD_FFT; /* or GF_METHOD_NUPC */
 
 /* Whether an FFT engine in precision p can be made at all. */
 static int fft_available(gf_precision p)
@@ -29,7 +32,7 @@ static int fft_available(gf_precision p)
     gf_config c = gf_config_default();
     c.device = g_dev;
     c.precision = p;
-    c.method = GF_METHOD_FFT;
+    c.method = g_method;
     gf_engine *e = NULL;
     const gf_status st = gf_engine_create(&c, &e, NULL, 0);
     gf_engine_destroy(e);
@@ -119,7 +122,7 @@ static gf_config fcase_config(const fcase *f, gf_precision p, size_t partition)
     c.mode = f->mode;
     c.precision = p;
     c.device = g_dev;
-    c.method = GF_METHOD_FFT;
+    c.method = g_method;
     c.partition = partition;
     return c;
 }
@@ -289,7 +292,7 @@ static int seams_case(size_t T, size_t P, int C, gf_mode mode, gf_precision p, s
     cfg.mode = mode;
     cfg.precision = p;
     cfg.device = g_dev;
-    cfg.method = GF_METHOD_FFT;
+    cfg.method = g_method;
     cfg.partition = P;
     size_t n0 = 0;
     void *want = run_engine(&cfg, in, N, cap, TU_ALL, TU_ALL, &n0, NULL);
@@ -339,6 +342,11 @@ static int seams_case(size_t T, size_t P, int C, gf_mode mode, gf_precision p, s
 static int test_seams(void)
 {
     int bad = 0;
+    if (g_method == GF_METHOD_NUPC) { /* many levels, partial blocks of each at every seam */
+        bad += seams_case(5000, 16, 2, GF_MODE_CAUSAL, GF_PRECISION_F32, 12000);
+        bad += seams_case(2000, 32, 1, GF_MODE_SAME, g_f64 ? GF_PRECISION_F64 : GF_PRECISION_F32,
+                          6001);
+    }
     bad += seams_case(100, 32, 1, GF_MODE_SAME, GF_PRECISION_F32, 5000);
     bad += seams_case(1000, 64, 2, GF_MODE_CAUSAL, GF_PRECISION_F32, 7001);
     bad +=
@@ -379,7 +387,7 @@ static int random_case(size_t T, size_t P, size_t N, gf_precision p, size_t samp
     cfg.mode = GF_MODE_CAUSAL;
     cfg.precision = p;
     cfg.device = g_dev;
-    cfg.method = GF_METHOD_FFT;
+    cfg.method = g_method;
     cfg.partition = P;
     void *in = to_precision(x, N, p);
     size_t got = 0;
@@ -424,10 +432,18 @@ static int test_random(void)
     if (g_f64)
         bad += random_case(777, 64, 20000, GF_PRECISION_F64, 3000, &l2);
     bad += random_case(777, 256, 20000, GF_PRECISION_F32, 3000, &l2);
+    if (g_method == GF_METHOD_NUPC) { /* 2^16+ taps over 8 levels of 64 .. 8192 */
+        if (g_f64)
+            bad += random_case(70000, 64, 90000, GF_PRECISION_F64, 400, &l2);
+        bad += random_case(70000, 64, 90000, GF_PRECISION_F32, 400, &l2);
+        bad += random_case(777, 16, 5000, GF_PRECISION_F32, 2000, &l2);
+    }
     /* The issue's accuracy target: relative L2 error of f32 below 1e-6 for
      * every length up to 2^20 taps (auto partition). */
     const size_t Ts[] = {4096, 65536, (size_t)1 << 20};
-    for (int i = 0; i < 3; i++) {
+    /* NUPC: not 2^20 (10 levels over a million frames: seconds under the
+     * sanitizers); its 70,000-tap cases above span 8 levels. */
+    for (int i = 0; i < (g_method == GF_METHOD_NUPC ? 2 : 3); i++) {
         bad += random_case(Ts[i], 0, Ts[i] + 50000, GF_PRECISION_F32, 300, &l2);
         printf("f32, %zu taps: relative L2 error %.3g over 300 outputs\n", Ts[i], l2);
         bad +=
@@ -533,12 +549,185 @@ static int test_api(void)
     return bad;
 }
 
+/* ---- the NUPC method's API: levels, defaults, bound, latency ---- */
+
+static int levels_are(size_t T, size_t B, size_t M, const size_t (*want)[4], size_t n)
+{
+    gf_nupc_level lv[GF_NUPC_MAX_LEVELS];
+    const size_t got = gf_nupc_levels(T, B, M, lv);
+    int bad =
+        TU_CHECK(got == n, "levels(%zu, %zu, %zu): %zu levels, expected %zu", T, B, M, got, n);
+    for (size_t l = 0; !bad && l < n; l++)
+        bad += TU_CHECK(lv[l].size == want[l][0] && lv[l].offset == want[l][1] &&
+                            lv[l].partitions == want[l][2] && lv[l].taps == want[l][3],
+                        "levels(%zu, %zu, %zu) level %zu: {%zu, %zu, %zu, %zu}, expected {%zu, "
+                        "%zu, %zu, %zu}",
+                        T, B, M, l, lv[l].size, lv[l].offset, lv[l].partitions, lv[l].taps,
+                        want[l][0], want[l][1], want[l][2], want[l][3]);
+    return bad;
+}
+
+/* Outputs available after pushing `frames` causal frames and waiting. */
+static size_t ready_after(gf_method m, size_t T, size_t B, size_t frames)
+{
+    gf_config c = gf_config_default();
+    c.device = g_dev;
+    c.num_taps = T;
+    c.mode = GF_MODE_CAUSAL;
+    c.method = m;
+    c.partition = B;
+    gf_engine *e = NULL;
+    float *in = calloc(frames, sizeof(float)), *out = calloc(frames, sizeof(float));
+    size_t used = 0, got = 0;
+    if (!in || !out || gf_engine_create(&c, &e, NULL, 0) != GF_OK ||
+        gf_engine_push(e, in, frames, &used) != GF_OK || gf_engine_submit(e) != GF_OK ||
+        gf_engine_wait(e) != GF_OK || gf_engine_pull(e, out, frames, &got) != GF_OK)
+        got = (size_t)-1;
+    gf_engine_destroy(e);
+    free(in);
+    free(out);
+    return got;
+}
+
+static int test_nupc_api(void)
+{
+    int bad = 0;
+    /* The scheme: sizes double, 2 partitions below M, the rest at M. */
+    const size_t a[][4] = {
+        {16, 0, 2, 32}, {32, 32, 2, 64}, {64, 96, 2, 128}, {128, 224, 2, 256}, {256, 480, 3, 520}};
+    bad += levels_are(1000, 16, 256, a, 5);
+    const size_t b[][4] = {{256, 0, 2, 300}};
+    bad += levels_are(300, 256, 256, b, 1);
+    const size_t c1[][4] = {{64, 0, 1, 64}};
+    bad += levels_are(64, 64, 1024, c1, 1);
+    const size_t d[][4] = {{16, 0, 2, 32}, {32, 32, 1, 1}};
+    bad += levels_are(33, 16, 1 << 20, d, 2);
+    gf_nupc_level lv[GF_NUPC_MAX_LEVELS];
+    /* What the deadlines rest on, over many shapes: levels contiguous from
+     * tap 0 to T, sizes doubling from B to M, 2 partitions below M, and
+     * o_l >= S_l for l >= 1 (a level's block is due after it completes). */
+    tu_rng r = {2026};
+    for (int i = 0; i < 2000 && !bad; i++) {
+        const size_t B = (size_t)16 << tu_rng_below(&r, 8), M = B << tu_rng_below(&r, 10);
+        const size_t T = 1 + tu_rng_below(&r, i < 1000 ? 4 * M : GF_MAX_FFT_TAPS);
+        const size_t L = gf_nupc_levels(T, B, M, lv);
+        size_t end = 0;
+        for (size_t l = 0; l < L && !bad; l++) {
+            const size_t S = lv[l].size;
+            bad += TU_CHECK(lv[l].offset == end && lv[l].taps >= 1 &&
+                                lv[l].taps <= lv[l].partitions * S &&
+                                lv[l].taps > (lv[l].partitions - 1) * S &&
+                                S == (l ? 2 * lv[l - 1].size < M ? 2 * lv[l - 1].size : M : B) &&
+                                (S == M || lv[l].partitions <= 2) &&
+                                (l + 1 == L || lv[l].partitions == 2 || S == M) &&
+                                (l == 0 || lv[l].offset >= S),
+                            "levels(%zu, %zu, %zu): level %zu {%zu, %zu, %zu, %zu}", T, B, M, l, S,
+                            lv[l].offset, lv[l].partitions, lv[l].taps);
+            end = lv[l].offset + lv[l].taps;
+        }
+        bad += TU_CHECK(L >= 1 && end == T, "levels(%zu, %zu, %zu): %zu levels end at %zu", T, B, M,
+                        L, end);
+    }
+    bad += TU_CHECK(gf_nupc_levels(100, 32, 16, lv) == 0 && gf_nupc_levels(100, 24, 64, lv) == 0 &&
+                        gf_nupc_levels(0, 16, 16, lv) == 0 && gf_nupc_levels(100, 8, 16, lv) == 0 &&
+                        gf_nupc_levels(GF_MAX_FFT_TAPS, 16, GF_MAX_PARTITION, lv) == 17,
+                    "gf_nupc_levels' ranges");
+    bad += TU_CHECK(gf_nupc_partition_choose((size_t)1 << 20, GF_DEVICE_CPU) == 256 &&
+                        gf_nupc_max_partition(65536, 256, GF_DEVICE_CPU) == 8192 &&
+                        gf_nupc_max_partition((size_t)1 << 20, 256, GF_DEVICE_CPU) == 131072 &&
+                        gf_nupc_max_partition(100, 1024, GF_DEVICE_CPU) == 1024,
+                    "NUPC's default partitions");
+    /* Never the cost model's choice, and its cost is the levels' FFT costs. */
+    bad += TU_CHECK(gf_method_choose((size_t)1 << 20, 1, GF_PRECISION_F32, GF_DEVICE_CPU, 256) ==
+                        GF_METHOD_FFT,
+                    "auto never picks NUPC");
+    bad += TU_CHECK(gf_method_cost(300, GF_DEVICE_CPU, GF_METHOD_NUPC, 256) ==
+                        gf_method_cost(300, GF_DEVICE_CPU, GF_METHOD_FFT, 256),
+                    "one level costs what FFT costs");
+
+    /* The bound, by hand: h = 1, f64, |x| <= 1; levels as `a` above
+     * (M = gf_partition_choose(1000) = 256): sum (2 log2(2S) + K + 4) taps_l
+     * = 16*32 + 18*64 + 20*128 + 22*256 + 25*520 = 22856, plus (5 - 1) * 1000. */
+    double *h = malloc(1000 * sizeof(double));
+    for (size_t k = 0; k < 1000; k++)
+        h[k] = 1;
+    gf_config c = gf_config_default();
+    c.device = g_dev;
+    c.num_taps = 1000;
+    c.taps = h;
+    c.method = GF_METHOD_NUPC;
+    c.partition = 16;
+    c.precision = g_f64 ? GF_PRECISION_F64 : GF_PRECISION_F32;
+    gf_engine *e = NULL;
+    char detail[256] = "";
+    if (gf_engine_create(&c, &e, detail, sizeof detail) != GF_OK)
+        bad += TU_FAIL("create NUPC engine: %s", detail);
+    else {
+        const double eps = g_f64 ? 0x1p-53 : 0x1p-24;
+        bad += TU_CHECK(gf_engine_error_bound(e, 0, 1.0) == 26856 * eps,
+                        "NUPC bound %.17g, expected %.17g", gf_engine_error_bound(e, 0, 1.0),
+                        26856 * eps);
+        bad += TU_CHECK(gf_engine_method(e) == GF_METHOD_NUPC && gf_engine_partition(e) == 16 &&
+                            gf_engine_chunk_frames(e) == 262144 &&
+                            gf_engine_device(e) == GF_DEVICE_CPU,
+                        "method %d, partition %zu, chunk %zu", (int)gf_engine_method(e),
+                        gf_engine_partition(e), gf_engine_chunk_frames(e));
+        gf_config got;
+        gf_engine_get_config(e, &got);
+        bad += TU_CHECK(got.method == GF_METHOD_NUPC && got.partition == 16, "config in use");
+        /* reset: every level's history and ring start again (small
+         * chunks, so that the stream wraps every level's ring) */
+        gf_engine_destroy(e);
+        c.chunk_frames = 64;
+        c.mode = GF_MODE_CAUSAL; /* no skipped outputs: level l's first o_l are read */
+        e = NULL;
+        if (gf_engine_create(&c, &e, NULL, 0) != GF_OK)
+            return bad + TU_FAIL("create NUPC engine, chunk 64");
+        c.chunk_frames = 0;
+        c.mode = GF_MODE_SAME;
+        const size_t N = 3000, ss = tu_sample_size(c.precision);
+        const size_t cap = N + gf_engine_max_pending(e);
+        void *in = malloc(N * ss), *o1 = malloc(cap * ss), *o2 = malloc(cap * ss);
+        tu_fill_signal(in, N, ss, 9);
+        size_t g1 = 0, g2 = 0;
+        bad += tu_run_stream(e, in, N, o1, cap, ss, TU_ALL, TU_ALL, &g1);
+        gf_engine_reset(e);
+        bad += tu_run_stream(e, in, N, o2, cap, ss, TU_FIXED(77), TU_ALL, &g2);
+        bad += TU_CHECK(g1 == N && g2 == N, "lengths %zu, %zu after reset", g1, g2);
+        bad += tu_compare("NUPC after reset", o1, o2, N, ss, 1);
+        free(in);
+        free(o1);
+        free(o2);
+    }
+    gf_engine_destroy(e);
+    /* The automatic device runs it where it can; ref cannot. */
+    c.device = GF_DEVICE_AUTO;
+    e = NULL;
+    bad +=
+        TU_CHECK(gf_engine_create(&c, &e, NULL, 0) == GF_OK && gf_engine_device(e) == GF_DEVICE_CPU,
+                 "auto device with NUPC: cpu");
+    gf_engine_destroy(e);
+    c.device = GF_DEVICE_REF;
+    bad += expect_status("ref with nupc", &c, GF_ERR_UNSUPPORTED, "no NUPC method");
+    free(h);
+
+    /* Latency: output comes in partitions of B, FFT's in partitions of P
+     * (gf_partition_choose(1000) = 256). */
+    const size_t n1 = ready_after(GF_METHOD_NUPC, 1000, 64, 1000);
+    const size_t n2 = ready_after(GF_METHOD_FFT, 1000, 0, 1000);
+    bad += TU_CHECK(n1 == 960 && n2 == 768,
+                    "after 1000 frames: NUPC %zu ready (960), FFT %zu (768)", n1, n2);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: test_fft GOLDEN_DIR cpu|cuda\n");
+    if (argc != 3 && !(argc == 4 && strcmp(argv[3], "nupc") == 0)) {
+        fprintf(stderr, "usage: test_fft GOLDEN_DIR cpu|cuda [nupc]\n");
         return 2;
     }
+    if (argc == 4)
+        g_method = GF_METHOD_NUPC;
     if (strcmp(argv[2], "cuda") == 0) {
         if (!gf_cuda_available()) {
             printf("test_fft: no usable CUDA device: skipped\n");
@@ -553,10 +742,10 @@ int main(int argc, char **argv)
     g_f64 = fft_available(GF_PRECISION_F64);
     if (!g_f64)
         printf("test_fft: no f64 FFT in this build (KissFFT is float only): f32 only\n");
-    int bad = test_api();
+    int bad = g_method == GF_METHOD_NUPC ? test_nupc_api() : test_api();
     bad += test_golden(argv[1]);
     bad += test_seams();
     bad += test_random();
-    printf("test_fft (%s): %s\n", argv[2], bad ? "FAILED" : "passed");
+    printf("test_fft (%s%s): %s\n", argv[2], argc == 4 ? ", nupc" : "", bad ? "FAILED" : "passed");
     return bad ? 1 : 0;
 }

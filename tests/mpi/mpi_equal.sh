@@ -219,6 +219,12 @@ rc=$?
 [ $rc -eq 2 ] || bad "--jobs: exit $rc, expected 2"
 [ "$(grep gpufilt-mpi err.txt)" = "gpufilt-mpi: error: --jobs is gpufilt's: gpufilt-mpi's workers are its ranks (mpirun -np N)" ] ||
     bad "--jobs: message '$(cat err.txt)'"
+run 2 "$M" --taps 5000 --method nupc in.wav nupc.wav 2>err.txt
+rc=$?
+[ $rc -eq 2 ] || bad "--method nupc: exit $rc, expected 2"
+[ "$(grep gpufilt-mpi err.txt)" = "gpufilt-mpi: error: --method nupc filters one file on one rank: run gpufilt, or a batch" ] ||
+    bad "--method nupc: message '$(cat err.txt)'"
+[ ! -e nupc.wav ] || bad "--method nupc: nupc.wav written"
 
 # Dither: the 16-bit checks above run with the default TPDF, whose noise is
 # the frame's (any split gives gpufilt's bytes). Shaped dither carries its

@@ -9,7 +9,9 @@
  * the method is one the backend supports for the precision; direct:
  * 1 <= T <= GF_MAX_TAPS; FFT: 1 <= T <= GF_MAX_FFT_TAPS, the partition P
  * is a power of two in GF_MIN_PARTITION .. GF_MAX_PARTITION and every chunk
- * holds a whole number of partitions, submitted in stream order; chunk
+ * holds a whole number of partitions, submitted in stream order (NUPC: the
+ * same with B for P, and B <= M, a power of two no larger than
+ * GF_MAX_PARTITION; no prime_frames); chunk
  * frames, chunk samples and halo samples fit in size_t and int32
  * arithmetic on the device; taps are already rounded to the precision.
  */
@@ -36,8 +38,9 @@ typedef struct gf_backend_params {
      * taps_per_channel (channel c's at c * T) */
     const void *taps;
     int taps_per_channel;
-    gf_method method; /* GF_METHOD_DIRECT or GF_METHOD_FFT, never AUTO */
-    size_t partition; /* FFT: P frames; direct: 0 */
+    gf_method method;     /* GF_METHOD_DIRECT, _FFT or _NUPC, never AUTO */
+    size_t partition;     /* FFT: P frames; NUPC: the first, B; direct: 0 */
+    size_t max_partition; /* NUPC: the largest, M (gf_nupc_levels); FFT: P; direct: 0 */
     gf_precision precision;
     size_t chunk_frames; /* most frames in one chunk */
     int threads;         /* cpu: workers, 0 = auto */

@@ -15,7 +15,8 @@
  * FFT method (cpu_fft.c) is two, the forward transforms and then the
  * outputs, each a set of units (a block of one channel) that the threads
  * take one at a time; each unit's arithmetic does not depend on which
- * thread runs it.
+ * thread runs it. The NUPC method (cpu_nupc.c) runs those two jobs for each
+ * of its levels in turn, on the level's own FFT state.
  *
  * Histograms run after the filter, as a further job: the chunk's partials
  * (one per block segment and channel) are shared out among the threads,
@@ -24,6 +25,7 @@
  */
 #include "backend.h"
 #include "cpu_fft.h"
+#include "cpu_nupc.h"
 #include "fft/fft.h"
 
 #include <pthread.h>
@@ -53,10 +55,10 @@
 /* The FFT method where the build has an FFT library (CMake's GPUFILT_FFT):
  * FFTW for both precisions, KissFFT for f32. */
 #if defined(GPUFILT_FFT_FFTW)
-#define GF_CPU_FFT_F32 GF_METHOD_BIT(GF_METHOD_FFT)
-#define GF_CPU_FFT_F64 GF_METHOD_BIT(GF_METHOD_FFT)
+#define GF_CPU_FFT_F32 (GF_METHOD_BIT(GF_METHOD_FFT) | GF_METHOD_BIT(GF_METHOD_NUPC))
+#define GF_CPU_FFT_F64 (GF_METHOD_BIT(GF_METHOD_FFT) | GF_METHOD_BIT(GF_METHOD_NUPC))
 #elif defined(GPUFILT_FFT_KISS)
-#define GF_CPU_FFT_F32 GF_METHOD_BIT(GF_METHOD_FFT)
+#define GF_CPU_FFT_F32 (GF_METHOD_BIT(GF_METHOD_FFT) | GF_METHOD_BIT(GF_METHOD_NUPC))
 #define GF_CPU_FFT_F64 0u
 #else
 #define GF_CPU_FFT_F32 0u
@@ -95,7 +97,7 @@ typedef struct cpu_method {
     /* Forget the stream's history; NULL: keeps none. */
     void (*reset)(cpu_state *s);
 } cpu_method;
-static const cpu_method cpu_direct, cpu_fft; /* below */
+static const cpu_method cpu_direct, cpu_fft, cpu_nupc; /* below */
 
 typedef struct cpu_worker {
     cpu_state *s;
@@ -105,7 +107,7 @@ typedef struct cpu_worker {
 
 struct cpu_state {
     gf_backend_params p;
-    const cpu_method *m; /* the method: direct or FFT */
+    const cpu_method *m; /* the method: direct, FFT or NUPC */
     int nthreads;        /* including the calling thread */
     int nworkers;        /* started threads: nthreads - 1 */
     cpu_worker workers[GF_MAX_THREADS];
@@ -119,6 +121,8 @@ struct cpu_state {
     ptrdiff_t job_n0, job_n1; /* the job's units */
     atomic_ptrdiff_t next;    /* a dynamic job's next unit */
     gf_cpu_fft *fft;          /* the FFT method's state, or NULL */
+    gf_cpu_nupc *nupc;        /* the NUPC method's state, or NULL */
+    gf_cpu_fft *job_fft;      /* the FFT jobs' state: fft, or a NUPC level's */
     gf_hist_plan hist;
     int has_hist;
     size_t hist_first; /* the job's first segment length */
@@ -146,12 +150,12 @@ static void run_parts(cpu_state *s, const gf_chunk *c, ptrdiff_t i0, ptrdiff_t i
 /* FFT method: forward units, then output units (cpu_fft.h). */
 static void run_fft_forward(cpu_state *s, const gf_chunk *c, ptrdiff_t u0, ptrdiff_t u1, int thread)
 {
-    gf_cpu_fft_forward(s->fft, c, (size_t)u0, (size_t)u1, thread);
+    gf_cpu_fft_forward(s->job_fft, c, (size_t)u0, (size_t)u1, thread);
 }
 
 static void run_fft_output(cpu_state *s, const gf_chunk *c, ptrdiff_t u0, ptrdiff_t u1, int thread)
 {
-    gf_cpu_fft_output(s->fft, c, (size_t)u0, (size_t)u1, thread);
+    gf_cpu_fft_output(s->job_fft, c, (size_t)u0, (size_t)u1, thread);
 }
 
 static const cpu_job job_fir = {run_range, 1, 0};
@@ -240,6 +244,7 @@ static void cpu_destroy(void *state)
     pthread_cond_destroy(&s->done);
     pthread_mutex_destroy(&s->mu);
     gf_cpu_fft_destroy(s->fft);
+    gf_cpu_nupc_destroy(s->nupc);
     free(s);
 }
 
@@ -261,7 +266,9 @@ static gf_status cpu_create(const gf_backend_params *p, void **state, char *deta
         n = online > 0 ? (int)online : 1;
     }
     s->nthreads = n > GF_MAX_THREADS ? GF_MAX_THREADS : n;
-    s->m = p->method == GF_METHOD_FFT ? &cpu_fft : &cpu_direct;
+    s->m = p->method == GF_METHOD_FFT    ? &cpu_fft
+           : p->method == GF_METHOD_NUPC ? &cpu_nupc
+                                         : &cpu_direct;
     if (s->m->setup) {
         const gf_status st = s->m->setup(s, detail, detail_size);
         if (st != GF_OK) {
@@ -352,14 +359,21 @@ static gf_status setup_fft(cpu_state *s, char *detail, size_t detail_size)
     return gf_cpu_fft_create(&s->p, s->nthreads, &s->fft, detail, detail_size);
 }
 
-/* Every chunk, even one whose outputs are all skipped: the delay line must
- * see every block. */
+/* Chunk c through FFT state f (P-frame partitions of T taps) on the
+ * threads. Every chunk, even one whose outputs are all skipped: the delay
+ * line must see every block. */
+static void run_fft_on(cpu_state *s, gf_cpu_fft *f, size_t P, size_t T, const gf_chunk *c)
+{
+    const size_t K = (T + P - 1) / P;
+    s->job_fft = f;
+    run_units(s, c, &job_fft_forward, gf_cpu_fft_units(f, c), 8 * P);
+    run_units(s, c, &job_fft_output, gf_cpu_fft_output_units(f, c), 2 * (K + 8) * P);
+    gf_cpu_fft_end(f, c);
+}
+
 static void run_fft(cpu_state *s, const gf_chunk *c)
 {
-    const size_t P = s->p.partition, K = (s->p.num_taps + P - 1) / P;
-    run_units(s, c, &job_fft_forward, gf_cpu_fft_units(s->fft, c), 8 * P);
-    run_units(s, c, &job_fft_output, gf_cpu_fft_output_units(s->fft, c), 2 * (K + 8) * P);
-    gf_cpu_fft_end(s->fft, c);
+    run_fft_on(s, s->fft, s->p.partition, s->p.num_taps, c);
 }
 
 static void reset_fft(cpu_state *s)
@@ -368,6 +382,32 @@ static void reset_fft(cpu_state *s)
 }
 
 static const cpu_method cpu_fft = {setup_fft, run_fft, reset_fft};
+
+/* NUPC method: one FFT state per level (cpu_nupc.h), each level's blocks
+ * on the threads as the FFT method's. */
+static gf_status setup_nupc(cpu_state *s, char *detail, size_t detail_size)
+{
+    return gf_cpu_nupc_create(&s->p, s->nthreads, &s->nupc, detail, detail_size);
+}
+
+static void run_nupc_level(void *ctx, gf_cpu_fft *f, const gf_chunk *lc)
+{
+    cpu_state *s = ctx;
+    /* K only sizes the work for run_units' threshold: a level's own. */
+    run_fft_on(s, f, gf_cpu_fft_partition(f), gf_cpu_fft_taps(f), lc);
+}
+
+static void run_nupc(cpu_state *s, const gf_chunk *c)
+{
+    gf_cpu_nupc_chunk(s->nupc, c, run_nupc_level, s);
+}
+
+static void reset_nupc(cpu_state *s)
+{
+    gf_cpu_nupc_reset(s->nupc);
+}
+
+static const cpu_method cpu_nupc = {setup_nupc, run_nupc, reset_nupc};
 
 static void cpu_reset(void *state)
 {

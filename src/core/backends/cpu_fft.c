@@ -416,3 +416,13 @@ void gf_cpu_fft_end(gf_cpu_fft *f, const gf_chunk *c)
         keep_tail_f64(f, c);
     f->head = (f->head + m) % f->ring_slots;
 }
+
+size_t gf_cpu_fft_partition(const gf_cpu_fft *f)
+{
+    return f->partition;
+}
+
+size_t gf_cpu_fft_taps(const gf_cpu_fft *f)
+{
+    return f->taps;
+}

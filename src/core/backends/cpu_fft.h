@@ -57,4 +57,8 @@ void gf_cpu_fft_output(gf_cpu_fft *f, const gf_chunk *c, size_t u0, size_t u1, i
 /* After both passes: the chunk becomes history. */
 void gf_cpu_fft_end(gf_cpu_fft *f, const gf_chunk *c);
 
+/* Its partition P and taps T. */
+size_t gf_cpu_fft_partition(const gf_cpu_fft *f);
+size_t gf_cpu_fft_taps(const gf_cpu_fft *f);
+
 #endif /* GF_CPU_FFT_H */

@@ -189,6 +189,9 @@ void gf_multi_ops(const gf_backend_ops *inner, int n, gf_backend_ops *out)
         out->methods_f32 &= ~GF_METHOD_BIT(GF_METHOD_FFT);
         out->methods_f64 &= ~GF_METHOD_BIT(GF_METHOD_FFT);
     }
+    /* NUPC's levels keep more than K partitions of history: no priming. */
+    out->methods_f32 &= ~GF_METHOD_BIT(GF_METHOD_NUPC);
+    out->methods_f64 &= ~GF_METHOD_BIT(GF_METHOD_NUPC);
     out->primes = 0;
     out->create = multi_create;
     out->destroy = multi_destroy;
