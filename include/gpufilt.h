@@ -92,7 +92,7 @@ extern "C" {
 #endif
 
 #define GPUFILT_VERSION_MAJOR 0
-#define GPUFILT_VERSION_MINOR 4
+#define GPUFILT_VERSION_MINOR 5
 #define GPUFILT_VERSION_PATCH 0
 
 /** Most taps of the direct method (the whole f64 filter fits in 64 KiB of GPU constant memory). */
@@ -131,7 +131,7 @@ typedef enum gf_status {
 /** Static English message for a status; never NULL. */
 const char *gf_strerror(gf_status status);
 
-/** "MAJOR.MINOR.PATCH" plus the backends compiled in, e.g. "0.4.0 (ref, cpu, cuda)". */
+/** "MAJOR.MINOR.PATCH" plus the backends compiled in, e.g. "0.5.0 (ref, cpu, cuda)". */
 const char *gf_version(void);
 
 typedef enum gf_mode { GF_MODE_SAME = 0, GF_MODE_CAUSAL = 1, GF_MODE_FULL = 2 } gf_mode;

@@ -259,7 +259,7 @@ class Arguments(unittest.TestCase):
 
     def test_a_library_of_another_minor_version_is_refused(self):
         # A stand-in libgpufilt that says 0.3.0: the module must refuse it at
-        # import, naming both versions, instead of using 0.4's gf_config.
+        # import, naming both versions, instead of using 0.5's gf_config.
         cc = shutil.which("cc")
         if not cc:
             self.skipTest("no C compiler for the stand-in library")
@@ -272,7 +272,7 @@ class Arguments(unittest.TestCase):
             r = subprocess.run([sys.executable, "-c", "import gpufilt"], env=env,
                                capture_output=True, text=True)
         self.assertNotEqual(r.returncode, 0)
-        self.assertIn("ImportError: gpufilt: this module is for libgpufilt 0.4.x, but", r.stderr)
+        self.assertIn("ImportError: gpufilt: this module is for libgpufilt 0.5.x, but", r.stderr)
         self.assertIn("is 0.3.0 (ref, cpu)", r.stderr)
 
     def test_version_is_the_library_string(self):
