@@ -21,8 +21,13 @@ from ._lib import lib as _clib
 from ._lib import size_t as _size
 
 _MODES = {"same": 0, "causal": 1, "full": 2}
-_METHODS = {"auto": 0, "direct": 1, "fft": 2}
+_METHODS = {"auto": 0, "direct": 1, "fft": 2, "nupc": 3}
+_METHOD_NAMES = {v: k for k, v in _METHODS.items()}
 _DEVICES = {"auto": 0, "cpu": 1, "cuda": 2, "ref": 3}
+# Methods that only some devices run (gpufilt.h), with those devices
+# ("auto" then runs on the cpu): refused here, before the library would
+# answer "no usable GPU" where the method could never run anyway.
+_METHOD_DEVICES = {"nupc": ("cpu", "auto")}
 _DTYPES = {0: np.float32, 1: np.float64}
 
 
@@ -77,6 +82,14 @@ def _choice(table: dict, value: Any, what: str) -> int:
     if not isinstance(value, str) or value not in table:
         raise ValueError("%s must be one of %s, not %r" % (what, ", ".join(table), value))
     return table[value]
+
+
+def _method_on(method: str, device: str) -> None:
+    """ValueError for a method the device never runs (both names already checked)."""
+    devices = _METHOD_DEVICES.get(method)
+    if devices is not None and device not in devices:
+        raise ValueError("method %r runs on the cpu backend only: device must be %s, not %r"
+                         % (method, " or ".join(map(repr, devices)), device))
 
 
 def _integer(value: Any, what: str, lo: int, hi: int) -> int:
@@ -187,8 +200,25 @@ class Engine:
         return (`dtype`).
     device : {"auto", "cpu", "cuda", "ref"}
         "auto": a usable GPU, else the CPU; "ref": the serial reference.
-    method : {"auto", "direct", "fft"}
-    partition, chunk_frames, threads : int
+    method : {"auto", "direct", "fft", "nupc"}
+        "direct": the library's serial sum order, bit-identical on every
+        backend; "fft": uniformly partitioned FFT convolution, its output
+        in whole partitions; "nupc": non-uniformly partitioned FFT
+        convolution, partitions growing from `partition` frames, its output
+        in whole first partitions (lower latency than "fft" for long
+        filters), on the cpu backend only (device "cpu", or "auto", which
+        then runs on the CPU; "cuda" and "ref" raise ValueError); "auto":
+        "direct" or "fft" by the cost model, never "nupc". "fft" and
+        "nupc" are exact to within `error_bound`.
+    partition : int
+        >= 0; 0 is the library's choice. "fft": its partition in frames;
+        "nupc": its first (smallest) partition (0: 256 frames); ignored by
+        "direct".
+    chunk_frames : int
+        Frames per processing chunk, >= 0; 0 is the library's choice
+        (large). Output does not depend on it; a chunk of a few partitions
+        lets output out as soon as each partition is complete.
+    threads : int
         >= 0; 0 is the library's choice.
     cuda_device : int
         The GPU to run on.
@@ -225,6 +255,7 @@ class Engine:
         c.precision = _precision(precision)
         c.device = _choice(_DEVICES, device, "device")
         c.method = _choice(_METHODS, method, "method")
+        _method_on(method, device)
         c.partition = _integer(partition, "partition", 0, _SIZE_MAX)
         c.chunk_frames = _integer(chunk_frames, "chunk_frames", 0, _SIZE_MAX)
         c.threads = _integer(threads, "threads", _INT_MIN, _INT_MAX)
@@ -385,12 +416,13 @@ class Engine:
 
     @property
     def method(self) -> str:
-        """"direct" or "fft"."""
-        return {1: "direct", 2: "fft"}[_clib.gf_engine_method(self._live())]
+        """The method in use: "direct", "fft" or "nupc" (never "auto")."""
+        return _METHOD_NAMES[_clib.gf_engine_method(self._live())]
 
     @property
     def partition(self) -> int:
-        """The FFT method's partition in frames (0 for direct)."""
+        """The FFT method's partition in frames, the NUPC method's first (smallest) partition
+        B, 0 for direct."""
         return _clib.gf_engine_partition(self._live())
 
     @property
@@ -404,8 +436,8 @@ class Engine:
         return _clib.gf_engine_chunk_frames(self._live())
 
     def error_bound(self, channel: int = 0, max_abs_x: float = 1.0) -> float:
-        """The FFT method's bound on |error| of channel's output against the exact sum, for
-        input within +-max_abs_x (a float; 0.0 for the direct method)."""
+        """The FFT or NUPC method's bound on |error| of channel's output against the exact sum,
+        for input within +-max_abs_x (a float; 0.0 for the direct method)."""
         c = self._channel(channel)
         m = float(max_abs_x)
         if not m >= 0:

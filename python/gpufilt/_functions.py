@@ -21,7 +21,7 @@ from typing import Any, Callable, Literal, NamedTuple, Optional, Tuple, Union
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ._engine import _DEVICES, _METHODS, Engine, _choice, _real_array, _taps
+from ._engine import _DEVICES, _METHODS, Engine, _choice, _method_on, _real_array, _taps
 from ._lib import MAX_CHANNELS
 
 _AxisError = getattr(getattr(np, "exceptions", np), "AxisError")
@@ -98,6 +98,7 @@ def _plan(x: np.ndarray, h: np.ndarray, mode: str, axis: Any, method: str, devic
     dt, scale, offset = _dtype_of(x, dtype)
     _choice(_METHODS, method, "method")
     _choice(_DEVICES, device, "device")
+    _method_on(method, device)
     if h.ndim == 0:
         raise TypeError("%s must be an array of coefficients, 1-D or with x's %d dimension%s, "
                         "not a scalar (%r)" % (what, x.ndim, "s" * (x.ndim != 1), h[()]))
@@ -211,7 +212,7 @@ def _filter(x: Any, h: Any, mode: str, axis: Any, method: str, device: str,
 
 
 Mode = Literal["full", "same", "valid"]
-Method = Literal["auto", "direct", "fft"]
+Method = Literal["auto", "direct", "fft", "nupc"]
 Device = Literal["auto", "cpu", "cuda", "ref"]
 
 
@@ -245,10 +246,14 @@ def convolve(x: ArrayLike, h: ArrayLike, mode: Mode = "full", axis: int = -1,
         centred as scipy centres them, "valid" ``abs(n - taps) + 1``.
     axis : int
         The axis of `x` (and of an N-D `h`) along which to filter.
-    method : {"auto", "direct", "fft"}
+    method : {"auto", "direct", "fft", "nupc"}
         "direct" sums in the library's order (bit-identical on CPU and
         GPU); "fft" is partitioned FFT convolution, within a stated error
-        bound; "auto" picks by the filter's length and the device.
+        bound; "nupc" is non-uniformly partitioned FFT convolution, within
+        its own bound, on the CPU only (device "cpu" or "auto"): its low
+        latency serves streams (`Engine`), a whole array gains nothing
+        from it; "auto" picks "direct" or "fft" by the filter's length and
+        the device.
     device : {"auto", "cpu", "cuda", "ref"}
         "auto": a usable GPU, else the CPU; "ref": the serial reference.
     dtype : {None, float32, float64}
@@ -266,8 +271,9 @@ def convolve(x: ArrayLike, h: ArrayLike, mode: Mode = "full", axis: int = -1,
         Complex or non-numeric `x` or `h`, an `axis` that is not an
         integer, or an array on a GPU.
     ValueError
-        A `mode`, `method`, `device` or `dtype` not listed, shapes that do
-        not broadcast, an empty signal or filter.
+        A `mode`, `method`, `device` or `dtype` not listed, "nupc" on a
+        device other than "cpu" or "auto", shapes that do not broadcast,
+        an empty signal or filter.
     numpy.exceptions.AxisError
         `axis` out of range.
 

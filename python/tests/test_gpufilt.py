@@ -88,6 +88,76 @@ class FftMethod(unittest.TestCase):
         self.assertLess(err, bound)
 
 
+class NupcMethod(unittest.TestCase):
+    """method="nupc" (0.5): non-uniform partitions, the first of `partition` frames, on the
+    cpu backend; 5,000 taps keep each case to a fraction of a second."""
+
+    def test_each_mode_and_precision_within_the_bound(self):
+        h = noise(5000, seed=11, dtype=np.float64) / 50
+        x = noise(20000, seed=12, dtype=np.float64)
+        for precision, dtype, most in (("f64", np.float64, 1e-12), ("f32", np.float32, 1e-3)):
+            # The reference from what the engine filters: x and h rounded to the precision.
+            xr, hr = x.astype(dtype), h.astype(dtype).astype(np.float64)
+            full = ss.fftconvolve(xr.astype(np.float64), hr, "full")
+            for mode, want in (("causal", full[:20000]), ("same", full[2499:22499]),
+                               ("full", full)):
+                for partition, b in ((0, 256), (128, 128)):
+                    what = "%s %s partition %d" % (precision, mode, partition)
+                    with gpufilt.Engine(taps=h, mode=mode, precision=precision, device="cpu",
+                                        method="nupc", partition=partition) as e:
+                        self.assertEqual((e.method, e.partition, e.backend), ("nupc", b, "cpu"),
+                                         what)
+                        y = e.process(xr)
+                        e.flush()
+                        y = np.concatenate([y, e.pull()]).reshape(-1)
+                        bound = e.error_bound(0, np.max(np.abs(xr)))
+                    self.assertEqual((len(y), y.dtype), (len(want), dtype), what)
+                    self.assertGreater(bound, 0, what)
+                    self.assertLess(bound, most, what)  # a bound that says something
+                    self.assertLess(np.max(np.abs(y - want)), bound, what)
+
+    def test_output_comes_in_whole_first_partitions(self):
+        # Frames ready after 200, 300 and 1,100 frames in: whole partitions of 128 (nupc,
+        # partition=128), of 256 (nupc's default), of 512 (fft's choice for 5,000 taps).
+        h = noise(5000, seed=13, dtype=np.float64)
+        for method, partition, ready in (("nupc", 128, [128, 256, 1024]),
+                                         ("nupc", 0, [0, 256, 1024]),
+                                         ("fft", 0, [0, 0, 1024])):
+            with gpufilt.Engine(taps=h, mode="causal", precision="f64", device="cpu",
+                                method=method, partition=partition, chunk_frames=1) as e:
+                got, total = [], 0
+                for n in (200, 100, 800):
+                    e.push(np.zeros(n))
+                    total += len(e.pull())
+                    got.append(total)
+                self.assertEqual(e.latency, 0)
+            self.assertEqual(got, ready, (method, partition))
+
+    def test_uneven_pushes_give_the_bytes_of_lfilter(self):
+        x, h = noise(6000, 2), noise(5000, seed=14, dtype=np.float64) / 50
+        whole = gpufilt.lfilter(h, x, axis=0, method="nupc", device="cpu")
+        with gpufilt.Engine(channels=2, taps=h, mode="causal", device="cpu", method="nupc",
+                            chunk_frames=256) as e:
+            out, i, n = [], 0, 1
+            while i < len(x):
+                e.push(x[i:i + n])
+                out.append(e.pull())
+                i, n = i + n, n * 7 % 1009 + 1
+            e.flush()
+            out.append(e.pull())
+        self.assertTrue(np.array_equal(np.concatenate(out), whole))
+
+    def test_only_on_the_cpu(self):
+        for device in ("cuda", "ref"):
+            with self.assertRaises(ValueError) as cm:
+                gpufilt.Engine(taps=5, method="nupc", device=device)
+            self.assertEqual(str(cm.exception), "method 'nupc' runs on the cpu backend only: "
+                             "device must be 'cpu' or 'auto', not %r" % device)
+        # "auto" runs it on the cpu, GPU or not.
+        with gpufilt.Engine(taps=5, method="nupc") as e:
+            self.assertEqual((e.backend, e.method), ("cpu", "nupc"))
+
+
 class Streaming(unittest.TestCase):
     def test_uneven_pushes_give_the_same_bytes(self):
         x, h = noise(20000, 2), noise(255, seed=6, dtype=np.float64)

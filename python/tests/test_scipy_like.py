@@ -81,6 +81,25 @@ class Convolve(unittest.TestCase):
             gpufilt.convolve(x, h, method="direct", device="cpu"),
             gpufilt.convolve(x, h, method="direct", device="ref")))
 
+    def test_nupc_against_scipy_within_the_bound(self):
+        # 5,000 taps, two signals in rows; the bound is the engine's for these taps (mode
+        # does not change it), the first partition the library's choice.
+        x, h = rand((2, 12000), 40), rand(5000, 41) / 50
+        for dtype in (np.float32, np.float64):
+            xr, hr = x.astype(dtype), h.astype(dtype).astype(np.float64)
+            with gpufilt.Engine(taps=h, precision=dtype, device="cpu", method="nupc") as e:
+                bound = e.error_bound(0, np.max(np.abs(xr)))
+            self.assertLess(bound, 1e-3 if dtype == np.float32 else 1e-12)
+            for mode in ("full", "same", "valid"):
+                what = "%s %s" % (dtype.__name__, mode)
+                got = gpufilt.convolve(xr, h, mode, method="nupc", device="cpu")
+                want = ss.oaconvolve(xr.astype(np.float64), hr[None, :], mode, axes=-1)
+                self.assertEqual((got.shape, got.dtype), (want.shape, dtype), what)
+                self.assertLess(np.max(np.abs(got - want)), bound, what)
+            # "auto" runs nupc on the cpu: the same bytes
+            self.assertTrue(np.array_equal(gpufilt.convolve(xr, h, method="nupc"),
+                                           gpufilt.convolve(xr, h, method="nupc", device="cpu")))
+
     def test_integers_are_scaled_as_the_command_line_reads_them(self):
         h = rand(5, 5)
         cases = ((np.int16, np.arange(-32768, 32768, 4099), 32768.0, 0.0),
@@ -145,6 +164,19 @@ class Lfilter(unittest.TestCase):
             want[i] = acc
         self.assertTrue(np.array_equal(gpufilt.lfilter(h, x, method="direct", device="cpu"),
                                        want))
+
+    def test_nupc_against_scipy_within_the_bound(self):
+        # Frames x channels (axis 0), 5,000 taps, one filter per channel.
+        x, h = rand((6000, 2), 42), rand((5000, 2), 43) / 50
+        got = gpufilt.lfilter(h, x, axis=0, method="nupc", device="cpu")
+        self.assertEqual((got.shape, got.dtype), ((6000, 2), np.float64))
+        with gpufilt.Engine(channels=2, taps=h, precision="f64", device="cpu",
+                            method="nupc") as e:
+            for c in range(2):
+                bound = e.error_bound(c, np.max(np.abs(x[:, c])))
+                self.assertLess(bound, 1e-12)
+                err = np.max(np.abs(got[:, c] - ss.lfilter(h[:, c], 1, x[:, c])))
+                self.assertLess(err, bound, c)
 
 
 class Batches(unittest.TestCase):
@@ -236,8 +268,12 @@ class Errors(unittest.TestCase):
           "first", gpufilt.convolve, np.ones(4, np.longdouble), h)
         E(ValueError, "mode must be one of full, same, valid, not 'causal'",
           gpufilt.convolve, x, h, "causal")
-        E(ValueError, "method must be one of auto, direct, fft, not 'slow'",
+        E(ValueError, "method must be one of auto, direct, fft, nupc, not 'slow'",
           gpufilt.convolve, x, h, method="slow")
+        E(ValueError, "method 'nupc' runs on the cpu backend only: device must be 'cpu' or "
+          "'auto', not 'cuda'", gpufilt.convolve, x, h, method="nupc", device="cuda")
+        E(ValueError, "method 'nupc' runs on the cpu backend only: device must be 'cpu' or "
+          "'auto', not 'ref'", gpufilt.lfilter, h, x, method="nupc", device="ref")
         E(ValueError, "device must be one of auto, cpu, cuda, ref, not 'gpu'",
           gpufilt.lfilter, h, x, device="gpu")
         E(ValueError, "dtype must be float32 or float64 (or None: x's), not 'int16'",
@@ -302,6 +338,7 @@ class Module(unittest.TestCase):
         self.assertEqual(sorted(hints), ["axis", "device", "dtype", "h", "method", "mode",
                                          "return", "x"])
         self.assertEqual(typing.get_args(hints["mode"]), ("full", "same", "valid"))
+        self.assertEqual(typing.get_args(hints["method"]), ("auto", "direct", "fft", "nupc"))
         self.assertIn("return", typing.get_type_hints(gpufilt.Engine.pull))
 
     def test_every_public_function_has_examples_that_run(self):
