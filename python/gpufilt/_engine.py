@@ -241,6 +241,15 @@ class Engine:
     ...     rest = e.pull()
     >>> np.concatenate([first, rest]).ravel()
     array([0.5, 1.5, 2.5, 3.5])
+
+    A long filter with little delay: non-uniform partitions, the first of
+    128 frames, so output comes 128 frames at a time (on the CPU):
+
+    >>> with gpufilt.Engine(taps=np.ones(5000) / 5000, mode="causal", method="nupc",
+    ...                     partition=128, chunk_frames=128) as e:
+    ...     e.push(np.zeros(300, np.float32))
+    ...     (e.method, e.partition, e.backend, len(e.pull()))
+    ('nupc', 128, 'cpu', 256)
     """
 
     def __init__(self, channels: int = 1, taps: Union[int, ArrayLike] = 1, mode: str = "same",
