@@ -50,7 +50,7 @@ for p in f32 f64; do
     for mode in same causal full; do
         "$GPUFILT" in2.f32 y.raw --raw f32le -c 2 --out-raw ${p}le --coeffs "$D/h4.txt" \
             --precision $p --mode $mode --method direct --verify >out.txt 2>&1
-        assert_eq "2x2 direct $p $mode" "$(against "$D/y22_$mode.txt" y.raw $w)" "$((2 * $(frames $mode))) 0.0"
+        assert_eq "2x2 direct $p $mode" "$(against "$D/y22_$mode.txt" y.raw "$w")" "$((2 * $(frames $mode))) 0.0"
         assert_eq "2x2 direct $p $mode --verify" "$(grep "^verify: [0-9]" out.txt)" \
             "verify: $((2 * $(frames $mode))) samples, max |error| 0, max ulp 0: bit-exact with the reference"
     done
@@ -69,7 +69,7 @@ for p in f32 f64; do
         "$GPUFILT" in2.f32 y.raw --raw f32le -c 2 --out-raw ${p}le --coeffs "$D/h4.txt" \
             --precision $p --mode $mode --method fft --partition 64 --verify >out.txt 2>&1 || rc=$?
         assert_eq "2x2 fft $p $mode: exit" "$rc" 0
-        within "2x2 fft $p $mode" "$(against "$D/y22_$mode.txt" y.raw $w)" $((2 * $(frames $mode))) $tol
+        within "2x2 fft $p $mode" "$(against "$D/y22_$mode.txt" y.raw "$w")" "$((2 * $(frames "$mode")))" "$tol"
         assert_eq "2x2 fft $p $mode --verify" "$(grep -c 'within the bound' out.txt)" 1
     done
 done
