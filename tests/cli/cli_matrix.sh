@@ -109,6 +109,18 @@ assert_eq "2x2 JSON" "$(json s.json)" "matrix 2x2 2 2 $((N + T - 1))"
 "$GPUFILT" in2.f32 y.raw --raw f32le -c 2 --out-raw f64le --coeffs "$D/h2.txt" --quiet --json-summary s.json
 assert_eq "per-channel JSON" "$(json s.json)" "per channel 2 2 $N"
 
+# Through pipes, mono in and stereo out: the bytes of the file run.
+"$GPUFILT" in1.f32 y.raw --raw f32le -c 1 --out-raw f32le --coeffs "$D/h2.txt" --quiet
+"$GPUFILT" - - --raw f32le -c 1 --coeffs "$D/h2.txt" --quiet <in1.f32 >ypipe.raw
+if cmp -s y.raw ypipe.raw; then pass; else fail "1x2 through pipes: not the file run's bytes"; fi
+# --normalize measures and scales both outputs of a 1 x 2: their peak at -1 dBFS
+# within 0.01 dB.
+"$GPUFILT" in1.f32 n.wav --raw f32le -c 1 -r 48000 --coeffs "$D/h2.txt" --normalize -1dBFS \
+    --out-format wav:float --quiet
+peak=$("$SFTOOL" dump n.wav | awk '{ for (i = 1; i <= NF; i++) { v = $i < 0 ? -$i : $i; if (v > m) m = v } }
+    END { printf "%d %.2f", NF, 20 * log(m) / log(10) }')
+assert_eq "1x2 --normalize -1dBFS: channels, peak dBFS" "$peak" "2 -1.00"
+
 # The dry path of a 2 x 2 goes from each input into its own output only:
 # --mix 0.5, causal (dry tap 0): y = 0.5 x + 0.5 (the matrix's output),
 # exactly (binary fractions).
