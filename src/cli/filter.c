@@ -18,6 +18,13 @@
  * what the run says at the end is report.c's; the state they share is
  * filter_run.h's, where the run's engines are an array: the backend's, and
  * with --verify (direct) the serial reference's.
+ *
+ * A matrix response (C x O filters on C channels: true stereo, mono to
+ * stereo) is this file's alone: the engines run C x O channels, fed each
+ * input block expanded (matrix_expand), and every frame they give is summed
+ * into O outputs (matrix_sum) before anything else sees it, the serial
+ * reference's the same way, so every backend and method takes it and the
+ * direct method stays bit-exact against the reference.
  */
 #include "filter_run.h"
 #include "progress.h"
