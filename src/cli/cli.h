@@ -266,12 +266,18 @@ double gf_now(void);
  * file (--coeffs: numbers separated by blanks, one row per tap, one column
  * for every channel or one per channel; '#' starts a comment, blank lines
  * are ignored), or an impulse response from any audio file libsndfile reads
- * (--ir: one channel for every channel, or one per channel).
+ * (--ir: one channel for every channel, or one per channel). Either may
+ * also be a matrix of C x O filters (gf_taps_fit): output o is the sum over
+ * the inputs i of input i filtered by filter i*O + o (filter.c).
  */
 typedef struct gf_taps {
-    double *h;          /* filters x n coefficients, filter-major; NULL: the mean filter */
-    size_t n;           /* taps per filter */
-    int filters;        /* 1 (every channel) or one per channel */
+    double *h;   /* filters x n coefficients, filter-major; NULL: the mean filter */
+    size_t n;    /* taps per filter */
+    int filters; /* 1 (every channel), one per channel, or C x outputs */
+    /* A matrix (gf_taps_fit): the outputs O >= 2, filters = C x O, filter
+     * i*O + o from input channel i into output o (LL, LR, RL, RR for
+     * stereo); 0: each channel filtered into itself. */
+    int outputs;
     int rate;           /* an impulse response's rate in Hz, else 0 */
     const char *source; /* the file they came from, or NULL */
     /* What gf_taps_shape folded in: the factors (norm: 1/measure, with
@@ -295,9 +301,9 @@ int gf_taps_load(const gf_cli_options *o, gf_taps *t);
  * rate) are set. An exit code with a one-line message in err. */
 int gf_coeffs_parse(FILE *f, const char *path, gf_precision p, gf_taps *t, char *err, size_t n);
 int gf_ir_load(const char *path, gf_precision p, gf_taps *t, char *err, size_t n);
-/* Check them against the input's channels and rate (0: unknown); an
- * impulse response at another rate is resampled to `rate`
- * (gf_taps_resample, with a one-line notice unless quiet) or, with
+/* Check them against the input's channels and rate (0: unknown), and set
+ * t->outputs for a matrix (refused with --live); an impulse response at another rate is resampled
+ * to `rate` (gf_taps_resample, with a one-line notice unless quiet) or, with
  * --ir-rate strict, refused. An exit code after a one-line error. */
 int gf_taps_fit(gf_taps *t, int channels, int rate, const gf_cli_options *o);
 /* An impulse response (t->rate set) resampled to `rate` by libsoxr at its

@@ -18,6 +18,13 @@
  * what the run says at the end is report.c's; the state they share is
  * filter_run.h's, where the run's engines are an array: the backend's, and
  * with --verify (direct) the serial reference's.
+ *
+ * A matrix response (C x O filters on C channels: true stereo, mono to
+ * stereo) is this file's alone: the engines run C x O channels, fed each
+ * input block expanded (matrix_expand), and every frame they give is summed
+ * into O outputs (matrix_sum) before anything else sees it, the serial
+ * reference's the same way, so every backend and method takes it and the
+ * direct method stays bit-exact against the reference.
  */
 #include "filter_run.h"
 #include "progress.h"
@@ -33,6 +40,54 @@
  * out. Waiting rather than catching up at the first empty queue keeps
  * chunks large while data flows. */
 #define CATCH_UP_S 0.002
+
+/* ---- a matrix response ---- */
+
+/* n input frames of C channels into n engine frames of C x O: input i's
+ * sample into engine channels i*O .. i*O + O-1. */
+static void matrix_expand(const gf_run *r, const void *in, void *out, size_t n)
+{
+    const size_t O = (size_t)r->out_ch, C = (size_t)r->src.fmt.channels;
+    if (r->o->precision == GF_PRECISION_F32) {
+        const float *x = in;
+        float *y = out;
+        for (size_t f = 0; f < n; f++, x += C)
+            for (size_t i = 0; i < C; i++)
+                for (size_t o = 0; o < O; o++)
+                    *y++ = x[i];
+    } else {
+        const double *x = in;
+        double *y = out;
+        for (size_t f = 0; f < n; f++, x += C)
+            for (size_t i = 0; i < C; i++)
+                for (size_t o = 0; o < O; o++)
+                    *y++ = x[i];
+    }
+}
+
+/* n engine frames of C x O into n output frames of O: output o is the sum
+ * of engine channels i*O + o, i ascending, in double, rounded once to the
+ * precision. The same order for every engine: the reference's output is
+ * summed exactly as the backend's. */
+static void matrix_sum(const gf_run *r, const void *in, void *out, size_t n)
+{
+    const size_t O = (size_t)r->out_ch, C = (size_t)r->src.fmt.channels;
+    for (size_t f = 0; f < n; f++)
+        for (size_t o = 0; o < O; o++) {
+            double s = 0;
+            if (r->o->precision == GF_PRECISION_F32) {
+                const float *y = (const float *)in + f * C * O;
+                for (size_t i = 0; i < C; i++)
+                    s += (double)y[i * O + o];
+                ((float *)out)[f * O + o] = (float)s;
+            } else {
+                const double *y = (const double *)in + f * C * O;
+                for (size_t i = 0; i < C; i++)
+                    s += y[i * O + o];
+                ((double *)out)[f * O + o] = s;
+            }
+        }
+}
 
 /* ---- moving frames ---- */
 
@@ -120,7 +175,7 @@ static int checked(gf_run *r, int i, const void *frames, size_t got)
         gf_cli_error("out of memory");
         return GF_EXIT_INTERNAL;
     }
-    if (r->exact && i == GF_RUN_MAIN)
+    if (r->exact && i == GF_RUN_MAIN && !r->mx_out) /* a matrix: drain's */
         gf_verify_exact_output(r->exact, frames, got);
     if (r->normalize && i == GF_RUN_MAIN)
         gf_run_measure(r, frames, got);
@@ -141,13 +196,21 @@ static int drain(gf_run *r, int i)
             dst = (unsigned char *)r->cur->data + r->cur->frames * r->fb;
             cap = BLOCK_FRAMES - r->cur->frames;
         }
+        /* A matrix: the engine's frames are summed into the output's. */
+        void *pulled = r->mx_out ? r->mx_out : dst;
         const double t0 = gf_now();
-        gf_status st = gf_engine_pull(r->e[i], dst, cap, &got);
+        gf_status st = gf_engine_pull(r->e[i], pulled, cap, &got);
         r->t[i] += gf_now() - t0;
         if (st != GF_OK)
             return gf_cli_engine_failed(r->e[i], st);
         if (got == 0)
             return collect_hist(r, i);
+        if (r->mx_out) {
+            /* --verify of the FFT method checks the engine's own channels. */
+            if (r->exact && i == GF_RUN_MAIN)
+                gf_verify_exact_output(r->exact, pulled, got);
+            matrix_sum(r, pulled, dst, got);
+        }
         int rc = checked(r, i, dst, got);
         if (rc)
             return rc;
@@ -192,7 +255,7 @@ static int feed(gf_run *r, int i, const unsigned char *in, size_t n)
         r->t[i] += gf_now() - t0;
         if (st != GF_OK)
             return gf_cli_engine_failed(r->e[i], st);
-        in += used * r->fb;
+        in += used * r->efb;
         n -= used;
         int rc = drain(r, i);
         if (rc)
@@ -266,7 +329,17 @@ static int setup_engines(gf_run *r)
     int rc = gf_taps_ready(o, r->taps, C, r->src.fmt.rate);
     if (rc)
         return rc;
-    const gf_job job = {.frames = r->src.fmt.frames, .channels = C, .taps = r->taps->n};
+    /* A matrix response: C x O channels in the engines, O out. */
+    const int O = r->taps->outputs;
+    r->out_ch = O ? O : C;
+    const int EC = O ? C * O : C;
+    if (O && (o->hist_path || o->hist_png)) {
+        gf_cli_error("%s with a matrix response ('%s', %d x %d): not supported (the engine's "
+                     "histograms are of its %d channels before they are summed)",
+                     o->hist_path ? "--hist" : "--hist-png", r->taps->source, C, O, EC);
+        return GF_EXIT_USAGE;
+    }
+    const gf_job job = {.frames = r->src.fmt.frames, .channels = EC, .taps = r->taps->n};
     const gf_device device = gf_cli_choose_device(o, &job, &r->handoff, r->why, sizeof r->why);
     if (o->hist_path || o->hist_png) {
         r->hist = 1;
@@ -275,7 +348,7 @@ static int setup_engines(gf_run *r)
     /* --normalize: the output's histograms are the scaled output's. */
     r->normalize = !isnan(o->normalize_db);
     r->hist_late = r->hist && r->normalize && !r->hc.of_input;
-    gf_config c = gf_cli_engine_config(o, C, r->taps, device, r->handoff);
+    gf_config c = gf_cli_engine_config(o, EC, r->taps, device, r->handoff);
     c.hist = r->hist && !r->hist_late ? &r->hc : NULL;
     int gpus[GF_MAX_DEVICES];
     if (device == GF_DEVICE_CUDA || r->handoff == GF_DEVICE_CUDA) {
@@ -288,7 +361,7 @@ static int setup_engines(gf_run *r)
         snprintf(r->why, sizeof r->why, "auto: the GPU could not take the filter");
     if (o->verify && (rc = setup_verify(r, c)) != 0)
         return rc;
-    gf_verify_init(&r->verify, o->precision, (size_t)C);
+    gf_verify_init(&r->verify, o->precision, (size_t)r->out_ch);
     gf_hist_verify_init(&r->hv, r->hc.bins);
     return GF_EXIT_OK;
 }
@@ -298,14 +371,21 @@ static int setup_engines(gf_run *r)
 static int start_stages(gf_run *r)
 {
     const gf_cli_options *o = r->o;
-    r->fb = (size_t)r->src.fmt.channels * (o->precision == GF_PRECISION_F32 ? 4 : 8);
+    const size_t ss = o->precision == GF_PRECISION_F32 ? 4 : 8;
+    r->fb = (size_t)r->out_ch * ss;
+    r->efb = r->taps->outputs ? (size_t)r->src.fmt.channels * r->fb : r->fb;
+    if (r->taps->outputs && (!(r->mx_in = malloc(BLOCK_FRAMES * r->efb)) ||
+                             !(r->mx_out = malloc(BLOCK_FRAMES * r->efb)))) {
+        gf_cli_error("out of memory");
+        return GF_EXIT_INTERNAL;
+    }
     /* A backend on the host filters each input block straight into an
      * output block (gf_engine_process: no copies into and out of its own
      * buffers), which then holds up to max_pending frames more than it was
      * given. The GPU keeps its own page-locked buffers, and the push/pull
      * loop keeps its transfers overlapping the reading and writing. */
-    r->in_place =
-        r->handoff == GF_DEVICE_NONE && gf_engine_device(r->e[GF_RUN_MAIN]) != GF_DEVICE_CUDA;
+    r->in_place = r->handoff == GF_DEVICE_NONE && !r->mx_out &&
+                  gf_engine_device(r->e[GF_RUN_MAIN]) != GF_DEVICE_CUDA;
     const size_t out_cap =
         BLOCK_FRAMES + (r->in_place ? gf_engine_max_pending(r->e[GF_RUN_MAIN]) : 0);
     if (!(r->ref_out = malloc(BLOCK_FRAMES * r->fb)) ||
@@ -345,11 +425,16 @@ static int stream(gf_run *r)
             }
             break;
         }
+        const void *in = b->data;
+        if (r->mx_in) {
+            matrix_expand(r, b->data, r->mx_in, b->frames);
+            in = r->mx_in;
+        }
         if (r->exact)
-            gf_verify_exact_input(r->exact, b->data, b->frames);
+            gf_verify_exact_input(r->exact, in, b->frames);
         for (int i = 0; i < GF_RUN_ENGINES && !rc; i++)
             if (r->e[i])
-                rc = feed(r, i, b->data, b->frames);
+                rc = feed(r, i, in, b->frames);
         if (rc)
             break;
         frames_in += (int64_t)b->frames;
@@ -444,6 +529,8 @@ static void cleanup(gf_run *r)
     gf_hist_verify_free(&r->hv);
     gf_hist_out_abort(&r->hout); /* no-op after a commit */
     free(r->ref_out);
+    free(r->mx_in);
+    free(r->mx_out);
 }
 
 int gf_filter_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop)

@@ -141,11 +141,11 @@ static int open_hist_files(gf_run *r)
 
 /* --normalize: OUT is written once the whole output is measured, from a
  * scratch file of raw samples in the run's precision beside it. */
-static int open_scratch(gf_run *r, const gf_sink_opts *so)
+static int open_scratch(gf_run *r, const gf_format *fmt, const gf_sink_opts *so)
 {
     const gf_raw_format raw = r->o->precision == GF_PRECISION_F32 ? GF_RAW_F32LE : GF_RAW_F64LE;
-    const int rc = gf_raw_sink_open(&r->scratch, r->o->out_path, raw, &r->src.fmt, so, BLOCK_FRAMES,
-                                    r->err, sizeof r->err);
+    const int rc = gf_raw_sink_open(&r->scratch, r->o->out_path, raw, fmt, so, BLOCK_FRAMES, r->err,
+                                    sizeof r->err);
     if (rc)
         gf_cli_error("%s", r->err);
     return rc;
@@ -157,7 +157,7 @@ static int open_scratch(gf_run *r, const gf_sink_opts *so)
 static int unchanged_bits(const gf_run *r)
 {
     const gf_taps *t = r->taps;
-    if (t->n != 1)
+    if (t->n != 1 || (t->outputs && t->filters != t->outputs)) /* a matrix sums inputs */
         return 0;
     for (int f = 0; t->h && f < t->filters; f++)
         if (t->h[f] != 1.0)
@@ -185,24 +185,29 @@ int gf_run_open_outputs(gf_run *r)
     gf_raw_format out_raw = o->out_raw;
     if (strcmp(o->out_path, "-") == 0 && !out_raw && !o->out_format)
         out_raw = r->src.fmt.sample;
+    /* A matrix response: O channels out, and the input's channel layout
+     * (with the rest of its metadata) no longer describes them. */
+    gf_format fmt = r->src.fmt;
+    if (r->out_ch > 0)
+        fmt.channels = r->out_ch;
     const gf_sink_opts so = {
         .out = out_opts(r),
         .frames = output_frames(r),
-        .meta = r->src.meta,
+        .meta = r->taps->outputs ? NULL : r->src.meta,
         .dither = {.kind = o->dither, .seed = o->seed, .unchanged_bits = unchanged_bits(r)},
     };
     /* The sinks take output blocks of any length (io.h): BLOCK_FRAMES only
      * sizes their conversion buffers; filter.c sizes the writer's blocks. */
-    rc = out_raw ? gf_raw_sink_open(&r->sink, o->out_path, out_raw, &r->src.fmt, &so, BLOCK_FRAMES,
-                                    r->err, sizeof r->err)
-                 : gf_sndfile_sink_open(&r->sink, o->out_path, &r->src.fmt, o->out_format, &so,
+    rc = out_raw ? gf_raw_sink_open(&r->sink, o->out_path, out_raw, &fmt, &so, BLOCK_FRAMES, r->err,
+                                    sizeof r->err)
+                 : gf_sndfile_sink_open(&r->sink, o->out_path, &fmt, o->out_format, &so,
                                         BLOCK_FRAMES, r->err, sizeof r->err);
     if (rc) {
         gf_cli_error("%s", r->err);
         return rc;
     }
     r->sink.sync = o->sync;
-    return r->normalize ? open_scratch(r, &so) : GF_EXIT_OK;
+    return r->normalize ? open_scratch(r, &fmt, &so) : GF_EXIT_OK;
 }
 
 int gf_run_commit(gf_run *r)

@@ -24,7 +24,7 @@
 
 void gf_run_measure(gf_run *r, const void *frames, size_t count)
 {
-    const size_t n = count * (size_t)r->src.fmt.channels;
+    const size_t n = count * (size_t)r->out_ch;
     double peak = r->peak, top = r->peak_pos, sumsq = 0;
     if (r->o->precision == GF_PRECISION_F32) {
         const float *y = frames;
@@ -164,7 +164,7 @@ static int scale_into_sink(gf_run *r, gf_engine *e, gf_source *in, void *buf, vo
 int gf_run_normalize(gf_run *r)
 {
     const gf_cli_options *o = r->o;
-    const int C = r->src.fmt.channels;
+    const int C = r->out_ch;
     const double g = choose_gain(r);
     r->norm_gain_db = 20 * log10(g);
     gf_sink *s = &r->scratch;

@@ -49,8 +49,7 @@ int gf_report_verify(const gf_run *r)
     /* With --normalize the filtered output is the scratch file's; its
      * histograms come later, from the scaling pass (not compared). */
     const gf_sink *out = r->normalize ? &r->scratch : &r->sink;
-    int bad = v->differ != 0 ||
-              v->compared != (uint64_t)out->frames_written * (size_t)r->src.fmt.channels;
+    int bad = v->differ != 0 || v->compared != (uint64_t)out->frames_written * (size_t)r->out_ch;
     if (r->hist && !r->hist_late) {
         if (r->hv.differ)
             gf_cli_print("verify: histograms: MISMATCH in %llu of %llu records (first: %s)\n",
@@ -114,7 +113,13 @@ void gf_report_summary(const gf_run *r)
         snprintf(rate, sizeof rate, " at %d Hz", r->src.fmt.rate);
     const size_t ntaps = r->taps->n;
     const int why = r->why[0] != '\0';
+    char matrix[96];
+    if (r->taps->outputs)
+        snprintf(matrix, sizeof matrix, " (%smatrix %dx%d: %d ch out)",
+                 o->ir ? "impulse response, " : "", r->src.fmt.channels, r->taps->outputs,
+                 r->taps->outputs);
     const char *kind = !r->taps->h || r->taps->shape.mean ? " (mean)"
+                       : r->taps->outputs                 ? matrix
                        : r->taps->filters > 1
                            ? (o->ir ? " (impulse response, per channel)" : " (per channel)")
                        : o->ir ? " (impulse response)"
@@ -174,6 +179,8 @@ int gf_report_json(const gf_run *r, int rc)
                   : o->ir                                             ? "impulse response"
                                                                       : "coefficients",
         .taps_per_channel = t->filters > 1,
+        .matrix_in = t->outputs ? r->src.fmt.channels : 0,
+        .matrix_out = t->outputs,
         .mode = mode_name(o->mode),
         .precision = o->precision == GF_PRECISION_F32 ? "f32" : "f64",
         .why = r->why,

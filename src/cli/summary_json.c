@@ -174,6 +174,14 @@ static void put_summary(FILE *f, const gf_run_summary *s)
     put_key(f, "filter");
     put_string(f, s->filter);
     fprintf(f, ",\"per_channel\":%s", s->taps_per_channel ? "true" : "false");
+    if (s->matrix_out)
+        fprintf(f, ",\"ir_layout\":\"matrix %dx%d\",\"channels_out\":%d", s->matrix_in,
+                s->matrix_out, s->matrix_out);
+    else {
+        fprintf(f, ",\"ir_layout\":\"%s\"", s->taps_per_channel ? "per channel" : "single");
+        put_key(f, "channels_out");
+        s->channels > 0 ? fprintf(f, "%d", s->channels) : fputs("null", f);
+    }
     put_key(f, "ir_resampled");
     if (s->ir_from)
         fprintf(f, "{\"from\":%d,\"to\":%d,\"taps_from\":%zu}", s->ir_from, s->ir_to,

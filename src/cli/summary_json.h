@@ -21,6 +21,10 @@ typedef struct gf_run_summary {
     size_t taps;          /* 0: not known yet (a design not made): null */
     const char *filter;   /* "mean", "coefficients", "impulse response", "design" */
     int taps_per_channel; /* the key "per_channel" */
+    /* A matrix response: inputs x outputs (the key "ir_layout": "matrix
+     * CxO"; "channels_out": O); matrix_out 0: none ("single" or "per
+     * channel", channels_out the input's). */
+    int matrix_in, matrix_out;
     const char *mode, *precision, *method; /* NULL method: no engine was made */
     size_t partition;                      /* FFT method (NUPC: its first, B), else 0 */
     const char *backend;                   /* the one in use at the end */

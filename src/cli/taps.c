@@ -2,7 +2,8 @@
  * The filter's taps: the mean filter of --taps N, a coefficient file
  * (--coeffs: one column for every channel, or one column per channel), or an
  * impulse response read from any audio file libsndfile reads (--ir: one
- * channel for every channel, or one per channel).
+ * channel for every channel, one per channel, or a matrix of inputs x
+ * outputs).
  */
 #include "cli.h"
 #include "io/sndfile_format.h"
@@ -293,12 +294,26 @@ int gf_taps_load(const gf_cli_options *o, gf_taps *t)
 
 int gf_taps_fit(gf_taps *t, int channels, int rate, const gf_cli_options *o)
 {
+    /* One filter for every channel, one per channel, or a matrix: C x O
+     * filters (O >= 2), filter i*O + o from input i into output o. */
+    t->outputs = 0;
     if (t->filters != 1 && t->filters != channels) {
-        gf_cli_error("%s '%s' has %d %s; the input has %d channel%s (give one for every channel, "
-                     "or one per channel)",
-                     t->rate ? "impulse response" : "coefficient file", t->source, t->filters,
-                     t->rate ? "channels" : "columns", channels, channels == 1 ? "" : "s");
-        return GF_EXIT_USAGE;
+        const char *what = t->rate ? "impulse response" : "coefficient file";
+        if (channels < 1 || t->filters % channels != 0) {
+            gf_cli_error("%s '%s' has %d %s; the input has %d channel%s (give one for every "
+                         "channel, one per channel, or a matrix of %d x OUTPUTS: %s i*OUTPUTS+o "
+                         "filters input i into output o)",
+                         what, t->source, t->filters, t->rate ? "channels" : "columns", channels,
+                         channels == 1 ? "" : "s", channels, t->rate ? "channel" : "column");
+            return GF_EXIT_USAGE;
+        }
+        t->outputs = t->filters / channels;
+        if (o->action == GF_ACTION_LIVE) {
+            gf_cli_error("%s '%s' is a %d x %d matrix: --live filters each channel into itself "
+                         "(give one filter for every channel, or one per channel)",
+                         what, t->source, channels, t->outputs);
+            return GF_EXIT_USAGE;
+        }
     }
     if (!t->rate || !rate || t->rate == rate)
         return GF_EXIT_OK;

@@ -171,11 +171,21 @@ int gf_taps_shape(const gf_cli_options *o, gf_taps *t)
     const int same = o->mode == GF_MODE_SAME && o->action != GF_ACTION_LIVE; /* live: causal */
     const size_t d = same ? (n - 1) / 2 : 0;
     const double scale = (1 / m) * wet * gain;
+    /* A matrix: the dry path goes from input i into output i (a mono input
+     * into every output), that is into the filters i*O + i. */
+    const size_t O = t->outputs > 0 ? (size_t)t->outputs : 0, C = O ? F / O : F;
+    if (O && C != 1 && C != O && dry != 0) {
+        gf_cli_error("a dry path (--mix, --dry) needs as many outputs as inputs with a matrix "
+                     "response: '%s' is %zu x %zu",
+                     t->source, C, O);
+        return GF_EXIT_USAGE;
+    }
     for (size_t f = 0; f < F; f++) {
         double *h = t->h + f * n;
         for (size_t k = 0; k < n; k++)
             h[k] *= scale;
-        h[d] += dry * gain;
+        if (!O || C == 1 || f / O == f % O)
+            h[d] += dry * gain;
         for (size_t k = 0; k < n; k++)
             if (!isfinite(h[k]) || (o->precision == GF_PRECISION_F32 && fabs(h[k]) > FLT_MAX)) {
                 gf_cli_error("tap %zu is %g after --gain, --normalize-filter and the mix: beyond "

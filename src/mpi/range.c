@@ -29,6 +29,11 @@ int gf_mpi_open_input(gf_mpi *m)
     m->n_in = m->r.src.fmt.frames;
     if ((rc = gf_taps_ready(&m->o, m->taps, m->C, m->r.src.fmt.rate)) != 0)
         return gf_mpi_failed_cli(m, rc);
+    if (m->taps->outputs)
+        return gf_mpi_fail(m, GF_EXIT_USAGE,
+                           "'%s' is a %d x %d matrix response: gpufilt-mpi filters each channel "
+                           "into itself (filter it with gpufilt)",
+                           m->taps->source, m->C, m->taps->outputs);
     m->total = m->n_in + (m->o.mode == GF_MODE_FULL ? (int64_t)m->taps->n - 1 : 0);
     if (m->hist) {
         /* Ranges on block boundaries; rank 0 writes the files. */

@@ -119,7 +119,7 @@ expect 2 "${E}cannot open impulse response 'noir.wav': No such file or directory
 expect 2 "${E}impulse response 'notaudio.wav' is not an audio file libsndfile can read (*" in.wav out.wav --ir notaudio.wav
 expect 2 "${E}impulse response 'ir0.wav' holds no frames" in.wav out.wav --ir ir0.wav
 expect 2 "${E}impulse response 'adir' is a directory" in.wav out.wav --ir adir
-expect 2 "${E}impulse response 'ir3.wav' has 3 channels; the input has 2 channels (give one for every channel, or one per channel)" in.wav out.wav --ir ir3.wav
+expect 2 "${E}impulse response 'ir3.wav' has 3 channels; the input has 2 channels (give one for every channel, one per channel, or a matrix of 2 x OUTPUTS: channel i*OUTPUTS+o filters input i into output o)" in.wav out.wav --ir ir3.wav
 expect 2 "${E}impulse response 'ir441.wav' is at 44100 Hz, the input at 48000 Hz (--ir-rate strict: leave it out to resample the response)" in.wav out.wav --ir ir441.wav --ir-rate strict
 expect 2 "${E}--ir-rate: 'fast' is not one of resample, strict" in.wav out.wav --ir ir441.wav --ir-rate fast
 expect 2 "${E}--ir-rate is for --ir (the rate of an impulse response file)" in.wav out.wav --taps 3 --ir-rate strict
@@ -129,7 +129,7 @@ expect 2 "${E}impulse response 'irinf.wav': sample 1 of channel 1 is not finite"
 expect 2 "${E}impulse response 'irinf.wav': sample 1 of channel 1 is not finite" in.wav out.wav --ir irinf.wav --precision f64
 expect 2 "${E}impulse response 'irbig.wav': sample 1 of channel 1 is beyond the range of f32 arithmetic: use --precision f64" in.wav out.wav --ir irbig.wav
 expect 2 "${E}impulse response 'irlong.wav' has 4194305 frames: at most 4194304 taps are supported" in.wav out.wav --ir irlong.wav
-expect 2 "${E}coefficient file 'c3.txt' has 3 columns; the input has 2 channels (give one for every channel, or one per channel)" in.wav out.wav --coeffs c3.txt
+expect 2 "${E}coefficient file 'c3.txt' has 3 columns; the input has 2 channels (give one for every channel, one per channel, or a matrix of 2 x OUTPUTS: column i*OUTPUTS+o filters input i into output o)" in.wav out.wav --coeffs c3.txt
 expect 2 "${E}--method: 'fast' is not one of auto, direct, fft, nupc" in.wav out.wav --taps 5 --method fast
 expect 2 "${E}--method direct takes at most 8192 taps (the FFT method up to 4194304)" in.wav out.wav --taps 8193 --method direct
 expect 2 "${E}the ref backend of this build has no FFT method in f32" in.wav out.wav --taps 5 --method fft --device ref

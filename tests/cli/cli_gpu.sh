@@ -2,7 +2,8 @@
 # The CLI on a GPU (label gpu; exit 77 without one): --device cuda gives the
 # CPU's bytes with the direct method, and --device auto hands a long job from
 # the CPU to the GPU at a chunk boundary without changing a byte of the
-# output or of the histograms, and says which backend filtered how much.
+# output or of the histograms, and says which backend filtered how much; a
+# 2 x 2 matrix response gives the CPU's samples on the GPU too.
 source "$(dirname "$0")/lib.sh" "$@"
 
 "$SFTOOL" gen in.wav wav16 2 48000 480000 noise
@@ -18,6 +19,26 @@ assert_eq "probe on the GPU: exit" "$rc" 0
 expect 0 "" in.wav cpu.wav --taps 63 --device cpu --quiet
 expect 0 "" in.wav cuda.wav --taps 63 --device cuda --quiet
 assert_eq "cuda = cpu, 63 taps" "$(cmp cpu.wav cuda.wav && echo same)" same
+
+# A true-stereo (2 x 2: LL, LR, RL, RR) response, direct method: the
+# engine's 4 channels summed into 2 by the command, so cuda gives the cpu's
+# bytes, and --verify is bit-exact on the GPU too; the FFT method within its
+# bound.
+D=$(cd "$(dirname "$0")/matrix" && pwd)
+expect 0 "" in.wav mcpu.wav --coeffs "$D/h4.txt" --mode full --method direct --device cpu \
+    --out-format wav:float --quiet
+rc=0
+"$GPUFILT" in.wav mcuda.wav --coeffs "$D/h4.txt" --mode full --method direct --device cuda \
+    --out-format wav:float --verify >mv.txt 2>&1 || rc=$?
+assert_eq "2x2 matrix on cuda: exit" "$rc" 0
+assert_eq "2x2 matrix: cuda = cpu (samples)" "$("$SFTOOL" cmp mcpu.wav mcuda.wav && echo same)" same
+assert_eq "2x2 matrix on cuda: --verify" "$(grep '^verify: [0-9]' mv.txt)" \
+    "verify: $((2 * (480000 + 16))) samples, max |error| 0, max ulp 0: bit-exact with the reference"
+rc=0
+"$GPUFILT" in.wav mfft.wav --coeffs "$D/h4.txt" --method fft --device cuda --out-format wav:float \
+    --verify >mv.txt 2>&1 || rc=$?
+assert_eq "2x2 matrix, FFT on cuda: exit" "$rc" 0
+assert_eq "2x2 matrix, FFT on cuda: --verify" "$(grep -c 'within the bound' mv.txt)" 1
 
 # Hand-off: five minutes of stereo through 4095 direct taps is seconds of
 # CPU work, so --device auto starts on the CPU and the GPU takes over.

@@ -387,5 +387,20 @@ for bad in nothere adir; do
     fi
 done
 
-echo "live_jack: device $device: $((13 - fails)) passed, $fails failed"
+# A matrix response (4 columns on the 2 channels): refused with one line,
+# exit 2, before any audio.
+printf '1 0 0 1\n' >"$work/c4.txt"
+"$gpufilt" --live --host-api JACK --in system --out system --coeffs "$work/c4.txt" \
+    2>"$work/matrix.err"
+rc=$?
+want="gpufilt: error: coefficient file '$work/c4.txt' is a 2 x 2 matrix: --live filters each channel into itself (give one filter for every channel, or one per channel)"
+if [ "$rc" != 2 ] || [ "$(grep -v warning "$work/matrix.err")" != "$want" ]; then
+    echo "live_jack: matrix: FAIL: exit $rc (want 2), said:"
+    cat "$work/matrix.err"
+    fails=$((fails + 1))
+else
+    echo "live_jack: matrix: PASS"
+fi
+
+echo "live_jack: device $device: $((14 - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

@@ -226,6 +226,15 @@ rc=$?
     bad "--method nupc: message '$(cat err.txt)'"
 [ ! -e nupc.wav ] || bad "--method nupc: nupc.wav written"
 
+# A matrix response (4 columns on 2 channels): gpufilt's alone.
+printf '1 0 0 1\n' >c4.txt
+run 2 "$M" in.wav mx.wav --coeffs c4.txt 2>err.txt
+rc=$?
+[ $rc -eq 2 ] || bad "a matrix: exit $rc, expected 2"
+[ "$(grep gpufilt-mpi err.txt)" = "gpufilt-mpi: error: rank 0: 'c4.txt' is a 2 x 2 matrix response: gpufilt-mpi filters each channel into itself (filter it with gpufilt)" ] ||
+    bad "a matrix: message '$(cat err.txt)'"
+[ ! -e mx.wav ] || bad "a matrix: mx.wav written"
+
 # Dither: the 16-bit checks above run with the default TPDF, whose noise is
 # the frame's (any split gives gpufilt's bytes). Shaped dither carries its
 # error from sample to sample: a compressed output, which rank 0 writes

@@ -181,10 +181,12 @@ int gf_stages_start(gf_stages *st, gf_source *src, gf_sink *sink, gf_precision p
     q_init(&st->out_free);
     q_init(&st->out_full);
     st->out_capacity = out_capacity;
-    const size_t fb = (size_t)src->fmt.channels * (p == GF_PRECISION_F32 ? 4 : 8);
+    /* The output may have other channels than the input (a matrix filter). */
+    const size_t ss = p == GF_PRECISION_F32 ? 4 : 8;
+    const size_t fb = (size_t)src->fmt.channels * ss, ofb = (size_t)sink->fmt.channels * ss;
     for (int i = 0; i < GF_STAGE_BLOCKS; i++) {
         st->in_blocks[i].data = malloc(capacity * fb);
-        st->out_blocks[i].data = malloc(out_capacity * fb);
+        st->out_blocks[i].data = malloc(out_capacity * ofb);
         if (!st->in_blocks[i].data || !st->out_blocks[i].data) {
             free_blocks(st);
             return GF_EXIT_INTERNAL;
