@@ -175,6 +175,18 @@ assert_eq "... on a pipe: exit, message" "${PIPESTATUS[1]} $(cat stderr.txt)" \
 timeout -s KILL 20 "$GPUFILT" in.wav jb.wav --ir jumpback.wav 2>stderr.txt
 assert_eq "... as an impulse response: exit, message" "$? $(cat stderr.txt)" \
     "2 ${E}impulse response 'jumpback.wav' is not a WAV file gpufilt can read: $JUMP"
+# ... and after the samples, where libsndfile goes on reading a file's
+# chunks (a pipe's header ends with them)
+python3 -c 'import struct, sys
+fmt = b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, 48000, 96000, 2, 16)
+sub = b"abcd" + struct.pack("<I", 0xFFFFFFF8)
+lst = b"LIST" + struct.pack("<I", 4 + len(sub) + 8) + b"INFO" + sub + bytes(8)
+data = b"data" + struct.pack("<I", 255) + bytes(255) + b"\0"
+riff = b"WAVE" + fmt + data + lst
+sys.stdout.buffer.write(b"RIFF" + struct.pack("<I", len(riff)) + riff)' >jumpback2.wav
+timeout -s KILL 20 "$GPUFILT" jumpback2.wav jb.wav --taps 3 2>stderr.txt
+assert_eq "a LIST sub-chunk that jumps back, after the samples: exit, message" \
+    "$? $(cat stderr.txt)" "3 ${E}input 'jumpback2.wav' is not a WAV file gpufilt can read: $JUMP"
 set -e -o pipefail
 [ ! -e jb.wav ] && pass || fail "a refused input left jb.wav"
 "$SFTOOL" gen small.wav wav16 2 8000 1000 noise

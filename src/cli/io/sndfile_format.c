@@ -553,13 +553,29 @@ int gf_container_trap(int fd, const unsigned char *buf, size_t buf_len, char *wh
         (memcmp(h, "RIFF", 4) && memcmp(h, "RIFX", 4) && memcmp(h, "RF64", 4)))
         return 0;
     c.big = memcmp(h, "RIFX", 4) == 0;
+    const int rf64 = memcmp(h, "RF64", 4) == 0;
+    /* The chunks as libsndfile 1.2's header loop walks them (wav.c,
+     * rf64.c): a chunk skipped by its size, no pad byte; a marker that is
+     * not printable re-read 5 bytes on where that is not 4-aligned, else
+     * the end; past the samples too where the input can seek (a file). */
     uint64_t pos = 12;
-    for (int k = 0; k < MAX_CHUNKS && read_at(&c, pos, h, 8) == 0; k++) {
+    for (int k = 0; k < MAX_CHUNKS && pos + 8 <= c.size && read_at(&c, pos, h, 8) == 0; k++) {
         const uint64_t len = get32(&c, h + 4);
         char id[5];
         uint64_t bad;
-        if (!memcmp(h, "data", 4) || !is_chunk_id(h))
-            return 0;
+        if (!memcmp(h, "data", 4)) {
+            if (buf || (rf64 && len == 0xFFFFFFFFu)) /* a pipe stops; RF64's runs to the end */
+                return 0;
+            const uint64_t at = pos + 8;
+            pos = at + (len < c.size - at ? len : c.size - at) + (len & 1);
+            continue;
+        }
+        if (!is_chunk_id(h)) {
+            if (len >= 0xffff0000u || ((pos + 8) & 3) == 0)
+                return 0;
+            pos += 5;
+            continue;
+        }
         if ((!memcmp(h, "LIST", 4) || !memcmp(h, "INFO", 4)) &&
             list_loops(&c, pos + 8, len, id, &bad)) {
             snprintf(why, n,
@@ -568,7 +584,9 @@ int gf_container_trap(int fd, const unsigned char *buf, size_t buf_len, char *wh
                      (const char *)h, id, (unsigned long long)bad);
             return 1;
         }
-        pos += 8 + len + (len & 1);
+        if (!buf && len >= c.size) /* where libsndfile's walk ends */
+            return 0;
+        pos += 8 + len;
     }
     return 0;
 }
