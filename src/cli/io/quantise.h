@@ -21,5 +21,9 @@
  */
 uint64_t gf_quantise_block(gf_precision p, const void *x, size_t n, double scale, double shift,
                            int tpdf, uint64_t key, uint64_t index, int32_t *out);
+/* The same for 16-bit output (scale 2^15), as the integers themselves
+ * (sf_writef_short's), not shifted. */
+uint64_t gf_quantise_block16(gf_precision p, const void *x, size_t n, int tpdf, uint64_t key,
+                             uint64_t index, int16_t *out);
 
 #endif /* GF_QUANTISE_H */

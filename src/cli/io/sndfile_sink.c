@@ -101,12 +101,18 @@ static sf_count_t write_piece(gf_sink *k, sf_sink *f, gf_precision p, const void
         else if (d->kind == GF_DITHER_SHAPED)
             for (size_t i = 0; i < ns; i++)
                 f->ibuf[i] = dithered(d, ((const double *)frames)[i], scale, shift, &k->clipped);
-        else { /* none or TPDF: the vectorised loops */
+        else { /* none or TPDF: the vectorised loops; 16 bits as shorts, which
+                * libsndfile writes without converting them again */
             const int tpdf = d->kind == GF_DITHER_TPDF;
-            k->clipped +=
-                gf_quantise_block(p, frames, ns, scale, shift, tpdf, d->key, d->index, f->ibuf);
+            int16_t *s16 = (int16_t *)f->ibuf;
+            k->clipped += f->pcm_bits == 16
+                              ? gf_quantise_block16(p, frames, ns, tpdf, d->key, d->index, s16)
+                              : gf_quantise_block(p, frames, ns, scale, shift, tpdf, d->key,
+                                                  d->index, f->ibuf);
             if (tpdf)
                 d->index += ns;
+            if (f->pcm_bits == 16)
+                return sf_writef_short(f->sf, s16, (sf_count_t)count);
         }
         return sf_writef_int(f->sf, f->ibuf, (sf_count_t)count);
     }
