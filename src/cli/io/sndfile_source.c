@@ -335,10 +335,18 @@ static ssize_t peek_stdin(unsigned char *buf, size_t n, int *ended)
         return -1;
     ssize_t got = -1;
     for (int waits = 0; waits < 5000; waits++) {
-        got = tee(STDIN_FILENO, p[1], n, 0); /* waits for the first byte */
+        /* (a signal, even one that stops the run, must not make the
+         * checks below be skipped: EINTR is retried) */
+        do
+            got = tee(STDIN_FILENO, p[1], n, 0); /* waits for the first byte */
+        while (got < 0 && errno == EINTR);
         if (got <= 0)
             break;
-        if (read(p[0], buf, (size_t)got) != got) {
+        ssize_t r;
+        do
+            r = read(p[0], buf, (size_t)got);
+        while (r < 0 && errno == EINTR);
+        if (r != got) {
             got = -1;
             break;
         }
