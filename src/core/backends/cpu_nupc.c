@@ -210,8 +210,8 @@ static void level_take(gf_cpu_nupc *n, nupc_level *v, const unsigned char *in, s
 
 /* Output frames [skip, frames) of chunk c: y = y_0 + y_1 + ... in level
  * order, each sum rounded as written (f32 and f64 alike); a level at a time
- * over runs of its ring that do not wrap. */
-static void sum_f32(const gf_cpu_nupc *n, const gf_chunk *c)
+ * over runs of its ring that do not wrap. ss: the sample's size. */
+static void sum_levels(const gf_cpu_nupc *n, const gf_chunk *c, size_t ss)
 {
     const size_t C = (size_t)n->channels;
     for (size_t l = 0; l < n->nlevels; l++) {
@@ -220,34 +220,16 @@ static void sum_f32(const gf_cpu_nupc *n, const gf_chunk *c)
             const size_t r = (size_t)((n->pos + i) % v->ring_frames);
             const size_t run =
                 c->frames - i < v->ring_frames - r ? c->frames - i : v->ring_frames - r;
-            float *y = (float *)c->out + (i - c->skip) * C;
-            const float *src = (const float *)v->ring + r * C;
+            unsigned char *y = (unsigned char *)c->out + (i - c->skip) * C * ss;
+            const unsigned char *src = (const unsigned char *)v->ring + r * C * ss;
             if (l == 0)
-                memcpy(y, src, run * C * sizeof *y);
+                memcpy(y, src, run * C * ss);
+            else if (ss == sizeof(float))
+                for (size_t k = 0; k < run * C; k++)
+                    ((float *)y)[k] = ((float *)y)[k] + ((const float *)src)[k];
             else
                 for (size_t k = 0; k < run * C; k++)
-                    y[k] = y[k] + src[k];
-            i += run;
-        }
-    }
-}
-
-static void sum_f64(const gf_cpu_nupc *n, const gf_chunk *c)
-{
-    const size_t C = (size_t)n->channels;
-    for (size_t l = 0; l < n->nlevels; l++) {
-        const nupc_level *v = &n->level[l];
-        for (size_t i = c->skip; i < c->frames;) {
-            const size_t r = (size_t)((n->pos + i) % v->ring_frames);
-            const size_t run =
-                c->frames - i < v->ring_frames - r ? c->frames - i : v->ring_frames - r;
-            double *y = (double *)c->out + (i - c->skip) * C;
-            const double *src = (const double *)v->ring + r * C;
-            if (l == 0)
-                memcpy(y, src, run * C * sizeof *y);
-            else
-                for (size_t k = 0; k < run * C; k++)
-                    y[k] = y[k] + src[k];
+                    ((double *)y)[k] = ((double *)y)[k] + ((const double *)src)[k];
             i += run;
         }
     }
@@ -260,9 +242,6 @@ void gf_cpu_nupc_chunk(gf_cpu_nupc *n, const gf_chunk *c, gf_cpu_nupc_run run, v
      * end at least o_l - S_l >= 0 frames earlier, so all are in the rings. */
     for (size_t l = 0; l < n->nlevels; l++)
         level_take(n, &n->level[l], c->in, c->frames, run, ctx);
-    if (n->prec == GF_PRECISION_F32)
-        sum_f32(n, c);
-    else
-        sum_f64(n, c);
+    sum_levels(n, c, n->prec == GF_PRECISION_F32 ? sizeof(float) : sizeof(double));
     n->pos += c->frames;
 }
