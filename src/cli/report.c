@@ -160,6 +160,71 @@ void gf_report_levels(const gf_cli_options *o, const gf_taps *t)
     gf_cli_say("levels: %s%s%s (folded into the taps)", norm, mix, gain);
 }
 
+/* The summary's engine fields: method, partition, backend, GPUs, hand-off. */
+static void summary_engine(gf_run_summary *s, const gf_run *r)
+{
+    gf_engine *e = r->e[GF_RUN_MAIN];
+    if (e) {
+        const gf_method m = gf_engine_method(e);
+        s->method = m == GF_METHOD_NUPC ? "nupc" : m == GF_METHOD_FFT ? "fft" : "direct";
+        s->partition = gf_engine_partition(e);
+        s->backend = gf_engine_backend(e);
+        s->ngpus = gf_engine_cuda_devices(e, s->gpu, GF_MAX_DEVICES);
+        for (int i = 0; i < s->ngpus; i++)
+            s->gpu_chunks[i] = gf_engine_device_chunks(e, i, &s->gpu_frames[i]);
+        if (r->handoff != GF_DEVICE_NONE) {
+            s->handoff_to = gf_device_name(r->handoff);
+            s->handoff_frame = gf_engine_handoff_frame(e);
+            s->handoff_error = gf_engine_handoff_error(e);
+        }
+    }
+}
+
+/* The summary's --verify fields: against the reference, or the exact sums. */
+static void summary_verify(gf_run_summary *s, const gf_run *r)
+{
+    if (r->e[GF_RUN_REF]) {
+        s->verify = 1;
+        s->compared = r->verify.compared;
+        s->differ = r->verify.differ;
+        s->max_ulp = r->verify.max_ulp;
+        s->max_abs_error = r->verify.max_abs;
+        s->reference_seconds = r->t[GF_RUN_REF];
+    } else if (r->exact) {
+        const gf_verify_exact_result x = gf_verify_exact_get(r->exact);
+        s->verify = 2;
+        s->compared = x.checked;
+        s->all_checked = x.all;
+        s->max_abs_error = x.max_err;
+        s->bound = x.bound;
+        s->ratio = x.ratio;
+        s->differ = x.unlike;
+        s->reference_seconds = x.seconds;
+    }
+}
+
+/* The summary's levels: --gain, --normalize-filter, the mix, --normalize. */
+static void summary_levels(gf_run_summary *s, const gf_run *r)
+{
+    const gf_cli_options *o = r->o;
+    const gf_taps *t = r->taps;
+    static const char *const norms[] = {NULL, "peak", "dc", "l1", "l2"};
+    s->gain_db = o->gain_db;
+    s->norm_by = norms[o->norm_filter];
+    s->norm_measure = t->shape.measure;
+    s->norm_factor = t->shape.norm;
+    s->mix = t->shape.shaped && (!isnan(o->mix) || !isnan(o->dry_db) || !isnan(o->wet_db));
+    s->dry = t->shape.dry;
+    s->wet = t->shape.wet;
+    s->dry_tap = t->shape.dry_tap;
+    if (!isnan(o->normalize_db)) {
+        s->normalize_by = o->normalize_rms ? "rms" : "peak";
+        s->normalize_level_db = o->normalize_db;
+        s->normalize_measured_db = r->norm_measured_db;
+        s->normalize_gain_db = r->norm_gain_db;
+    }
+}
+
 int gf_report_json(const gf_run *r, int rc)
 {
     const gf_cli_options *o = r->o;
@@ -197,54 +262,9 @@ int gf_report_json(const gf_run *r, int rc)
                       : NULL,
         .seed = o->seed,
     };
-    gf_engine *e = r->e[GF_RUN_MAIN];
-    if (e) {
-        const gf_method m = gf_engine_method(e);
-        s.method = m == GF_METHOD_NUPC ? "nupc" : m == GF_METHOD_FFT ? "fft" : "direct";
-        s.partition = gf_engine_partition(e);
-        s.backend = gf_engine_backend(e);
-        s.ngpus = gf_engine_cuda_devices(e, s.gpu, GF_MAX_DEVICES);
-        for (int i = 0; i < s.ngpus; i++)
-            s.gpu_chunks[i] = gf_engine_device_chunks(e, i, &s.gpu_frames[i]);
-        if (r->handoff != GF_DEVICE_NONE) {
-            s.handoff_to = gf_device_name(r->handoff);
-            s.handoff_frame = gf_engine_handoff_frame(e);
-            s.handoff_error = gf_engine_handoff_error(e);
-        }
-    }
-    if (r->e[GF_RUN_REF]) {
-        s.verify = 1;
-        s.compared = r->verify.compared;
-        s.differ = r->verify.differ;
-        s.max_ulp = r->verify.max_ulp;
-        s.max_abs_error = r->verify.max_abs;
-        s.reference_seconds = r->t[GF_RUN_REF];
-    } else if (r->exact) {
-        const gf_verify_exact_result x = gf_verify_exact_get(r->exact);
-        s.verify = 2;
-        s.compared = x.checked;
-        s.all_checked = x.all;
-        s.max_abs_error = x.max_err;
-        s.bound = x.bound;
-        s.ratio = x.ratio;
-        s.differ = x.unlike;
-        s.reference_seconds = x.seconds;
-    }
-    static const char *const norms[] = {NULL, "peak", "dc", "l1", "l2"};
-    s.gain_db = o->gain_db;
-    s.norm_by = norms[o->norm_filter];
-    s.norm_measure = t->shape.measure;
-    s.norm_factor = t->shape.norm;
-    s.mix = t->shape.shaped && (!isnan(o->mix) || !isnan(o->dry_db) || !isnan(o->wet_db));
-    s.dry = t->shape.dry;
-    s.wet = t->shape.wet;
-    s.dry_tap = t->shape.dry_tap;
-    if (!isnan(o->normalize_db)) {
-        s.normalize_by = o->normalize_rms ? "rms" : "peak";
-        s.normalize_level_db = o->normalize_db;
-        s.normalize_measured_db = r->norm_measured_db;
-        s.normalize_gain_db = r->norm_gain_db;
-    }
+    summary_engine(&s, r);
+    summary_verify(&s, r);
+    summary_levels(&s, r);
     const int jrc = gf_summary_json_write(o->json_summary, &s);
     return rc ? rc : jrc;
 }

@@ -118,9 +118,39 @@ static double from_db(double db)
     return pow(10, db / 20); /* -inf: 0 */
 }
 
-int gf_taps_shape(const gf_cli_options *o, gf_taps *t)
+/* --normalize-filter's measure of the largest of t's filters into *m (one
+ * factor for every channel keeps their balance): GF_EXIT_OK, or an exit
+ * code after a one-line error. */
+static int largest_measure(const gf_cli_options *o, const gf_taps *t, double *out)
 {
     static const char *const names[] = {"", "peak", "dc", "l1", "l2"};
+    const size_t n = t->n, F = (size_t)t->filters;
+    double m = 0;
+    for (size_t f = 0; f < F; f++) {
+        const double v = measure(o->norm_filter, t->h + f * n, n);
+        if (v < 0) {
+            gf_cli_error("out of memory measuring the filter's response (%zu taps)", n);
+            return GF_EXIT_INTERNAL;
+        }
+        m = fmax(m, v);
+    }
+    if (!(m > 0) || !isfinite(1 / m)) {
+        gf_cli_error("--normalize-filter %s: the filter's %s is %s: it cannot be scaled to "
+                     "0 dB",
+                     names[o->norm_filter],
+                     o->norm_filter == GF_NORM_PEAK ? "largest gain"
+                     : o->norm_filter == GF_NORM_DC ? "gain at DC"
+                     : o->norm_filter == GF_NORM_L1 ? "sum of |taps|"
+                                                    : "energy",
+                     m > 0 ? "too small" : "0");
+        return GF_EXIT_USAGE;
+    }
+    *out = m;
+    return GF_EXIT_OK;
+}
+
+int gf_taps_shape(const gf_cli_options *o, gf_taps *t)
+{
     const int mix = !isnan(o->mix) || !isnan(o->dry_db) || !isnan(o->wet_db);
     if (!o->norm_filter && o->gain_db == 0 && !mix)
         return GF_EXIT_OK;
@@ -135,28 +165,9 @@ int gf_taps_shape(const gf_cli_options *o, gf_taps *t)
         t->shape.mean = 1;
     }
     double m = 1;
-    if (o->norm_filter) {
-        m = 0;
-        for (size_t f = 0; f < F; f++) {
-            const double v = measure(o->norm_filter, t->h + f * n, n);
-            if (v < 0) {
-                gf_cli_error("out of memory measuring the filter's response (%zu taps)", n);
-                return GF_EXIT_INTERNAL;
-            }
-            m = fmax(m, v);
-        }
-        if (!(m > 0) || !isfinite(1 / m)) {
-            gf_cli_error("--normalize-filter %s: the filter's %s is %s: it cannot be scaled to "
-                         "0 dB",
-                         names[o->norm_filter],
-                         o->norm_filter == GF_NORM_PEAK ? "largest gain"
-                         : o->norm_filter == GF_NORM_DC ? "gain at DC"
-                         : o->norm_filter == GF_NORM_L1 ? "sum of |taps|"
-                                                        : "energy",
-                         m > 0 ? "too small" : "0");
-            return GF_EXIT_USAGE;
-        }
-    }
+    int rc;
+    if (o->norm_filter && (rc = largest_measure(o, t, &m)) != GF_EXIT_OK)
+        return rc;
     const double dry = !mix               ? 0
                        : !isnan(o->mix)   ? 1 - o->mix
                        : isnan(o->dry_db) ? 0
