@@ -160,9 +160,9 @@ static double *through_codec(const long double *v, size_t n, int format, int f32
     return out;
 }
 
-/* One straight pass, kept whole on purpose (158 lines): read, sum exactly,
- * bound, compare; an oracle read top to bottom is easier to trust than one
- * spread over helpers that share a dozen locals. */
+/* One straight pass, kept whole on purpose (about 180 lines with the NUPC
+ * method's bound): read, sum exactly, bound, compare; an oracle read top to bottom is easier to
+ * trust than one spread over helpers that share a dozen locals. */
 int main(int argc, char **argv)
 {
     if (argc != 7) {

@@ -589,6 +589,11 @@ static size_t ready_after(gf_method m, size_t T, size_t B, size_t frames)
     return got;
 }
 
+/* A flat list of independent checks of the NUPC queries and refusals
+ * (the level scheme by hand, its properties over random shapes, the bound
+ * worked out by hand, latency, reset): long (about 130 lines) because each
+ * check is a few lines of expected values, clearer in one place than
+ * spread over helpers. */
 static int test_nupc_api(void)
 {
     int bad = 0;

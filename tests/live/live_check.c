@@ -502,7 +502,10 @@ static int change_fits(const sig *rec, size_t o, const float *old, const float *
     return 1;
 }
 
-/* With --switch: the schedule of changes (see the top). y holds the first
+/* Kept whole (about 115 lines): the reference for every filter, the
+ * schedule's splice with its crossfades, and the comparison share the
+ * same sample buffers and indices; split, they would pass a dozen of them.
+ * With --switch: the schedule of changes (see the top). y holds the first
  * filter's output and becomes the whole schedule's. With --fft-partition
  * a sample may differ by twice the largest of the filters' bounds: each
  * engine's output within its own, the crossfade's weights sum to 1, and
