@@ -136,6 +136,21 @@ static int frame_eq(const float *a, const float *b, int C)
     return 1;
 }
 
+/* How many of the N frames of y differ from the recording's from frame o
+ * on (a frame past its end counts); the first such frame into *first. */
+static size_t frames_unlike(const sig *rec, const float *y, size_t o, size_t N, int C,
+                            size_t *first)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < N; i++)
+        if (o + i >= rec->frames || !frame_eq(rec->p + (o + i) * (size_t)C, y + i * (size_t)C, C)) {
+            if (!bad)
+                *first = i;
+            bad++;
+        }
+    return bad;
+}
+
 static int span_eq(const sig *rec, size_t o, const float *y, size_t i, size_t len, int C)
 {
     if (o + i + len > rec->frames)
@@ -397,13 +412,8 @@ static int check(const options *opt, const sig *rec, const float *y, size_t N)
     printf("\n");
 
     /* Strict: every frame at one offset. */
-    size_t bad = 0, first_bad = N;
-    for (size_t i = 0; i < N; i++)
-        if (o + i >= rec->frames || !frame_eq(rec->p + (o + i) * (size_t)C, y + i * (size_t)C, C)) {
-            if (!bad)
-                first_bad = i;
-            bad++;
-        }
+    size_t first_bad = N;
+    const size_t bad = frames_unlike(rec, y, o, N, C, &first_bad);
     if (bad == 0) {
         if (opt->exact_latency && opt->xruns == 0 && opt->latency >= 0 && (long)o != opt->latency) {
             printf("live_check: FAIL: %s, but %zu frames late instead of the %ld gpufilt "
@@ -598,13 +608,8 @@ static int check_switches(const options *opt, const sig *x, const sig *rec, floa
         }
         from = s + F;
     }
-    size_t bad = 0, first_bad = N;
-    for (size_t i = 0; i < N; i++)
-        if (o + i >= rec->frames || !frame_eq(rec->p + (o + i) * (size_t)C, y + i * (size_t)C, C)) {
-            if (!bad)
-                first_bad = i;
-            bad++;
-        }
+    size_t first_bad = N;
+    const size_t bad = frames_unlike(rec, y, o, N, C, &first_bad);
     if (bad) {
         printf("live_check: %s: %zu of %zu frames differ from the schedule of changes, the first "
                "at frame %zu\n",
