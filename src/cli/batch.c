@@ -319,7 +319,7 @@ static int gpu_in_play(const gf_cli_options *o, const gf_taps *t, const char *la
     /* (a header libsndfile would loop on is refused by the file's own run) */
     const int fd = open(largest, O_RDONLY | O_CLOEXEC);
     char why[160];
-    if (fd < 0 || gf_container_trap(fd, NULL, 0, why, sizeof why)) {
+    if (fd < 0 || gf_header_probe(fd, NULL, 0, why, sizeof why)) {
         if (fd >= 0)
             close(fd);
         return 0;

@@ -221,8 +221,8 @@ int gf_ir_load(const char *path, gf_precision p, gf_taps *t, char *err, size_t n
         snprintf(err, n, "cannot open impulse response '%s': %s", path, strerror(errno));
         return GF_EXIT_USAGE;
     }
-    if (gf_container_trap(fd, NULL, 0, why, sizeof why)) {
-        snprintf(err, n, "impulse response '%s' is not a WAV file gpufilt can read: %s", path, why);
+    if (gf_header_probe(fd, NULL, 0, why, sizeof why)) {
+        snprintf(err, n, "impulse response '%s': %s", path, why);
         close(fd);
         return GF_EXIT_USAGE;
     }

@@ -1,12 +1,17 @@
 #include "io/sndfile_format.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int gf_sf_pcm_bits(int format)
@@ -473,121 +478,111 @@ static int find_data(const scan *c, int rf64, int aiff, gf_extent *x)
     return -1;
 }
 
-/* The LIST sub-chunks libsndfile 1.2 reads into a 2 KiB buffer (the INFO
- * strings, cue labels) rather than skipping them with a jump. */
-static int read_not_jumped(const unsigned char *id)
+/* The CPU time, in milliseconds, libsndfile may spend on a header in the
+ * probe's child before it is taken to loop for ever: a real header, even
+ * one with a 16 MiB LIST chunk, is read in milliseconds. */
+static long probe_cpu_ms = 2000;
+
+void gf_header_probe_limit(long ms)
 {
-    static const char read[][5] = {"ISFT", "ICOP", "IARL", "IART", "ICMT", "ICRD", "IENG", "IGNR",
-                                   "INAM", "IPRD", "ISBJ", "ISRC", "IAUT", "ITRK", "labl"};
-    for (size_t i = 0; i < sizeof read / sizeof read[0]; i++)
-        if (!memcmp(id, read[i], 4))
-            return 1;
-    return 0;
+    probe_cpu_ms = ms > 0 ? ms : 1;
 }
 
-/* Whether libsndfile 1.2 can loop for ever on the LIST (or INFO) chunk
- * whose body (after its 8-byte head) starts at pos and declares len
- * bytes: its sub-chunk walk (wavlike_subchunk_parse), retraced. It skips a
- * sub-chunk it does not know by the declared size taken as a signed
- * 32-bit jump, after a bounds check in unsigned 32-bit arithmetic: a size
- * that wraps that sum passes the check and jumps backwards, and the walk
- * comes round to the same sub-chunk for ever where the jump lands on it
- * again (a 326-byte file hangs sf_open; found by fuzzing). Any such jump
- * counts: 1 with the sub-chunk's id and size, else 0. */
-static int list_loops(const scan *c, uint64_t pos, uint64_t len, char id[5], uint64_t *size)
+/* The probe's bytes as libsndfile's virtual I/O: a file read with pread
+ * (its descriptor's offset, shared with the parent, untouched) or a
+ * buffer. */
+typedef struct probe_io {
+    int fd;
+    const unsigned char *buf;
+    sf_count_t size, pos;
+} probe_io;
+
+static sf_count_t probe_len(void *u)
 {
-    if (c->fd >= 0 && len > c->size - pos) /* a file's chunk is cut to the file */
-        len = c->size - pos;
-    const uint32_t end = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
-    uint32_t done = 0;
-    for (int k = 0; k < MAX_CHUNKS && done < end; k++) {
-        unsigned char h[8];
-        if (read_at(c, pos + done, h, 4) != 0)
-            return 0;
-        done += 4;
-        if (!memcmp(h, "INFO", 4) || !memcmp(h, "adtl", 4)) /* a bare marker */
-            continue;
-        /* those it reads without a jump, or after which it skips to the end */
-        static const char stops[][5] = {"exif", "data", "DISP", "ltxt", "note"};
-        for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++)
-            if (!memcmp(h, stops[i], 4))
-                return 0;
-        if (!memcmp(h, "\0\0\0\0", 4) || read_at(c, pos + done, h + 4, 4) != 0)
-            return 0;
-        done += 4;
-        uint32_t s = (uint32_t)get32(c, h + 4);
-        s += s & 1;
-        if (read_not_jumped(h)) {
-            if (s >= 2048 || s >= end) /* then it skips to the end */
-                return 0;
-            done += s;
-            continue;
-        }
-        if (done + s > end)
-            return 0;
-        if (s >= 0x80000000u) {
-            memcpy(id, h, 4);
-            for (int i = 0; i < 4; i++)
-                id[i] = id[i] >= 0x20 && id[i] < 0x7F ? id[i] : '?';
-            id[4] = '\0';
-            *size = get32(c, h + 4);
-            return 1;
-        }
-        done += s;
-    }
-    return 0;
+    return ((probe_io *)u)->size;
 }
 
-int gf_container_trap(int fd, const unsigned char *buf, size_t buf_len, char *why, size_t n)
+static sf_count_t probe_seek(sf_count_t offset, int whence, void *u)
 {
-    scan c = {.fd = -1, .buf = buf, .size = buf_len};
-    struct stat st;
+    probe_io *io = u;
+    const sf_count_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? io->pos : io->size;
+    if ((offset < 0 && -offset > base) || (offset > 0 && offset > io->size - base))
+        return -1;
+    return io->pos = base + offset;
+}
+
+static sf_count_t probe_read(void *ptr, sf_count_t count, void *u)
+{
+    probe_io *io = u;
+    if (count <= 0 || io->pos >= io->size)
+        return 0;
+    const size_t len = (size_t)(count < io->size - io->pos ? count : io->size - io->pos);
+    ssize_t got = (ssize_t)len;
+    if (io->buf)
+        memcpy(ptr, io->buf + io->pos, len);
+    else if ((got = pread(io->fd, ptr, len, (off_t)io->pos)) < 0)
+        return 0;
+    io->pos += got;
+    return got;
+}
+
+static sf_count_t probe_tell(void *u)
+{
+    return ((probe_io *)u)->pos;
+}
+
+/* The child: libsndfile's open of the bytes, ended by SIGPROF where it
+ * spends more CPU time than the limit; no core file. */
+static void probe_child(probe_io *io)
+{
+    const struct rlimit core = {0, 0};
+    setrlimit(RLIMIT_CORE, &core);
+    signal(SIGPROF, SIG_DFL);
+    const struct itimerval cpu = {{0, 0}, {probe_cpu_ms / 1000, probe_cpu_ms % 1000 * 1000}};
+    setitimer(ITIMER_PROF, &cpu, NULL);
+    SF_VIRTUAL_IO vio = {probe_len, probe_seek, probe_read, NULL, probe_tell};
+    SF_INFO info;
+    memset(&info, 0, sizeof info);
+    SNDFILE *sf = sf_open_virtual(&vio, SFM_READ, &info, io);
+    if (sf)
+        sf_close(sf);
+    _exit(0);
+}
+
+int gf_header_probe(int fd, const unsigned char *buf, size_t buf_len, char *why, size_t n)
+{
+    probe_io io = {.fd = -1, .buf = buf, .size = (sf_count_t)buf_len};
     if (!buf) {
+        struct stat st;
         if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
             return 0;
-        c.fd = fd;
-        c.size = (uint64_t)st.st_size;
+        io.fd = fd;
+        io.size = (sf_count_t)st.st_size;
     }
-    unsigned char h[12];
-    if (read_at(&c, 0, h, 12) != 0 || memcmp(h + 8, "WAVE", 4) != 0 ||
-        (memcmp(h, "RIFF", 4) && memcmp(h, "RIFX", 4) && memcmp(h, "RF64", 4)))
+    const pid_t pid = fork();
+    if (pid < 0) /* (no probe: the input is left to libsndfile) */
         return 0;
-    c.big = memcmp(h, "RIFX", 4) == 0;
-    const int rf64 = memcmp(h, "RF64", 4) == 0;
-    /* The chunks as libsndfile 1.2's header loop walks them (wav.c,
-     * rf64.c): a chunk skipped by its size, no pad byte; a marker that is
-     * not printable re-read 5 bytes on where that is not 4-aligned, else
-     * the end; past the samples too where the input can seek (a file). */
-    uint64_t pos = 12;
-    for (int k = 0; k < MAX_CHUNKS && pos + 8 <= c.size && read_at(&c, pos, h, 8) == 0; k++) {
-        const uint64_t len = get32(&c, h + 4);
-        char id[5];
-        uint64_t bad;
-        if (!memcmp(h, "data", 4)) {
-            if (buf || (rf64 && len == 0xFFFFFFFFu)) /* a pipe stops; RF64's runs to the end */
-                return 0;
-            const uint64_t at = pos + 8;
-            pos = at + (len < c.size - at ? len : c.size - at) + (len & 1);
-            continue;
-        }
-        if (!is_chunk_id(h)) {
-            if (len >= 0xffff0000u || ((pos + 8) & 3) == 0)
-                return 0;
-            pos += 5;
-            continue;
-        }
-        if ((!memcmp(h, "LIST", 4) || !memcmp(h, "INFO", 4)) &&
-            list_loops(&c, pos + 8, len, id, &bad)) {
-            snprintf(why, n,
-                     "its %.4s chunk holds a '%s' sub-chunk declaring %llu bytes, which "
-                     "libsndfile 1.2 skips backwards (and may loop on for ever)",
-                     (const char *)h, id, (unsigned long long)bad);
+    if (pid == 0)
+        probe_child(&io);
+    int status;
+    pid_t w;
+    while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+        ;
+    const int sig = w == pid && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    if (sig == SIGPROF) {
+        snprintf(why, n,
+                 "libsndfile does not finish reading its header (stopped after %g s of CPU "
+                 "time: a malformed header it loops on)",
+                 (double)probe_cpu_ms / 1000);
+        return 1;
+    }
+    /* (an end by any other signal, SIGINT say, is not the header's doing) */
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP};
+    for (size_t i = 0; sig && i < sizeof faults / sizeof faults[0]; i++)
+        if (sig == faults[i]) {
+            snprintf(why, n, "libsndfile crashes reading its header (%s)", strsignal(sig));
             return 1;
         }
-        if (!buf && len >= c.size) /* where libsndfile's walk ends */
-            return 0;
-        pos += 8 + len;
-    }
     return 0;
 }
 

@@ -78,11 +78,19 @@ typedef struct gf_extent {
  * a WAV or AIFF file with a data chunk. Reads with pread only. */
 int gf_container_scan(int fd, uint64_t size, gf_extent *x);
 
-/* A WAV header on which libsndfile 1.2's sf_open would never return (see
- * sndfile_format.c): 1 with the reason in why ("its LIST chunk holds ..."),
- * else 0. The bytes are buf's buf_len where buf is not NULL (a pipe's first
- * bytes: chunks beyond them are not looked at), else the file open on fd
- * (read with pread; not a regular file: 0). */
-int gf_container_trap(int fd, const unsigned char *buf, size_t buf_len, char *why, size_t n);
+/* Whether libsndfile's own open of the input's header goes wrong: it is
+ * run in a child process under a CPU limit, so that a header libsndfile
+ * would loop on for ever (libsndfile 1.2's LIST sub-chunk walk jumps
+ * backwards on a size that wraps its bounds check: fuzz findings in
+ * tests/fuzz/corpus) or crash on is refused rather than hanging or
+ * killing the run. 1 with the reason in why ("libsndfile does not finish
+ * reading its header ...", "libsndfile crashes ..."), else 0 (also where
+ * no child can be started, or it ends by another signal: an interrupt).
+ * The bytes are buf's buf_len where buf is not NULL (a pipe's first bytes),
+ * else the file open on fd (read with pread; not a regular file: 0). */
+int gf_header_probe(int fd, const unsigned char *buf, size_t buf_len, char *why, size_t n);
+/* The probe's CPU limit in milliseconds (2000 unless set; the fuzz
+ * harnesses set 100). */
+void gf_header_probe_limit(long ms);
 
 #endif /* GF_SNDFILE_FORMAT_H */

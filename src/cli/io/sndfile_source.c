@@ -409,28 +409,29 @@ static int refuse_pipe_input(char *err, size_t n)
         return GF_EXIT_INPUT;
     }
     char why[160];
-    if (gf_container_trap(-1, b, (size_t)got, why, sizeof why)) {
-        snprintf(err, n, "standard input is not a WAV stream gpufilt can read: %s", why);
+    if (gf_header_probe(-1, b, (size_t)got, why, sizeof why)) {
+        snprintf(err, n, "standard input: %s", why);
         return GF_EXIT_INPUT;
     }
     return 0;
 }
 
-/* A WAV file (or standard input redirected from one) whose header
- * libsndfile would never finish reading (gf_container_trap), refused. */
-static int refuse_trap(const gf_source *s, const char *path, char *err, size_t n)
+/* A file (or standard input redirected from one) whose header libsndfile
+ * would never finish reading, or would crash on (gf_header_probe),
+ * refused. */
+static int refuse_unreadable(const gf_source *s, const char *path, char *err, size_t n)
 {
     const int fd = s->is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
     char why[160];
-    const int trapped = fd >= 0 && gf_container_trap(fd, NULL, 0, why, sizeof why);
+    const int bad = fd >= 0 && gf_header_probe(fd, NULL, 0, why, sizeof why);
     if (fd >= 0 && !s->is_stdin)
         close(fd);
-    if (!trapped)
+    if (!bad)
         return 0;
     if (s->is_stdin)
-        snprintf(err, n, "standard input is not a WAV file gpufilt can read: %s", why);
+        snprintf(err, n, "standard input: %s", why);
     else
-        snprintf(err, n, "input '%s' is not a WAV file gpufilt can read: %s", path, why);
+        snprintf(err, n, "input '%s': %s", path, why);
     return GF_EXIT_INPUT;
 }
 
@@ -446,7 +447,7 @@ int gf_sndfile_source_open(gf_source *s, const char *path, size_t max_block, cha
     s->streaming = !S_ISREG(st.st_mode);
     if (s->is_stdin && (rc = refuse_pipe_input(err, n)) != 0)
         return rc;
-    if (!s->streaming && (rc = refuse_trap(s, path, err, n)) != 0)
+    if (!s->streaming && (rc = refuse_unreadable(s, path, err, n)) != 0)
         return rc;
     sf_source *f = calloc(1, sizeof *f);
     if (!f) {
