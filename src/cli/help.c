@@ -120,6 +120,8 @@ static void help_streams(FILE *f)
             "      --crossfade MS    fade to a new filter over MS ms, 0..10000 (default 20)\n"
             "      --latency block   one block of output priming instead of two (the worker\n"
             "                        then has one period per block)\n"
+            "      --latency zero    nothing added: the first 2 x --frames taps filtered in\n"
+            "                        the audio callback, the rest by the worker ahead\n"
             "\n",
             GF_HIST_MAX_BINS);
 }

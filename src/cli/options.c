@@ -67,7 +67,8 @@ static const choice precisions[] = {
 static const choice ir_rates[] = {{"resample", 0}, {"strict", 1}, {NULL, 0}};
 static const choice dithers[] = {
     {"none", GF_DITHER_NONE}, {"tpdf", GF_DITHER_TPDF}, {"shaped", GF_DITHER_SHAPED}, {NULL, 0}};
-static const choice latencies[] = {{"block", GF_LATENCY_BLOCK}, {NULL, 0}};
+static const choice latencies[] = {
+    {"block", GF_LATENCY_BLOCK}, {"zero", GF_LATENCY_ZERO}, {NULL, 0}};
 static const choice hist_of[] = {{"output", 0}, {"input", 1}, {NULL, 0}};
 static const choice hist_channels[] = {{"each", 0}, {"mix", 1}, {NULL, 0}};
 static const choice norm_filters[] = {
@@ -474,6 +475,14 @@ static int check_given(const gf_cli_options *o, const char *const *given)
     static const char *const live_only[] = {"control", "crossfade", "latency", NULL};
     if (o->action != GF_ACTION_LIVE && (name = first_given(given, live_only))) {
         gf_cli_error("--%s is for --live (it needs a stream that plays)", name);
+        return GF_EXIT_USAGE;
+    }
+    if (o->latency == GF_LATENCY_ZERO && (o->control || o->hist_path || o->hist_png)) {
+        gf_cli_error("--latency zero: %s (use --latency block)",
+                     o->control ? "--control cannot change the filter yet while its head plays "
+                                  "in the audio callback"
+                                : "--hist and --hist-png record the worker's engine, which "
+                                  "filters only the tail");
         return GF_EXIT_USAGE;
     }
     if (o->control && (o->hist_path || o->hist_png)) {

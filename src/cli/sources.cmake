@@ -50,9 +50,10 @@ set(GPUFILT_CLI_SOURCES
   # the pictures' canvas and PNG writer
   draw/canvas.c
   draw/png_write.c
-  # the lock-free ring of live audio: no PortAudio in it, so its test
-  # runs in every build
-  live/ring.c)
+  # the lock-free ring of live audio and --latency zero's head filter: no
+  # PortAudio in them, so their tests run in every build
+  live/ring.c
+  live/head.c)
 set(GPUFILT_CLI_LIVE_SOURCES
   live/live.c
   live/worker.c

@@ -23,8 +23,14 @@
  * The signal: per channel a linear chirp (100 Hz .. 8 kHz, amplitude 0.3)
  * plus uniform noise (+-0.25) from a fixed LCG seed, never exactly zero.
  *
- * Prints one line "jack_feed: ..." with the period, rate and the number of
- * xruns JACK reported while it ran. Exit 0 on success, 1 on failure, 77 when
+ * The player's first channel also goes straight to the recorder (port
+ * loop_1): the plain JACK connection that gpufilt stands in for, recorded
+ * in the same run. Its offset (where x[0..63] first appears in it) is the
+ * graph's own latency, against which gpufilt's is measured.
+ *
+ * Prints one line "jack_feed: ..." with the period, rate, the loopback's
+ * offset ("loopback N frames", -1: not found) and the number of xruns JACK
+ * reported while it ran. Exit 0 on success, 1 on failure, 77 when
  * no JACK server can be reached.
  */
 #include <jack/jack.h>
@@ -49,8 +55,10 @@ typedef struct feed {
     jack_client_t *play, *rec;
     jack_port_t *out[MAX_CH], *in[MAX_CH];
     int C;
-    size_t N, R;  /* signal frames, recording frames */
-    float *x, *y; /* N*C, R*C interleaved */
+    size_t N, R;          /* signal frames, recording frames */
+    float *x, *y;         /* N*C, R*C interleaved */
+    jack_port_t *loop_in; /* the player's first channel, straight */
+    float *loop;          /* R frames of it */
     atomic_int state;
     atomic_int started;           /* start frame time is valid */
     _Atomic jack_nframes_t start; /* frame time of x[0] */
@@ -84,7 +92,7 @@ static int on_rec(jack_nframes_t n, void *arg)
     feed *f = arg;
     if (!atomic_load(&f->started))
         return 0;
-    const float *buf[MAX_CH];
+    const float *buf[MAX_CH], *lb = jack_port_get_buffer(f->loop_in, n);
     for (int c = 0; c < f->C; c++)
         buf[c] = jack_port_get_buffer(f->in[c], n);
     const jack_nframes_t t = jack_last_frame_time(f->rec), t0 = atomic_load(&f->start);
@@ -95,6 +103,7 @@ static int on_rec(jack_nframes_t n, void *arg)
             continue;
         for (int c = 0; c < f->C; c++)
             f->y[(size_t)d * (size_t)f->C + (size_t)c] = buf[c][j];
+        f->loop[d] = lb[j];
         if ((size_t)d + 1 > hi)
             hi = (size_t)d + 1;
     }
@@ -254,7 +263,8 @@ static int open_clients(feed *f, double seconds, double *rate, jack_nframes_t *p
     f->R = f->N + REC_EXTRA;
     f->x = malloc(f->N * (size_t)f->C * sizeof(float));
     f->y = calloc(f->R * (size_t)f->C, sizeof(float));
-    if (!f->x || !f->y) {
+    f->loop = calloc(f->R, sizeof(float));
+    if (!f->x || !f->y || !f->loop) {
         fprintf(stderr, "jack_feed: out of memory\n");
         return 1;
     }
@@ -275,6 +285,11 @@ static int start_clients(feed *f)
             fprintf(stderr, "jack_feed: cannot register ports\n");
             return 1;
         }
+    }
+    f->loop_in = jack_port_register(f->rec, "loop_1", JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput, 0);
+    if (!f->loop_in) {
+        fprintf(stderr, "jack_feed: cannot register ports\n");
+        return 1;
     }
     jack_set_process_callback(f->play, on_play, f);
     jack_set_process_callback(f->rec, on_rec, f);
@@ -328,7 +343,9 @@ static int connect_ports(feed *f, const char **ins, const char **outs)
             jack_disconnect(f->play, conn[k], ins[c]);
         if (conn)
             jack_free(conn);
-        if (jack_connect(f->play, jack_port_name(f->out[c]), ins[c]) ||
+        if ((c == 0 &&
+             jack_connect(f->play, jack_port_name(f->out[0]), jack_port_name(f->loop_in))) ||
+            jack_connect(f->play, jack_port_name(f->out[c]), ins[c]) ||
             jack_connect(f->rec, outs[c], jack_port_name(f->in[c]))) {
             fprintf(stderr, "jack_feed: cannot connect to %s / %s\n", ins[c], outs[c]);
             return 1;
@@ -372,6 +389,21 @@ static int play_and_record(feed *f, double rate, double t_end, const char *start
     return 0;
 }
 
+/* Where x[0..63] (first channel) first stands in the loopback recording;
+ * -1 if nowhere. */
+static long loopback_offset(const feed *f)
+{
+    const size_t L = f->N < 64 ? f->N : 64;
+    for (size_t o = 0; o + L <= f->R; o++) {
+        size_t k = 0;
+        while (k < L && f->loop[o + k] == f->x[k * (size_t)f->C])
+            k++;
+        if (k == L)
+            return (long)o;
+    }
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     args a;
@@ -399,11 +431,13 @@ int main(int argc, char **argv)
         rc = 1;
     }
     printf("jack_feed: played %zu frames x %d ch, recorded %zu; rate %.0f Hz, period %u frames, "
-           "JACK xruns %d\n",
-           f.N, a.C, f.R, rate, (unsigned)period, atomic_load(&f.xruns));
+           "loopback %ld frames, JACK xruns %d\n",
+           f.N, a.C, f.R, rate, (unsigned)period, rc == 0 ? loopback_offset(&f) : -1L,
+           atomic_load(&f.xruns));
     jack_client_close(f.play);
     jack_client_close(f.rec);
     free(f.x);
     free(f.y);
+    free(f.loop);
     return rc;
 }

@@ -8,6 +8,7 @@
  *   live_check --signal X.f32 --record Y.f32 --channels C
  *              (--taps N | --coeffs FILE) [--precision f32|f64]
  *              [--latency L [--exact-latency 1]] [--xruns N] [--fft-partition P]
+ *              [--head H]
  *   live_check --make-coeffs N SEED            (random taps, one per line)
  *
  * Alignment: the offset o with rec[o + i] == y[i] for the first 64 frames
@@ -19,6 +20,11 @@
  * error bound gpufilt.h states for that method, eps * (2 log2(2P) + K + 4)
  * * sum|h| * max|x| with K = ceil(T / P), plus the output's own rounding,
  * against the sum accumulated in double.
+ *
+ * With --head H (gpufilt --live --latency zero, whose audio callback sums
+ * the first H taps and adds the worker's sum of the rest), each output is
+ * the sum over taps [0, H) plus the sum over [H, T), each summed by the
+ * rule above from its own first product, the two added once.
  *
  * Changes of filter (gpufilt --control, SIGHUP): --switch SPEC, once per
  * change in order, names each new filter: taps:N (the mean filter),
@@ -121,6 +127,11 @@ static double *load_coeffs(const char *path, size_t *n)
 
 /* Allowed |difference| of a sample: 0 (bit for bit) unless --fft-partition. */
 static double g_tol = 0;
+
+/* --head H (gpufilt --live --latency zero): taps [0, H) and [H, T) are
+ * summed apart, each by the direct method's rule, and the two sums added
+ * (head + tail, rounded once); 0: one sum. */
+static size_t g_head;
 
 static int sample_eq(float a, float b)
 {
@@ -234,6 +245,8 @@ static int parse_options(int argc, char **argv, options *o)
             o->reported = v;
         else if (strcmp(a, "--first") == 0)
             o->first = v;
+        else if (strcmp(a, "--head") == 0)
+            g_head = (size_t)atol(v);
         else {
             fprintf(stderr, "live_check: unknown option %s\n", a);
             return 2;
@@ -254,6 +267,7 @@ static int parse_options(int argc, char **argv, options *o)
  * FFT method's reference). NULL when out of memory. */
 static float *filter_oracle(const sig *x, int C, size_t T, const double *h, int f64, int exact)
 {
+    const size_t split = !exact && g_head > 0 && g_head < T ? g_head : T;
     const size_t N = x->frames;
     float *y = malloc(N * (size_t)C * sizeof(float));
     float *hf = malloc(T * sizeof(float));
@@ -272,22 +286,25 @@ static float *filter_oracle(const sig *x, int C, size_t T, const double *h, int 
     }
     for (int c = 0; c < C; c++)
         for (size_t i = 0; i < N; i++) {
+            /* sums over [0, split) and [split, T), each from its first product */
             if (!f64 && !exact) {
-                float acc = hf[0] * x->p[i * (size_t)C + (size_t)c];
-                for (size_t k = 1; k < T; k++) {
+                float part[2] = {0.0f, 0.0f};
+                for (size_t k = 0; k < T; k++) {
                     const float xv = k <= i ? x->p[(i - k) * (size_t)C + (size_t)c] : 0.0f;
                     const float prod = hf[k] * xv;
-                    acc = acc + prod;
+                    float *acc = &part[k >= split];
+                    *acc = k == 0 || k == split ? prod : *acc + prod;
                 }
-                y[i * (size_t)C + (size_t)c] = acc;
+                y[i * (size_t)C + (size_t)c] = split < T ? part[0] + part[1] : part[0];
             } else {
-                double acc = hd[0] * (double)x->p[i * (size_t)C + (size_t)c];
-                for (size_t k = 1; k < T; k++) {
+                double part[2] = {0.0, 0.0};
+                for (size_t k = 0; k < T; k++) {
                     const double xv = k <= i ? (double)x->p[(i - k) * (size_t)C + (size_t)c] : 0.0;
                     const double prod = hd[k] * xv;
-                    acc = acc + prod;
+                    double *acc = &part[k >= split];
+                    *acc = k == 0 || k == split ? prod : *acc + prod;
                 }
-                y[i * (size_t)C + (size_t)c] = (float)acc;
+                y[i * (size_t)C + (size_t)c] = (float)(split < T ? part[0] + part[1] : part[0]);
             }
         }
     free(hf);
@@ -305,7 +322,9 @@ static double fft_bound(const options *o, const double *h, const sig *x)
         sum_h += h ? fabs(o->f64 ? h[k] : (double)(float)h[k]) : 1.0 / (double)o->T;
     for (size_t i = 0; i < x->frames * (size_t)o->C; i++)
         max_x = fmax(max_x, fabs((double)x->p[i]));
-    const double bound = eps * (2 * log2(2 * P) + K + 4) * sum_h * max_x;
+    /* (with --head, the tail's bound, the head's sum of up to H products
+     * and their addition: within this one with K + H + 1 for K) */
+    const double bound = eps * (2 * log2(2 * P) + K + (double)g_head + 5) * sum_h * max_x;
     printf("live_check: FFT method (partition %.0f, K %.0f): samples equal within %.3g\n", P, K,
            bound + 0x1p-24 * sum_h * max_x);
     return bound + 0x1p-24 * sum_h * max_x;

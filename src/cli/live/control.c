@@ -240,6 +240,11 @@ static void apply(gf_live_control *c, const char *where, const char *command, fi
     gf_taps t;
     memset(&t, 0, sizeof t);
     gf_engine *e = NULL;
+    if (c->lv->head.taps) { /* the head plays in the audio callback */
+        refuse(where, "the filter cannot change yet with --latency zero");
+        free(f->base);
+        return;
+    }
     if (c->lv->hout) { /* the records would change engine mid-block */
         refuse(where, "the filter cannot change while --hist or --hist-png records it");
         free(f->base);

@@ -170,6 +170,27 @@ int gf_live_make_engine(gf_live *lv, const gf_taps *t, gf_device device, int fir
     return rc;
 }
 
+/* The most frames one callback may bring with --latency zero (the host's
+ * buffer size, which PortAudio then passes as it comes). */
+#define ZERO_MAX_FRAMES 16384
+
+/* --latency zero: the head of H = min(T, 2 x --frames) taps for the
+ * callback, and the rest as t for the worker's engine (none: t->n = 0). */
+static int split_head(gf_live *lv, gf_taps *t)
+{
+    const size_t H = t->n < 2 * lv->period_frames ? t->n : 2 * lv->period_frames;
+    gf_taps tail;
+    memset(&tail, 0, sizeof tail);
+    if (gf_live_head_init(&lv->head, t, H, lv->channels, lv->prec, ZERO_MAX_FRAMES) != 0 ||
+        (t->n > H && gf_live_tail_taps(t, H, &tail) != 0)) {
+        gf_cli_error("out of memory");
+        return GF_EXIT_INTERNAL;
+    }
+    gf_taps_free(t);
+    *t = tail;
+    return GF_EXIT_OK;
+}
+
 /* The first engine (gf_live_make_engine), then the histogram files and the
  * worker's buffers. */
 static int setup_engine(gf_live *lv, gf_taps *t)
@@ -177,6 +198,10 @@ static int setup_engine(gf_live *lv, gf_taps *t)
     const gf_cli_options *o = lv->o;
     int rc = gf_taps_ready(o, t, lv->channels, (int)lv->rate);
     if (rc)
+        return rc;
+    lv->taps = t->n;
+    lv->mean = !t->h;
+    if (o->latency == GF_LATENCY_ZERO && ((rc = split_head(lv, t)) != 0 || t->n == 0))
         return rc;
     const gf_job job = {.frames = -1,
                         .channels = lv->channels,
@@ -239,6 +264,21 @@ static void tell_latency(gf_live *lv)
     gf_pa_latency(lv->link, &lat_in, &lat_out);
     const size_t prime = gf_pa_prime(lv->link);
     const size_t raised = (size_t)get(&gf_pa_counts_of(lv->link)->raised), total = prime + raised;
+    if (lv->head.taps) {
+        char how[160];
+        if (lv->e)
+            snprintf(how, sizeof how,
+                     "the first %zu taps in the audio callback, the other %zu by the worker "
+                     "%zu frames ahead",
+                     lv->head.taps, lv->taps - lv->head.taps, prime);
+        else
+            snprintf(how, sizeof how, "all %zu taps in the audio callback", lv->head.taps);
+        fprintf(stderr,
+                "gpufilt: live: latency 0 frames (0.000 ms) added by gpufilt (%s), plus "
+                "PortAudio's input %.3f ms and output %.3f ms\n",
+                how, 1e3 * lat_in, 1e3 * lat_out);
+        return;
+    }
     char extra[96] = "";
     if (raised)
         snprintf(extra, sizeof extra, " + %zu found needed at start-up", raised);
@@ -248,19 +288,24 @@ static void tell_latency(gf_live *lv)
             total, 1e3 * (double)total / lv->rate, prime, extra, 1e3 * lat_in, 1e3 * lat_out);
 }
 
-static void announce(gf_live *lv, const gf_pa_config *cfg, const gf_taps *t)
+static void announce(gf_live *lv, const gf_pa_config *cfg)
 {
     const gf_cli_options *o = lv->o;
     const PaDeviceInfo *di = Pa_GetDeviceInfo(cfg->in_device);
     const PaDeviceInfo *dO = Pa_GetDeviceInfo(cfg->out_device);
+    const gf_engine *e = lv->e;
     fprintf(stderr,
             "gpufilt: live: %s: in %d '%s', out %d '%s'%s, %d ch, %.0f Hz, %zu frames per "
-            "block, %zu tap%s%s, causal, %s, %s, %s backend\n",
+            "block, %zu tap%s%s, causal, %s, %s%s, %s backend\n",
             gf_pa_api_name(dO->hostApi), cfg->in_device, di->name, cfg->out_device, dO->name,
             gf_pa_is_duplex(lv->link) ? "" : " (two streams)", lv->channels, lv->rate,
-            lv->period_frames, t->n, t->n == 1 ? "" : "s", t->h ? "" : " (mean)",
+            lv->period_frames, lv->taps, lv->taps == 1 ? "" : "s", lv->mean ? " (mean)" : "",
             lv->prec == GF_PRECISION_F32 ? "f32" : "f64",
-            gf_engine_method(lv->e) == GF_METHOD_FFT ? "fft" : "direct", gf_engine_backend(lv->e));
+            lv->head.taps ? "head direct in the callback, tail " : "",
+            !e                                     ? "none"
+            : gf_engine_method(e) == GF_METHOD_FFT ? "fft"
+                                                   : "direct",
+            e ? gf_engine_backend(e) : "cpu");
     if (o->stats)
         fprintf(stderr, "gpufilt: live: worker thread at %s priority\n",
                 lv->realtime ? "real-time (SCHED_FIFO)" : "normal");
@@ -363,16 +408,21 @@ int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop
         rc = setup_engine(lv, t);
     if (!rc)
         rc = gf_live_control_start(&ctl, lv, reload);
+    if (!rc && lv->head.taps) {
+        cfg.head = &lv->head;
+        cfg.tail_taps = lv->e ? lv->taps - lv->head.taps : 0;
+        cfg.precision = lv->prec;
+    }
     if (!rc)
         rc = gf_pa_open(&lv->link, &cfg, &lv->capture, &lv->playback);
-    if (!rc)
+    if (!rc && lv->e)
         rc = gf_live_worker_start(lv);
     if (!rc)
         rc = gf_pa_start(lv->link);
     if (!rc) {
         const double t_start = gf_now();
         if (!o->quiet)
-            announce(lv, &cfg, t);
+            announce(lv, &cfg);
         rc = wait_for_end(lv, ctl, stop, t_start, &lost, &told);
         gf_live_control_stop(ctl);
         report_end(lv, stop, t_start, lost, told);
@@ -387,6 +437,7 @@ int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop
     }
     gf_hist_out_abort(&lv->hout); /* no-op after a commit */
     gf_engine_destroy(lv->e);
+    gf_live_head_free(&lv->head);
     free(lv->in);
     free(lv->out);
     free(lv->out2);

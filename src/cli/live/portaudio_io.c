@@ -2,6 +2,7 @@
 #include "live/portaudio_io.h"
 
 #include "live/devices.h"
+#include "live/head.h"
 #include "live/ring.h"
 
 #include <portaudio.h>
@@ -29,6 +30,14 @@ struct gf_pa_link {
     sem_t wake; /* posted by the callback after each input block */
     int sem_ok;
     atomic_int quit; /* the capture source was interrupted */
+    /* --latency zero (gf_pa_config): the callback's state */
+    gf_live_head *head;
+    size_t tail_taps;        /* 0: no tail, the rings are not used */
+    size_t out_ss;           /* bytes per sample in the output ring: 4, or 8 for f64 tails */
+    void *tail_buf;          /* head->max_frames frames of tail from the ring */
+    size_t skip;             /* ring frames owed: they came after their slot */
+    size_t hole;             /* output frames the ring will never hold (input dropped) */
+    unsigned long long mute; /* output frames still silent after dropped input */
     PaStream *duplex, *s_in, *s_out;
     int started;
     gf_pa_counts n;
@@ -86,6 +95,51 @@ static void play(gf_pa_link *l, float *out, size_t frames)
     }
 }
 
+/* --latency zero: frame j of this period plays head[j] + tail[j], the
+ * tail taken from the output ring, whose frames stand H frames behind (the
+ * priming); a tail frame that is not there yet makes its frame silent,
+ * and the ring frame is skipped when it comes, so every frame is right or
+ * silent. Returns the frames that played silence. */
+static size_t play_zero(gf_pa_link *l, const float *in, float *out, size_t frames)
+{
+    const size_t C = (size_t)l->channels;
+    gf_live_head *hd = l->head;
+    if (frames > hd->max_frames) { /* a period longer than planned: nothing to play */
+        memset(out, 0, frames * C * sizeof(float));
+        l->mute = l->tail_taps + 2 * (unsigned long long)l->out.size;
+        return frames;
+    }
+    gf_live_head_run(hd, in, frames);
+    size_t q = 0, r = frames; /* frames [q, q + r) have their tail */
+    if (l->tail_taps) {
+        q = l->hole < frames ? l->hole : frames;
+        l->hole -= q;
+        if (l->skip)
+            l->skip -= gf_ring_read(&l->out, NULL, l->skip);
+        r = l->skip ? 0 : gf_ring_read(&l->out, l->tail_buf, frames - q);
+        l->skip += frames - q - r;
+    }
+    size_t quiet = 0;
+    for (size_t j = 0; j < frames; j++) {
+        const int heard = j >= q && j < q + r && l->mute == 0;
+        if (l->mute)
+            l->mute--;
+        quiet += !heard;
+        for (size_t c = 0; c < C; c++) {
+            const size_t k = j * C + c, t = (j - q) * C + c;
+            if (!heard)
+                out[k] = 0.0f;
+            else if (hd->f64)
+                out[k] = (float)(((const double *)hd->y)[k] +
+                                 (l->tail_taps ? ((const double *)l->tail_buf)[t] : 0.0));
+            else
+                out[k] = l->tail_taps ? ((const float *)hd->y)[k] + ((const float *)l->tail_buf)[t]
+                                      : ((const float *)hd->y)[k];
+        }
+    }
+    return quiet;
+}
+
 static int on_audio(const void *input, void *output, unsigned long frames,
                     const PaStreamCallbackTimeInfo *time_info, PaStreamCallbackFlags flags,
                     void *user)
@@ -100,13 +154,30 @@ static int on_audio(const void *input, void *output, unsigned long frames,
         bump(&l->n.pa_out_underflow, 1);
     if (flags & paOutputOverflow)
         bump(&l->n.pa_out_overflow, 1);
-    if (output)
+    if (l->head) { /* --latency zero: one full-duplex stream */
+        const size_t quiet = play_zero(l, input, output, frames);
+        if (quiet) {
+            bump(&l->n.out_empty, 1);
+            bump(&l->n.out_silence, quiet);
+        }
+        bump(&l->n.frames_out, frames - quiet);
+        if (l->warmup > 0 && (l->warmup -= l->warmup < frames ? l->warmup : frames) == 0)
+            atomic_store_explicit(&l->n.warm, 1, memory_order_release);
+        if (!l->tail_taps) {
+            bump(&l->n.frames_in, frames);
+            return paContinue;
+        }
+    } else if (output)
         play(l, output, frames);
     if (input) {
         const size_t w = gf_ring_write(&l->in, input, frames);
         if (w < frames) {
             bump(&l->n.in_full, 1);
             bump(&l->n.in_dropped, frames - w);
+            if (l->head) { /* the tail's engine never hears those frames */
+                l->hole += frames - w;
+                l->mute = l->tail_taps + 2 * (unsigned long long)l->out.size;
+            }
         }
         bump(&l->n.frames_in, w);
         sem_post(&l->wake);
@@ -147,7 +218,8 @@ static int64_t capture_read(gf_source *s, gf_precision p, void *out, size_t fram
         if (atomic_load(&l->quit))
             return 0;
         size_t k = gf_ring_read_available(&l->in);
-        if (k > 0) {
+        /* (the tail's engine takes whole blocks: the FFT method's partition) */
+        if (k > 0 && (!l->head || k >= frames)) {
             k = k < frames ? k : frames;
             void *p1, *p2;
             size_t n1, n2;
@@ -192,9 +264,15 @@ static int playback_write(gf_sink *k, gf_precision p, const void *frames, size_t
     void *p1, *p2;
     size_t n1, n2;
     const size_t granted = gf_ring_write_regions(&l->out, count, &p1, &n1, &p2, &n2);
-    to_float(p, frames, n1 * C, p1);
-    if (n2)
-        to_float(p, (const unsigned char *)frames + n1 * C * ss, n2 * C, p2);
+    if (l->head) { /* a tail, in the engine's precision: the callback adds the head */
+        memcpy(p1, frames, n1 * C * ss);
+        if (n2)
+            memcpy(p2, (const unsigned char *)frames + n1 * C * ss, n2 * C * ss);
+    } else {
+        to_float(p, frames, n1 * C, p1);
+        if (n2)
+            to_float(p, (const unsigned char *)frames + n1 * C * ss, n2 * C, p2);
+    }
     gf_ring_write_advance(&l->out, granted);
     if (granted < count) {
         bump(&l->n.out_full, 1);
@@ -237,19 +315,20 @@ static int pa_failed(const char *what, PaError err)
     return GF_EXIT_DEVICE;
 }
 
-/* Rings, and the output's priming silence. */
-static int make_rings(gf_pa_link *l, size_t prime_blocks)
+/* Rings, and the output's priming silence (prime frames). */
+static int make_rings(gf_pa_link *l, size_t prime)
 {
     const size_t cap =
         gf_ring_pow2(l->period_frames * 16 > RING_MIN ? l->period_frames * 16 : RING_MIN);
-    const size_t fb = (size_t)l->channels * sizeof(float);
+    const size_t fb = (size_t)l->channels * sizeof(float), ofb = (size_t)l->channels * l->out_ss;
     l->in_store = calloc(cap, fb);
-    l->out_store = calloc(cap, fb);
+    l->out_store = calloc(cap, ofb);
     if (!cap || !l->in_store || !l->out_store || gf_ring_init(&l->in, fb, cap, l->in_store) != 0 ||
-        gf_ring_init(&l->out, fb, cap, l->out_store) != 0)
+        gf_ring_init(&l->out, ofb, cap, l->out_store) != 0)
         return -1;
-    /* The output starts with silence: the worker's time budget. */
-    l->prime = prime_blocks * l->period_frames;
+    /* The output starts with silence: the worker's time budget (with
+     * --latency zero, the tail's delay). */
+    l->prime = prime;
     void *p1, *p2;
     size_t n1, n2;
     gf_ring_write_regions(&l->out, l->prime, &p1, &n1, &p2, &n2);
@@ -261,7 +340,10 @@ static int open_streams(gf_pa_link *l, const gf_pa_config *c)
 {
     const PaStreamParameters pin = gf_pa_stream_params(c->in_device, l->channels, 1),
                              pout = gf_pa_stream_params(c->out_device, l->channels, 0);
-    const unsigned long F = (unsigned long)l->period_frames;
+    /* --latency zero takes the host's buffers as they come: a size of our
+     * own would make PortAudio buffer a block (its JACK host API does). */
+    const unsigned long F =
+        l->head ? paFramesPerBufferUnspecified : (unsigned long)l->period_frames;
     PaError err;
     if (c->duplex) {
         l->hold = l->prime;
@@ -269,8 +351,13 @@ static int open_streams(gf_pa_link *l, const gf_pa_config *c)
         if (err == paNoError)
             return GF_EXIT_OK;
         l->duplex = NULL;
-        if (err != paBadIODeviceCombination)
+        if (err != paBadIODeviceCombination || l->head)
             return pa_failed("cannot open the full-duplex stream", err);
+    }
+    if (l->head) {
+        gf_cli_error("--latency zero needs one full-duplex stream: an input and an output of "
+                     "the same host API that open together");
+        return GF_EXIT_DEVICE;
     }
     /* Two callbacks on two clocks: allow one block of phase between them. */
     l->hold = l->prime + l->period_frames;
@@ -298,7 +385,13 @@ int gf_pa_open(gf_pa_link **out, const gf_pa_config *c, gf_source *capture, gf_s
     l->channels = c->channels;
     l->period_frames = c->block;
     l->rate = c->rate;
-    if (make_rings(l, c->prime_blocks == 1 ? 1 : 2) != 0) {
+    l->head = c->head;
+    l->tail_taps = c->tail_taps;
+    l->out_ss = c->head && c->precision == GF_PRECISION_F64 ? sizeof(double) : sizeof(float);
+    const size_t prime = c->head ? c->head->taps : (c->prime_blocks == 1 ? 1 : 2) * c->block;
+    if (make_rings(l, prime) != 0 ||
+        (c->head &&
+         !(l->tail_buf = malloc(c->head->max_frames * (size_t)l->channels * l->out_ss)))) {
         gf_cli_error("out of memory");
         gf_pa_close(l, 0);
         return GF_EXIT_INTERNAL;
@@ -381,6 +474,7 @@ void gf_pa_close(gf_pa_link *l, int lost)
         sem_destroy(&l->wake);
     free(l->in_store);
     free(l->out_store);
+    free(l->tail_buf);
     free(l);
 }
 

@@ -5,7 +5,8 @@
  *   audio callback ──in ring──► capture source ──► (the live worker)
  *   audio callback ◄──out ring── playback sink  ◄──
  *
- * The callback only copies frames and counts (C11 atomics); it wakes a
+ * The callback only copies frames and counts (C11 atomics) -- and with
+ * --latency zero filters the head of the filter (live/head.h); it wakes a
  * reader of the capture source with sem_post, which is async-signal-safe
  * and on Linux (glibc, futex) an atomic increment plus, only when the reader
  * sleeps, one non-blocking FUTEX_WAKE: no lock, no allocation. The output
@@ -46,6 +47,16 @@ typedef struct gf_pa_config {
     size_t block;     /* frames per callback */
     int duplex;       /* try one full-duplex stream first (same host API) */
     int prime_blocks; /* blocks of silence primed into the output ring: 1 or 2 */
+    /* --latency zero (live/head.h): the callback filters each period with
+     * `head` and adds the worker's output for the tail, primed with
+     * head->taps frames of silence and held in the engine's precision; the
+     * callback takes the host's buffer size as it comes (PortAudio's
+     * paFramesPerBufferUnspecified: no buffering of its own). tail_taps is
+     * the tail's length (0: no tail, no worker); after input the worker
+     * missed, the output is silent for as long as the tail may be wrong. */
+    struct gf_live_head *head;
+    size_t tail_taps;
+    gf_precision precision;
 } gf_pa_config;
 
 typedef struct gf_pa_link gf_pa_link;

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "hist_out/hist_out.h"
 #include "io/io.h"
+#include "live/head.h"
 #include "live/portaudio_io.h"
 
 #include <pthread.h>
@@ -72,6 +73,11 @@ typedef struct gf_live {
     void *out2;                /* the incoming engine's block */
     unsigned long long frames; /* worker only: frames filtered so far */
     gf_device device;          /* the backend every engine of the run uses */
+    /* --latency zero: the head the callback filters (head.taps 0 otherwise);
+     * e is the tail's engine, NULL where the head is the whole filter */
+    gf_live_head head;
+    size_t taps; /* the whole filter's */
+    int mean;    /* it is the mean filter (--taps N) */
 } gf_live;
 
 /*

@@ -1,0 +1,100 @@
+/* The head of the filter in the audio callback (head.h). */
+#include "live/head.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int gf_live_head_init(gf_live_head *hd, const gf_taps *t, size_t H, int channels, gf_precision p,
+                      size_t max_frames)
+{
+    memset(hd, 0, sizeof *hd);
+    hd->channels = channels;
+    hd->filters = t->h ? t->filters : 1;
+    hd->f64 = p == GF_PRECISION_F64;
+    hd->taps = H;
+    hd->max_frames = max_frames;
+    const size_t ss = hd->f64 ? sizeof(double) : sizeof(float), C = (size_t)channels;
+    hd->h = malloc((size_t)hd->filters * H * ss);
+    hd->x = calloc(C * (H - 1 + max_frames), ss);
+    hd->y = malloc(max_frames * C * ss);
+    hd->acc = malloc(max_frames * ss);
+    if (!hd->h || !hd->x || !hd->y || !hd->acc) {
+        gf_live_head_free(hd);
+        return -1;
+    }
+    for (int f = 0; f < hd->filters; f++)
+        for (size_t k = 0; k < H; k++) {
+            const double v = t->h ? t->h[(size_t)f * t->n + k] : 1.0 / (double)t->n;
+            if (hd->f64)
+                ((double *)hd->h)[(size_t)f * H + k] = v;
+            else
+                ((float *)hd->h)[(size_t)f * H + k] = (float)v;
+        }
+    return 0;
+}
+
+/* One channel: acc[i] = h[0] x[i] + h[1] x[i-1] + ... in k order for each
+ * output (the loop over i inside, so that it vectorises without changing
+ * any output's order of operations). xs holds H - 1 frames of history,
+ * then the F new ones. */
+#define HEAD_CHANNEL(T, h, xs, acc, H, F)         \
+    do {                                          \
+        const T *x0 = (xs) + (H)-1;               \
+        for (size_t i = 0; i < (F); i++)          \
+            (acc)[i] = (h)[0] * x0[i];            \
+        for (size_t k = 1; k < (H); k++) {        \
+            const T hk = (h)[k], *xk = x0 - k;    \
+            for (size_t i = 0; i < (F); i++)      \
+                (acc)[i] = (acc)[i] + hk * xk[i]; \
+        }                                         \
+    } while (0)
+
+void gf_live_head_run(gf_live_head *hd, const float *in, size_t F)
+{
+    const size_t C = (size_t)hd->channels, H = hd->taps, span = H - 1 + hd->max_frames;
+    for (size_t c = 0; c < C; c++) {
+        const size_t f = hd->filters == 1 ? 0 : c;
+        if (hd->f64) {
+            double *xs = (double *)hd->x + c * span, *acc = hd->acc, *y = hd->y;
+            for (size_t i = 0; i < F; i++)
+                xs[H - 1 + i] = in[i * C + c];
+            HEAD_CHANNEL(double, (const double *)hd->h + f * H, xs, acc, H, F);
+            for (size_t i = 0; i < F; i++)
+                y[i * C + c] = acc[i];
+            memmove(xs, xs + F, (H - 1) * sizeof *xs);
+        } else {
+            float *xs = (float *)hd->x + c * span, *acc = hd->acc, *y = hd->y;
+            for (size_t i = 0; i < F; i++)
+                xs[H - 1 + i] = in[i * C + c];
+            HEAD_CHANNEL(float, (const float *)hd->h + f * H, xs, acc, H, F);
+            for (size_t i = 0; i < F; i++)
+                y[i * C + c] = acc[i];
+            memmove(xs, xs + F, (H - 1) * sizeof *xs);
+        }
+    }
+}
+
+void gf_live_head_free(gf_live_head *hd)
+{
+    free(hd->h);
+    free(hd->x);
+    free(hd->y);
+    free(hd->acc);
+    memset(hd, 0, sizeof *hd);
+}
+
+int gf_live_tail_taps(const gf_taps *t, size_t H, gf_taps *tail)
+{
+    memset(tail, 0, sizeof *tail);
+    const int filters = t->h ? t->filters : 1;
+    const size_t n = t->n - H;
+    if (!(tail->h = malloc((size_t)filters * n * sizeof(double))))
+        return -1;
+    for (int f = 0; f < filters; f++)
+        for (size_t k = 0; k < n; k++)
+            tail->h[(size_t)f * n + k] = t->h ? t->h[(size_t)f * t->n + H + k] : 1.0 / (double)t->n;
+    tail->n = n;
+    tail->filters = filters;
+    tail->rate = t->rate;
+    return 0;
+}

@@ -1,0 +1,42 @@
+/*
+ * --latency zero: the head of the filter, computed in the audio callback.
+ *
+ * The taps h[0..H) filter each callback's own input in the same callback,
+ * by the direct method's arithmetic (gpufilt.h: acc = h[0] x[i], then
+ * acc = acc + h[k] x[i-k], each operation rounded on its own, in the
+ * engine's precision), so an output frame needs no input later than its
+ * own; the tail h[H..T) is the worker's engine, whose output is delayed by
+ * H frames in the output ring (portaudio_io.c). Real-time safe: gf_live_head_run
+ * allocates nothing, takes no lock and makes no system call.
+ */
+#ifndef GF_LIVE_HEAD_H
+#define GF_LIVE_HEAD_H
+
+#include "cli.h"
+
+typedef struct gf_live_head {
+    int channels, filters, f64;
+    size_t taps;       /* H */
+    size_t max_frames; /* the most frames one callback may bring */
+    void *h;           /* filters x taps, the engine's precision */
+    void *x;           /* channels x (taps - 1 + max_frames): the history, then the block */
+    void *y;           /* max_frames x channels, interleaved: the last run's output */
+    void *acc;         /* max_frames: one channel's sums */
+} gf_live_head;
+
+/* The first H (<= t->n) taps of t (the mean filter's 1/T where t->h is
+ * NULL) for `channels` channels in precision p. 0, or -1 out of memory. */
+int gf_live_head_init(gf_live_head *hd, const gf_taps *t, size_t H, int channels, gf_precision p,
+                      size_t max_frames);
+
+/* The head's output for the next F (<= max_frames) frames of input (in,
+ * interleaved float) into hd->y, interleaved in the engine's precision. */
+void gf_live_head_run(gf_live_head *hd, const float *in, size_t F);
+
+void gf_live_head_free(gf_live_head *hd);
+
+/* The taps t->h[H..T) (filter by filter) as taps of their own, T - H per
+ * filter, for the worker's engine: 0, or -1 out of memory. */
+int gf_live_tail_taps(const gf_taps *t, size_t H, gf_taps *tail);
+
+#endif /* GF_LIVE_HEAD_H */
