@@ -3,6 +3,7 @@
  * (filter.c for IN -> OUT, live/ for --live and --list-devices).
  */
 #include "cli.h"
+#include "io/sndfile_format.h"
 #ifdef GPUFILT_HAVE_LIVE
 #include "live/live.h"
 #endif
@@ -102,6 +103,9 @@ int main(int argc, char **argv)
     int rc = gf_cli_parse(argc, argv, &o);
     if (rc || o.action == GF_ACTION_DONE)
         return rc;
+    /* While gpufilt has one thread: the process that probes headers
+     * (io/sndfile_format.h). */
+    gf_header_probe_start();
     install_signals(o.action == GF_ACTION_LIVE);
     if (o.json_summary)
         gf_cli_keep_messages();

@@ -30,6 +30,7 @@
  * any rank ends the job on every rank with that exit code, one line from
  * rank 0 naming the rank and the reason, and no file under OUT's name.
  */
+#include "io/sndfile_format.h"
 #include "mpi.h"
 
 #include <fcntl.h>
@@ -151,6 +152,9 @@ static const char *refused(const gf_cli_options *o)
 
 int main(int argc, char **argv)
 {
+    /* Before MPI starts its threads: the process that probes headers
+     * (io/sndfile_format.h). */
+    gf_header_probe_start();
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     gf_mpi m;

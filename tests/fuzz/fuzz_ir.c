@@ -15,12 +15,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* A header libsndfile loops on costs the probe's CPU limit: 0.1 s here. */
+/* A header libsndfile loops on costs the probe's CPU limit: 0.1 s here.
+ * The probes' server starts while the harness has one thread. */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
     gf_header_probe_limit(100);
+    gf_header_probe_start();
     return 0;
 }
 

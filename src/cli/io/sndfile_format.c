@@ -1,6 +1,10 @@
+#define _DEFAULT_SOURCE /* CMSG_SPACE, SCM_RIGHTS */
 #include "io/sndfile_format.h"
 
 #include <ctype.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <errno.h>
 #include <signal.h>
 #include <pthread.h>
@@ -8,7 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -549,6 +557,154 @@ static void probe_child(probe_io *io)
     _exit(0);
 }
 
+/* The probe's child, forked and waited for: its wait status, or -1 where
+ * it could not be started. */
+static int probe_run(probe_io *io)
+{
+    const pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0)
+        probe_child(io);
+    int status;
+    pid_t w;
+    while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+        ;
+    return w == pid ? status : -1;
+}
+
+/*
+ * The probe server (gf_header_probe_start): a process forked while the
+ * program has one thread, which forks each probe's child in turn. A child
+ * forked from a program with several threads may inherit a lock another
+ * thread held at that moment -- an allocator's, as AddressSanitizer's is
+ * -- and wait on it for ever; the server has one thread, so its children
+ * start clean. A request is one message: a probe_req, then the bytes (a
+ * pipe's peek), or with the file's descriptor attached (SCM_RIGHTS); the
+ * answer is the child's wait status (int).
+ */
+#define PROBE_MAX_BYTES 65536
+
+typedef struct probe_req {
+    int64_t size; /* of the file, or of the bytes that follow */
+    int32_t has_fd;
+    int32_t limit_ms;
+} probe_req;
+
+static int probe_sock = -1; /* this process's end; -1: no server */
+static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void probe_server(int sock)
+{
+    static unsigned char msg[sizeof(probe_req) + PROBE_MAX_BYTES];
+    for (;;) {
+        struct iovec iov = {msg, sizeof msg};
+        union {
+            char buf[CMSG_SPACE(sizeof(int))];
+            struct cmsghdr align;
+        } ctl;
+        struct msghdr mh = {.msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = ctl.buf,
+                            .msg_controllen = sizeof ctl.buf};
+        const ssize_t got = recvmsg(sock, &mh, 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < (ssize_t)sizeof(probe_req))
+            _exit(0); /* the program is gone (or spoke nonsense) */
+        probe_req rq;
+        memcpy(&rq, msg, sizeof rq);
+        int fd = -1;
+        const struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+            memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+        int status = -1;
+        if (rq.has_fd ? fd >= 0 : (size_t)got == sizeof rq + (size_t)rq.size) {
+            probe_io io = {.fd = fd, .buf = rq.has_fd ? NULL : msg + sizeof rq, .size = rq.size};
+            probe_cpu_ms = rq.limit_ms;
+            status = probe_run(&io);
+        }
+        if (fd >= 0)
+            close(fd);
+        if (send(sock, &status, sizeof status, MSG_NOSIGNAL) != (ssize_t)sizeof status)
+            _exit(0);
+    }
+}
+
+int gf_header_probe_start(void)
+{
+    if (probe_sock >= 0)
+        return 0;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+        return -1;
+    const pid_t pid = fork();
+    if (pid < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(sv[0]);
+#ifdef __linux__
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the program */
+#endif
+        /* No stake in the program's streams (a reader of its output must
+         * see the end when the program ends) nor in its signals. */
+        const int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) {
+            dup2(null, STDIN_FILENO);
+            dup2(null, STDOUT_FILENO);
+            close(null);
+        }
+        signal(SIGINT, SIG_IGN);
+        signal(SIGHUP, SIG_IGN);
+        signal(SIGPIPE, SIG_IGN);
+        probe_server(sv[1]);
+    }
+    close(sv[1]);
+    probe_sock = sv[0];
+    return 0;
+}
+
+/* A probe through the server: its child's wait status, or -1 where the
+ * server cannot be asked (none, gone, or too many bytes). */
+static int probe_ask(const probe_io *io)
+{
+    if (probe_sock < 0 || (!io->buf ? 0 : io->size > PROBE_MAX_BYTES))
+        return -1;
+    const probe_req rq = {.size = io->size, .has_fd = !io->buf, .limit_ms = (int32_t)probe_cpu_ms};
+    struct iovec iov[2] = {{(void *)&rq, sizeof rq},
+                           {(void *)io->buf, io->buf ? (size_t)io->size : 0}};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    memset(&ctl, 0, sizeof ctl);
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = io->buf ? 2 : 1};
+    if (!io->buf) {
+        mh.msg_control = ctl.buf;
+        mh.msg_controllen = sizeof ctl.buf;
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &io->fd, sizeof io->fd);
+    }
+    int status = -1;
+    pthread_mutex_lock(&probe_mu);
+    ssize_t r;
+    while ((r = sendmsg(probe_sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    if (r == (ssize_t)(sizeof rq + (io->buf ? (size_t)io->size : 0)))
+        while ((r = recv(probe_sock, &status, sizeof status, 0)) < 0 && errno == EINTR)
+            ;
+    if (r != (ssize_t)sizeof status)
+        status = -1;
+    pthread_mutex_unlock(&probe_mu);
+    return status;
+}
+
 int gf_header_probe(int fd, const unsigned char *buf, size_t buf_len, char *why, size_t n)
 {
     probe_io io = {.fd = -1, .buf = buf, .size = (sf_count_t)buf_len};
@@ -559,16 +715,10 @@ int gf_header_probe(int fd, const unsigned char *buf, size_t buf_len, char *why,
         io.fd = fd;
         io.size = (sf_count_t)st.st_size;
     }
-    const pid_t pid = fork();
-    if (pid < 0) /* (no probe: the input is left to libsndfile) */
-        return 0;
-    if (pid == 0)
-        probe_child(&io);
-    int status;
-    pid_t w;
-    while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
-        ;
-    const int sig = w == pid && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    int status = probe_ask(&io);
+    if (status == -1) /* (no server: a child of this process) */
+        status = probe_run(&io);
+    const int sig = status != -1 && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     if (sig == SIGPROF) {
         snprintf(why, n,
                  "libsndfile does not finish reading its header (stopped after %g s of CPU "

@@ -92,5 +92,11 @@ int gf_header_probe(int fd, const unsigned char *buf, size_t buf_len, char *why,
 /* The probe's CPU limit in milliseconds (2000 unless set; the fuzz
  * harnesses set 100). */
 void gf_header_probe_limit(long ms);
+/* Start the process that forks the probes' children, while the program
+ * has one thread (main does, first): a child forked from a program with
+ * several threads may inherit a lock (AddressSanitizer's allocator's)
+ * that it then waits on for ever. Without it, gf_header_probe forks its
+ * child itself. 0, or -1 (no server: probes fork themselves). */
+int gf_header_probe_start(void);
 
 #endif /* GF_SNDFILE_FORMAT_H */
