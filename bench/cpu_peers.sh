@@ -17,7 +17,11 @@
 #                  mono output and filters one downmixed channel (half the
 #                  work; shown for reference, not compared)
 #   sox 65536      sox IN OUT fir IR.txt
+#   gpufilt T wisdom  gpufilt ... --fft-wisdom WORK/fftw.wisdom: FFTW's
+#                  measured plans (made once with --make-fft-wisdom, kept
+#                  in WORK and reused), shown beside the default plans
 #
+
 # afir's output is as long as its input and not delayed (y[i] = sum_k
 # h[k] x[i-k]), which is gpufilt's causal mode; full mode would add T-1
 # frames of tail. It prints each case's best and every time, then the
@@ -74,6 +78,11 @@ for T in 65536 1048576; do
     awk '/^#/ { next } { printf "%.17g\n", 2 * $1 }' "$WORK/ir$T.txt" >"$WORK/ir${T}x2.txt"
 done
 cat "$IN" >/dev/null
+WISDOM=$WORK/fftw.wisdom
+if [[ ! -s $WISDOM ]]; then
+    echo "cpu_peers: measuring FFTW's plans once (--make-fft-wisdom, about a minute)" >&2
+    "$GPUFILT" --make-fft-wisdom "$WISDOM" --quiet || die "--make-fft-wisdom failed"
+fi
 
 OUTDIR=$(tmpfs_dir cpu-peers)
 if [[ -n $OUTDIR ]]; then
@@ -99,6 +108,9 @@ for T in 65536 1048576; do
     # shellcheck disable=SC2059 # check is the format
     add_case "gpufilt $T" "\"$GPUFILT\" \"$IN\" \"$OUTDIR/g$T.wav\" --ir \"$WORK/ir$T.wav\" --device cpu --mode causal --quiet" \
         "$(printf "$check" "g$T.wav")"
+    # shellcheck disable=SC2059
+    add_case "gpufilt $T wisdom" "\"$GPUFILT\" \"$IN\" \"$OUTDIR/w$T.wav\" --ir \"$WORK/ir$T.wav\" --device cpu --mode causal --quiet --fft-wisdom \"$WISDOM\"" \
+        "$(printf "$check" "w$T.wav")"
     if [[ -n $FFMPEG ]]; then
         # shellcheck disable=SC2059
         add_case "afir $T" "\"$FFMPEG\" -nostdin -hide_banner -loglevel error -y -i \"$IN\" -i \"$WORK/ir$T.wav\" -lavfi '[0:a][1:a]$AFIR,aformat=channel_layouts=stereo' \"$OUTDIR/f$T.wav\"" \
@@ -146,9 +158,9 @@ echo
 echo "cpu_peers: $(run_stamp)"
 echo "input: ${SECONDS_LEN} s, 48000 Hz, stereo 16-bit WAV; mono IR (--lowpass 8k design); best of $RUNS, wall clock"
 echo "$("$GPUFILT" --version 2>&1 | head -n 1)${FFMPEG:+; $("$FFMPEG" -version | head -n 1 | cut -d' ' -f1-3)}${SOX:+; $("$SOX" --version 2>&1 | head -n 1)}"
-printf '%-18s %9s %7s   %s\n' case "best s" output "all runs (s)"
+printf '%-24s %9s %7s   %s\n' case "best s" output "all runs (s)"
 for i in "${!NAMES[@]}"; do
-    printf '%-18s %9.3f %7s   %s\n' "${NAMES[$i]}" "${MINS[$i]}" "${OUTPUT_OK[$i]}" "${TIMES[$i]}"
+    printf '%-24s %9.3f %7s   %s\n' "${NAMES[$i]}" "${MINS[$i]}" "${OUTPUT_OK[$i]}" "${TIMES[$i]}"
 done
 echo
 ratio() { # ratio LABEL TARGET GPUFILT_CASE PEER_CASE
@@ -167,5 +179,8 @@ echo "ratios, peer time / gpufilt time ($(nproc) CPUs):"
 ratio "afir 65536" 1.5 "gpufilt 65536" "afir 65536"
 ratio "afir 1048576" 1.5 "gpufilt 1048576" "afir 1048576"
 ratio "sox 65536" 3 "gpufilt 65536" "sox 65536"
+echo "with FFTW's measured plans (--fft-wisdom):"
+ratio "afir 65536" 1.5 "gpufilt 65536 wisdom" "afir 65536"
+ratio "afir 1048576" 1.5 "gpufilt 1048576 wisdom" "afir 1048576"
 [[ $KEEP == 1 ]] || rm -f "$IN"
 exit "$STATUS"

@@ -633,6 +633,33 @@ gf_status gf_cuda_device_count(int *count);
 gf_status gf_cuda_device_info(int index, gf_cuda_device *info);
 
 /**
+ * The CPU backend's FFT plans (builds with FFTW; since 0.5). By default
+ * every plan is FFTW_ESTIMATE: chosen without timing, so a build computes
+ * the same bytes on every run. Plans FFTW picks by timing (FFTW_MEASURE)
+ * are faster (bench/NOTES.md), but two runs could pick different ones and
+ * so round differently; FFTW's wisdom fixes the choice:
+ *
+ *   gf_fft_wisdom_make  measures the plans of the transform sizes given
+ *                       (2 x the partition: even, 2 .. 2^24), forward and
+ *                       inverse, f32 and f64, and writes them to path
+ *                       (text, replaced whole), once per machine;
+ *   gf_fft_wisdom_load  reads such a file: from then on every plan of a
+ *                       size it holds is the plan it records, and any
+ *                       other stays FFTW_ESTIMATE.
+ *
+ * So the same wisdom file gives the same plans and the same bytes (on the
+ * machine it was made on; elsewhere still within the bound). Either call
+ * affects the whole process (FFTW's wisdom is global) and the engines
+ * created after it. GF_OK; GF_ERR_INVALID_ARGUMENT with the reason in
+ * detail (a file that cannot be read or written, text that is not this
+ * FFTW's wisdom, a bad size); GF_ERR_UNSUPPORTED in a build whose FFT is
+ * not FFTW. Thread-safe.
+ */
+gf_status gf_fft_wisdom_make(const char *path, const size_t *sizes, size_t count, char *detail,
+                             size_t detail_len);
+gf_status gf_fft_wisdom_load(const char *path, char *detail, size_t detail_len);
+
+/**
  * Page-locked host memory when CUDA is available (faster transfers, and the
  * zero-copy path of gf_engine_process), else ordinary aligned memory.
  * Returns NULL on failure. Free with gf_host_free (NULL is a no-op).

@@ -77,6 +77,7 @@ typedef enum gf_cli_action {
     GF_ACTION_LIST_DEVICES, /* --list-devices */
     GF_ACTION_DESIGN,       /* design options and --rate, no IN or OUT: the files only */
     GF_ACTION_BATCH,        /* --out-dir DIR IN...: many files */
+    GF_ACTION_WISDOM,       /* --make-fft-wisdom FILE: FFTW's measured plans, written */
     GF_ACTION_DONE          /* --help or --version: printed, nothing more to do */
 } gf_cli_action;
 
@@ -122,6 +123,8 @@ typedef struct gf_cli_options {
     size_t seed;            /* --seed: the dither's noise (0 when not given) */
     int verify, quiet, allow_truncated, sync;
     const char *json_summary; /* --json-summary FILE or "-", or NULL */
+    const char *fft_wisdom;   /* --fft-wisdom FILE: FFTW plans from it (gf_fft_wisdom_load) */
+    const char *make_wisdom;  /* --make-fft-wisdom FILE */
 
     /* Many files: --out-dir DIR, the inputs (positional) and --in-list. */
     const char *out_dir, *in_list;
@@ -391,6 +394,11 @@ int gf_cli_gpu_list(const gf_cli_options *o, int *out);
 /* --list-devices' first part, on standard output: the GPUs (--gpus
  * numbers, names, memory), or why there are none. */
 void gf_cli_list_gpus(void);
+
+/* --make-fft-wisdom FILE: measure FFTW's plans of every power-of-two
+ * transform size from 32 to 262,144, or to 2 x --partition
+ * (gf_fft_wisdom_make), saying how long each took; an exit code. */
+int gf_cli_make_wisdom(const gf_cli_options *o);
 
 /* Live audio filters one block in, one block out, so the FFT method's
  * partition is the block (and --partition is refused with --live): `block`

@@ -162,6 +162,33 @@ void gf_cli_list_gpus(void)
     }
 }
 
+int gf_cli_make_wisdom(const gf_cli_options *o)
+{
+    /* Every size at once would write nothing until the end: one size at a
+     * time, each file complete (FFTW's wisdom accumulates). */
+    enum { FIRST = 32 };
+    const size_t LAST = o->partition ? 2 * o->partition : 262144;
+    char detail[512];
+    int sizes = 0;
+    for (size_t n = FIRST; n <= LAST; n *= 2, sizes++) {
+        const double t0 = gf_now();
+        const gf_status st = gf_fft_wisdom_make(o->make_wisdom, &n, 1, detail, sizeof detail);
+        if (st != GF_OK) {
+            gf_cli_error("--make-fft-wisdom: %s", *detail ? detail : gf_strerror(st));
+            return st == GF_ERR_INVALID_ARGUMENT ? GF_EXIT_OUTPUT : GF_EXIT_USAGE;
+        }
+        if (!o->quiet)
+            fprintf(stderr, "gpufilt: FFT wisdom: %zu points, f32 and f64: %.2f s\n", n,
+                    gf_now() - t0);
+    }
+    if (!o->quiet)
+        fprintf(stderr,
+                "gpufilt: FFT wisdom for %d sizes (%d .. %zu points) written to '%s': use it with "
+                "--fft-wisdom %s\n",
+                sizes, FIRST, LAST, o->make_wisdom, o->make_wisdom);
+    return GF_EXIT_OK;
+}
+
 size_t gf_cli_live_partition(size_t block)
 {
     const int pow2 = (block & (block - 1)) == 0;

@@ -103,10 +103,17 @@ int main(int argc, char **argv)
     int rc = gf_cli_parse(argc, argv, &o);
     if (rc || o.action == GF_ACTION_DONE)
         return rc;
+    if (o.action == GF_ACTION_WISDOM)
+        return gf_cli_make_wisdom(&o);
     /* While gpufilt has one thread: the process that probes headers
      * (io/sndfile_format.h). */
     gf_header_probe_start();
     install_signals(o.action == GF_ACTION_LIVE);
+    char detail[512];
+    if (o.fft_wisdom && gf_fft_wisdom_load(o.fft_wisdom, detail, sizeof detail) != GF_OK) {
+        gf_cli_error("--fft-wisdom: %s", detail);
+        return GF_EXIT_USAGE;
+    }
     if (o.json_summary)
         gf_cli_keep_messages();
     gf_taps taps;

@@ -143,6 +143,8 @@ static const opt_spec specs[] = {
     {"latency", 0, ARG_CHOICE, F(latency), 0, 0, latencies},
     {"quiet", 'q', ARG_FLAG, F(quiet), 0, 0, NULL},
     {"json-summary", 0, ARG_STRING, F(json_summary), 0, 0, NULL},
+    {"fft-wisdom", 0, ARG_STRING, F(fft_wisdom), 0, 0, NULL},
+    {"make-fft-wisdom", 0, ARG_STRING, F(make_wisdom), 0, 0, NULL},
     {"out-dir", 0, ARG_STRING, F(out_dir), 0, 0, NULL},
     {"in-list", 0, ARG_STRING, F(in_list), 0, 0, NULL},
     {"skip-existing", 0, ARG_FLAG, F(skip_existing), 0, 0, NULL},
@@ -694,6 +696,22 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
         return GF_EXIT_USAGE;
     }
     o->action = live ? GF_ACTION_LIVE : list ? GF_ACTION_LIST_DEVICES : GF_ACTION_FILTER;
+    if (o->make_wisdom) { /* nothing else: it only measures */
+        for (size_t i = 0; i < NSPECS; i++)
+            if (given[i] && strcmp(specs[i].name, "make-fft-wisdom") != 0 &&
+                strcmp(specs[i].name, "partition") != 0 && strcmp(specs[i].name, "quiet") != 0) {
+                gf_cli_error("--make-fft-wisdom takes only --partition and --quiet (not --%s)",
+                             specs[i].name);
+                return GF_EXIT_USAGE;
+            }
+        if (argc > optind) {
+            gf_cli_error("unexpected argument '%s' (--make-fft-wisdom takes no IN or OUT)",
+                         argv[optind]);
+            return GF_EXIT_USAGE;
+        }
+        o->action = GF_ACTION_WISDOM;
+        return GF_EXIT_OK;
+    }
     int rc = check_positionals(argc - optind, argv + optind, o);
     if (rc || o->action == GF_ACTION_LIST_DEVICES)
         return rc;

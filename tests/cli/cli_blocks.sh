@@ -130,6 +130,30 @@ check m1.wav causal mean:5 wav:pcm_24 1048576 --method fft --partition 1048576
 "$SFTOOL" gen m2.wav wav16 1 48000 $((2 * 1048576 + 1)) noise
 check m2.wav same mean:5 flac:pcm_16 1048576 --method fft --partition 1048576 --chunk 1048576
 
+# 3a. FFTW's wisdom (--make-fft-wisdom, --fft-wisdom; the cpu backend's):
+#    measured plans for transforms up to 2048 points; partitions of 256
+#    and 1024 with them hold the exact sums, and two runs give the same
+#    bytes (the same wisdom, the same plans).
+if [ "$DEVICE" = cpu ]; then
+    rc=0
+    "$GPUFILT" --make-fft-wisdom wisdom.txt --partition 1024 --quiet 2>stderr.txt || rc=$?
+    if [ "$rc" = 2 ] && grep -q "KissFFT: no FFTW wisdom" stderr.txt; then
+        pass # a KissFFT build: nothing to measure
+    elif [ "$rc" != 0 ]; then
+        fail "--make-fft-wisdom: exit $rc ($(tail -n 1 stderr.txt))"
+    else
+        check m1.wav causal mean:2048 wav:float 256 --method fft --partition 256 \
+            --fft-wisdom wisdom.txt
+        cp out.wav wisdom1.wav
+        check m1.wav causal mean:2048 wav:float 256 --method fft --partition 256 \
+            --fft-wisdom wisdom.txt
+        cmp -s out.wav wisdom1.wav && pass || fail "--fft-wisdom: two runs, different bytes"
+        check m1.wav same mean:8192 wav:float 1024 --method fft --partition 1024 --precision f64 \
+            --fft-wisdom wisdom.txt
+    fi
+    rm -f wisdom.txt wisdom1.wav
+fi
+
 # 3b. The NUPC method (levels of B .. M; M the FFT partition the cost
 #    model picks for the taps, at least 256): mono and stereo, 16- and
 #    24-bit, chunks that are not a whole number of M, f64. The cpu

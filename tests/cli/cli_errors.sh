@@ -91,6 +91,11 @@ expect 2 "${E}--latency: 'none' is not one of block, zero" --live --taps 5 --lat
 expect 2 "${E}--latency zero: --control cannot change the filter yet while its head plays in the audio callback (use --latency block)" --live --taps 5 --latency zero --control -
 expect 2 "${E}--latency zero: --hist and --hist-png record the worker's engine, which filters only the tail (use --latency block)" --live --taps 5 --latency zero --hist h.csv
 expect 2 "${E}--latency is for --live (it needs a stream that plays)" in.wav out.wav --taps 5 --latency block
+# FFTW's wisdom: made alone, read before anything is filtered.
+expect 2 "${E}--make-fft-wisdom takes only --partition and --quiet (not --taps)" --make-fft-wisdom w.txt --taps 5
+expect 2 "${E}unexpected argument 'in.wav' (--make-fft-wisdom takes no IN or OUT)" --make-fft-wisdom w.txt in.wav
+expect 4 "${E}--make-fft-wisdom: cannot write 'nodir/w.txt.tmp': No such file or directory" --make-fft-wisdom nodir/w.txt --partition 16 --quiet
+expect 2 "${E}--fft-wisdom: cannot read 'nowisdom.txt': No such file or directory" in.wav out.wav --taps 5 --fft-wisdom nowisdom.txt
 expect 2 "${E}use either --out-raw or --out-format, not both" in.wav out.raw --taps 5 --out-raw s16le --out-format wav
 expect_no_output out.wav h.csv
 

@@ -5,8 +5,10 @@
  *
  * A gf_fft transforms n real samples (n even) to n/2 + 1 complex values,
  * interleaved (re, im), and back, unnormalised (forward then inverse
- * multiplies by n). Plans are made at create without wisdom or timing
- * (FFTW_ESTIMATE), so a given build computes the same bytes every run.
+ * multiplies by n). Plans are made at create without timing
+ * (FFTW_ESTIMATE), so a given build computes the same bytes every run --
+ * unless wisdom was loaded (gf_fft_wisdom_load, gpufilt.h): then a size it
+ * holds gets the plan it records, the same for the same wisdom.
  * Buffers passed to forward/inverse must come from gf_fft_alloc (the
  * alignment the plan was made for) and not overlap.
  *

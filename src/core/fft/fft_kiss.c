@@ -3,6 +3,7 @@
 
 #include <kiss_fftr.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 
 struct gf_fft {
@@ -63,4 +64,21 @@ void gf_fft_forward(gf_fft *f, const void *in, void *out)
 void gf_fft_inverse(gf_fft *f, void *in, void *out)
 {
     kiss_fftri(f->inv, in, out);
+}
+
+/* FFTW's wisdom (gpufilt.h): KissFFT has no plans to choose. */
+gf_status gf_fft_wisdom_make(const char *path, const size_t *sizes, size_t count, char *detail,
+                             size_t detail_len)
+{
+    (void)path;
+    (void)sizes;
+    (void)count;
+    if (detail && detail_len)
+        snprintf(detail, detail_len, "this build's FFT is KissFFT: no FFTW wisdom");
+    return GF_ERR_UNSUPPORTED;
+}
+
+gf_status gf_fft_wisdom_load(const char *path, char *detail, size_t detail_len)
+{
+    return gf_fft_wisdom_make(path, NULL, 0, detail, detail_len);
 }
