@@ -17,14 +17,25 @@
  * round-off and the FFT method's (gpufilt.h). A row whose output is wrong
  * is no result.
  *
+ * Rows marked "zero" are gpufilt --live --latency zero: the first 2 x
+ * block taps filtered as the audio callback filters them (live/head.c),
+ * timed on their own, and the rest by the engine (its taps 2 x block ..
+ * T-1, partition = block), timed as the worker; each output frame is the
+ * head's plus the tail's from 2 blocks before, checked the same way. The
+ * percentages are then the larger of the two, the callback and the worker
+ * (each has the period).
+ *
  * Targets, each a PASS/MISS line (SKIP without a usable GPU):
  *   cuda, 2 ch, 64-frame blocks, 4095 taps:        p99 <= 10% of the period
  *   cuda, 2 ch, 128-frame blocks, 2^20 taps:       p99 <= 10%
  *   cuda, 128 ch, 128-frame blocks, 2^20 taps:     p99 <= 50%
  *   cpu, 2 ch, 256-frame blocks, 65536 taps:       p99 <= 50%
+ *   zero: cuda, 2 ch, 64-frame blocks, 2^20 taps:  p99 <= 25% (callback and worker)
+ *   zero: cpu, 2 ch, 128-frame blocks, 2^20 taps:  p99 <= 50%
  * The exit code is 0 unless an engine fails (2) or an output is wrong (1).
  */
 #include "gpufilt.h"
+#include "live/head.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -57,27 +68,33 @@ typedef struct row {
     int channels;
     size_t block, taps;
     double target; /* p99 / period at most, or 0: no target */
+    int zero;      /* --latency zero: a head in the callback, the tail on the worker */
 } row;
 
 /* The table: the short filters on both backends, then the long ones. */
 static const row rows[] = {
-    {GF_DEVICE_CPU, 2, 64, 5, 0},
-    {GF_DEVICE_CPU, 2, 64, 255, 0},
-    {GF_DEVICE_CPU, 2, 64, 4095, 0},
-    {GF_DEVICE_CPU, 2, 256, 5, 0},
-    {GF_DEVICE_CPU, 2, 256, 255, 0},
-    {GF_DEVICE_CPU, 2, 256, 4095, 0},
-    {GF_DEVICE_CPU, 2, 1024, 4095, 0},
-    {GF_DEVICE_CPU, 2, 256, 65536, 0.50},
-    {GF_DEVICE_CUDA, 2, 64, 5, 0},
-    {GF_DEVICE_CUDA, 2, 64, 255, 0},
-    {GF_DEVICE_CUDA, 2, 64, 4095, 0.10},
-    {GF_DEVICE_CUDA, 2, 256, 255, 0},
-    {GF_DEVICE_CUDA, 2, 256, 4095, 0},
-    {GF_DEVICE_CUDA, 2, 1024, 4095, 0},
-    {GF_DEVICE_CUDA, 2, 128, 65536, 0},
-    {GF_DEVICE_CUDA, 2, 128, 1 << 20, 0.10},
-    {GF_DEVICE_CUDA, 128, 128, 1 << 20, 0.50},
+    {GF_DEVICE_CPU, 2, 64, 5, 0, 0},
+    {GF_DEVICE_CPU, 2, 64, 255, 0, 0},
+    {GF_DEVICE_CPU, 2, 64, 4095, 0, 0},
+    {GF_DEVICE_CPU, 2, 256, 5, 0, 0},
+    {GF_DEVICE_CPU, 2, 256, 255, 0, 0},
+    {GF_DEVICE_CPU, 2, 256, 4095, 0, 0},
+    {GF_DEVICE_CPU, 2, 1024, 4095, 0, 0},
+    {GF_DEVICE_CPU, 2, 256, 65536, 0.50, 0},
+    {GF_DEVICE_CUDA, 2, 64, 5, 0, 0},
+    {GF_DEVICE_CUDA, 2, 64, 255, 0, 0},
+    {GF_DEVICE_CUDA, 2, 64, 4095, 0.10, 0},
+    {GF_DEVICE_CUDA, 2, 256, 255, 0, 0},
+    {GF_DEVICE_CUDA, 2, 256, 4095, 0, 0},
+    {GF_DEVICE_CUDA, 2, 1024, 4095, 0, 0},
+    {GF_DEVICE_CUDA, 2, 128, 65536, 0, 0},
+    {GF_DEVICE_CUDA, 2, 128, 1 << 20, 0.10, 0},
+    {GF_DEVICE_CUDA, 128, 128, 1 << 20, 0.50, 0},
+    {GF_DEVICE_CPU, 2, 128, 4095, 0, 1},
+    {GF_DEVICE_CPU, 2, 256, 65536, 0, 1},
+    {GF_DEVICE_CPU, 2, 128, 1 << 20, 0.50, 1},
+    {GF_DEVICE_CUDA, 2, 64, 4095, 0, 1},
+    {GF_DEVICE_CUDA, 2, 64, 1 << 20, 0.25, 1},
 };
 
 /* What the output check needs: every input frame of channels 0 and C-1,
@@ -116,7 +133,7 @@ static double check_block(const history *hs, size_t taps, int C, const float *ou
 
 /* The row's engine, set up as gpufilt --live sets it up; the taps as the
  * engine uses them (f32) into h. NULL after printing why. */
-static gf_engine *make_engine(const row *w, float *h)
+static gf_engine *make_engine(const row *w, float *h, gf_live_head *head)
 {
     double *hd = malloc(w->taps * sizeof *hd);
     if (!hd) {
@@ -127,10 +144,19 @@ static gf_engine *make_engine(const row *w, float *h)
         hd[k] = (double)((k * 2654435761u) % 1000 - 500) / 500.0 / (1.0 + (double)k / 64.0);
         h[k] = (float)hd[k];
     }
+    /* --latency zero: the head's taps to the callback's filter, the rest
+     * to the engine */
+    const size_t H = w->zero ? 2 * w->block : 0;
+    const gf_taps all = {.h = hd, .n = w->taps, .filters = 1};
+    if (w->zero && gf_live_head_init(head, &all, H, w->channels, GF_PRECISION_F32, w->block)) {
+        free(hd);
+        printf("live_bench: out of memory\n");
+        return NULL;
+    }
     gf_config c = gf_config_default();
     c.channels = w->channels;
-    c.num_taps = w->taps;
-    c.taps = hd;
+    c.num_taps = w->taps - H;
+    c.taps = hd + H;
     c.mode = GF_MODE_CAUSAL;
     c.precision = GF_PRECISION_F32;
     c.chunk_frames = w->block;
@@ -187,24 +213,42 @@ static int run(const row *w, int warmup, int blocks, result *r, gf_method *metho
                   malloc(w->taps * sizeof(float)),
                   0};
     float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    /* zero: the tail's last three blocks (it is added 2 blocks late) */
+    float *tail = malloc(3 * n * sizeof *tail);
     double *t = malloc((size_t)blocks * sizeof *t);
     gf_engine *e = NULL;
+    gf_live_head head;
+    memset(&head, 0, sizeof head);
     int rc = -1;
-    if (!hs.x[0] || !hs.x[1] || !hs.h || !in || !out || !t) {
+    if (!hs.x[0] || !hs.x[1] || !hs.h || !in || !out || !tail || !t) {
         printf("live_bench: out of memory\n");
         goto done;
     }
-    if (!(e = make_engine(w, hs.h)))
+    if (!(e = make_engine(w, hs.h, &head)))
         goto done;
+    memset(tail, 0, 3 * n * sizeof *tail);
     unsigned s = 1;
     for (int b = 0; b < warmup + blocks; b++) {
         next_block(&s, in, block, w->channels, &hs);
+        double dt = 0;
+        if (w->zero) { /* the callback's own work: the head */
+            const double t0 = now_s();
+            gf_live_head_run(&head, in, block);
+            dt = now_s() - t0;
+        }
+        float *dst = w->zero ? tail + (size_t)(b % 3) * n : out;
         const double t0 = now_s();
-        const gf_status st = round_trip(e, in, out, block, w->channels);
-        const double dt = now_s() - t0;
+        const gf_status st = round_trip(e, in, dst, block, w->channels);
+        const double dw = now_s() - t0;
+        dt = dw > dt ? dw : dt;
         if (st != GF_OK) {
             printf("live_bench: engine failed: %s: %s\n", gf_strerror(st), gf_engine_error(e));
             goto done;
+        }
+        if (w->zero) { /* this block's head + the tail of two blocks before */
+            const float *late = tail + (size_t)((b + 1) % 3) * n, *hy = head.y;
+            for (size_t i = 0; i < n; i++)
+                out[i] = hy[i] + (b >= 2 ? late[i] : 0.0f);
         }
         if (b >= warmup)
             t[b - warmup] = dt;
@@ -219,6 +263,8 @@ static int run(const row *w, int warmup, int blocks, result *r, gf_method *metho
     rc = 0;
 done:
     gf_engine_destroy(e);
+    gf_live_head_free(&head);
+    free(tail);
     free(hs.x[0]);
     free(hs.x[1]);
     free(hs.h);
@@ -272,8 +318,8 @@ int main(int argc, char **argv)
             continue;
         const double period = (double)w->block / RATE;
         char name[96];
-        snprintf(name, sizeof name, "%s, %d ch, %zu-frame blocks, %zu taps", gf_device_name(w->dev),
-                 w->channels, w->block, w->taps);
+        snprintf(name, sizeof name, "%s%s, %d ch, %zu-frame blocks, %zu taps",
+                 w->zero ? "zero: " : "", gf_device_name(w->dev), w->channels, w->block, w->taps);
         if (cuda && !have_cuda) {
             if (w->target > 0)
                 tl += (size_t)snprintf(targets + tl, sizeof targets - tl,
@@ -290,8 +336,10 @@ int main(int argc, char **argv)
         wrong |= !ok;
         printf("%-6s %4d %6zu %8zu %-7s %10.3f %9.2f %9.2f %9.2f %11.1f %8s %8.2g\n",
                gf_device_name(w->dev), w->channels, w->block, w->taps,
-               m == GF_METHOD_FFT ? "fft" : "direct", 1e3 * period, 100 * r.median / period,
-               100 * r.p99 / period, 100 * r.max / period, 1e6 * r.p99, ok ? "ok" : "WRONG", r.err);
+               w->zero ? (m == GF_METHOD_FFT ? "zero+f" : "zero+d")
+                       : (m == GF_METHOD_FFT ? "fft" : "direct"),
+               1e3 * period, 100 * r.median / period, 100 * r.p99 / period, 100 * r.max / period,
+               1e6 * r.p99, ok ? "ok" : "WRONG", r.err);
         fflush(stdout);
         if (w->target > 0 && tl < sizeof targets)
             tl += (size_t)snprintf(targets + tl, sizeof targets - tl,

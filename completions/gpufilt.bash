@@ -13,7 +13,7 @@ _gpufilt()
     --phase) mapfile -t COMPREPLY < <(compgen -W "linear minimum" -- "$cur") && return ;;
     --dither) mapfile -t COMPREPLY < <(compgen -W "none tpdf shaped" -- "$cur") && return ;;
     --ir-rate) mapfile -t COMPREPLY < <(compgen -W "resample strict" -- "$cur") && return ;;
-    --latency) mapfile -t COMPREPLY < <(compgen -W "block" -- "$cur") && return ;;
+    --latency) mapfile -t COMPREPLY < <(compgen -W "block zero auto" -- "$cur") && return ;;
     --hist-of) mapfile -t COMPREPLY < <(compgen -W "output input" -- "$cur") && return ;;
     --hist-channels) mapfile -t COMPREPLY < <(compgen -W "each mix" -- "$cur") && return ;;
     --normalize-filter) mapfile -t COMPREPLY < <(compgen -W "peak dc l1 l2" -- "$cur") && return ;;

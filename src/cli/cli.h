@@ -67,7 +67,8 @@ gf_raw_format gf_raw_parse(const char *name);
 typedef enum gf_live_latency {
     GF_LATENCY_DEFAULT = 0, /* not given: two blocks of priming */
     GF_LATENCY_BLOCK,       /* one block: the worker has one period */
-    GF_LATENCY_ZERO         /* none: the head of the filter in the audio callback (live/head.h) */
+    GF_LATENCY_ZERO,        /* none: the head of the filter in the audio callback (live/head.h) */
+    GF_LATENCY_AUTO         /* the lowest of those this machine holds (docs/live.md) */
 } gf_live_latency;
 
 /* What the command line asks for. */

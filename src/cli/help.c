@@ -126,6 +126,8 @@ static void help_streams(FILE *f)
             "                        then has one period per block)\n"
             "      --latency zero    nothing added: the first 2 x --frames taps filtered in\n"
             "                        the audio callback, the rest by the worker ahead\n"
+            "      --latency auto    zero where this machine holds it, else block, else two\n"
+            "                        blocks (measured before the stream starts)\n"
             "\n",
             GF_HIST_MAX_BINS);
 }

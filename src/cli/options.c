@@ -68,7 +68,7 @@ static const choice ir_rates[] = {{"resample", 0}, {"strict", 1}, {NULL, 0}};
 static const choice dithers[] = {
     {"none", GF_DITHER_NONE}, {"tpdf", GF_DITHER_TPDF}, {"shaped", GF_DITHER_SHAPED}, {NULL, 0}};
 static const choice latencies[] = {
-    {"block", GF_LATENCY_BLOCK}, {"zero", GF_LATENCY_ZERO}, {NULL, 0}};
+    {"block", GF_LATENCY_BLOCK}, {"zero", GF_LATENCY_ZERO}, {"auto", GF_LATENCY_AUTO}, {NULL, 0}};
 static const choice hist_of[] = {{"output", 0}, {"input", 1}, {NULL, 0}};
 static const choice hist_channels[] = {{"each", 0}, {"mix", 1}, {NULL, 0}};
 static const choice norm_filters[] = {

@@ -290,6 +290,14 @@ if ! grep -qF "latency 0 frames (0.000 ms) added by gpufilt (the first $head tap
     echo "live_jack: zero_4095_f32: FAIL: its latency line"
     fails=$((fails + 1))
 fi
+# --latency auto: 5 taps cost the callback next to nothing, so zero.
+case_with_retry auto_taps5_f32 "--coeffs $work/taps5.txt" \
+    --coeffs "$work/taps5.txt" --latency auto --frames "$frames" || fails=$((fails + 1))
+if ! grep -q "^gpufilt: live: --latency auto: zero (the head's 5 taps take at most [0-9.]*% of the 5.333 ms period here)$" \
+    "$work/auto_taps5_f32.err"; then
+    echo "live_jack: auto_taps5_f32: FAIL: no line saying auto chose zero"
+    fails=$((fails + 1))
+fi
 pa_block=$frames
 
 # Changes of filter while playing (--control, SIGHUP), the direct method:

@@ -74,9 +74,6 @@ static int choose_devices(gf_live *lv, gf_pa_config *cfg)
     cfg->channels = lv->channels;
     cfg->rate = lv->rate;
     cfg->block = lv->period_frames;
-    /* The worker turns a block around within the priming: one block leaves
-     * it one period (output is taken before input is posted). */
-    cfg->prime_blocks = o->latency == GF_LATENCY_BLOCK ? 1 : 2;
     return GF_EXIT_OK;
 }
 
@@ -191,9 +188,82 @@ static int split_head(gf_live *lv, gf_taps *t)
     return GF_EXIT_OK;
 }
 
+/* --latency auto's measures: the most time, in s, of `rounds` runs of the
+ * head (H = min(T, 2 x block) taps, one block of noise each) or of the
+ * engine's round trip (then reset); -1 where it cannot be measured. */
+static double time_head(const gf_live *lv, const gf_taps *t, int rounds)
+{
+    const size_t B = lv->period_frames, n = B * (size_t)lv->channels;
+    gf_live_head hd;
+    float *x = malloc(n * sizeof *x);
+    if (!x || gf_live_head_init(&hd, t, t->n < 2 * B ? t->n : 2 * B, lv->channels, lv->prec, B)) {
+        free(x);
+        return -1;
+    }
+    double most = 0;
+    unsigned s = 1;
+    for (int r = 0; r < rounds; r++) {
+        for (size_t i = 0; i < n; i++)
+            x[i] = (float)((s = s * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+        const double t0 = gf_now();
+        gf_live_head_run(&hd, x, B);
+        const double dt = gf_now() - t0;
+        most = dt > most ? dt : most;
+    }
+    gf_live_head_free(&hd);
+    free(x);
+    return most;
+}
+
+static double time_worker(gf_live *lv, int rounds)
+{
+    const size_t B = lv->period_frames,
+                 fb = (size_t)lv->channels * (lv->prec == GF_PRECISION_F32 ? 4 : 8);
+    double most = 0;
+    gf_status st = GF_OK;
+    for (int r = 0; r < rounds && st == GF_OK; r++) {
+        const double t0 = gf_now();
+        size_t used = 0, got = 1, total = 0;
+        st = gf_engine_push(lv->e, lv->in, B, &used);
+        if (st == GF_OK)
+            st = gf_engine_submit(lv->e);
+        if (st == GF_OK)
+            st = gf_engine_wait(lv->e);
+        while (st == GF_OK && total < B && got > 0 &&
+               (st = gf_engine_pull(lv->e, (unsigned char *)lv->out + total * fb, B - total,
+                                    &got)) == GF_OK)
+            total += got;
+        const double dt = gf_now() - t0;
+        most = dt > most ? dt : most;
+    }
+    return gf_engine_reset(lv->e) == GF_OK && st == GF_OK ? most : -1;
+}
+
+/* --latency auto, before the engine: zero where it can be (one full-duplex
+ * stream, no --control or --hist) and the head takes at most a quarter of
+ * the period here. 1 for zero, else 0; why into buf. */
+static int auto_zero(const gf_live *lv, const gf_pa_config *cfg, const gf_taps *t, char *buf,
+                     size_t n)
+{
+    const gf_cli_options *o = lv->o;
+    const double period = (double)lv->period_frames / lv->rate;
+    if (!cfg->duplex || o->control || o->hist_path || o->hist_png) {
+        snprintf(buf, n, "not zero: %s",
+                 !cfg->duplex ? "the input and output are not one full-duplex stream"
+                 : o->control ? "--control changes the filter"
+                              : "--hist records the engine");
+        return 0;
+    }
+    const double head = time_head(lv, t, 64);
+    const size_t H = t->n < 2 * lv->period_frames ? t->n : 2 * lv->period_frames;
+    snprintf(buf, n, "the head's %zu taps take at most %.1f%% of the %.3f ms period here", H,
+             100 * head / period, 1e3 * period);
+    return head >= 0 && head <= period / 4;
+}
+
 /* The first engine (gf_live_make_engine), then the histogram files and the
- * worker's buffers. */
-static int setup_engine(gf_live *lv, gf_taps *t)
+ * worker's buffers; the latency --latency auto settles on. */
+static int setup_engine(gf_live *lv, gf_pa_config *cfg, gf_taps *t)
 {
     const gf_cli_options *o = lv->o;
     int rc = gf_taps_ready(o, t, lv->channels, (int)lv->rate);
@@ -201,8 +271,16 @@ static int setup_engine(gf_live *lv, gf_taps *t)
         return rc;
     lv->taps = t->n;
     lv->mean = !t->h;
-    if (o->latency == GF_LATENCY_ZERO && ((rc = split_head(lv, t)) != 0 || t->n == 0))
+    char why[160] = "";
+    lv->latency = o->latency;
+    if (o->latency == GF_LATENCY_AUTO && auto_zero(lv, cfg, t, why, sizeof why))
+        lv->latency = GF_LATENCY_ZERO;
+    if (lv->latency == GF_LATENCY_ZERO && (rc = split_head(lv, t)) != 0)
         return rc;
+    if (lv->latency == GF_LATENCY_ZERO && !o->quiet && o->latency == GF_LATENCY_AUTO)
+        fprintf(stderr, "gpufilt: live: --latency auto: zero (%s)\n", why);
+    if (lv->latency == GF_LATENCY_ZERO && t->n == 0)
+        return GF_EXIT_OK;
     const gf_job job = {.frames = -1,
                         .channels = lv->channels,
                         .taps = t->n,
@@ -220,6 +298,16 @@ static int setup_engine(gf_live *lv, gf_taps *t)
     if (!(lv->in = calloc(1, bytes)) || !(lv->out = malloc(bytes)) || !(lv->out2 = malloc(bytes))) {
         gf_cli_error("out of memory");
         return GF_EXIT_INTERNAL;
+    }
+    if (lv->latency == GF_LATENCY_AUTO) { /* not zero: one block where the worker has room */
+        const double period = (double)lv->period_frames / lv->rate, w = time_worker(lv, 32);
+        lv->latency = w >= 0 && w <= period / 2 ? GF_LATENCY_BLOCK : GF_LATENCY_DEFAULT;
+        if (!o->quiet)
+            fprintf(stderr,
+                    "gpufilt: live: --latency auto: %s (%s; the worker takes at most %.1f%% of "
+                    "the period here)\n",
+                    lv->latency == GF_LATENCY_BLOCK ? "block" : "two blocks", why,
+                    100 * w / period);
     }
     if ((o->hist_path || o->hist_png) &&
         (rc = gf_hist_out_open(&lv->hout, o->hist_path, o->hist_png, &lv->hc, lv->channels,
@@ -405,7 +493,10 @@ int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop
     if (!rc)
         rc = choose_devices(lv, &cfg);
     if (!rc)
-        rc = setup_engine(lv, t);
+        rc = setup_engine(lv, &cfg, t);
+    /* The worker turns a block around within the priming: one block leaves
+     * it one period (output is taken before input is posted). */
+    cfg.prime_blocks = lv->latency == GF_LATENCY_BLOCK ? 1 : 2;
     if (!rc)
         rc = gf_live_control_start(&ctl, lv, reload);
     if (!rc && lv->head.taps) {
