@@ -276,8 +276,13 @@ case_with_retry zero_taps5_f32 "--coeffs $work/taps5.txt" \
     --coeffs "$work/taps5.txt" --latency zero --frames "$frames" || fails=$((fails + 1))
 "$check" --make-coeffs 4095 4 >"$work/taps4095.txt"
 case_with_retry zero_4095_f32 "--coeffs $work/taps4095.txt --head $head" \
-    --coeffs "$work/taps4095.txt" --method direct --latency zero --frames "$frames" ||
+    --coeffs "$work/taps4095.txt" --method direct --latency zero --frames "$frames" --stats ||
     fails=$((fails + 1))
+if ! grep -q " s: .*, callback's head mean [0-9.]* ms, max [0-9.]* ms ([0-9.]*%), worker per block" \
+    "$work/zero_4095_f32.err"; then
+    echo "live_jack: zero_4095_f32: FAIL: --stats does not time the callback's head"
+    fails=$((fails + 1))
+fi
 case_with_retry zero_4095_f64 "--coeffs $work/taps4095.txt --head $head --precision f64" \
     --coeffs "$work/taps4095.txt" --method direct --precision f64 --latency zero \
     --frames "$frames" || fails=$((fails + 1))

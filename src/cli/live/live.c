@@ -407,13 +407,21 @@ static void print_stats(gf_live *lv, gf_live_control *ctl, double elapsed)
     const double period_ms = 1e3 * (double)lv->period_frames / lv->rate;
     size_t out_frames;
     const size_t in_frames = gf_pa_buffered(lv->link, &out_frames);
-    char prefix[320], now[64];
+    char prefix[448], now[64], head[128] = "";
     gf_live_control_now(ctl, now, sizeof now);
+    gf_pa_counts *n = gf_pa_counts_of(lv->link);
+    const unsigned long long calls = get(&n->head_calls);
+    if (lv->head.taps) { /* --latency zero: the callback's own work */
+        const double hmx = 1e-6 * (double)atomic_exchange(&n->head_ns_max, 0);
+        snprintf(head, sizeof head, "callback's head mean %.3f ms, max %.3f ms (%.1f%%), ",
+                 calls ? 1e-6 * (double)get(&n->head_ns_total) / (double)calls : 0.0, hmx,
+                 100.0 * hmx / period_ms);
+    }
     snprintf(prefix, sizeof prefix,
-             "%.0f s: %llu frames in, %s, worker per block mean %.3f ms, max %.3f ms "
+             "%.0f s: %llu frames in, %s, %sworker per block mean %.3f ms, max %.3f ms "
              "(%.1f%% of %.3f ms), rings in %zu out %zu frames; ",
-             elapsed, get(&gf_pa_counts_of(lv->link)->frames_in), now, mean, mx,
-             100.0 * mx / period_ms, period_ms, in_frames, out_frames);
+             elapsed, get(&n->frames_in), now, head, mean, mx, 100.0 * mx / period_ms, period_ms,
+             in_frames, out_frames);
     print_counts(lv, prefix);
 }
 

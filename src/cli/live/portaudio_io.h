@@ -37,7 +37,9 @@ typedef struct gf_pa_counts {
     atomic_ullong out_full, out_lost;      /* the worker found the output ring full */
     atomic_ullong frames_in, frames_out;   /* frames captured / played from the ring */
     atomic_ullong raised;                  /* latency added during start-up, frames */
-    atomic_int warm;                       /* start-up phase over */
+    /* --latency zero: the callback's own work (the head), per callback */
+    atomic_ullong head_calls, head_ns_total, head_ns_max;
+    atomic_int warm; /* start-up phase over */
 } gf_pa_counts;
 
 typedef struct gf_pa_config {
