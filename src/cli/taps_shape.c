@@ -118,16 +118,43 @@ static double from_db(double db)
     return pow(10, db / 20); /* -inf: 0 */
 }
 
+/* A matrix's output o (of O; filters i*O + o from each input i): the
+ * measure of what it adds up, -1 out of memory. l1, the most a full-scale
+ * input on every channel can reach, is the sum of the filters' l1; peak,
+ * dc and l2 are those of the filters' sum, the response to one signal
+ * played on every input (a mono source through a true-stereo response). */
+static double output_measure(gf_norm_filter m, const gf_taps *t, size_t o)
+{
+    const size_t n = t->n, O = (size_t)t->outputs, C = (size_t)t->filters / O;
+    if (m == GF_NORM_L1) {
+        double v = 0;
+        for (size_t i = 0; i < C; i++)
+            v += measure(m, t->h + (i * O + o) * n, n);
+        return v;
+    }
+    double *sum = calloc(n, sizeof *sum);
+    if (!sum)
+        return -1;
+    for (size_t i = 0; i < C; i++)
+        for (size_t k = 0; k < n; k++)
+            sum[k] += t->h[(i * O + o) * n + k];
+    const double v = measure(m, sum, n);
+    free(sum);
+    return v;
+}
+
 /* --normalize-filter's measure of the largest of t's filters into *m (one
- * factor for every channel keeps their balance): GF_EXIT_OK, or an exit
- * code after a one-line error. */
+ * factor for every channel keeps their balance); of a matrix, of the
+ * largest of its outputs (output_measure): GF_EXIT_OK, or an exit code
+ * after a one-line error. */
 static int largest_measure(const gf_cli_options *o, const gf_taps *t, double *out)
 {
     static const char *const names[] = {"", "peak", "dc", "l1", "l2"};
-    const size_t n = t->n, F = (size_t)t->filters;
+    const size_t n = t->n, F = (size_t)t->filters, O = t->outputs > 0 ? (size_t)t->outputs : 0;
     double m = 0;
-    for (size_t f = 0; f < F; f++) {
-        const double v = measure(o->norm_filter, t->h + f * n, n);
+    for (size_t f = 0; f < (O ? O : F); f++) {
+        const double v =
+            O ? output_measure(o->norm_filter, t, f) : measure(o->norm_filter, t->h + f * n, n);
         if (v < 0) {
             gf_cli_error("out of memory measuring the filter's response (%zu taps)", n);
             return GF_EXIT_INTERNAL;

@@ -134,6 +134,28 @@ v = [float(t) for t in open(sys.argv[1]).read().split()]
 open(sys.argv[2], "wb").write(struct.pack("<%dd" % len(v), *v))' mix.txt mix.f64
 if cmp -s y.raw mix.f64; then pass; else fail "--mix 0.5 with a 2x2: not 0.5 x + 0.5 y"; fi
 
+# --normalize-filter of a matrix measures each output's sum (one signal on
+# every input; l1: the sum of its filters' l1, the most full-scale inputs
+# reach) and scales by the largest output's: the factor against numpy's.
+for m in dc l1 l2; do
+    want=$(/usr/bin/python3 -c 'import numpy as np, sys
+h = np.loadtxt(sys.argv[1])  # taps x (LL LR RL RR)
+m = sys.argv[2]
+outs = []
+for o in range(2):
+    cols = h[:, [o, 2 + o]]
+    if m == "l1":
+        outs.append(np.abs(cols).sum())
+    else:
+        s = cols.sum(axis=1)
+        outs.append(abs(s.sum()) if m == "dc" else np.sqrt((s * s).sum()))
+print("x%.6g" % (1 / max(outs)))' "$D/h4.txt" "$m")
+    "$GPUFILT" in2.f32 y.raw --raw f32le -c 2 -r 48000 --out-raw f32le --coeffs "$D/h4.txt" \
+        --normalize-filter "$m" 2>stderr.txt
+    got=$(sed -n "s/^gpufilt: levels: filter normalised by $m (\(x[^,]*\),.*/\1/p" stderr.txt)
+    assert_eq "2x2 --normalize-filter $m: the factor of the largest output's sum" "$got" "$want"
+done
+
 # Refusals: a count that fits no layout, histograms, a dry path of 2 x 3.
 printf '1 2 3\n' >c3.txt
 printf '1 2 3 4 5 6\n' >c6.txt

@@ -225,6 +225,12 @@ awk '/^#/ { next } { printf "%.17g\n", NR == 2 ? $1 * 0.25 + 0.75 : $1 * 0.25 }'
     "$work/taps5.txt" >"$work/taps5_mix.txt"
 case_with_retry taps5_mix "--coeffs $work/taps5_mix.txt" \
     --coeffs "$work/taps5.txt" --mix 0.25 --frames "$frames" || fails=$((fails + 1))
+# ... and says so, as a file run does
+if ! grep -qxF "gpufilt: levels: wet x0.25 + dry x0.75 at tap 0, gain +0 dB (folded into the taps)" \
+    "$work/taps5_mix.err"; then
+    echo "live_jack: taps5_mix: FAIL: no levels line"
+    fails=$((fails + 1))
+fi
 # The FFT method, partition = the block: within its error bound, not bitwise.
 "$check" --make-coeffs 3000 3 >"$work/taps3000.txt"
 case_with_retry fft3000_f32 "--coeffs $work/taps3000.txt --fft-partition $frames" \

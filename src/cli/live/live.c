@@ -16,6 +16,7 @@
 #include "live/devices.h"
 #include "live/pa_session.h"
 #include "live/worker.h"
+#include "report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,6 +272,8 @@ static int setup_engine(gf_live *lv, gf_pa_config *cfg, gf_taps *t)
         return rc;
     lv->taps = t->n;
     lv->mean = !t->h;
+    if (t->shape.shaped && !o->quiet) /* --gain, --normalize-filter, the mix: as for files */
+        gf_report_levels(o, t);
     char why[160] = "";
     lv->latency = o->latency;
     if (o->latency == GF_LATENCY_AUTO && auto_zero(lv, cfg, t, why, sizeof why))
