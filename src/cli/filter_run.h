@@ -93,5 +93,11 @@ void gf_run_measure(gf_run *r, const void *frames, size_t count);
  * record for every block, none missing; an exit code after one line. */
 int gf_run_check_hist(gf_run *r);
 int gf_run_normalize(gf_run *r);
+/* --normalize's gain from what gf_run_measure saw (r->peak, ...) and OUT's
+ * encoding (r->sink): LEVEL over the measure, lowered until neither the
+ * peak passes LEVEL (or full scale) nor the largest positive sample OUT's
+ * largest code, and rounded down to the precision; sets
+ * r->norm_measured_db. 1 (with a warning) for a silent output. */
+double gf_run_norm_gain(gf_run *r);
 
 #endif /* GF_FILTER_RUN_H */

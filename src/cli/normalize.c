@@ -77,10 +77,7 @@ static double largest_positive(const gf_run *r)
     return 1 - ldexp(1, 1 - bits);
 }
 
-/* The gain, as the engine will hold it: LEVEL over the measure, lowered
- * until neither the peak passes LEVEL (or full scale) nor the largest
- * positive sample OUT's largest code, and rounded down to the precision. */
-static double choose_gain(gf_run *r)
+double gf_run_norm_gain(gf_run *r)
 {
     const gf_cli_options *o = r->o;
     const double level = pow(10, o->normalize_db / 20);
@@ -165,7 +162,7 @@ int gf_run_normalize(gf_run *r)
 {
     const gf_cli_options *o = r->o;
     const int C = r->out_ch;
-    const double g = choose_gain(r);
+    const double g = gf_run_norm_gain(r);
     r->norm_gain_db = 20 * log10(g);
     gf_sink *s = &r->scratch;
     if (s->ops->finish && s->ops->finish(s, r->err, sizeof r->err) != 0) {

@@ -67,6 +67,10 @@ typedef struct gf_mpi {
     char *report;   /* a batch: rank 0's lines for the end (batch.c) */
     int batch_rc;   /* ... and its exit code */
     void *in, *out;
+    /* --normalize: the gain (gf_mpi_normalize), the scaled output's buffer */
+    double gain;
+    void *scaled;
+    size_t scaled_cap; /* frames */
     char err[ERRLEN];
     int rc;
 } gf_mpi;
@@ -111,6 +115,12 @@ int gf_mpi_sink_write(gf_mpi *m, const void *frames, size_t n);
 /* The emitters: into the sink (noting where its data starts and the
  * peaks), or into the scratch file of samples (gathered output). */
 int gf_mpi_emit_sink(gf_mpi *m, const void *frames, size_t n);
+/* --normalize: a first pass over this rank's range that only measures its
+ * output, the ranks' measures combined, the gain chosen by rank 0 as
+ * gpufilt chooses it (gf_run_norm_gain) and shared; then the engine reset
+ * and the input rewound for gf_mpi_filter_range, which scales by it. 0,
+ * or an exit code after gf_mpi_fail. */
+int gf_mpi_normalize(gf_mpi *m);
 int gf_mpi_emit_scratch(gf_mpi *m, const void *frames, size_t n);
 
 /* ---- hist.c ---- */

@@ -73,6 +73,11 @@ static int run(gf_mpi *m)
         gf_mpi_hist_scratch(m);
     if (gf_mpi_settle(m))
         return m->rc;
+    if (!isnan(m->o.normalize_db)) { /* a pass that measures: the gain */
+        gf_mpi_normalize(m);
+        if (gf_mpi_settle(m))
+            return m->rc;
+    }
     gf_mpi_filter_range(m);
     if (gf_mpi_settle(m))
         return m->rc;
@@ -117,6 +122,7 @@ static void cleanup(gf_mpi *m)
     free(m->out);
     free(m->hbuf);
     free(m->pk);
+    free(m->scaled);
 }
 
 /* stderr to /dev/null; returns the saved descriptor, or -1. */
@@ -143,8 +149,10 @@ static const char *refused(const gf_cli_options *o)
         return "--json-summary is not supported by gpufilt-mpi";
     if (o->jobs)
         return "--jobs is gpufilt's: gpufilt-mpi's workers are its ranks (mpirun -np N)";
-    if (!isnan(o->normalize_db))
-        return "--normalize is not supported by gpufilt-mpi: run gpufilt --normalize";
+    if (!isnan(o->normalize_db) && (o->hist_path || o->hist_png))
+        return "--normalize with --hist is not supported by gpufilt-mpi: run gpufilt";
+    if (!isnan(o->normalize_db) && o->action == GF_ACTION_BATCH)
+        return "--normalize with --out-dir is not supported by gpufilt-mpi: run gpufilt";
     if (o->method == GF_METHOD_NUPC && o->action == GF_ACTION_FILTER)
         return "--method nupc filters one file on one rank: run gpufilt, or a batch";
     return NULL;

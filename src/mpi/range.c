@@ -2,6 +2,8 @@
  * (with its halo or FFT warm-up) fed through it. */
 #include "mpi.h"
 
+#include <math.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,8 +202,95 @@ static int run_range(gf_mpi *m, int64_t from, int64_t to, window *w)
     return drain(m, w);
 }
 
-/* Filter this rank's range into its sink or scratch file. */
+/* --normalize's first pass: the output measured, not kept. */
+static int emit_measure(gf_mpi *m, const void *frames, size_t n)
+{
+    gf_run_measure(&m->r, frames, n);
+    return 0;
+}
+
+/* --normalize's second pass: the output times the gain, rounded once to
+ * the precision (gpufilt's one-tap engine computes the same product), on
+ * to its sink or scratch file. */
+static int emit_scaled(gf_mpi *m, const void *frames, size_t n)
+{
+    const size_t count = n * (size_t)m->C;
+    if (n > m->scaled_cap) {
+        void *p = realloc(m->scaled, n * m->fb);
+        if (!p)
+            return gf_mpi_fail(m, GF_EXIT_INTERNAL, "out of memory");
+        m->scaled = p;
+        m->scaled_cap = n;
+    }
+    if (m->o.precision == GF_PRECISION_F32) {
+        const float g = (float)m->gain, *y = frames;
+        float *z = m->scaled;
+        for (size_t i = 0; i < count; i++)
+            z[i] = g * y[i];
+    } else {
+        const double *y = frames;
+        double *z = m->scaled;
+        for (size_t i = 0; i < count; i++)
+            z[i] = m->gain * y[i];
+    }
+    return m->gathered && m->rank > 0 ? gf_mpi_emit_scratch(m, m->scaled, n)
+                                      : gf_mpi_emit_sink(m, m->scaled, n);
+}
+
+static int filter_with(gf_mpi *m, gf_mpi_emit emit);
+
+int gf_mpi_normalize(gf_mpi *m)
+{
+    m->r.out_ch = m->C;
+    int rc = filter_with(m, emit_measure);
+    struct {
+        double peak, top;
+    } mine = {m->r.peak, m->r.peak_pos}, all;
+    double sums[2] = {m->r.sumsq, (double)m->r.samples}, total[2];
+    if (!rc) {
+        /* (the ranks' sums of squares are added in rank order: an RMS may
+         * differ from one process's in its last bits; a peak does not) */
+        MPI_Allreduce(&mine, &all, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(sums, total, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        m->r.peak = all.peak;
+        m->r.peak_pos = all.top;
+        m->r.sumsq = total[0];
+        m->r.samples = (uint64_t)total[1];
+        m->gain = m->rank == 0 ? gf_run_norm_gain(&m->r) : 0;
+        MPI_Bcast(&m->gain, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    } else {
+        /* the other ranks wait in the reductions: take part, then settle */
+        MPI_Allreduce(&mine, &all, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(sums, total, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Bcast(&m->gain, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        return rc;
+    }
+    /* The second pass from the start: the engine emptied, the source
+     * rewound (seek, or opened again where it cannot seek). */
+    const gf_status st = gf_engine_reset(m->e);
+    if (st != GF_OK)
+        return gf_mpi_failed_cli(m, gf_cli_engine_failed(m->e, st));
+    gf_source *src = &m->r.src;
+    if (src->ops->seek)
+        return src->ops->seek(src, 0, m->err, sizeof m->err) != 0
+                   ? gf_mpi_fail(m, GF_EXIT_INPUT, "%s", m->err)
+                   : 0;
+    gf_source_close(src);
+    if ((rc = gf_run_open_input(&m->r)) != 0)
+        return gf_mpi_failed_cli(m, rc);
+    return 0;
+}
+
+/* Filter this rank's range into its sink or scratch file (with
+ * --normalize, scaled by the gain gf_mpi_normalize chose). */
 int gf_mpi_filter_range(gf_mpi *m)
+{
+    return filter_with(m, !isnan(m->o.normalize_db)    ? emit_scaled
+                          : m->gathered && m->rank > 0 ? gf_mpi_emit_scratch
+                                                       : gf_mpi_emit_sink);
+}
+
+static int filter_with(gf_mpi *m, gf_mpi_emit emit)
 {
     if (m->a == m->b)
         return 0;
@@ -224,10 +313,7 @@ int gf_mpi_filter_range(gf_mpi *m)
     }
     if (s < 0)
         s = 0;
-    window w = {.skip = ca - s,
-                .keep = cb - ca,
-                .at = m->a,
-                .emit = m->gathered && m->rank > 0 ? gf_mpi_emit_scratch : gf_mpi_emit_sink};
+    window w = {.skip = ca - s, .keep = cb - ca, .at = m->a, .emit = emit};
     const int rc = run_range(m, s, end, &w);
     return rc || !m->hist ? rc : gf_mpi_hist_finish(m);
 }

@@ -70,17 +70,24 @@ for mode in same causal full; do
 done
 
 # Levels folded into the taps (an even length: same mode's dry tap is
-# (T-1)/2) give gpufilt's bytes on every rank's range; --normalize is
-# refused with one line.
+# (T-1)/2) give gpufilt's bytes on every rank's range.
 for mode in same causal full; do
     check 3 in.wav lv.wav --taps 100 --mode $mode --mix 0.3 --gain -2 --normalize-filter peak
 done
-run 2 "$M" in.wav nz.wav --taps 5 --normalize -1 2>err.txt
+# --normalize: a first pass measures every rank's output, rank 0 chooses
+# gpufilt's gain from the peak of them all, a second pass scales: gpufilt's
+# bytes (written at their offsets, and gathered for FLAC; direct and FFT).
+check 3 in.wav nz.wav --taps 101 --normalize -1
+check 3 in.wav nzf.wav --taps 101 --mode full --normalize -6dBFS --out-format wav:float
+check 3 in2.wav nzl.flac --ir ir.wav --normalize -1
+check 5 short.wav nzs.wav --taps 101 --normalize -3 --out-format wav:float
+# ... not with histograms nor a batch: one line, exit 2, nothing written
+run 2 "$M" in.wav nz2.wav --taps 5 --normalize -1 --hist h.csv 2>err.txt
 rc=$?
-if [ $rc -ne 2 ] || ! grep -q "^gpufilt-mpi: error: --normalize is not supported by gpufilt-mpi: run gpufilt --normalize$" err.txt; then
-    bad "--normalize: exit $rc, '$(cat err.txt)'"
+if [ $rc -ne 2 ] || ! grep -q "^gpufilt-mpi: error: --normalize with --hist is not supported by gpufilt-mpi: run gpufilt$" err.txt; then
+    bad "--normalize --hist: exit $rc, '$(cat err.txt)'"
 fi
-[ ! -e nz.wav ] || bad "--normalize: nz.wav written"
+[ ! -e nz2.wav ] || bad "--normalize --hist: nz2.wav written"
 
 # check_hist NP IN EXT ARGS...: gpufilt-mpi's output and --hist file
 # (CSV, or JSON lines for EXT json) and --hist-png picture are gpufilt's.
