@@ -6,7 +6,9 @@
  * of 1, 5, 64 and 512 taps, the input in callbacks of uneven sizes (1 to
  * the most planned), so that outputs do not depend on how the host cuts
  * the stream. And the tail's taps (gf_live_tail_taps): the rest of each
- * filter, the mean filter's 1/T made explicit.
+ * filter, the mean filter's 1/T made explicit. And the callback's side
+ * (gf_live_zero_play) with a simulated worker: right or silent, and right
+ * again after an xrun (test_zero_play).
  */
 #include "live/head.h"
 
@@ -145,10 +147,129 @@ static void test_tail_taps(void)
     gf_taps_free(&tail);
 }
 
+/*
+ * --latency zero's callback (gf_live_zero_play) against a simulated worker
+ * that filters the tail taps by the serial rule into the output ring
+ * (primed with H frames of silence), one block after each callback: every
+ * frame played equals head + tail of the whole stream, or is silent --
+ * with the worker on time; late for three blocks, then catching up (the
+ * frames it missed silent, the ones after exact again); and after input
+ * it never got (silent while the tail may depend on it, exact after).
+ */
+enum { ZB = 8, ZH = 2 * ZB, ZT = 40, ZN = 120 * ZB, ZCAP = 256 };
+
+typedef struct worker_sim {
+    const float *h; /* the tail's taps, ZT - ZH */
+    float x[ZN];    /* the input it got */
+    size_t got, done;
+    gf_ring *ring;
+} worker_sim;
+
+/* The worker's pending whole blocks, filtered into the ring. */
+static void worker_run(worker_sim *w)
+{
+    for (; w->done + ZB <= w->got; w->done += ZB)
+        for (size_t i = w->done; i < w->done + ZB; i++) {
+            float acc = 0.0f;
+            for (size_t k = 0; k < ZT - ZH; k++) {
+                const float prod = w->h[k] * (k <= i ? w->x[i - k] : 0.0f);
+                acc = k == 0 ? prod : acc + prod;
+            }
+            CHECK(gf_ring_write(w->ring, &acc, 1) == 1);
+        }
+}
+
+/* Runs ZN frames; late: the worker skips callbacks [late, late + 3);
+ * drop: at that callback its input ring is full. Returns the frames
+ * neither exact nor silent; *quiet the silent ones, *exact_after whether
+ * every frame from `after` on is exact. */
+static size_t zero_case(int late, int drop, size_t after, size_t *quiet, int *exact_after)
+{
+    float h[ZT], x[ZN], y[ZN];
+    uint64_t s = 99;
+    for (size_t i = 0; i < ZT + ZN; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        const float u = (float)((double)(s >> 11) / 9007199254740992.0 - 0.5);
+        if (i < ZT)
+            h[i] = u / 4;
+        else
+            x[i - ZT] = u;
+    }
+    for (size_t n = 0; n < ZN; n++) { /* the oracle: head + tail, each summed alone */
+        float part[2] = {0, 0};
+        for (size_t k = 0; k < ZT; k++) {
+            const float prod = h[k] * (k <= n ? x[n - k] : 0.0f);
+            part[k >= ZH] = k == 0 || k == ZH ? prod : part[k >= ZH] + prod;
+        }
+        y[n] = part[0] + part[1];
+    }
+    double hd[ZT];
+    for (size_t k = 0; k < ZT; k++)
+        hd[k] = h[k];
+    const gf_taps t = {.h = hd, .n = ZT, .filters = 1};
+    gf_live_head head;
+    static float store[ZCAP], tail_buf[ZB];
+    gf_ring ring;
+    CHECK(gf_ring_init(&ring, sizeof(float), ZCAP, store) == 0);
+    float zeros[ZH] = {0};
+    CHECK(gf_ring_write(&ring, zeros, ZH) == ZH);
+    if (gf_live_head_init(&head, &t, ZH, 1, GF_PRECISION_F32, ZB) != 0) {
+        CHECK(!"out of memory");
+        return 1;
+    }
+    static worker_sim w;
+    memset(&w, 0, sizeof w);
+    w.h = h + ZH;
+    w.ring = &ring;
+    gf_live_zero z = {.head = &head, .tail = &ring, .tail_buf = tail_buf, .tail_taps = ZT - ZH};
+    size_t wrong = 0;
+    *quiet = 0;
+    *exact_after = 1;
+    for (int cb = 0; cb * ZB < ZN; cb++) {
+        float out[ZB];
+        const size_t at = (size_t)cb * ZB;
+        *quiet += gf_live_zero_play(&z, x + at, out, ZB);
+        for (size_t j = 0; j < ZB; j++) {
+            const int exact = memcmp(&out[j], &y[at + j], sizeof(float)) == 0;
+            wrong += !exact && out[j] != 0.0f;
+            if (at + j >= after && !exact)
+                *exact_after = 0;
+        }
+        if (cb == drop)
+            gf_live_zero_dropped(&z, ZB); /* the worker never gets this block */
+        else {
+            memcpy(w.x + w.got, x + at, ZB * sizeof(float));
+            w.got += ZB;
+        }
+        if (cb < late || cb >= late + 3)
+            worker_run(&w);
+    }
+    gf_live_head_free(&head);
+    return wrong;
+}
+
+static void test_zero_play(void)
+{
+    size_t quiet;
+    int exact_after;
+    CHECK(zero_case(-10, -1, 0, &quiet, &exact_after) == 0);
+    CHECK(quiet == 0 && exact_after);
+    /* late for callbacks 10..12: the frames of callbacks 12 and 13 (their
+     * tails were due from blocks 10 and 11) silent, every later one exact */
+    CHECK(zero_case(10, -1, 14 * ZB, &quiet, &exact_after) == 0);
+    CHECK(quiet == 2 * ZB && exact_after);
+    /* block 20 never reaches the worker: silent for the tail's length plus
+     * twice the ring, then exact (the hole realigns the ring) */
+    const size_t mute = ZT - ZH + 2 * ZCAP;
+    CHECK(zero_case(-10, 20, 21 * ZB + mute, &quiet, &exact_after) == 0);
+    CHECK(quiet == mute && exact_after); /* (the hole is within the mute) */
+}
+
 int main(void)
 {
     test_heads();
     test_tail_taps();
+    test_zero_play();
     if (failures) {
         fprintf(stderr, "test_live_head: %d failure(s)\n", failures);
         return 1;

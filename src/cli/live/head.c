@@ -83,6 +83,60 @@ void gf_live_head_free(gf_live_head *hd)
     memset(hd, 0, sizeof *hd);
 }
 
+/* Frames a muted output stays silent after dropped input or a period
+ * longer than planned: the tail's length, plus the ring's content twice
+ * over (what the worker held then, and its input ring's). */
+static unsigned long long mute_span(const gf_live_zero *z)
+{
+    return z->tail_taps + 2 * (unsigned long long)(z->tail ? z->tail->size : 0);
+}
+
+void gf_live_zero_dropped(gf_live_zero *z, size_t n)
+{
+    z->hole += n;
+    z->mute = mute_span(z);
+}
+
+size_t gf_live_zero_play(gf_live_zero *z, const float *in, float *out, size_t F)
+{
+    gf_live_head *hd = z->head;
+    const size_t C = (size_t)hd->channels;
+    if (F > hd->max_frames) { /* a period longer than planned: nothing to play */
+        memset(out, 0, F * C * sizeof(float));
+        z->mute = mute_span(z);
+        return F;
+    }
+    gf_live_head_run(hd, in, F);
+    size_t q = 0, r = F; /* frames [q, q + r) have their tail */
+    if (z->tail) {
+        q = z->hole < F ? z->hole : F;
+        z->hole -= q;
+        if (z->skip)
+            z->skip -= gf_ring_read(z->tail, NULL, z->skip);
+        r = z->skip ? 0 : gf_ring_read(z->tail, z->tail_buf, F - q);
+        z->skip += F - q - r;
+    }
+    size_t quiet = 0;
+    for (size_t j = 0; j < F; j++) {
+        const int heard = j >= q && j < q + r && z->mute == 0;
+        if (z->mute)
+            z->mute--;
+        quiet += !heard;
+        for (size_t c = 0; c < C; c++) {
+            const size_t k = j * C + c, t = (j - q) * C + c;
+            if (!heard)
+                out[k] = 0.0f;
+            else if (hd->f64)
+                out[k] = (float)(((const double *)hd->y)[k] +
+                                 (z->tail ? ((const double *)z->tail_buf)[t] : 0.0));
+            else
+                out[k] = z->tail ? ((const float *)hd->y)[k] + ((const float *)z->tail_buf)[t]
+                                 : ((const float *)hd->y)[k];
+        }
+    }
+    return quiet;
+}
+
 int gf_live_tail_taps(const gf_taps *t, size_t H, gf_taps *tail)
 {
     memset(tail, 0, sizeof *tail);

@@ -13,6 +13,7 @@
 #define GF_LIVE_HEAD_H
 
 #include "cli.h"
+#include "live/ring.h"
 
 typedef struct gf_live_head {
     int channels, filters, f64;
@@ -34,6 +35,33 @@ int gf_live_head_init(gf_live_head *hd, const gf_taps *t, size_t H, int channels
 void gf_live_head_run(gf_live_head *hd, const float *in, size_t F);
 
 void gf_live_head_free(gf_live_head *hd);
+
+/*
+ * The callback's side of --latency zero: each period plays head + tail,
+ * the tail read from `tail`, the worker's output ring, whose frames stand
+ * H frames behind (primed with H frames of silence). Every frame played is
+ * right or silent:
+ *   - a tail frame not in the ring yet makes its frame silent, and is
+ *     skipped when it comes (skip), so the frames after it line up again;
+ *   - input the worker missed (gf_live_zero_dropped) leaves the ring that
+ *     many frames short (hole: played silent without reading) and the
+ *     tail wrong while it may depend on them: `mute` frames silent.
+ */
+typedef struct gf_live_zero {
+    gf_live_head *head;
+    gf_ring *tail;     /* frames of the engine's precision; NULL with no tail */
+    void *tail_buf;    /* head->max_frames frames */
+    size_t tail_taps;  /* T - H */
+    size_t skip, hole; /* ring frames owed; output frames the ring will never hold */
+    unsigned long long mute;
+} gf_live_zero;
+
+/* One period of F frames: in (interleaved float) filtered into out
+ * (interleaved float). Returns the frames it played silent. Real-time safe. */
+size_t gf_live_zero_play(gf_live_zero *z, const float *in, float *out, size_t F);
+
+/* The worker missed n frames of input (its ring was full). */
+void gf_live_zero_dropped(gf_live_zero *z, size_t n);
 
 /* The taps t->h[H..T) (filter by filter) as taps of their own, T - H per
  * filter, for the worker's engine: 0, or -1 out of memory. */

@@ -31,14 +31,11 @@ struct gf_pa_link {
     sem_t wake; /* posted by the callback after each input block */
     int sem_ok;
     atomic_int quit; /* the capture source was interrupted */
-    /* --latency zero (gf_pa_config): the callback's state */
+    /* --latency zero (gf_pa_config): the callback's state (head.h) */
     gf_live_head *head;
-    size_t tail_taps;        /* 0: no tail, the rings are not used */
-    size_t out_ss;           /* bytes per sample in the output ring: 4, or 8 for f64 tails */
-    void *tail_buf;          /* head->max_frames frames of tail from the ring */
-    size_t skip;             /* ring frames owed: they came after their slot */
-    size_t hole;             /* output frames the ring will never hold (input dropped) */
-    unsigned long long mute; /* output frames still silent after dropped input */
+    gf_live_zero zero;
+    size_t tail_taps; /* 0: no tail, the rings are not used */
+    size_t out_ss;    /* bytes per sample in the output ring: 4, or 8 for f64 tails */
     PaStream *duplex, *s_in, *s_out;
     int started;
     gf_pa_counts n;
@@ -96,51 +93,6 @@ static void play(gf_pa_link *l, float *out, size_t frames)
     }
 }
 
-/* --latency zero: frame j of this period plays head[j] + tail[j], the
- * tail taken from the output ring, whose frames stand H frames behind (the
- * priming); a tail frame that is not there yet makes its frame silent,
- * and the ring frame is skipped when it comes, so every frame is right or
- * silent. Returns the frames that played silence. */
-static size_t play_zero(gf_pa_link *l, const float *in, float *out, size_t frames)
-{
-    const size_t C = (size_t)l->channels;
-    gf_live_head *hd = l->head;
-    if (frames > hd->max_frames) { /* a period longer than planned: nothing to play */
-        memset(out, 0, frames * C * sizeof(float));
-        l->mute = l->tail_taps + 2 * (unsigned long long)l->out.size;
-        return frames;
-    }
-    gf_live_head_run(hd, in, frames);
-    size_t q = 0, r = frames; /* frames [q, q + r) have their tail */
-    if (l->tail_taps) {
-        q = l->hole < frames ? l->hole : frames;
-        l->hole -= q;
-        if (l->skip)
-            l->skip -= gf_ring_read(&l->out, NULL, l->skip);
-        r = l->skip ? 0 : gf_ring_read(&l->out, l->tail_buf, frames - q);
-        l->skip += frames - q - r;
-    }
-    size_t quiet = 0;
-    for (size_t j = 0; j < frames; j++) {
-        const int heard = j >= q && j < q + r && l->mute == 0;
-        if (l->mute)
-            l->mute--;
-        quiet += !heard;
-        for (size_t c = 0; c < C; c++) {
-            const size_t k = j * C + c, t = (j - q) * C + c;
-            if (!heard)
-                out[k] = 0.0f;
-            else if (hd->f64)
-                out[k] = (float)(((const double *)hd->y)[k] +
-                                 (l->tail_taps ? ((const double *)l->tail_buf)[t] : 0.0));
-            else
-                out[k] = l->tail_taps ? ((const float *)hd->y)[k] + ((const float *)l->tail_buf)[t]
-                                      : ((const float *)hd->y)[k];
-        }
-    }
-    return quiet;
-}
-
 static int on_audio(const void *input, void *output, unsigned long frames,
                     const PaStreamCallbackTimeInfo *time_info, PaStreamCallbackFlags flags,
                     void *user)
@@ -159,7 +111,7 @@ static int on_audio(const void *input, void *output, unsigned long frames,
         /* (CLOCK_MONOTONIC is read in user space, the vDSO: no system call) */
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        const size_t quiet = play_zero(l, input, output, frames);
+        const size_t quiet = gf_live_zero_play(&l->zero, input, output, frames);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         const unsigned long long ns = (unsigned long long)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
                                                            (t1.tv_nsec - t0.tv_nsec));
@@ -186,10 +138,8 @@ static int on_audio(const void *input, void *output, unsigned long frames,
         if (w < frames) {
             bump(&l->n.in_full, 1);
             bump(&l->n.in_dropped, frames - w);
-            if (l->head) { /* the tail's engine never hears those frames */
-                l->hole += frames - w;
-                l->mute = l->tail_taps + 2 * (unsigned long long)l->out.size;
-            }
+            if (l->head) /* the tail's engine never hears those frames */
+                gf_live_zero_dropped(&l->zero, frames - w);
         }
         bump(&l->n.frames_in, w);
         sem_post(&l->wake);
@@ -403,11 +353,14 @@ int gf_pa_open(gf_pa_link **out, const gf_pa_config *c, gf_source *capture, gf_s
     const size_t prime = c->head ? c->head->taps : (c->prime_blocks == 1 ? 1 : 2) * c->block;
     if (make_rings(l, prime) != 0 ||
         (c->head &&
-         !(l->tail_buf = malloc(c->head->max_frames * (size_t)l->channels * l->out_ss)))) {
+         !(l->zero.tail_buf = malloc(c->head->max_frames * (size_t)l->channels * l->out_ss)))) {
         gf_cli_error("out of memory");
         gf_pa_close(l, 0);
         return GF_EXIT_INTERNAL;
     }
+    l->zero.head = c->head;
+    l->zero.tail = c->head && c->tail_taps ? &l->out : NULL;
+    l->zero.tail_taps = c->tail_taps;
     if (sem_init(&l->wake, 0, 0) != 0) {
         gf_cli_error("cannot create a semaphore: %s", strerror(errno));
         gf_pa_close(l, 0);
@@ -486,7 +439,7 @@ void gf_pa_close(gf_pa_link *l, int lost)
         sem_destroy(&l->wake);
     free(l->in_store);
     free(l->out_store);
-    free(l->tail_buf);
+    free(l->zero.tail_buf);
     free(l);
 }
 
