@@ -263,6 +263,7 @@ int gf_report_json(const gf_run *r, int rc)
         .seed = o->seed,
     };
     summary_engine(&s, r);
+    s.fft_wisdom = o->fft_wisdom;
     summary_verify(&s, r);
     summary_levels(&s, r);
     const int jrc = gf_summary_json_write(o->json_summary, &s);

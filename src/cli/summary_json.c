@@ -196,6 +196,8 @@ static void put_summary(FILE *f, const gf_run_summary *s)
     put_string(f, s->method);
     put_key(f, "partition");
     s->partition ? fprintf(f, "%zu", s->partition) : fputs("null", f);
+    put_key(f, "fft_wisdom");
+    s->fft_wisdom ? put_string(f, s->fft_wisdom) : (void)fputs("null", f);
     put_backend(f, s);
     put_number(f, "seconds", s->seconds);
     put_number(f, "engine_seconds", s->method ? s->engine_seconds : NAN);

@@ -27,6 +27,7 @@ typedef struct gf_run_summary {
     int matrix_in, matrix_out;
     const char *mode, *precision, *method; /* NULL method: no engine was made */
     size_t partition;                      /* FFT method (NUPC: its first, B), else 0 */
+    const char *fft_wisdom;                /* --fft-wisdom FILE, or NULL */
     const char *backend;                   /* the one in use at the end */
     const char *why;                       /* --device auto's reason, or "" (null) */
     const char *handoff_to;                /* a hand-off asked for: its backend, else NULL */

@@ -148,6 +148,8 @@ if [ "$DEVICE" = cpu ]; then
         check m1.wav causal mean:2048 wav:float 256 --method fft --partition 256 \
             --fft-wisdom wisdom.txt
         cmp -s out.wav wisdom1.wav && pass || fail "--fft-wisdom: two runs, different bytes"
+        grep -qF '"fft_wisdom":"wisdom.txt"' run.json && pass ||
+            fail "--fft-wisdom: not in the JSON summary: $(grep -o '"fft_wisdom":[^,]*' run.json)"
         check m1.wav same mean:8192 wav:float 1024 --method fft --partition 1024 --precision f64 \
             --fft-wisdom wisdom.txt
     fi

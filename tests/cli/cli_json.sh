@@ -24,6 +24,7 @@ assert_eq "frames_out" "$(field s.json frames_out)" 48000
 assert_eq "channels, rate" "$(field s.json channels) $(field s.json rate)" "2 48000"
 assert_eq "taps, filter" "$(field s.json taps) $(field s.json filter)" '5 "mean"'
 assert_eq "method, backend" "$(field s.json method) $(field s.json backend)" '"direct" "cpu"'
+assert_eq "fft_wisdom" "$(field s.json fft_wisdom)" null
 assert_eq "output format" "$(field s.json output_format)" '"WAV (Microsoft) / Signed 16 bit PCM"'
 assert_eq "verify, warnings, errors" \
     "$(field s.json verify) $(field s.json warnings) $(field s.json errors)" "null [] []"
