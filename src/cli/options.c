@@ -709,6 +709,11 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
                          argv[optind]);
             return GF_EXIT_USAGE;
         }
+        if (o->partition & (o->partition - 1)) {
+            gf_cli_error("--partition: '%zu' is not a power of two (%zu, %zu, ... %zu)",
+                         o->partition, GF_MIN_PARTITION, 2 * GF_MIN_PARTITION, GF_MAX_PARTITION);
+            return GF_EXIT_USAGE;
+        }
         o->action = GF_ACTION_WISDOM;
         return GF_EXIT_OK;
     }

@@ -94,6 +94,7 @@ expect 2 "${E}--latency is for --live (it needs a stream that plays)" in.wav out
 # FFTW's wisdom: made alone, read before anything is filtered.
 expect 2 "${E}--make-fft-wisdom takes only --partition and --quiet (not --taps)" --make-fft-wisdom w.txt --taps 5
 expect 2 "${E}unexpected argument 'in.wav' (--make-fft-wisdom takes no IN or OUT)" --make-fft-wisdom w.txt in.wav
+expect 2 "${E}--partition: '20' is not a power of two (16, 32, ... 1048576)" --make-fft-wisdom w.txt --partition 20
 expect 4 "${E}--make-fft-wisdom: cannot write 'nodir/w.txt.tmp': No such file or directory" --make-fft-wisdom nodir/w.txt --partition 16 --quiet
 expect 2 "${E}--fft-wisdom: cannot read 'nowisdom.txt': No such file or directory" in.wav out.wav --taps 5 --fft-wisdom nowisdom.txt
 expect 2 "${E}use either --out-raw or --out-format, not both" in.wav out.raw --taps 5 --out-raw s16le --out-format wav

@@ -1,7 +1,8 @@
 /*
  * The option parser: any argv (arguments separated by NUL bytes, at most
  * 40). Parsing either fails (exit code 2) or leaves the options valid by
- * gf_cli_parse's own promise, checked here: paths for a filter run, at
+ * gf_cli_parse's own promise, checked here: paths for a filter run (a
+ * --make-fft-wisdom run only its file), at
  * most one of --taps/--coeffs/--ir and a filter (one of them or a design),
  * the rate a design needs, values in range, LO < HI.
  */
@@ -19,6 +20,12 @@ static void check(const gf_cli_options *o)
 {
     if (o->action == GF_ACTION_DONE || o->action == GF_ACTION_LIST_DEVICES)
         return;
+    /* --make-fft-wisdom FILE: nothing to filter, only (at most) --partition */
+    if (o->action == GF_ACTION_WISDOM) {
+        if (!o->make_wisdom || (o->partition & (o->partition - 1)) || o->in_path)
+            abort();
+        return;
+    }
     const int filters = (o->taps > 0) + (o->coeffs != NULL) + (o->ir != NULL);
     if (filters > 1 || (filters == 0 && o->design.sections == 0) || o->taps > GF_MAX_FFT_TAPS)
         abort();
