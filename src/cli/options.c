@@ -499,6 +499,41 @@ static int check_given(const gf_cli_options *o, const char *const *given)
     return GF_EXIT_OK;
 }
 
+/* --partition's message (into buf) where it is not a power of two, else
+ * NULL. */
+static const char *partition_not_pow2(const gf_cli_options *o, char *buf, size_t n)
+{
+    if (!(o->partition & (o->partition - 1)))
+        return NULL;
+    snprintf(buf, n, "--partition: '%zu' is not a power of two (%zu, %zu, ... %zu)", o->partition,
+             GF_MIN_PARTITION, 2 * GF_MIN_PARTITION, GF_MAX_PARTITION);
+    return buf;
+}
+
+/* --make-fft-wisdom FILE: only --partition (a power of two) and --quiet
+ * beside it, no IN or OUT; then the action is GF_ACTION_WISDOM. */
+static int check_wisdom(gf_cli_options *o, const char *const *given, int npos, char **pos)
+{
+    for (size_t i = 0; i < NSPECS; i++)
+        if (given[i] && strcmp(specs[i].name, "make-fft-wisdom") != 0 &&
+            strcmp(specs[i].name, "partition") != 0 && strcmp(specs[i].name, "quiet") != 0) {
+            gf_cli_error("--make-fft-wisdom takes only --partition and --quiet (not --%s)",
+                         specs[i].name);
+            return GF_EXIT_USAGE;
+        }
+    char buf[128];
+    if (npos > 0) {
+        gf_cli_error("unexpected argument '%s' (--make-fft-wisdom takes no IN or OUT)", pos[0]);
+        return GF_EXIT_USAGE;
+    }
+    if (partition_not_pow2(o, buf, sizeof buf)) {
+        gf_cli_error("%s", buf);
+        return GF_EXIT_USAGE;
+    }
+    o->action = GF_ACTION_WISDOM;
+    return GF_EXIT_OK;
+}
+
 /* The filter's options against each other; a message (in buf, or a
  * constant) or NULL. */
 static const char *check_filter(const gf_cli_options *o, char *buf, size_t n)
@@ -509,11 +544,8 @@ static const char *check_filter(const gf_cli_options *o, char *buf, size_t n)
     if (filters == 0 && o->design.sections == 0)
         return "a filter is required: --taps N, --coeffs FILE, --ir FILE or a design "
                "(--lowpass F, --highpass F, --bandpass F1:F2, --bandreject F1:F2, --eq FILE)";
-    if (o->partition & (o->partition - 1)) {
-        snprintf(buf, n, "--partition: '%zu' is not a power of two (%zu, %zu, ... %zu)",
-                 o->partition, GF_MIN_PARTITION, 2 * GF_MIN_PARTITION, GF_MAX_PARTITION);
+    if (partition_not_pow2(o, buf, n))
         return buf;
-    }
     if (o->method == GF_METHOD_DIRECT && o->partition)
         return "--partition sets the FFT method's block size: it does nothing with --method direct";
     if (o->method == GF_METHOD_DIRECT && o->taps > GF_MAX_TAPS)
@@ -696,27 +728,8 @@ int gf_cli_parse(int argc, char **argv, gf_cli_options *o)
         return GF_EXIT_USAGE;
     }
     o->action = live ? GF_ACTION_LIVE : list ? GF_ACTION_LIST_DEVICES : GF_ACTION_FILTER;
-    if (o->make_wisdom) { /* nothing else: it only measures */
-        for (size_t i = 0; i < NSPECS; i++)
-            if (given[i] && strcmp(specs[i].name, "make-fft-wisdom") != 0 &&
-                strcmp(specs[i].name, "partition") != 0 && strcmp(specs[i].name, "quiet") != 0) {
-                gf_cli_error("--make-fft-wisdom takes only --partition and --quiet (not --%s)",
-                             specs[i].name);
-                return GF_EXIT_USAGE;
-            }
-        if (argc > optind) {
-            gf_cli_error("unexpected argument '%s' (--make-fft-wisdom takes no IN or OUT)",
-                         argv[optind]);
-            return GF_EXIT_USAGE;
-        }
-        if (o->partition & (o->partition - 1)) {
-            gf_cli_error("--partition: '%zu' is not a power of two (%zu, %zu, ... %zu)",
-                         o->partition, GF_MIN_PARTITION, 2 * GF_MIN_PARTITION, GF_MAX_PARTITION);
-            return GF_EXIT_USAGE;
-        }
-        o->action = GF_ACTION_WISDOM;
-        return GF_EXIT_OK;
-    }
+    if (o->make_wisdom)
+        return check_wisdom(o, given, argc - optind, argv + optind);
     int rc = check_positionals(argc - optind, argv + optind, o);
     if (rc || o->action == GF_ACTION_LIST_DEVICES)
         return rc;

@@ -158,11 +158,22 @@ static const char *refused(const gf_cli_options *o)
     return NULL;
 }
 
+/* Rank 0's last words: the first `warned` warnings kept, a batch's
+ * report, the failure. */
+static void speak(gf_mpi *m, size_t warned)
+{
+    for (size_t i = 0; i < warned && gf_cli_kept_message(0, i); i++)
+        fprintf(stderr, "gpufilt-mpi: warning: %s\n", gf_cli_kept_message(0, i));
+    if (m->report)
+        fputs(m->report, stderr);
+    free(m->report);
+    if (m->rc)
+        fprintf(stderr, "gpufilt-mpi: error: %s\n", m->err);
+}
+
 int main(int argc, char **argv)
 {
-    /* Before MPI starts its threads: the process that probes headers
-     * (io/sndfile_format.h). */
-    gf_header_probe_start();
+    gf_header_probe_start(); /* before MPI's threads (io/sndfile_format.h) */
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     gf_mpi m;
@@ -229,15 +240,8 @@ int main(int argc, char **argv)
         dup2(saved_err, STDERR_FILENO);
         close(saved_err);
     }
-    if (m.rank == 0) {
-        for (size_t i = 0; i < warned && gf_cli_kept_message(0, i); i++)
-            fprintf(stderr, "gpufilt-mpi: warning: %s\n", gf_cli_kept_message(0, i));
-        if (m.report)
-            fputs(m.report, stderr);
-        free(m.report);
-        if (m.rc)
-            fprintf(stderr, "gpufilt-mpi: error: %s\n", m.err);
-    }
+    if (m.rank == 0)
+        speak(&m, warned);
     MPI_Finalize();
     return rc;
 }

@@ -33,20 +33,26 @@ int gf_live_head_init(gf_live_head *hd, const gf_taps *t, size_t H, int channels
     return 0;
 }
 
-/* One channel: acc[i] = h[0] x[i] + h[1] x[i-1] + ... in k order for each
- * output (the loop over i inside, so that it vectorises without changing
- * any output's order of operations). xs holds H - 1 frames of history,
- * then the F new ones. */
-#define HEAD_CHANNEL(T, h, xs, acc, H, F)         \
-    do {                                          \
-        const T *x0 = (xs) + (H)-1;               \
-        for (size_t i = 0; i < (F); i++)          \
-            (acc)[i] = (h)[0] * x0[i];            \
-        for (size_t k = 1; k < (H); k++) {        \
-            const T hk = (h)[k], *xk = x0 - k;    \
-            for (size_t i = 0; i < (F); i++)      \
-                (acc)[i] = (acc)[i] + hk * xk[i]; \
-        }                                         \
+/* Channel c in type T: its F new frames after its H - 1 of history, then
+ * acc[i] = h[0] x[i] + h[1] x[i-1] + ... in k order for each output (the
+ * loop over i inside, so that it vectorises without changing any output's
+ * order of operations), interleaved into y; the history moved on. */
+#define HEAD_CHANNEL(T)                                            \
+    do {                                                           \
+        T *xs = (T *)hd->x + c * span, *acc = hd->acc, *y = hd->y; \
+        const T *h = (const T *)hd->h + f * H, *x0 = xs + H - 1;   \
+        for (size_t i = 0; i < F; i++)                             \
+            xs[H - 1 + i] = in[i * C + c];                         \
+        for (size_t i = 0; i < F; i++)                             \
+            acc[i] = h[0] * x0[i];                                 \
+        for (size_t k = 1; k < H; k++) {                           \
+            const T hk = h[k], *xk = x0 - k;                       \
+            for (size_t i = 0; i < F; i++)                         \
+                acc[i] = acc[i] + hk * xk[i];                      \
+        }                                                          \
+        for (size_t i = 0; i < F; i++)                             \
+            y[i * C + c] = acc[i];                                 \
+        memmove(xs, xs + F, (H - 1) * sizeof *xs);                 \
     } while (0)
 
 void gf_live_head_run(gf_live_head *hd, const float *in, size_t F)
@@ -54,23 +60,10 @@ void gf_live_head_run(gf_live_head *hd, const float *in, size_t F)
     const size_t C = (size_t)hd->channels, H = hd->taps, span = H - 1 + hd->max_frames;
     for (size_t c = 0; c < C; c++) {
         const size_t f = hd->filters == 1 ? 0 : c;
-        if (hd->f64) {
-            double *xs = (double *)hd->x + c * span, *acc = hd->acc, *y = hd->y;
-            for (size_t i = 0; i < F; i++)
-                xs[H - 1 + i] = in[i * C + c];
-            HEAD_CHANNEL(double, (const double *)hd->h + f * H, xs, acc, H, F);
-            for (size_t i = 0; i < F; i++)
-                y[i * C + c] = acc[i];
-            memmove(xs, xs + F, (H - 1) * sizeof *xs);
-        } else {
-            float *xs = (float *)hd->x + c * span, *acc = hd->acc, *y = hd->y;
-            for (size_t i = 0; i < F; i++)
-                xs[H - 1 + i] = in[i * C + c];
-            HEAD_CHANNEL(float, (const float *)hd->h + f * H, xs, acc, H, F);
-            for (size_t i = 0; i < F; i++)
-                y[i * C + c] = acc[i];
-            memmove(xs, xs + F, (H - 1) * sizeof *xs);
-        }
+        if (hd->f64)
+            HEAD_CHANNEL(double);
+        else
+            HEAD_CHANNEL(float);
     }
 }
 
