@@ -328,7 +328,7 @@ int main(int argc, char **argv)
                                        100 * w->target, name);
             continue;
         }
-        result r;
+        result r = {0};
         gf_method m = GF_METHOD_DIRECT;
         if (run(w, warmup, blocks, &r, &m) != 0)
             return 2;

@@ -108,7 +108,7 @@ for k in $(seq 0 29); do
 done
 expect 3 "*" --taps 3 --quiet --out-dir badout --jobs 1 bad/*
 cp stderr.txt bad1.err
-assert_eq "bad files: three reasons" "$(sed -n 's/.* read (\(.*\))$/\1/p' bad1.err | sort | uniq -c | tr -s ' ')" \
+assert_eq "bad files: three reasons" "$(sed -n 's/.* read (\(.*\))$/\1/p' bad1.err | LC_ALL=C sort | uniq -c | tr -s ' ')" \
     " 30 WAV file: no 'data' chunk marker
  30 bad channel count
  30 not a format libsndfile knows"

@@ -215,7 +215,9 @@ mac_avx_f32(const float *const *hs, const float *const *xs, size_t K, float *y, 
 {
     const size_t tile = 32, end = n / tile * tile;
     for (size_t i = 0; i < end; i += tile) {
-        __m256 acc[4];
+        /* set, though k = 0 overwrites them: GCC 13 cannot see K >= 1 */
+        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                         _mm256_setzero_ps()};
         for (size_t k = 0; k < K; k++)
             for (int r = 0; r < 4; r++) {
                 const __m256 h = _mm256_loadu_ps(hs[k] + i + 8 * r);
@@ -236,7 +238,8 @@ mac_avx_f64(const double *const *hs, const double *const *xs, size_t K, double *
 {
     const size_t tile = 16, end = n / tile * tile;
     for (size_t i = 0; i < end; i += tile) {
-        __m256d acc[4];
+        __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(),
+                          _mm256_setzero_pd()};
         for (size_t k = 0; k < K; k++)
             for (int r = 0; r < 4; r++) {
                 const __m256d h = _mm256_loadu_pd(hs[k] + i + 4 * r);
@@ -263,6 +266,8 @@ __attribute__((target("avx"))) static size_t mac2_avx_f32(const float *const *hs
     const size_t tile = 32, end = n / tile * tile;
     for (size_t i = 0; i < end; i += tile) {
         __m256 a0[4], a1[4];
+        for (int r = 0; r < 4; r++) /* as in mac_avx_f32 */
+            a0[r] = a1[r] = _mm256_setzero_ps();
         for (size_t k = 0; k < K; k++)
             for (int r = 0; r < 4; r++) {
                 const __m256 h = _mm256_loadu_ps(hs[k] + i + 8 * r);
@@ -291,6 +296,8 @@ __attribute__((target("avx"))) static size_t mac2_avx_f64(const double *const *h
     const size_t tile = 16, end = n / tile * tile;
     for (size_t i = 0; i < end; i += tile) {
         __m256d a0[4], a1[4];
+        for (int r = 0; r < 4; r++)
+            a0[r] = a1[r] = _mm256_setzero_pd();
         for (size_t k = 0; k < K; k++)
             for (int r = 0; r < 4; r++) {
                 const __m256d h = _mm256_loadu_pd(hs[k] + i + 4 * r);

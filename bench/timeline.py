@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""What each GPU did, and when, in an Nsight Systems capture exported to
+SQLite (nsys export --type sqlite): per device, the busy time of kernels,
+host-to-device, device-to-host and peer copies, and a coarse timeline, one
+character per bin: K kernel, U upload, D download, P peer or device copy,
+'+' two or more of them, '.' idle.
+
+    timeline.py CAPTURE.sqlite [--from MS] [--to MS] [--width N]
+
+--from/--to: the window, in ms from the first GPU activity (default: all of
+it); --width: characters per timeline row (default 100).
+"""
+import argparse
+import sqlite3
+import sys
+from collections import defaultdict
+
+COPY_KIND = {1: "U", 2: "D", 8: "P", 10: "P"}  # CUPTI copyKind: HtoD, DtoH, DtoD, PtoP
+
+
+def activities(db):
+    """(device, kind letter, start ns, end ns) of every kernel and copy."""
+    out = []
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "CUPTI_ACTIVITY_KIND_KERNEL" in tables:
+        for dev, s, e in db.execute("SELECT deviceId, start, end FROM CUPTI_ACTIVITY_KIND_KERNEL"):
+            out.append((dev, "K", s, e))
+    if "CUPTI_ACTIVITY_KIND_MEMCPY" in tables:
+        for dev, kind, s, e in db.execute(
+                "SELECT deviceId, copyKind, start, end FROM CUPTI_ACTIVITY_KIND_MEMCPY"):
+            out.append((dev, COPY_KIND.get(kind, "P"), s, e))
+    return out
+
+
+def union_ms(spans):
+    """Total length of the union of (start, end) spans, in ms."""
+    total, cur_s, cur_e = 0, None, None
+    for s, e in sorted(spans):
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_e is not None:
+        total += cur_e - cur_s
+    return total / 1e6
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("capture")
+    ap.add_argument("--from", dest="t_from", type=float, default=None)
+    ap.add_argument("--to", dest="t_to", type=float, default=None)
+    ap.add_argument("--width", type=int, default=100)
+    a = ap.parse_args()
+    acts = activities(sqlite3.connect(a.capture))
+    if not acts:
+        print("timeline: no GPU activity in %s" % a.capture, file=sys.stderr)
+        return 1
+    t0 = min(s for _, _, s, _ in acts)
+    lo = t0 + int((a.t_from or 0.0) * 1e6)
+    hi = t0 + int(a.t_to * 1e6) if a.t_to is not None else max(e for _, _, _, e in acts)
+    acts = [(d, k, max(s, lo), min(e, hi)) for d, k, s, e in acts if e > lo and s < hi]
+    span = (hi - lo) / 1e6
+    print("window: %.2f .. %.2f ms after the first GPU activity (%.2f ms)" %
+          ((lo - t0) / 1e6, (hi - t0) / 1e6, span))
+    by_dev = defaultdict(list)
+    for d, k, s, e in acts:
+        by_dev[d].append((k, s, e))
+    cols = a.width
+    rows = max(1, min(8, int(span // 1.0 // cols) + 1))
+    nbins = cols * rows
+    width_ns = (hi - lo) / nbins
+    for d in sorted(by_dev):
+        spans = by_dev[d]
+        parts = []
+        for k in "KUDP":
+            ms = union_ms([(s, e) for kk, s, e in spans if kk == k])
+            if ms > 0:
+                parts.append("%s %.2f ms" % (k, ms))
+        busy = union_ms([(s, e) for _, s, e in spans])
+        print("GPU %d: busy %.2f ms (%.0f%%); %s" % (d, busy, 100 * busy / span, ", ".join(parts)))
+        bins = [set() for _ in range(nbins)]
+        for k, s, e in spans:
+            b0 = int((s - lo) / width_ns)
+            b1 = min(nbins - 1, int((e - lo) / width_ns))
+            for b in range(b0, b1 + 1):
+                bins[b].add(k)
+        line = "".join("." if not b else (next(iter(b)) if len(b) == 1 else "+") for b in bins)
+        for r in range(rows):
+            print("  %8.2f |%s|" % ((lo - t0 + r * cols * width_ns) / 1e6,
+                                    line[r * cols:(r + 1) * cols]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
