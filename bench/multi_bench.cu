@@ -145,6 +145,7 @@ static const bcase cases[] = {
      (size_t)1 << 27},
     {"FFT 2^20 taps, 128 ch, 4x longer", GF_METHOD_FFT, (size_t)1 << 20, 128, (size_t)1 << 29,
      (size_t)1 << 28},
+    {"FFT 2^20 taps, 32 ch", GF_METHOD_FFT, (size_t)1 << 20, 32, (size_t)1 << 27, (size_t)1 << 26},
     {"FFT 2^22 taps, 8 ch", GF_METHOD_FFT, (size_t)1 << 22, 8, (size_t)1 << 27, (size_t)1 << 26},
     {"FFT 2^22 taps, 8 ch, 4x longer", GF_METHOD_FFT, (size_t)1 << 22, 8, (size_t)1 << 29,
      (size_t)1 << 27},
@@ -205,10 +206,16 @@ static int run_case(const bcase *b, const int *devs, int n, int reps, int quick,
     uint64_t n0 = 0, n1 = 0;
     const uint64_t k0 = gf_engine_device_chunks(many, 0, &n0);
     const uint64_t k1 = gf_engine_device_chunks(many, 1, &n1);
+    int first1 = 0;
+    const int c0 = gf_engine_device_channels(many, 0, NULL);
+    const int c1 = gf_engine_device_channels(many, 1, &first1);
+    char by[64] = "time";
+    if (first1 > 0) /* by time, every device's channels start at 0 */
+        snprintf(by, sizeof by, "channel: %d + %d channels", c0, c1);
     printf("%-34s flush + pull %.2f / %.2f ms; chunks of %zu frames: GPU 0 %llu (%llu "
-           "frames), GPU 1 %llu (%llu)\n",
+           "frames), GPU 1 %llu (%llu); by %s\n",
            "", f1 * 1e3, fn * 1e3, gf_engine_chunk_frames(many), (unsigned long long)k0,
-           (unsigned long long)n0, (unsigned long long)k1, (unsigned long long)n1);
+           (unsigned long long)n0, (unsigned long long)k1, (unsigned long long)n1, by);
     gf_host_free(in);
     gf_host_free(o1);
     gf_host_free(on);

@@ -54,9 +54,12 @@ def main():
     ap.add_argument("--to", dest="t_to", type=float, default=None)
     ap.add_argument("--width", type=int, default=100)
     a = ap.parse_args()
-    acts = activities(sqlite3.connect(a.capture))
+    db = sqlite3.connect(a.capture)
+    acts = activities(db)
     if not acts:
-        print("timeline: no GPU activity in %s" % a.capture, file=sys.stderr)
+        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        print("timeline: no GPU activity in %s (tables: %s)" % (a.capture, " ".join(names)),
+              file=sys.stderr)
         return 1
     t0 = min(s for _, _, s, _ in acts)
     lo = t0 + int((a.t_from or 0.0) * 1e6)

@@ -483,9 +483,13 @@ const char *gf_engine_backend(const gf_engine *e);
 gf_device gf_engine_device(const gf_engine *e);
 
 /**
- * The CUDA devices the engine's chunks go to, in the order they are dealt
- * (chunk i to out[i % count]): up to cap ordinals into out, and the count
- * (0 when it does not run on cuda, or e is NULL). Since 0.4.
+ * The CUDA devices the engine runs on: up to cap ordinals into out, and the
+ * count (0 when it does not run on cuda, or e is NULL). Several devices
+ * share the stream by time (chunk i to out[i % count]) or, for the FFT
+ * method with enough channels per device and no histograms, by channel
+ * (every chunk to each, each filtering its channels: see
+ * gf_engine_device_channels); the bytes are one device's either way.
+ * Since 0.4.
  */
 int gf_engine_cuda_devices(const gf_engine *e, int *out, int cap);
 
@@ -495,6 +499,13 @@ int gf_engine_cuda_devices(const gf_engine *e, int *out, int cap);
  * the last reset; 0 for another i. Since 0.4.
  */
 uint64_t gf_engine_device_chunks(const gf_engine *e, int i, uint64_t *frames);
+
+/**
+ * The channels the engine's i-th CUDA device filters: their count, from
+ * channel *first (0-based; first may be NULL). Every channel, from 0, when
+ * the devices share the stream by time; 0 for another i. Since 0.5.
+ */
+int gf_engine_device_channels(const gf_engine *e, int i, int *first);
 
 /**
  * The configuration in use: the one given, with the automatic choices

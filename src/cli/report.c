@@ -95,13 +95,22 @@ static void backend_summary(const gf_run *r, char *buf, size_t n)
         snprintf(buf, n, "%s backend for all %lld frames: done before the GPU had started", from,
                  (long long)total);
     /* Several GPUs: which took how many chunks, e.g. " on GPUs 0 (33
-     * chunks), 1 (32)". */
+     * chunks), 1 (32)", or which channels, " on GPUs 0 (channels 1-64), 1
+     * (65-128)" (numbered from 1, as a person reads them). */
     int gpus[GF_MAX_DEVICES];
     const int ng = gf_engine_cuda_devices(e, gpus, GF_MAX_DEVICES);
+    int first = 0;
+    gf_engine_device_channels(e, 1, &first);
+    const int by_channel = first > 0; /* by time, every GPU's channels start at 0 */
     for (int i = 0; ng > 1 && i < ng; i++) {
         const size_t len = strlen(buf);
-        snprintf(buf + len, n - len, "%s%d (%llu%s)", i ? ", " : " on GPUs ", gpus[i],
-                 (unsigned long long)gf_engine_device_chunks(e, i, NULL), i ? "" : " chunks");
+        const int count = gf_engine_device_channels(e, i, &first);
+        if (by_channel)
+            snprintf(buf + len, n - len, "%s%d (%s%d-%d)", i ? ", " : " on GPUs ", gpus[i],
+                     i ? "" : "channels ", first + 1, first + count);
+        else
+            snprintf(buf + len, n - len, "%s%d (%llu%s)", i ? ", " : " on GPUs ", gpus[i],
+                     (unsigned long long)gf_engine_device_chunks(e, i, NULL), i ? "" : " chunks");
     }
 }
 
@@ -170,8 +179,10 @@ static void summary_engine(gf_run_summary *s, const gf_run *r)
         s->partition = gf_engine_partition(e);
         s->backend = gf_engine_backend(e);
         s->ngpus = gf_engine_cuda_devices(e, s->gpu, GF_MAX_DEVICES);
-        for (int i = 0; i < s->ngpus; i++)
+        for (int i = 0; i < s->ngpus; i++) {
             s->gpu_chunks[i] = gf_engine_device_chunks(e, i, &s->gpu_frames[i]);
+            s->gpu_channels[i] = gf_engine_device_channels(e, i, &s->gpu_first[i]);
+        }
         if (r->handoff != GF_DEVICE_NONE) {
             s->handoff_to = gf_device_name(r->handoff);
             s->handoff_frame = gf_engine_handoff_frame(e);

@@ -93,14 +93,16 @@ static void put_backend(FILE *f, const gf_run_summary *s)
     put_string(f, s->backend);
     put_key(f, "why");
     put_string(f, s->why && *s->why ? s->why : NULL);
-    /* "gpus": [{"gpu": N, "chunks": C, "frames": F}, ...], or null. */
+    /* "gpus": [{"gpu": N, "chunks": C, "frames": F, "channels": [A, B]},
+     * ...], or null; channels A to B, 0-based like "data" in --hist. */
     put_key(f, "gpus");
     if (!s->ngpus)
         fputs("null", f);
     for (int i = 0; i < s->ngpus; i++)
-        fprintf(f, "%s{\"gpu\":%d,\"chunks\":%llu,\"frames\":%llu}%s", i ? "," : "[", s->gpu[i],
-                (unsigned long long)s->gpu_chunks[i], (unsigned long long)s->gpu_frames[i],
-                i + 1 == s->ngpus ? "]" : "");
+        fprintf(f, "%s{\"gpu\":%d,\"chunks\":%llu,\"frames\":%llu,\"channels\":[%d,%d]}%s",
+                i ? "," : "[", s->gpu[i], (unsigned long long)s->gpu_chunks[i],
+                (unsigned long long)s->gpu_frames[i], s->gpu_first[i],
+                s->gpu_first[i] + s->gpu_channels[i] - 1, i + 1 == s->ngpus ? "]" : "");
     put_key(f, "handoff");
     if (!s->handoff_to) {
         fputs("null", f);

@@ -33,10 +33,12 @@ typedef struct gf_run_summary {
     const char *handoff_to;                /* a hand-off asked for: its backend, else NULL */
     int64_t handoff_frame;                 /* where it happened, or -1 */
     const char *handoff_error;             /* why it did not, or "" */
-    /* The GPUs that filtered (none: not on cuda): ordinal, chunks, frames. */
+    /* The GPUs that filtered (none: not on cuda): ordinal, chunks, frames,
+     * and their channels (the first, 0-based, and how many). */
     int ngpus;
     int gpu[GF_MAX_DEVICES];
     uint64_t gpu_chunks[GF_MAX_DEVICES], gpu_frames[GF_MAX_DEVICES];
+    int gpu_first[GF_MAX_DEVICES], gpu_channels[GF_MAX_DEVICES];
     double seconds, engine_seconds; /* engine_seconds: null without an engine (method) */
     uint64_t clipped;
     /* --verify: verify 0 none, 1 direct (against the serial reference),

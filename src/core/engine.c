@@ -16,8 +16,12 @@ gf_status gf_eng_submit(gf_engine *e, int s, const gf_chunk *c)
 {
     e->err_owner = e->owner[s];
     if ((e->owner[s] ? e->handoff_ops : e->ops)->device == GF_DEVICE_CUDA) {
-        e->dev_chunks[s % e->ndev]++;
-        e->dev_frames[s % e->ndev] += c->frames;
+        const int all =
+            !e->owner[s] && e->split == GF_SPLIT_CHANNELS; /* every device, its channels */
+        for (int d = all ? 0 : s % e->ndev; d < (all ? e->ndev : s % e->ndev + 1); d++) {
+            e->dev_chunks[d]++;
+            e->dev_frames[d] += c->frames;
+        }
     }
     return e->owner[s] ? e->handoff_ops->submit(e->handoff_backend, s, c)
                        : e->ops->submit(e->backend, s, c);
@@ -89,7 +93,7 @@ static const gf_backend_ops *on_devices(gf_engine *e, const gf_backend_ops *ops,
 {
     if (!ops || ops->device != GF_DEVICE_CUDA || e->ndev == 1)
         return ops;
-    gf_multi_ops(ops, e->ndev, multi);
+    gf_multi_ops(ops, e->ndev, GF_SPLIT_TIME, multi); /* pick_method may choose channels */
     return multi;
 }
 
@@ -140,6 +144,11 @@ static gf_status pick_method(gf_engine *e, const gf_config *c, char *detail, siz
                   e->mth->name, c->precision == GF_PRECISION_F32 ? "f32" : "f64",
                   e->num_taps > GF_MAX_TAPS ? " (needed beyond 8192 taps)" : "");
         return GF_ERR_UNSUPPORTED;
+    }
+    if (e->ops == &e->multi_ops) { /* several devices: by time or by channel */
+        e->split =
+            gf_multi_split(e->method, c->channels, e->sample_bytes, c->hist != NULL, e->ndev);
+        gf_multi_ops(gf_backend_of(GF_DEVICE_CUDA), e->ndev, e->split, &e->multi_ops);
     }
     e->mth->frame(e, c->partition);
     e->cfg.method = e->method;
@@ -220,6 +229,7 @@ static gf_status start_backend(gf_engine *e, const gf_config *c, gf_backend_para
         p->cuda_device_count = e->ndev;
         p->multi_inner = gf_backend_of(GF_DEVICE_CUDA);
         p->history_frames = e->mth->halo_primes ? e->halo_samples / e->channels : 0;
+        p->split = e->ops == &e->multi_ops ? e->split : GF_SPLIT_TIME;
     }
     const gf_status st = e->ops->create(p, &e->backend, detail, n);
     if (st != GF_OK)

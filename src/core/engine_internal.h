@@ -112,9 +112,11 @@ struct gf_engine {
     int err_owner;                     /* whose error detail gf_eng_fail reports */
     gf_copy_pool *copies;              /* staging copies split over threads, or NULL */
     /* Several CUDA devices (multi.c): ops (and handoff_ops) point at these
-     * tables wrapping the CUDA backend; chunk i goes to devices[i % ndev]. */
+     * tables wrapping the CUDA backend; by time, chunk i goes to
+     * devices[i % ndev]; by channel (ops only), every chunk to each. */
     gf_backend_ops multi_ops, multi_handoff_ops;
-    int ndev; /* CUDA devices (1 with one, or none) */
+    gf_split split; /* ops's, with several devices */
+    int ndev;       /* CUDA devices (1 with one, or none) */
     int devices[GF_MAX_DEVICES];
     uint64_t dev_chunks[GF_MAX_DEVICES], dev_frames[GF_MAX_DEVICES];
 };

@@ -36,7 +36,8 @@ static double direct_bound(const gf_engine *e, const double *h, double max_abs_x
  * transform each): then a chunk holds at least 2 K partitions, so that
  * this adds at most half the forward transforms (about a seventh of the
  * work at K = 8) while long filters still make several chunks of an input
- * a few times their length. */
+ * a few times their length. Shared by channel, each device sees the whole
+ * stream of its channels: no history. */
 static void fft_frame(gf_engine *e, size_t partition)
 {
     e->partition = partition ? partition : gf_partition_choose(e->num_taps, e->ops->device);
@@ -44,7 +45,7 @@ static void fft_frame(gf_engine *e, size_t partition)
     e->halo_samples = 0;
     e->quantum = e->partition;
     e->min_chunk = 16 * e->partition;
-    if (e->ops == &e->multi_ops) {
+    if (e->ops == &e->multi_ops && e->split == GF_SPLIT_TIME) {
         const size_t history = (e->num_taps + e->partition - 1) / e->partition * e->partition;
         e->halo_samples = history * e->channels;
         if (e->min_chunk < 2 * history)

@@ -110,3 +110,15 @@ uint64_t gf_engine_device_chunks(const gf_engine *e, int i, uint64_t *frames)
         *frames = ok ? e->dev_frames[i] : 0;
     return ok ? e->dev_chunks[i] : 0;
 }
+
+int gf_engine_device_channels(const gf_engine *e, int i, int *first)
+{
+    int from = 0, count = 0;
+    if (e && i >= 0 && i < gf_engine_cuda_devices(e, NULL, 0))
+        count = e->ops == &e->multi_ops && e->split == GF_SPLIT_CHANNELS
+                    ? gf_multi_share((int)e->channels, e->ndev, i, &from)
+                    : (int)e->channels;
+    if (first)
+        *first = from;
+    return count;
+}

@@ -95,6 +95,20 @@ done
 assert_eq "--gpus 0,0: the summary names each GPU's chunks" \
     "$(head -n 1 stderr.txt | sed -E 's/GPUs 0 \([1-9][0-9]* chunks\), 0 \([1-9][0-9]*\), [0-9.]+ s$/GPUs 0 (N chunks), 0 (N), T s/')" \
     "gpufilt: minute.wav -> many.wav: 2880000 frames x 2 ch at 48000 Hz, 4095 taps (mean), same, f32, direct, cuda backend on GPUs 0 (N chunks), 0 (N), T s"
+# A 40-channel FFT job is shared by channel (20 channels, 80-byte rows, a
+# GPU): the bytes of one GPU, the summary and JSON name each one's channels.
+"$SFTOOL" gen wide.wav wavf 40 48000 200000 noise
+expect 0 "" wide.wav wide1.wav --taps 30000 --method fft --partition 4096 --device cuda --quiet
+"$GPUFILT" wide.wav wide2.wav --taps 30000 --method fft --partition 4096 --device cuda --gpus 0,0 \
+    --json-summary w.json 2>stderr.txt
+assert_eq "--gpus 0,0, 40 channels: output = one GPU's" \
+    "$("$SFTOOL" cmp wide1.wav wide2.wav && echo same)" same
+assert_eq "--gpus 0,0, 40 channels: the summary names each GPU's channels" \
+    "$(head -n 1 stderr.txt | sed -E 's/, [0-9.]+ s$//')" \
+    "gpufilt: wide.wav -> wide2.wav: 200000 frames x 40 ch at 48000 Hz, 30000 taps (mean), same, f32, fft (partition 4096), cuda backend on GPUs 0 (channels 1-20), 0 (21-40)"
+assert_eq "--gpus 0,0, 40 channels: JSON gpus" "$(python3 -c 'import json, sys
+print([(d["gpu"], d["channels"]) for d in json.load(open(sys.argv[1]))["gpus"]])' w.json)" \
+    "[(0, [0, 19]), (0, [20, 39])]"
 # A batch on GPU workers: "--gpus 0,0" is two workers on GPU 0, taking
 # the files largest first; each output is the one-file run's on the GPU
 # (direct and FFT), and the summary names the two workers.

@@ -6,7 +6,10 @@
  * gf_engine_submit's short chunks (fewer frames than the FFT's history,
  * where a device restarts from the stream's start); histograms record for
  * record; a second stream after gf_engine_reset; chunks dealt in turn
- * (gf_engine_device_chunks). The lists are {0, 0} (two instances on one
+ * (gf_engine_device_chunks). FFT jobs of at least 64 bytes of channels per
+ * device (and no histograms) are shared by channel instead: every chunk to
+ * each device, each its channels (gf_engine_device_channels), with odd
+ * shares and per-channel taps. The lists are {0, 0} (two instances on one
  * GPU: the same code paths on any machine with a GPU) and, where there are
  * two GPUs, {0, 1} and {1, 0}.
  *
@@ -28,25 +31,39 @@ typedef struct mcase {
     gf_method method;
     size_t partition;
     gf_precision prec;
-    size_t chunk;  /* gf_config.chunk_frames; 0: the engine's */
-    size_t frames; /* input */
-    int way;       /* 0 push/pull, 1 process (page-locked), 2 push + gf_engine_submit */
-    int hist;      /* 0 none, 1 output (each), 2 input (mix) */
+    size_t chunk;   /* gf_config.chunk_frames; 0: the engine's */
+    size_t frames;  /* input */
+    int way;        /* 0 push/pull, 1 process (page-locked), 2 push + gf_engine_submit */
+    int hist;       /* 0 none, 1 output (each), 2 input (mix) */
+    int by_channel; /* the split expected: 1 by channel, 0 by time */
 } mcase;
 
 static const mcase cases[] = {
     {"direct f32 same", 2, 257, 0, GF_MODE_SAME, GF_METHOD_DIRECT, 0, GF_PRECISION_F32, 4096,
-     100003, 0, 1},
+     100003, 0, 1, 0},
     {"direct f64 full per-channel", 3, 100, 1, GF_MODE_FULL, GF_METHOD_DIRECT, 0, GF_PRECISION_F64,
-     5000, 60001, 1, 2},
+     5000, 60001, 1, 2, 0},
     {"fft f32 causal", 3, 5000, 0, GF_MODE_CAUSAL, GF_METHOD_FFT, 512, GF_PRECISION_F32, 20480,
-     300007, 0, 1},
+     300007, 0, 1, 0},
     {"fft f32 same pinned", 2, 20000, 0, GF_MODE_SAME, GF_METHOD_FFT, 2048, GF_PRECISION_F32, 0,
-     2500000, 1, 0},
+     2500000, 1, 0, 0},
     {"fft f64 full per-channel", 2, 3000, 1, GF_MODE_FULL, GF_METHOD_FFT, 256, GF_PRECISION_F64,
-     7000, 120001, 0, 2},
+     7000, 120001, 0, 2, 0},
     {"fft f32 short chunks", 1, 1200, 0, GF_MODE_SAME, GF_METHOD_FFT, 256, GF_PRECISION_F32, 512,
-     20000, 2, 1},
+     20000, 2, 1, 0},
+    /* Shared by channel: 20 + 20 channels of 4 bytes (80-byte rows), 9 + 8
+     * of 8 bytes (the least: 64), 17 + 16 through short chunks. */
+    {"fft f32 40 ch causal by channel", 40, 3000, 0, GF_MODE_CAUSAL, GF_METHOD_FFT, 256,
+     GF_PRECISION_F32, 0, 50001, 0, 0, 1},
+    {"fft f64 17 ch full per-channel by channel", 17, 1500, 1, GF_MODE_FULL, GF_METHOD_FFT, 512,
+     GF_PRECISION_F64, 0, 30011, 1, 0, 1},
+    {"fft f32 33 ch same short chunks by channel", 33, 2000, 0, GF_MODE_SAME, GF_METHOD_FFT, 256,
+     GF_PRECISION_F32, 512, 9001, 2, 0, 1},
+    /* Too narrow (8 + 8 bytes) or with histograms: by time. */
+    {"fft f32 4 ch by time", 4, 2000, 0, GF_MODE_SAME, GF_METHOD_FFT, 256, GF_PRECISION_F32, 8192,
+     40000, 0, 0, 0},
+    {"fft f32 40 ch histograms by time", 40, 1000, 0, GF_MODE_SAME, GF_METHOD_FFT, 256,
+     GF_PRECISION_F32, 8192, 30000, 0, 1, 0},
 };
 
 /* FNV-1a over bytes. */
@@ -115,6 +132,7 @@ typedef struct result {
     uint64_t hist;
     size_t records;
     uint64_t chunks[GF_MAX_DEVICES], frames[GF_MAX_DEVICES];
+    int first[GF_MAX_DEVICES], channels[GF_MAX_DEVICES];
     int ndev;
 } result;
 
@@ -165,8 +183,10 @@ static int run_case(const mcase *m, const int *devs, int ndev, const void *x, co
             res->hist = hist_hash(e, hc.bins, &res->records);
     }
     res->ndev = gf_engine_cuda_devices(e, NULL, 0);
-    for (int i = 0; i < res->ndev && i < GF_MAX_DEVICES; i++)
+    for (int i = 0; i < res->ndev && i < GF_MAX_DEVICES; i++) {
         res->chunks[i] = gf_engine_device_chunks(e, i, &res->frames[i]);
+        res->channels[i] = gf_engine_device_channels(e, i, &res->first[i]);
+    }
     gf_host_free(in);
     gf_engine_destroy(e);
     return bad;
@@ -203,15 +223,36 @@ static int check_list(const int *devs, int ndev)
                             one.records);
             bad += TU_CHECK(many.ndev == ndev && one.ndev == 1, "%s: %d devices reported", what,
                             many.ndev);
-            /* Chunks in turn, from the first device: the counts differ by
-             * at most one, and the frames add up to one device's. */
-            bad += TU_CHECK(many.chunks[1] >= 1 && many.chunks[0] >= many.chunks[1] &&
-                                many.chunks[0] - many.chunks[1] <= 1 &&
-                                many.frames[0] + many.frames[1] == one.frames[0],
-                            "%s: chunks %llu + %llu (frames %llu + %llu) vs %llu (%llu)", what,
-                            (unsigned long long)many.chunks[0], (unsigned long long)many.chunks[1],
-                            (unsigned long long)many.frames[0], (unsigned long long)many.frames[1],
-                            (unsigned long long)one.chunks[0], (unsigned long long)one.frames[0]);
+            if (m->by_channel) {
+                /* Every chunk to each device; the channels split with the
+                 * first device taking the odd one. */
+                const int c0 = (m->channels + 1) / 2;
+                bad +=
+                    TU_CHECK(many.chunks[0] == one.chunks[0] && many.chunks[1] == one.chunks[0] &&
+                                 many.frames[0] == one.frames[0] && many.frames[1] == one.frames[0],
+                             "%s: by channel, chunks %llu and %llu vs %llu", what,
+                             (unsigned long long)many.chunks[0], (unsigned long long)many.chunks[1],
+                             (unsigned long long)one.chunks[0]);
+                bad += TU_CHECK(many.first[0] == 0 && many.channels[0] == c0 &&
+                                    many.first[1] == c0 && many.channels[1] == m->channels - c0 &&
+                                    one.first[0] == 0 && one.channels[0] == m->channels,
+                                "%s: channels %d from %d and %d from %d", what, many.channels[0],
+                                many.first[0], many.channels[1], many.first[1]);
+            } else {
+                bad += TU_CHECK(many.first[1] == 0 && many.channels[1] == m->channels,
+                                "%s: by time, device 1 has %d channels from %d", what,
+                                many.channels[1], many.first[1]);
+                /* Chunks in turn, from the first device: the counts differ
+                 * by at most one, and the frames add up to one device's. */
+                bad +=
+                    TU_CHECK(many.chunks[1] >= 1 && many.chunks[0] >= many.chunks[1] &&
+                                 many.chunks[0] - many.chunks[1] <= 1 &&
+                                 many.frames[0] + many.frames[1] == one.frames[0],
+                             "%s: chunks %llu + %llu (frames %llu + %llu) vs %llu (%llu)", what,
+                             (unsigned long long)many.chunks[0], (unsigned long long)many.chunks[1],
+                             (unsigned long long)many.frames[0], (unsigned long long)many.frames[1],
+                             (unsigned long long)one.chunks[0], (unsigned long long)one.frames[0]);
+            }
         }
         gf_host_free(one.out);
         gf_host_free(many.out);

@@ -459,8 +459,12 @@ int tu_run_stream(gf_engine *e, const void *in, size_t frames, void *out, size_t
     if ((st = gf_engine_flush(e)) != GF_OK)
         return TU_FAIL("flush: %s (%s)", gf_strerror(st), gf_engine_error(e));
     size_t dummy = 1;
-    const unsigned char one[64] = {0};
-    if (fb <= sizeof one && (st = gf_engine_push(e, one, 1, &dummy)) != GF_ERR_STATE)
+    unsigned char *one = calloc(1, fb); /* a frame of any width */
+    if (!one)
+        return TU_FAIL("calloc(%zu)", fb);
+    st = gf_engine_push(e, one, 1, &dummy);
+    free(one);
+    if (st != GF_ERR_STATE)
         return TU_FAIL("push after flush returned %d (%s), expected GF_ERR_STATE", (int)st,
                        gf_strerror(st));
     if (dummy != 0)

@@ -31,6 +31,12 @@ extern "C" {
 /* Most chunks one backend keeps in flight (several devices: each one's). */
 #define GF_MAX_SLOTS (4 * GF_MAX_DEVICES)
 
+/* How several devices share a stream (multi.c): by time, chunk i to
+ * device i mod n; or by channel, every chunk to every device, each
+ * filtering its own channels (no history to exchange, but each device's
+ * copies are rows of its channels, which need a wide enough row). */
+typedef enum gf_split { GF_SPLIT_TIME = 0, GF_SPLIT_CHANNELS } gf_split;
+
 typedef struct gf_backend_params {
     int channels;
     size_t num_taps;
@@ -50,6 +56,13 @@ typedef struct gf_backend_params {
     int cuda_devices[GF_MAX_DEVICES];
     int cuda_device_count;
     const struct gf_backend_ops *multi_inner; /* their backend (multi.c's create) */
+    gf_split split;                           /* how they share the stream */
+    /* A channel window (the CUDA backend; multi.c's channel split): host
+     * buffers (halo, in, out) interleave host_channels channels, of which
+     * the instance filters `channels` from channel_offset on. 0: no window
+     * (host_channels = channels). */
+    int host_channels;
+    int channel_offset;
     /* FFT method: most frames of gf_chunk.prime_frames (0: chunks never
      * come with any). */
     size_t history_frames;
@@ -186,10 +199,22 @@ const gf_backend_ops *gf_backend_of(gf_device device);
 const gf_backend_ops *gf_backend_auto(void);
 
 /* Several devices (multi.c): a backend whose instances, one per ordinal
- * of gf_backend_params.cuda_devices, take the chunks in turn (slot s to
- * instance s % n). *out is filled from inner (which must live as long as
- * out): n * inner->slots slots; create needs params with the devices. */
-void gf_multi_ops(const gf_backend_ops *inner, int n, gf_backend_ops *out);
+ * of gf_backend_params.cuda_devices, take the chunks in turn (GF_SPLIT_TIME:
+ * slot s to instance s % n; n * inner->slots slots) or each filter a share
+ * of every chunk's channels (GF_SPLIT_CHANNELS: inner->slots slots, no
+ * histograms). *out is filled from inner (which must live as long as out);
+ * create needs params with the devices and this split. */
+void gf_multi_ops(const gf_backend_ops *inner, int n, gf_split split, gf_backend_ops *out);
+/* The split for a job on n devices: by channel for the FFT method without
+ * histograms where each device's share of a frame is at least
+ * GF_SPLIT_MIN_ROW bytes (its copies run at full speed: bench/copy_shapes.py
+ * measured rows of 16 bytes at a fifth of PCIe's rate up and a thousandth
+ * down, rows of 64 bytes at four fifths), by time otherwise. */
+#define GF_SPLIT_MIN_ROW 64
+gf_split gf_multi_split(gf_method method, int channels, size_t sample_bytes, int histograms, int n);
+/* Device d's share of the channels with the channel split: *first and the
+ * count (the first channels % n devices take one more). */
+int gf_multi_share(int channels, int n, int d, int *first);
 
 /* Availability for backends that need nothing but the CPU (sync.c). */
 int gf_sync_available(void);

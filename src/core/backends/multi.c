@@ -1,17 +1,26 @@
 /*
  * Several devices as one backend: one instance of a backend per ordinal of
- * gf_backend_params.cuda_devices, taking the stream's chunks in turn. The
- * engine fills slots round-robin, so with slot s going to instance s % n
- * and to that instance's slot s / n, chunk i runs on instance i % n.
+ * gf_backend_params.cuda_devices, sharing the stream by time or by channel
+ * (gf_split).
  *
- * Why the bytes are one instance's: a chunk of the direct method carries
- * its halo, so any instance computes it alone. The FFT method keeps a delay
- * line, which an instance that skipped the chunks before this one lacks:
- * every chunk after the stream's first comes with history_frames of the
- * input before it (the engine's halo, K partitions), and the instance
- * takes them in first (gf_chunk.prime_frames). Near the start, where fewer
- * frames than that exist, the instance forgets its history and takes in
- * all there is, from the stream's first frame, as one instance would.
+ * By time: the instances take the stream's chunks in turn. The engine
+ * fills slots round-robin, so with slot s going to instance s % n and to
+ * that instance's slot s / n, chunk i runs on instance i % n. Why the bytes
+ * are one instance's: a chunk of the direct method carries its halo, so
+ * any instance computes it alone. The FFT method keeps a delay line, which
+ * an instance that skipped the chunks before this one lacks: every chunk
+ * after the stream's first comes with history_frames of the input before
+ * it (the engine's halo, K partitions), and the instance takes them in
+ * first (gf_chunk.prime_frames). Near the start, where fewer frames than
+ * that exist, the instance forgets its history and takes in all there is,
+ * from the stream's first frame, as one instance would.
+ *
+ * By channel: every chunk goes to every instance, at the same slot, and
+ * instance d filters its share of the channels (gf_multi_share) through a
+ * channel window on the same host buffers. Each channel's filter sees all
+ * of its stream, as on one device, with no history to exchange: what a job
+ * of few chunks needs (a long filter's chunk holds 2^21 frames or more).
+ * The bytes are one device's: each channel's arithmetic is the same.
  */
 #include "backend.h"
 
@@ -22,6 +31,7 @@
 typedef struct multi {
     const gf_backend_ops *in; /* every instance's backend */
     int n;
+    gf_split split;
     int ordinal[GF_MAX_DEVICES];
     void *st[GF_MAX_DEVICES];
     size_t history; /* FFT: gf_backend_params.history_frames; 0: direct */
@@ -29,6 +39,42 @@ typedef struct multi {
     unsigned char busy[GF_MAX_SLOTS];
     char err[320]; /* the last failure, its device named */
 } multi;
+
+gf_split gf_multi_split(gf_method method, int channels, size_t sample_bytes, int histograms, int n)
+{
+    if (method != GF_METHOD_FFT || histograms || n < 2 || channels < n)
+        return GF_SPLIT_TIME;
+    return (size_t)(channels / n) * sample_bytes >= GF_SPLIT_MIN_ROW ? GF_SPLIT_CHANNELS
+                                                                     : GF_SPLIT_TIME;
+}
+
+int gf_multi_share(int channels, int n, int d, int *first)
+{
+    const int base = channels / n, more = channels % n;
+    *first = d * base + (d < more ? d : more);
+    return base + (d < more);
+}
+
+/* Instance d's parameters: the device, and with the channel split its
+ * channel window and taps. */
+static gf_backend_params instance(const gf_backend_params *p, int d)
+{
+    gf_backend_params one = *p;
+    one.cuda_device_count = 0;
+    one.multi_inner = NULL;
+    one.cuda_device = p->cuda_devices[d];
+    if (p->split == GF_SPLIT_CHANNELS) {
+        int first = 0;
+        one.channels = gf_multi_share(p->channels, p->cuda_device_count, d, &first);
+        one.host_channels = p->channels;
+        one.channel_offset = first;
+        if (p->taps_per_channel)
+            one.taps = (const unsigned char *)p->taps +
+                       (size_t)first * p->num_taps *
+                           (p->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double));
+    }
+    return one;
+}
 
 static gf_status multi_create(const gf_backend_params *p, void **state, char *detail, size_t n)
 {
@@ -41,13 +87,11 @@ static gf_status multi_create(const gf_backend_params *p, void **state, char *de
         return GF_ERR_NO_MEMORY;
     m->in = p->multi_inner;
     m->n = p->cuda_device_count;
-    m->history = p->history_frames;
-    gf_backend_params one = *p;
-    one.cuda_device_count = 0;
-    one.multi_inner = NULL;
+    m->split = p->split;
+    m->history = p->split == GF_SPLIT_TIME ? p->history_frames : 0;
     for (int d = 0; d < m->n; d++) {
-        m->ordinal[d] = p->cuda_devices[d];
-        one.cuda_device = p->cuda_devices[d];
+        const gf_backend_params one = instance(p, d);
+        m->ordinal[d] = one.cuda_device;
         char why[256] = "";
         const gf_status st = m->in->create(&one, &m->st[d], why, sizeof why);
         if (st != GF_OK) {
@@ -79,11 +123,27 @@ static gf_status failed(multi *m, int d, gf_status st)
     return st;
 }
 
+/* The instances slot s's chunk went to: [*d0, *d1), at their slot *is. */
+static void route(const multi *m, int slot, int *d0, int *d1, int *is)
+{
+    if (m->split == GF_SPLIT_CHANNELS) {
+        *d0 = 0, *d1 = m->n, *is = slot;
+    } else {
+        *d0 = slot % m->n, *d1 = *d0 + 1, *is = slot / m->n;
+    }
+}
+
 static gf_status multi_wait(void *state, int slot)
 {
     multi *m = state;
-    const int d = slot % m->n;
-    const gf_status st = failed(m, d, m->in->wait(m->st[d], slot / m->n));
+    int d0, d1, is;
+    route(m, slot, &d0, &d1, &is);
+    gf_status st = GF_OK;
+    for (int d = d0; d < d1; d++) { /* every one, even after a failure: none left running */
+        const gf_status one = failed(m, d, m->in->wait(m->st[d], is));
+        if (st == GF_OK)
+            st = one;
+    }
     if (st == GF_OK)
         m->busy[slot] = 0;
     return st;
@@ -92,11 +152,17 @@ static gf_status multi_wait(void *state, int slot)
 static gf_status multi_query(void *state, int slot, int *done)
 {
     multi *m = state;
-    const int d = slot % m->n;
-    const gf_status st = failed(m, d, m->in->query(m->st[d], slot / m->n, done));
-    if (st == GF_OK && *done)
+    int d0, d1, is;
+    route(m, slot, &d0, &d1, &is);
+    *done = 1;
+    for (int d = d0; d < d1 && *done; d++) {
+        const gf_status st = failed(m, d, m->in->query(m->st[d], is, done));
+        if (st != GF_OK)
+            return st;
+    }
+    if (*done)
         m->busy[slot] = 0;
-    return st;
+    return GF_OK;
 }
 
 /* Instance d with nothing in flight and no history. */
@@ -116,6 +182,15 @@ static gf_status restart(multi *m, int d)
 static gf_status multi_submit(void *state, int slot, const gf_chunk *c)
 {
     multi *m = state;
+    if (m->split == GF_SPLIT_CHANNELS) { /* every instance, its channels */
+        for (int d = 0; d < m->n; d++) {
+            const gf_status st = failed(m, d, m->in->submit(m->st[d], slot, c));
+            if (st != GF_OK)
+                return st;
+            m->busy[slot] = 1;
+        }
+        return GF_OK;
+    }
     const int d = slot % m->n;
     gf_chunk one = *c;
     if (m->history && m->pos > 0) {
@@ -181,10 +256,10 @@ static void multi_host_unregister(void *state, void *p)
     m->in->host_unregister(m->st[0], p);
 }
 
-void gf_multi_ops(const gf_backend_ops *inner, int n, gf_backend_ops *out)
+void gf_multi_ops(const gf_backend_ops *inner, int n, gf_split split, gf_backend_ops *out)
 {
     *out = *inner;
-    out->slots = inner->slots * n;
+    out->slots = split == GF_SPLIT_CHANNELS ? inner->slots : inner->slots * n;
     if (!inner->primes) { /* the FFT method's chunks need the history primed */
         out->methods_f32 &= ~GF_METHOD_BIT(GF_METHOD_FFT);
         out->methods_f64 &= ~GF_METHOD_BIT(GF_METHOD_FFT);

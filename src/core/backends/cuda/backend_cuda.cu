@@ -240,6 +240,8 @@ static gf_status cuda_create(const gf_backend_params *p, void **state, char *det
     s->m = p->method == GF_METHOD_FFT ? &cuda_fft : &cuda_direct;
     s->dev = p->cuda_device;
     s->ss = p->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
+    s->host_channels = p->host_channels ? p->host_channels : p->channels;
+    s->channel_offset = p->channel_offset;
     /* The halo: the direct method's T-1 frames, or the FFT method's
      * history to prime with (multi.c; usually none). */
     s->hs =
@@ -281,35 +283,56 @@ static gf_status hist_submit(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
     return GF_OK;
 }
 
+/* `frames` frames of the instance's channels between a host buffer and a
+ * device one (kind says which way): one contiguous copy, or through a
+ * channel window (the host interleaves host_channels, multi.c) one row of
+ * the instance's channels per frame, which the copy engines take at full
+ * speed from rows of 64 bytes up (bench/copy_shapes.py). `host` points at
+ * the instance's first channel of the first frame. */
+static gf_status copy_frames(cuda_state *s, void *dev, const void *host, size_t frames,
+                             cudaMemcpyKind kind, cudaStream_t st)
+{
+    const size_t w = (size_t)s->p.channels * s->ss, hp = (size_t)s->host_channels * s->ss;
+    const int h2d = kind == cudaMemcpyHostToDevice;
+    if (hp == w)
+        GF_TRY(s->err, sizeof s->err,
+               cudaMemcpyAsync(h2d ? dev : (void *)host, h2d ? host : dev, frames * w, kind, st));
+    else if (h2d)
+        GF_TRY(s->err, sizeof s->err, cudaMemcpy2DAsync(dev, w, host, hp, w, frames, kind, st));
+    else
+        GF_TRY(s->err, sizeof s->err,
+               cudaMemcpy2DAsync((void *)host, hp, dev, w, w, frames, kind, st));
+    return GF_OK;
+}
+
 static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
 {
     cuda_state *s = (cuda_state *)state;
     cuda_slot *sl = &s->slot[slot];
     const size_t C = (size_t)s->p.channels, ss = s->ss, hs = s->hs;
-    const size_t n_in = c->frames * C;
     unsigned char *d_in = (unsigned char *)sl->d_in;
     if (s->reset_failed != GF_OK)
         return s->reset_failed;
     GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
     /* Upload the frames and what the method reads before them: the direct
      * method's whole halo, the FFT method's history to prime with (its
-     * end); one copy when they are contiguous in memory. */
-    const size_t pre = s->m == &cuda_fft ? c->prime_frames * C : hs;
-    unsigned char *d_pre = d_in + (hs - pre) * ss;
-    const unsigned char *h_pre = (const unsigned char *)c->halo + (hs - pre) * ss;
-    if (pre && h_pre + pre * ss == (const unsigned char *)c->in) {
-        GF_TRY(
-            s->err, sizeof s->err,
-            cudaMemcpyAsync(d_pre, h_pre, (pre + n_in) * ss, cudaMemcpyHostToDevice, sl->stream));
-    } else {
-        if (pre)
-            GF_TRY(s->err, sizeof s->err,
-                   cudaMemcpyAsync(d_pre, h_pre, pre * ss, cudaMemcpyHostToDevice, sl->stream));
-        GF_TRY(
-            s->err, sizeof s->err,
-            cudaMemcpyAsync(d_in + hs * ss, c->in, n_in * ss, cudaMemcpyHostToDevice, sl->stream));
+     * end); one copy when they are contiguous in memory. Host frames are
+     * host_channels samples apart, the instance's from channel_offset. */
+    const size_t hs_f = hs / C, pre_f = s->m == &cuda_fft ? c->prime_frames : hs_f;
+    const size_t hp = (size_t)s->host_channels * ss, first = (size_t)s->channel_offset * ss;
+    const unsigned char *h_in = (const unsigned char *)c->in + first;
+    int joined = 0; /* the frames uploaded with the halo */
+    if (pre_f) {
+        unsigned char *d_pre = d_in + (hs_f - pre_f) * C * ss;
+        const unsigned char *h_pre = (const unsigned char *)c->halo + (hs_f - pre_f) * hp + first;
+        joined = h_pre + pre_f * hp == h_in;
+        GF_TRY(s->err, sizeof s->err,
+               copy_frames(s, d_pre, h_pre, pre_f + (joined ? c->frames : 0),
+                           cudaMemcpyHostToDevice, sl->stream));
     }
-    const long long n0 = (long long)(c->skip * C), n1 = (long long)n_in;
+    if (!joined)
+        GF_TRY(s->err, sizeof s->err,
+               copy_frames(s, d_in + hs * ss, h_in, c->frames, cudaMemcpyHostToDevice, sl->stream));
     const gf_status run = s->m->run(s, sl, c);
     if (run != GF_OK)
         return run;
@@ -319,10 +342,10 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
         if (st != GF_OK)
             return st;
     }
-    if (n1 > n0)
+    if (c->frames > c->skip)
         GF_TRY(s->err, sizeof s->err,
-               cudaMemcpyAsync(c->out, sl->d_out, (size_t)(n1 - n0) * ss, cudaMemcpyDeviceToHost,
-                               sl->stream));
+               copy_frames(s, sl->d_out, (unsigned char *)c->out + first, c->frames - c->skip,
+                           cudaMemcpyDeviceToHost, sl->stream));
     GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->done, sl->stream));
     return GF_OK;
 }

@@ -35,6 +35,9 @@ typedef struct cuda_state {
     int dev;
     int dev_set; /* cudaSetDevice(dev) succeeded: there is something to tear down */
     size_t ss, hs;
+    /* The channel window (gf_backend_params): host frames hold
+     * host_channels samples, this instance's from channel_offset. */
+    int host_channels, channel_offset;
     int const_page, const_npages; /* -1: taps in global memory */
     void *d_taps;
     gf::fir_plan fir;     /* which kernel, how launched (direct method) */
