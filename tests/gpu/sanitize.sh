@@ -3,7 +3,8 @@
 # (with leak checking), racecheck, synccheck and initcheck over a matrix of
 # small gpufilt runs that reach every kernel (direct f32/f64, constant and
 # global taps, per-channel taps, FFT f32/f64 with short and long filters,
-# histograms, full mode, small chunks), then the library's GPU tests under
+# histograms, full mode, small chunks, two instances sharing by time and
+# by channel), then the library's GPU tests under
 # memcheck. Any report fails the run.
 #
 #   tests/gpu/sanitize.sh BUILD_DIR [OUT_DIR] [--quick]
@@ -21,6 +22,7 @@ command -v compute-sanitizer >/dev/null || { echo "sanitize.sh: compute-sanitize
 G=$BUILD/gpufilt
 "$BUILD/tests/cli/sftool" gen "$W/in.wav" wav16 2 48000 24000 noise
 "$BUILD/tests/cli/sftool" gen "$W/in7.wav" wav24 7 48000 6000 noise
+"$BUILD/tests/cli/sftool" gen "$W/in40.wav" wavf 40 48000 6000 noise
 "$G" "$W/in.wav" "$W/probe.wav" --taps 5 --device cuda --quiet 2>/dev/null ||
     { echo "sanitize.sh: no usable GPU" && exit 77; }
 printf '0.5 0.25\n0.25 0.5\n0.125 -0.25\n' >"$W/pc.txt"
@@ -35,6 +37,8 @@ runs=(
     "in.wav --taps 3000 --method fft --partition 256 --chunk 3000"
     "in.wav --taps 70000 --method fft --precision f64 --mode full"
     "in7.wav --taps 300 --method fft --partition 16 --hist h.csv --hist-of input"
+    "in.wav --taps 3000 --method fft --partition 256 --chunk 4096 --gpus 0,0"
+    "in40.wav --taps 3000 --method fft --partition 256 --gpus 0,0"
 )
 tools=("memcheck --leak-check full" "racecheck" "synccheck" "initcheck")
 status=0
