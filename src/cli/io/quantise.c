@@ -10,7 +10,7 @@
 #include "io/dither.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(__SANITIZE_ADDRESS__)
+    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define GF_QUANTISE_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define GF_QUANTISE_CLONES

@@ -38,7 +38,7 @@
  * vector body twice (AVX2 and baseline) and let the loader pick. AVX2 does
  * not imply FMA, and -ffp-contract=off forbids contraction anyway. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(__SANITIZE_ADDRESS__)
+    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define GF_CPU_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define GF_CPU_CLONES
