@@ -4,7 +4,11 @@
  * For each row (backend, channels, block size, taps) an engine set up
  * exactly as gpufilt --live sets it up (causal, f32, one block per chunk,
  * the FFT method's partition equal to the block where the cost model picks
- * FFT) filters a stream block by block with push + submit + wait + pull,
+ * FFT; on the CPU, the NUPC method with the block as its first partition
+ * for a filter of 1024 blocks or more, and its larger levels on threads of
+ * their own, whose work is not the worker's unless it waits for them; a
+ * "uniform" row keeps the FFT method, to compare) filters a stream block
+ * by block with push + submit + wait + pull,
  * the worker's round trip. After a warm-up, each block is timed; the
  * median, p99 and maximum are printed as a fraction of the block's period
  * at 48 kHz (block / 48000 s), the budget a real-time stream gives it.
@@ -23,7 +27,9 @@
  * T-1, partition = block), timed as the worker; each output frame is the
  * head's plus the tail's from 2 blocks before, checked the same way. The
  * percentages are then the larger of the two, the callback and the worker
- * (each has the period).
+ * (each has the period). NUPC rows feed a block every period, as audio
+ * does (their larger levels' threads work in that time); the others run
+ * their blocks back to back.
  *
  * Targets, each a PASS/MISS line (SKIP without a usable GPU):
  *   cuda, 2 ch, 64-frame blocks, 4095 taps:        p99 <= 10% of the period
@@ -37,6 +43,7 @@
 #include "gpufilt.h"
 #include "live/head.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,32 +76,34 @@ typedef struct row {
     size_t block, taps;
     double target; /* p99 / period at most, or 0: no target */
     int zero;      /* --latency zero: a head in the callback, the tail on the worker */
+    int uniform;   /* 1: the FFT method where gpufilt --live takes NUPC (to compare) */
 } row;
 
 /* The table: the short filters on both backends, then the long ones. */
 static const row rows[] = {
-    {GF_DEVICE_CPU, 2, 64, 5, 0, 0},
-    {GF_DEVICE_CPU, 2, 64, 255, 0, 0},
-    {GF_DEVICE_CPU, 2, 64, 4095, 0, 0},
-    {GF_DEVICE_CPU, 2, 256, 5, 0, 0},
-    {GF_DEVICE_CPU, 2, 256, 255, 0, 0},
-    {GF_DEVICE_CPU, 2, 256, 4095, 0, 0},
-    {GF_DEVICE_CPU, 2, 1024, 4095, 0, 0},
-    {GF_DEVICE_CPU, 2, 256, 65536, 0.50, 0},
-    {GF_DEVICE_CUDA, 2, 64, 5, 0, 0},
-    {GF_DEVICE_CUDA, 2, 64, 255, 0, 0},
-    {GF_DEVICE_CUDA, 2, 64, 4095, 0.10, 0},
-    {GF_DEVICE_CUDA, 2, 256, 255, 0, 0},
-    {GF_DEVICE_CUDA, 2, 256, 4095, 0, 0},
-    {GF_DEVICE_CUDA, 2, 1024, 4095, 0, 0},
-    {GF_DEVICE_CUDA, 2, 128, 65536, 0, 0},
-    {GF_DEVICE_CUDA, 2, 128, 1 << 20, 0.10, 0},
-    {GF_DEVICE_CUDA, 128, 128, 1 << 20, 0.50, 0},
-    {GF_DEVICE_CPU, 2, 128, 4095, 0, 1},
-    {GF_DEVICE_CPU, 2, 256, 65536, 0, 1},
-    {GF_DEVICE_CPU, 2, 128, 1 << 20, 0.50, 1},
-    {GF_DEVICE_CUDA, 2, 64, 4095, 0, 1},
-    {GF_DEVICE_CUDA, 2, 64, 1 << 20, 0.25, 1},
+    {GF_DEVICE_CPU, 2, 64, 5, 0, 0, 0},
+    {GF_DEVICE_CPU, 2, 64, 255, 0, 0, 0},
+    {GF_DEVICE_CPU, 2, 64, 4095, 0, 0, 0},
+    {GF_DEVICE_CPU, 2, 256, 5, 0, 0, 0},
+    {GF_DEVICE_CPU, 2, 256, 255, 0, 0, 0},
+    {GF_DEVICE_CPU, 2, 256, 4095, 0, 0, 0},
+    {GF_DEVICE_CPU, 2, 1024, 4095, 0, 0, 0},
+    {GF_DEVICE_CPU, 2, 256, 65536, 0.50, 0, 0},
+    {GF_DEVICE_CUDA, 2, 64, 5, 0, 0, 0},
+    {GF_DEVICE_CUDA, 2, 64, 255, 0, 0, 0},
+    {GF_DEVICE_CUDA, 2, 64, 4095, 0.10, 0, 0},
+    {GF_DEVICE_CUDA, 2, 256, 255, 0, 0, 0},
+    {GF_DEVICE_CUDA, 2, 256, 4095, 0, 0, 0},
+    {GF_DEVICE_CUDA, 2, 1024, 4095, 0, 0, 0},
+    {GF_DEVICE_CUDA, 2, 128, 65536, 0, 0, 0},
+    {GF_DEVICE_CUDA, 2, 128, 1 << 20, 0.10, 0, 0},
+    {GF_DEVICE_CUDA, 128, 128, 1 << 20, 0.50, 0, 0},
+    {GF_DEVICE_CPU, 2, 128, 4095, 0, 1, 0},
+    {GF_DEVICE_CPU, 2, 256, 65536, 0, 1, 0},
+    {GF_DEVICE_CPU, 2, 128, 1 << 20, 0.50, 1, 0},
+    {GF_DEVICE_CPU, 2, 128, 1 << 20, 0, 1, 1},
+    {GF_DEVICE_CUDA, 2, 64, 4095, 0, 1, 0},
+    {GF_DEVICE_CUDA, 2, 64, 1 << 20, 0.25, 1, 0},
 };
 
 /* What the output check needs: every input frame of channels 0 and C-1,
@@ -162,6 +171,10 @@ static gf_engine *make_engine(const row *w, float *h, gf_live_head *head)
     c.chunk_frames = w->block;
     c.partition = w->block; /* a power of two here: one block in, one block out */
     c.device = w->dev;
+    /* As gpufilt --live: on the CPU, NUPC for a filter of 1024 blocks or more
+     * (the block its first partition), unless the row compares. */
+    if (w->dev == GF_DEVICE_CPU && !w->uniform && c.num_taps / w->block >= 1024)
+        c.method = GF_METHOD_NUPC;
     char detail[256];
     gf_engine *e = NULL;
     const gf_status st = gf_engine_create(&c, &e, detail, sizeof detail);
@@ -228,7 +241,23 @@ static int run(const row *w, int warmup, int blocks, result *r, gf_method *metho
         goto done;
     memset(tail, 0, 3 * n * sizeof *tail);
     unsigned s = 1;
+    /* NUPC: its larger levels run on threads of their own in the time the
+     * stream gives them, so its blocks come at the period, as audio's do
+     * (the others' work is all in the round trip: they run back to back). */
+    const int paced = gf_engine_method(e) == GF_METHOD_NUPC;
+    struct timespec due;
+    clock_gettime(CLOCK_MONOTONIC, &due);
+    const long period_ns = (long)((double)block / RATE * 1e9);
     for (int b = 0; b < warmup + blocks; b++) {
+        if (paced) {
+            due.tv_nsec += period_ns;
+            while (due.tv_nsec >= 1000000000L) {
+                due.tv_nsec -= 1000000000L;
+                due.tv_sec++;
+            }
+            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL) == EINTR) {
+            }
+        }
         next_block(&s, in, block, w->channels, &hs);
         double dt = 0;
         if (w->zero) { /* the callback's own work: the head */
@@ -336,8 +365,12 @@ int main(int argc, char **argv)
         wrong |= !ok;
         printf("%-6s %4d %6zu %8zu %-7s %10.3f %9.2f %9.2f %9.2f %11.1f %8s %8.2g\n",
                gf_device_name(w->dev), w->channels, w->block, w->taps,
-               w->zero ? (m == GF_METHOD_FFT ? "zero+f" : "zero+d")
-                       : (m == GF_METHOD_FFT ? "fft" : "direct"),
+               w->zero               ? (m == GF_METHOD_NUPC  ? "zero+n"
+                                        : m == GF_METHOD_FFT ? "zero+f"
+                                                             : "zero+d")
+               : m == GF_METHOD_NUPC ? "nupc"
+               : m == GF_METHOD_FFT  ? "fft"
+                                     : "direct",
                1e3 * period, 100 * r.median / period, 100 * r.p99 / period, 100 * r.max / period,
                1e6 * r.p99, ok ? "ok" : "WRONG", r.err);
         fflush(stdout);

@@ -563,8 +563,6 @@ static const char *check_io(const gf_cli_options *o)
         return "--live filters causally: --mode full would need the end of a stream that has none";
     if (live && o->partition)
         return "--partition is for IN and OUT: --live's FFT partition is its block (--frames)";
-    if (live && o->method == GF_METHOD_NUPC)
-        return "--method nupc is for IN and OUT: --live runs direct or fft";
     if (live && (o->raw || o->out_raw))
         return "--raw and --out-raw are for IN and OUT, not --live";
     if (!live &&

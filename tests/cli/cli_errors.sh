@@ -144,7 +144,6 @@ expect 2 "${E}--method: 'fast' is not one of auto, direct, fft, nupc" in.wav out
 expect 2 "${E}--method direct takes at most 8192 taps (the FFT method up to 4194304)" in.wav out.wav --taps 8193 --method direct
 expect 2 "${E}the ref backend of this build has no FFT method in f32" in.wav out.wav --taps 5 --method fft --device ref
 expect 2 "${E}the ref backend of this build has no NUPC method in f64" in.wav out.wav --taps 5 --method nupc --device ref --precision f64
-expect 2 "${E}--method nupc is for IN and OUT: --live runs direct or fft" --live --taps 5 --method nupc
 expect 2 "${E}--partition: '1000' is not a power of two (16, 32, ... 1048576)" in.wav out.wav --taps 5 --partition 1000
 expect 2 "${E}--partition: '8' is out of range 16..1048576" in.wav out.wav --taps 5 --partition 8
 expect 2 "${E}--partition: '2097152' is out of range 16..1048576" in.wav out.wav --taps 5 --partition 2097152

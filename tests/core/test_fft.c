@@ -344,6 +344,10 @@ static int test_seams(void)
     int bad = 0;
     if (g_method == GF_METHOD_NUPC) { /* many levels, partial blocks of each at every seam */
         bad += seams_case(5000, 16, 2, GF_MODE_CAUSAL, GF_PRECISION_F32, 12000);
+        /* Levels up to 2048 frames: at chunks of 16 and 48 frames those of
+         * 1024 and 2048 run on threads of their own (cpu_nupc.c), against
+         * the default chunk's in line. */
+        bad += seams_case(20000, 16, 2, GF_MODE_SAME, GF_PRECISION_F32, 40000);
         bad += seams_case(2000, 32, 1, GF_MODE_SAME, g_f64 ? GF_PRECISION_F64 : GF_PRECISION_F32,
                           6001);
     }

@@ -302,6 +302,21 @@ case_with_retry zero_fft3000_f32 \
     "--coeffs $work/taps3000.txt --head $head --fft-partition $frames" \
     --coeffs "$work/taps3000.txt" --method fft --latency zero --frames "$frames" ||
     fails=$((fails + 1))
+# The NUPC method (on the cpu the default for a filter of 1024 blocks or
+# more), the 64-frame block its first partition: 30,000 taps in levels of
+# 64 .. 4096 frames, on the worker but for the largest, which runs on a
+# thread of its own (cpu_nupc.c). Checked within the FFT bound at P = 64,
+# which exceeds NUPC's (its levels' partitions are longer, their K far
+# smaller).
+cases=14
+if [ "$device" = cpu ]; then
+    cases=15
+    "$check" --make-coeffs 30000 7 >"$work/taps30000.txt"
+    pa_block=64
+    case_with_retry nupc30000_f32 "--coeffs $work/taps30000.txt --fft-partition 64" \
+        --coeffs "$work/taps30000.txt" --method nupc --frames 64 || fails=$((fails + 1))
+    pa_block=0
+fi
 if ! grep -qF "latency 0 frames (0.000 ms) added by gpufilt (the first $head taps in the audio callback, the other $((zero_taps - head)) by the worker $head frames ahead)" \
     "$work/zero_direct_f32.err"; then
     echo "live_jack: zero_direct_f32: FAIL: its latency line"
@@ -466,5 +481,5 @@ else
     echo "live_jack: matrix: PASS"
 fi
 
-echo "live_jack: device $device: $((14 - fails)) passed, $fails failed"
+echo "live_jack: device $device: $((cases - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

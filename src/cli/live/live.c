@@ -78,17 +78,30 @@ static int choose_devices(gf_live *lv, gf_pa_config *cfg)
     return GF_EXIT_OK;
 }
 
+/* A filter this many periods long takes, on the CPU, the NUPC method. */
+#define LIVE_NUPC_PERIODS 1024
+
 /* The method for a period of period_frames frames: the FFT method's
  * partition is the period (gf_cli_live_partition); a period that cannot be
- * one leaves the direct method. */
+ * one leaves the direct method. On the CPU, unless --method says
+ * otherwise, a filter of LIVE_NUPC_PERIODS periods or more takes the NUPC
+ * method with the period as its first partition: a period's own work is a
+ * few small partitions', the larger ones run on threads of their own ahead
+ * of when their outputs are due (cpu_nupc.c), where the FFT method
+ * multiplies every partition of the filter every period. */
 static int live_method(const gf_live *lv, const gf_taps *t, gf_config *c)
 {
-    if ((c->partition = gf_cli_live_partition(lv->period_frames)) != 0)
+    if ((c->partition = gf_cli_live_partition(lv->period_frames)) != 0) {
+        if (c->method == GF_METHOD_AUTO && c->device == GF_DEVICE_CPU &&
+            t->n / c->partition >= LIVE_NUPC_PERIODS)
+            c->method = GF_METHOD_NUPC;
         return GF_EXIT_OK;
-    if (c->method == GF_METHOD_FFT || t->n > GF_MAX_TAPS) {
-        gf_cli_error("the FFT method needs --frames to be a power of two from %zu (%zu taps, "
+    }
+    if (c->method == GF_METHOD_FFT || c->method == GF_METHOD_NUPC || t->n > GF_MAX_TAPS) {
+        gf_cli_error("the %s method needs --frames to be a power of two from %zu (%zu taps, "
                      "--frames %zu)",
-                     GF_MIN_PARTITION, t->n, lv->period_frames);
+                     c->method == GF_METHOD_NUPC ? "NUPC" : "FFT", GF_MIN_PARTITION, t->n,
+                     lv->period_frames);
         return GF_EXIT_USAGE;
     }
     c->method = GF_METHOD_DIRECT;
@@ -393,9 +406,10 @@ static void announce(gf_live *lv, const gf_pa_config *cfg)
             lv->period_frames, lv->taps, lv->taps == 1 ? "" : "s", lv->mean ? " (mean)" : "",
             lv->prec == GF_PRECISION_F32 ? "f32" : "f64",
             lv->head.taps ? "head direct in the callback, tail " : "",
-            !e                                     ? "none"
-            : gf_engine_method(e) == GF_METHOD_FFT ? "fft"
-                                                   : "direct",
+            !e                                      ? "none"
+            : gf_engine_method(e) == GF_METHOD_FFT  ? "fft"
+            : gf_engine_method(e) == GF_METHOD_NUPC ? "nupc"
+                                                    : "direct",
             e ? gf_engine_backend(e) : "cpu");
     if (o->stats)
         fprintf(stderr, "gpufilt: live: worker thread at %s priority\n",
