@@ -73,6 +73,10 @@
  *     (each level's bound as FFT's over its segment, plus the L - 1 sums);
  *   - output comes in whole partitions of B frames: the latency is B, where
  *     FFT's is its partition (about T/8 by default).
+ * On the cpu backend a level whose slack o_l - S_l is 32 chunks or more
+ * (gf_config.chunk_frames of a few B, as a live engine's) runs on a thread
+ * of its own, created with the engine (at nice 10 on Linux), and the call
+ * that needs its outputs waits for it; its bytes are the same.
  * CPU backend only (GF_ERR_UNSUPPORTED elsewhere); never chosen by
  * GF_METHOD_AUTO.
  *
