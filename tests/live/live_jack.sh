@@ -322,6 +322,22 @@ if ! grep -qF "latency 0 frames (0.000 ms) added by gpufilt (the first $head tap
     echo "live_jack: zero_direct_f32: FAIL: its latency line"
     fails=$((fails + 1))
 fi
+# --latency zero with a block shorter than half the host's period: the
+# callbacks bring JACK's period, more than the 128 taps of the head, so
+# the tail cannot be in time; gpufilt says so, once, and what to use.
+if [ "$period" -ge 256 ]; then
+    "$gpufilt" --live --host-api JACK --in system --out system --device "$device" \
+        --coeffs "$work/taps3000.txt" --latency zero --frames 64 --duration 2 \
+        </dev/null 2>"$work/zero_short.err"
+    want="gpufilt: warning: live: --latency zero: the host's callbacks bring up to $period frames, more than the 128 taps filtered in the callback (2 x --frames), so their tail comes too late and plays silent: use --frames $((period / 2)) or more, or --latency block"
+    if [ "$(grep -cxF "$want" "$work/zero_short.err")" != 1 ]; then
+        echo "live_jack: zero_short: FAIL: no warning (or not once) that the period outruns the head"
+        sed 's/^/  /' "$work/zero_short.err"
+        fails=$((fails + 1))
+    else
+        echo "live_jack: zero_short: PASS: warned once"
+    fi
+fi
 # --latency auto: 5 taps cost the callback next to nothing, so zero.
 case_with_retry auto_taps5_f32 "--coeffs $work/taps5.txt" \
     --coeffs "$work/taps5.txt" --latency auto --frames "$frames" || fails=$((fails + 1))

@@ -358,6 +358,23 @@ static void print_counts(gf_live *lv, const char *prefix)
             get(&n->late_drops), get(&n->out_full), get(&n->out_lost));
 }
 
+/* --latency zero: the tail of output frame n needs input up to n - H, so a
+ * callback of more than H frames (the host's period, as it comes) cannot
+ * have its tail in time, and plays it silent. Said once, when seen. */
+static void check_zero_period(gf_live *lv)
+{
+    if (!lv->head.taps || !lv->e || lv->zero_period_told)
+        return;
+    const unsigned long long most = get(&gf_pa_counts_of(lv->link)->head_frames_max);
+    if (most <= lv->head.taps)
+        return;
+    lv->zero_period_told = 1;
+    gf_cli_warn("live: --latency zero: the host's callbacks bring up to %llu frames, more than "
+                "the %zu taps filtered in the callback (2 x --frames), so their tail comes too "
+                "late and plays silent: use --frames %llu or more, or --latency block",
+                most, lv->head.taps, (most + 1) / 2);
+}
+
 /* One line, once the start-up phase is over: what gpufilt adds (priming,
  * plus what start-up added), and what PortAudio reports for the host's side
  * (which includes its own buffering: one block on the output side where it
@@ -472,6 +489,7 @@ static int wait_for_end(gf_live *lv, gf_live_control *ctl, volatile sig_atomic_t
             if (!o->quiet)
                 tell_latency(lv);
         }
+        check_zero_period(lv);
         if (o->stats && t >= next_stats) {
             print_stats(lv, ctl, t - t_start);
             next_stats += 1.0;
@@ -485,6 +503,7 @@ static int wait_for_end(gf_live *lv, gf_live_control *ctl, volatile sig_atomic_t
 
 static void report_end(gf_live *lv, volatile sig_atomic_t *stop, double t_start, int lost, int told)
 {
+    check_zero_period(lv);
     gf_pa_counts *n = gf_pa_counts_of(lv->link);
     char prefix[128];
     snprintf(prefix, sizeof prefix, "stopped after %.1f s (%llu frames in, %llu out)%s; ",

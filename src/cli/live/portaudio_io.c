@@ -120,6 +120,9 @@ static int on_audio(const void *input, void *output, unsigned long frames,
         unsigned long long m = atomic_load_explicit(&l->n.head_ns_max, memory_order_relaxed);
         while (ns > m && !atomic_compare_exchange_weak(&l->n.head_ns_max, &m, ns)) {
         }
+        unsigned long long f = atomic_load_explicit(&l->n.head_frames_max, memory_order_relaxed);
+        while (frames > f && !atomic_compare_exchange_weak(&l->n.head_frames_max, &f, frames)) {
+        }
         if (quiet) {
             bump(&l->n.out_empty, 1);
             bump(&l->n.out_silence, quiet);

@@ -39,7 +39,8 @@ typedef struct gf_pa_counts {
     atomic_ullong raised;                  /* latency added during start-up, frames */
     /* --latency zero: the callback's own work (the head), per callback */
     atomic_ullong head_calls, head_ns_total, head_ns_max;
-    atomic_int warm; /* start-up phase over */
+    atomic_ullong head_frames_max; /* the most frames one callback brought */
+    atomic_int warm;               /* start-up phase over */
 } gf_pa_counts;
 
 typedef struct gf_pa_config {

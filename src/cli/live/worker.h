@@ -76,6 +76,7 @@ typedef struct gf_live {
     /* --latency zero: the head the callback filters (head.taps 0 otherwise);
      * e is the tail's engine, NULL where the head is the whole filter */
     gf_live_head head;
+    int zero_period_told;    /* the monitor said the host's periods outrun the head */
     size_t taps;             /* the whole filter's */
     gf_live_latency latency; /* what plays: --latency, or what auto chose */
     int mean;                /* it is the mean filter (--taps N) */
