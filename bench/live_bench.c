@@ -34,7 +34,7 @@
  * Targets, each a PASS/MISS line (SKIP without a usable GPU):
  *   cuda, 2 ch, 64-frame blocks, 4095 taps:        p99 <= 10% of the period
  *   cuda, 2 ch, 128-frame blocks, 2^20 taps:       p99 <= 10%
- *   cuda, 128 ch, 128-frame blocks, 2^20 taps:     p99 <= 50%
+ *   cuda, 128 ch, 128-frame blocks, 2^20 taps:     p99 <= 15% (issue "Live audio")
  *   cpu, 2 ch, 256-frame blocks, 65536 taps:       p99 <= 50%
  *   zero: cuda, 2 ch, 64-frame blocks, 2^20 taps:  p99 <= 25% (callback and worker)
  *   zero: cpu, 2 ch, 128-frame blocks, 2^20 taps:  p99 <= 50%
@@ -97,7 +97,7 @@ static const row rows[] = {
     {GF_DEVICE_CUDA, 2, 1024, 4095, 0, 0, 0},
     {GF_DEVICE_CUDA, 2, 128, 65536, 0, 0, 0},
     {GF_DEVICE_CUDA, 2, 128, 1 << 20, 0.10, 0, 0},
-    {GF_DEVICE_CUDA, 128, 128, 1 << 20, 0.50, 0, 0},
+    {GF_DEVICE_CUDA, 128, 128, 1 << 20, 0.15, 0, 0},
     {GF_DEVICE_CPU, 2, 128, 4095, 0, 1, 0},
     {GF_DEVICE_CPU, 2, 256, 65536, 0, 1, 0},
     {GF_DEVICE_CPU, 2, 128, 1 << 20, 0.50, 1, 0},
