@@ -479,12 +479,9 @@ static int check_given(const gf_cli_options *o, const char *const *given)
         gf_cli_error("--%s is for --live (it needs a stream that plays)", name);
         return GF_EXIT_USAGE;
     }
-    if (o->latency == GF_LATENCY_ZERO && (o->control || o->hist_path || o->hist_png)) {
-        gf_cli_error("--latency zero: %s (use --latency block)",
-                     o->control ? "--control cannot change the filter yet while its head plays "
-                                  "in the audio callback"
-                                : "--hist and --hist-png record the worker's engine, which "
-                                  "filters only the tail");
+    if (o->latency == GF_LATENCY_ZERO && (o->hist_path || o->hist_png)) {
+        gf_cli_error("--latency zero: --hist and --hist-png record the worker's engine, which "
+                     "filters only the tail (use --latency block)");
         return GF_EXIT_USAGE;
     }
     if (o->control && (o->hist_path || o->hist_png)) {

@@ -308,9 +308,9 @@ case_with_retry zero_fft3000_f32 \
 # thread of its own (cpu_nupc.c). Checked within the FFT bound at P = 64,
 # which exceeds NUPC's (its levels' partitions are longer, their K far
 # smaller).
-cases=14
+cases=15
 if [ "$device" = cpu ]; then
-    cases=15
+    cases=16
     "$check" --make-coeffs 30000 7 >"$work/taps30000.txt"
     pa_block=64
     case_with_retry nupc30000_f32 "--coeffs $work/taps30000.txt --fft-partition 64" \
@@ -424,6 +424,15 @@ case_with_retry control_fft_f32 "--coeffs $work/taps3000.txt --fft-partition $fr
     --switch coeffs:$work/taps2000.txt --fade 960" \
     --coeffs "$work/taps3000.txt" --method fft --control "$fifo" --frames "$frames" ||
     fails=$((fails + 1))
+# The same change with --latency zero: the callback fades its head (the
+# first 2 x --frames taps of each filter) with the weights the worker fades
+# the tail with, over the same output frames.
+pa_block=0
+case_with_retry zero_control_fft_f32 "--coeffs $work/taps3000.txt --fft-partition $frames \
+    --switch coeffs:$work/taps2000.txt --fade 960" \
+    --coeffs "$work/taps3000.txt" --method fft --control "$fifo" --latency zero \
+    --frames "$frames" || fails=$((fails + 1))
+pa_block=$frames
 
 # SIGHUP: the command line's coefficient file, rewritten, is read again
 # and crossfaded in over --crossfade 5 (240 frames); a first SIGHUP finds

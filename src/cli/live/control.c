@@ -205,11 +205,22 @@ static int hand_over(gf_live_control *c, gf_engine *e, size_t taps, const char *
     sw->warm_blocks = warm;
     sw->fade = (size_t)llround((double)lv->o->crossfade_ms * lv->rate / 1000.0);
     snprintf(sw->command, sizeof sw->command, "%s", command);
+    gf_live_zero *z = lv->head.taps ? gf_pa_zero_of(lv->link) : NULL;
+    if (z) { /* --latency zero: the callback chooses the frame (head.h) */
+        z->fade = sw->fade;
+        z->warm = warm * P;
+    }
     atomic_store_explicit(&sw->state, GF_SWITCH_POSTED, memory_order_release);
-    while (atomic_load_explicit(&sw->state, memory_order_acquire) != GF_SWITCH_DONE) {
+    while (atomic_load_explicit(&sw->state, memory_order_acquire) != GF_SWITCH_DONE ||
+           (z && atomic_load_explicit(&z->head_state, memory_order_acquire) != GF_HEAD_DONE)) {
         if (atomic_load(&c->stop) || atomic_load_explicit(&lv->failed, memory_order_acquire))
             return -1; /* gf_live_control_destroy cleans up */
         sleep_ms(2);
+    }
+    if (z) { /* the old head's taps, which the callback has let go */
+        free(z->old_h);
+        z->old_h = NULL;
+        atomic_store_explicit(&z->head_state, GF_HEAD_IDLE, memory_order_release);
     }
     gf_engine_destroy(sw->old);
     sw->old = NULL;
@@ -230,6 +241,41 @@ static int hand_over(gf_live_control *c, gf_engine *e, size_t taps, const char *
     return 0;
 }
 
+/* --latency zero: the new filter t's head (its first H taps, zeros past
+ * its end) for the callback, and its tail (at least one tap, zero for a
+ * filter of H taps or fewer) as t for the worker's engine. */
+static int zero_split(gf_live *lv, gf_taps *t)
+{
+    const size_t H = lv->head.taps;
+    gf_live_zero *z = gf_pa_zero_of(lv->link);
+    if (t->n <= H) { /* pad: the tail engine keeps its place, silent */
+        const int filters = t->h ? t->filters : 1;
+        double *h = calloc((size_t)filters * (H + 1), sizeof *h);
+        if (!h) {
+            gf_cli_error("out of memory");
+            return GF_EXIT_INTERNAL;
+        }
+        for (int f = 0; f < filters; f++)
+            for (size_t k = 0; k < t->n; k++)
+                h[(size_t)f * (H + 1) + k] = t->h ? t->h[(size_t)f * t->n + k] : 1.0 / (double)t->n;
+        gf_taps_free(t);
+        t->h = h;
+        t->n = H + 1;
+        t->filters = filters;
+    }
+    gf_taps tail;
+    if (gf_live_head_taps(&lv->head, t, &z->next_h, &z->next_filters) != 0 ||
+        gf_live_tail_taps(t, H, &tail) != 0) {
+        free(z->next_h);
+        z->next_h = NULL;
+        gf_cli_error("out of memory");
+        return GF_EXIT_INTERNAL;
+    }
+    gf_taps_free(t);
+    *t = tail;
+    return GF_EXIT_OK;
+}
+
 /* Make filter state f play: taps, an engine, the hand-over. On failure one
  * line and the state stays as it was. Takes ownership of f->base. */
 static void apply(gf_live_control *c, const char *where, const char *command, filter_state *f,
@@ -240,8 +286,9 @@ static void apply(gf_live_control *c, const char *where, const char *command, fi
     gf_taps t;
     memset(&t, 0, sizeof t);
     gf_engine *e = NULL;
-    if (c->lv->head.taps) { /* the head plays in the audio callback */
-        refuse(where, "the filter cannot change yet with --latency zero");
+    if (c->lv->head.taps && !c->lv->e) { /* no tail: nothing to fade it with */
+        refuse(where, "with --latency zero a filter of at most 2 x --frames taps plays whole "
+                      "in the audio callback, and cannot change (start with a longer one)");
         free(f->base);
         return;
     }
@@ -252,8 +299,15 @@ static void apply(gf_live_control *c, const char *where, const char *command, fi
     }
     gf_cli_capture(&lines);
     int rc = state_taps(c, f, &t);
+    if (!rc && c->lv->head.taps)
+        rc = zero_split(c->lv, &t);
     if (!rc)
         rc = gf_live_make_engine(c->lv, &t, c->lv->device, 0, NULL, &e);
+    if (rc && c->lv->head.taps) { /* the new head's taps, never posted */
+        gf_live_zero *z = gf_pa_zero_of(c->lv->link);
+        free(z->next_h);
+        z->next_h = NULL;
+    }
     gf_cli_capture(NULL);
     const size_t taps = t.n;
     gf_taps_free(&t);
@@ -468,6 +522,12 @@ void gf_live_control_destroy(gf_live_control *c)
         gf_engine_destroy(sw->old);
     sw->e = sw->old = NULL;
     atomic_store(&sw->state, GF_SWITCH_IDLE);
+    gf_live_zero *z = c->lv->head.taps ? gf_pa_zero_of(c->lv->link) : NULL;
+    if (z) { /* the callback has stopped: what a change left */
+        free(z->next_h);
+        free(z->old_h);
+        z->next_h = z->old_h = NULL;
+    }
     if (c->fd >= 0 && !c->is_stdin)
         close(c->fd);
     free(c->now.base);

@@ -4,62 +4,85 @@
 #include <stdlib.h>
 #include <string.h>
 
+int gf_live_head_taps(const gf_live_head *hd, const gf_taps *t, void **h, int *filters)
+{
+    const size_t H = hd->taps, ss = hd->f64 ? sizeof(double) : sizeof(float);
+    const int n = t->h ? t->filters : 1;
+    unsigned char *g = malloc((size_t)n * H * ss);
+    if (!g)
+        return -1;
+    for (int f = 0; f < n; f++)
+        for (size_t k = 0; k < H; k++) {
+            const double v = k >= t->n ? 0.0
+                             : t->h    ? t->h[(size_t)f * t->n + k]
+                                       : 1.0 / (double)t->n;
+            if (hd->f64)
+                ((double *)g)[(size_t)f * H + k] = v;
+            else
+                ((float *)g)[(size_t)f * H + k] = (float)v;
+        }
+    *h = g;
+    *filters = n;
+    return 0;
+}
+
 int gf_live_head_init(gf_live_head *hd, const gf_taps *t, size_t H, int channels, gf_precision p,
                       size_t max_frames)
 {
     memset(hd, 0, sizeof *hd);
     hd->channels = channels;
-    hd->filters = t->h ? t->filters : 1;
     hd->f64 = p == GF_PRECISION_F64;
     hd->taps = H;
     hd->max_frames = max_frames;
     const size_t ss = hd->f64 ? sizeof(double) : sizeof(float), C = (size_t)channels;
-    hd->h = malloc((size_t)hd->filters * H * ss);
     hd->x = calloc(C * (H - 1 + max_frames), ss);
     hd->y = malloc(max_frames * C * ss);
+    hd->y2 = malloc(max_frames * C * ss);
     hd->acc = malloc(max_frames * ss);
-    if (!hd->h || !hd->x || !hd->y || !hd->acc) {
+    if (!hd->x || !hd->y || !hd->y2 || !hd->acc || gf_live_head_taps(hd, t, &hd->h, &hd->filters)) {
         gf_live_head_free(hd);
         return -1;
     }
-    for (int f = 0; f < hd->filters; f++)
-        for (size_t k = 0; k < H; k++) {
-            const double v = t->h ? t->h[(size_t)f * t->n + k] : 1.0 / (double)t->n;
-            if (hd->f64)
-                ((double *)hd->h)[(size_t)f * H + k] = v;
-            else
-                ((float *)hd->h)[(size_t)f * H + k] = (float)v;
-        }
     return 0;
 }
 
-/* Channel c in type T: its F new frames after its H - 1 of history, then
- * acc[i] = h[0] x[i] + h[1] x[i-1] + ... in k order for each output (the
- * loop over i inside, so that it vectorises without changing any output's
- * order of operations), interleaved into y; the history moved on. */
-#define HEAD_CHANNEL(T)                                            \
-    do {                                                           \
-        T *xs = (T *)hd->x + c * span, *acc = hd->acc, *y = hd->y; \
-        const T *h = (const T *)hd->h + f * H, *x0 = xs + H - 1;   \
-        for (size_t i = 0; i < F; i++)                             \
-            xs[H - 1 + i] = in[i * C + c];                         \
-        for (size_t i = 0; i < F; i++)                             \
-            acc[i] = h[0] * x0[i];                                 \
-        for (size_t k = 1; k < H; k++) {                           \
-            const T hk = h[k], *xk = x0 - k;                       \
-            for (size_t i = 0; i < F; i++)                         \
-                acc[i] = acc[i] + hk * xk[i];                      \
-        }                                                          \
-        for (size_t i = 0; i < F; i++)                             \
-            y[i * C + c] = acc[i];                                 \
-        memmove(xs, xs + F, (H - 1) * sizeof *xs);                 \
+/* Channel c's sums in type T over its history and new frames x0[0 .. F)
+ * (x0[-1], x0[-2], ... before them) by taps h: acc[i] = h[0] x[i] + h[1]
+ * x[i-1] + ... in k order for each output (the loop over i inside, so that
+ * it vectorises without changing any output's order of operations),
+ * interleaved into channel c of y. */
+#define HEAD_SUMS(T, taps, out)                                         \
+    do {                                                                \
+        T *acc = hd->acc, *y = (out);                                   \
+        const T *h = (taps), *x0 = (const T *)hd->x + c * span + H - 1; \
+        for (size_t i = 0; i < F; i++)                                  \
+            acc[i] = h[0] * x0[i];                                      \
+        for (size_t k = 1; k < H; k++) {                                \
+            const T hk = h[k], *xk = x0 - k;                            \
+            for (size_t i = 0; i < F; i++)                              \
+                acc[i] = acc[i] + hk * xk[i];                           \
+        }                                                               \
+        for (size_t i = 0; i < F; i++)                                  \
+            y[i * C + c] = acc[i];                                      \
+    } while (0)
+
+/* Channel c in type T: its F new frames after its H - 1 of history, the
+ * sums (and the incoming head's), then the history moved on. */
+#define HEAD_CHANNEL(T)                                                                     \
+    do {                                                                                    \
+        T *xs = (T *)hd->x + c * span;                                                      \
+        for (size_t i = 0; i < F; i++)                                                      \
+            xs[H - 1 + i] = in[i * C + c];                                                  \
+        HEAD_SUMS(T, (const T *)hd->h + (hd->filters == 1 ? 0 : c) * H, (T *)hd->y);        \
+        if (hd->h2)                                                                         \
+            HEAD_SUMS(T, (const T *)hd->h2 + (hd->filters2 == 1 ? 0 : c) * H, (T *)hd->y2); \
+        memmove(xs, xs + F, (H - 1) * sizeof *xs);                                          \
     } while (0)
 
 void gf_live_head_run(gf_live_head *hd, const float *in, size_t F)
 {
     const size_t C = (size_t)hd->channels, H = hd->taps, span = H - 1 + hd->max_frames;
     for (size_t c = 0; c < C; c++) {
-        const size_t f = hd->filters == 1 ? 0 : c;
         if (hd->f64)
             HEAD_CHANNEL(double);
         else
@@ -70,8 +93,10 @@ void gf_live_head_run(gf_live_head *hd, const float *in, size_t F)
 void gf_live_head_free(gf_live_head *hd)
 {
     free(hd->h);
+    free(hd->h2);
     free(hd->x);
     free(hd->y);
+    free(hd->y2);
     free(hd->acc);
     memset(hd, 0, sizeof *hd);
 }
@@ -90,16 +115,77 @@ void gf_live_zero_dropped(gf_live_zero *z, size_t n)
     z->mute = mute_span(z);
 }
 
+/* A change of filter posted (head.h): the crossfade starts at output
+ * frame fade_at, past every input frame the worker can have had (all up to
+ * this period's end), its warm-up and the tail's delay H; both heads run
+ * from now on. */
+static void fade_begin(gf_live_zero *z, size_t F)
+{
+    gf_live_head *hd = z->head;
+    if (hd->h2 || !z->switch_state ||
+        atomic_load_explicit(&z->head_state, memory_order_relaxed) != GF_HEAD_IDLE ||
+        atomic_load_explicit(z->switch_state, memory_order_acquire) != z->switch_posted)
+        return;
+    hd->h2 = z->next_h;
+    hd->filters2 = z->next_filters;
+    z->next_h = NULL;
+    z->fade_at = z->played + F + z->warm + hd->taps;
+    atomic_store_explicit(&z->head_state, GF_HEAD_CHOSEN, memory_order_release);
+}
+
+/* The head's output frames j in [0, F) at output frames played + j during
+ * a change: old * (1 - w) + new * w with w = (p + 1) / (fade + 1) at p =
+ * frame - fade_from (1 from p = fade on), in double, rounded once, as the
+ * worker fades the tail (worker.c); before fade_from the old head. Once
+ * the fade is over the new head is the head. */
+static void fade_mix(gf_live_zero *z, size_t F)
+{
+    gf_live_head *hd = z->head;
+    if (!hd->h2)
+        return;
+    const size_t C = (size_t)hd->channels;
+    for (size_t j = 0; j < F; j++) {
+        const unsigned long long g = z->played + j;
+        if (g < z->fade_at)
+            continue;
+        const unsigned long long p = g - z->fade_at;
+        const double w = p >= z->fade ? 1.0 : (double)(p + 1) / (double)(z->fade + 1);
+        for (size_t c = 0; c < C; c++) {
+            const size_t k = j * C + c;
+            if (hd->f64) {
+                double *a = hd->y;
+                const double *b = hd->y2;
+                a[k] = w == 1.0 ? b[k] : a[k] * (1.0 - w) + b[k] * w;
+            } else {
+                float *a = hd->y;
+                const float *b = hd->y2;
+                a[k] = w == 1.0 ? b[k] : (float)((double)a[k] * (1.0 - w) + (double)b[k] * w);
+            }
+        }
+    }
+    if (z->played + F >= z->fade_at + z->fade) { /* over: the new head plays alone */
+        z->old_h = hd->h;
+        hd->h = hd->h2;
+        hd->filters = hd->filters2;
+        hd->h2 = NULL;
+        atomic_store_explicit(&z->head_state, GF_HEAD_DONE, memory_order_release);
+    }
+}
+
 size_t gf_live_zero_play(gf_live_zero *z, const float *in, float *out, size_t F)
 {
     gf_live_head *hd = z->head;
     const size_t C = (size_t)hd->channels;
+    fade_begin(z, F);
     if (F > hd->max_frames) { /* a period longer than planned: nothing to play */
         memset(out, 0, F * C * sizeof(float));
         z->mute = mute_span(z);
+        z->played += F;
         return F;
     }
     gf_live_head_run(hd, in, F);
+    fade_mix(z, F);
+    z->played += F;
     size_t q = 0, r = F; /* frames [q, q + r) have their tail */
     if (z->tail) {
         q = z->hole < F ? z->hole : F;

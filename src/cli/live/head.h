@@ -15,6 +15,8 @@
 #include "cli.h"
 #include "live/ring.h"
 
+#include <stdatomic.h>
+
 typedef struct gf_live_head {
     int channels, filters, f64;
     size_t taps;       /* H */
@@ -23,6 +25,11 @@ typedef struct gf_live_head {
     void *x;           /* channels x (taps - 1 + max_frames): the history, then the block */
     void *y;           /* max_frames x channels, interleaved: the last run's output */
     void *acc;         /* max_frames: one channel's sums */
+    /* During a change of filter: the incoming head (filters2 x taps), run on
+     * the same history into y2; NULL otherwise. */
+    void *h2;
+    int filters2;
+    void *y2;
 } gf_live_head;
 
 /* The first H (<= t->n) taps of t (the mean filter's 1/T where t->h is
@@ -30,8 +37,14 @@ typedef struct gf_live_head {
 int gf_live_head_init(gf_live_head *hd, const gf_taps *t, size_t H, int channels, gf_precision p,
                       size_t max_frames);
 
+/* The taps [0, H) of t, zeros past t->n, as hd keeps them (*filters x H in
+ * its precision, malloc'ed) for a head to change to. 0, or -1 out of
+ * memory. */
+int gf_live_head_taps(const gf_live_head *hd, const gf_taps *t, void **h, int *filters);
+
 /* The head's output for the next F (<= max_frames) frames of input (in,
- * interleaved float) into hd->y, interleaved in the engine's precision. */
+ * interleaved float) into hd->y (and, with h2, the incoming head's into
+ * y2), interleaved in the engine's precision. */
 void gf_live_head_run(gf_live_head *hd, const float *in, size_t F);
 
 void gf_live_head_free(gf_live_head *hd);
@@ -47,6 +60,8 @@ void gf_live_head_free(gf_live_head *hd);
  *     many frames short (hole: played silent without reading) and the
  *     tail wrong while it may depend on them: `mute` frames silent.
  */
+enum { GF_HEAD_IDLE = 0, GF_HEAD_CHOSEN, GF_HEAD_DONE };
+
 typedef struct gf_live_zero {
     gf_live_head *head;
     gf_ring *tail;     /* frames of the engine's precision; NULL with no tail */
@@ -54,6 +69,29 @@ typedef struct gf_live_zero {
     size_t tail_taps;  /* T - H */
     size_t skip, hole; /* ring frames owed; output frames the ring will never hold */
     unsigned long long mute;
+    /*
+     * A change of filter (control.c), the callback choosing when: next_h
+     * and next_filters (the new head, gf_live_head_taps), fade and warm
+     * (the new tail's frames of warm-up) are set before the switch is
+     * posted (*switch_state, GF_SWITCH_POSTED). The callback, seeing it,
+     * picks fade_at, the output frame where the crossfade starts: past all
+     * input the worker may have had, plus warm, plus H (the tail's delay);
+     * it runs both heads from then on and sets head_state GF_HEAD_CHOSEN
+     * (release). The worker fades its tail from fade_at - H with the same
+     * weights (worker.c), so each output is old * (1 - w) + new * w, head
+     * and tail alike. After the fade the callback plays the new head
+     * alone, leaves the old taps in old_h and sets GF_HEAD_DONE; the
+     * control thread frees them and sets GF_HEAD_IDLE.
+     */
+    const atomic_int *switch_state; /* gf_live_switch's state, or NULL */
+    int switch_posted;              /* its value for a posted switch */
+    void *next_h;
+    int next_filters;
+    size_t fade, warm;
+    unsigned long long fade_at;
+    atomic_int head_state;
+    void *old_h;
+    unsigned long long played; /* the callback's: output frames */
 } gf_live_zero;
 
 /* One period of F frames: in (interleaved float) filtered into out

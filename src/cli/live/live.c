@@ -261,10 +261,13 @@ static int auto_zero(const gf_live *lv, const gf_pa_config *cfg, const gf_taps *
 {
     const gf_cli_options *o = lv->o;
     const double period = (double)lv->period_frames / lv->rate;
-    if (!cfg->duplex || o->control || o->hist_path || o->hist_png) {
+    /* A filter that plays whole in the callback has no tail to fade with. */
+    const int fixed = o->control && t->n <= 2 * lv->period_frames;
+    if (!cfg->duplex || fixed || o->hist_path || o->hist_png) {
         snprintf(buf, n, "not zero: %s",
                  !cfg->duplex ? "the input and output are not one full-duplex stream"
-                 : o->control ? "--control changes the filter"
+                 : fixed      ? "--control changes the filter, which has at most 2 x --frames "
+                                "taps: it would play whole in the audio callback"
                               : "--hist records the engine");
         return 0;
     }
@@ -547,6 +550,8 @@ int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop
         cfg.head = &lv->head;
         cfg.tail_taps = lv->e ? lv->taps - lv->head.taps : 0;
         cfg.precision = lv->prec;
+        cfg.switch_state = lv->e ? &lv->sw.state : NULL; /* no tail: the filter stays */
+        cfg.switch_posted = GF_SWITCH_POSTED;
     }
     if (!rc)
         rc = gf_pa_open(&lv->link, &cfg, &lv->capture, &lv->playback);

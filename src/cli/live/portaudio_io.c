@@ -364,6 +364,8 @@ int gf_pa_open(gf_pa_link **out, const gf_pa_config *c, gf_source *capture, gf_s
     l->zero.head = c->head;
     l->zero.tail = c->head && c->tail_taps ? &l->out : NULL;
     l->zero.tail_taps = c->tail_taps;
+    l->zero.switch_state = c->switch_state;
+    l->zero.switch_posted = c->switch_posted;
     if (sem_init(&l->wake, 0, 0) != 0) {
         gf_cli_error("cannot create a semaphore: %s", strerror(errno));
         gf_pa_close(l, 0);
@@ -449,6 +451,11 @@ void gf_pa_close(gf_pa_link *l, int lost)
 gf_pa_counts *gf_pa_counts_of(gf_pa_link *l)
 {
     return &l->n;
+}
+
+gf_live_zero *gf_pa_zero_of(gf_pa_link *l)
+{
+    return l->head ? &l->zero : NULL;
 }
 
 int gf_pa_is_duplex(const gf_pa_link *l)

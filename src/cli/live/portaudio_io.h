@@ -60,6 +60,10 @@ typedef struct gf_pa_config {
     struct gf_live_head *head;
     size_t tail_taps;
     gf_precision precision;
+    /* --latency zero with changes of filter: the switch's state and its
+     * value for a posted switch (head.h), or NULL. */
+    const atomic_int *switch_state;
+    int switch_posted;
 } gf_pa_config;
 
 typedef struct gf_pa_link gf_pa_link;
@@ -89,6 +93,8 @@ void gf_pa_close(gf_pa_link *l, int lost);
 
 /* What the session reports. */
 gf_pa_counts *gf_pa_counts_of(gf_pa_link *l);
+/* --latency zero: the callback's state (head.h), or NULL. */
+struct gf_live_zero *gf_pa_zero_of(gf_pa_link *l);
 int gf_pa_is_duplex(const gf_pa_link *l);
 size_t gf_pa_prime(const gf_pa_link *l);                              /* frames of silence primed */
 void gf_pa_latency(const gf_pa_link *l, double *in_s, double *out_s); /* PortAudio's */

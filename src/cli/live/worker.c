@@ -89,8 +89,15 @@ static int switch_block(gf_live *lv, size_t n)
     gf_live_switch *sw = &lv->sw;
     int state = atomic_load_explicit(&sw->state, memory_order_acquire);
     if (state == GF_SWITCH_POSTED) {
+        gf_live_zero *z = lv->head.taps ? gf_pa_zero_of(lv->link) : NULL;
+        if (z) { /* --latency zero: where the callback chose (head.h) */
+            if (atomic_load_explicit(&z->head_state, memory_order_acquire) != GF_HEAD_CHOSEN)
+                return 0;
+            sw->fade_from = z->fade_at - lv->head.taps;
+        } else {
+            sw->fade_from = lv->frames + sw->warm_blocks * lv->period_frames;
+        }
         sw->warm_from = lv->frames;
-        sw->fade_from = lv->frames + sw->warm_blocks * lv->period_frames;
         atomic_store_explicit(&sw->state, state = GF_SWITCH_TAKEN, memory_order_release);
     }
     if (state != GF_SWITCH_TAKEN)
