@@ -135,8 +135,8 @@ static void fade_begin(gf_live_zero *z, size_t F)
 
 /* The head's output frames j in [0, F) at output frames played + j during
  * a change: old * (1 - w) + new * w with w = (p + 1) / (fade + 1) at p =
- * frame - fade_from (1 from p = fade on), in double, rounded once, as the
- * worker fades the tail (worker.c); before fade_from the old head. Once
+ * frame - fade_at (1 from p = fade on), in double, rounded once, as the
+ * worker fades the tail (worker.c); before fade_at the old head. Once
  * the fade is over the new head is the head. */
 static void fade_mix(gf_live_zero *z, size_t F)
 {

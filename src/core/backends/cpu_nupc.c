@@ -360,13 +360,6 @@ gf_status gf_cpu_nupc_create(const gf_backend_params *p, int threads, gf_cpu_nup
     return GF_OK;
 }
 
-/* Copy `frames` interleaved frames to ring position `at` (wrapping). */
-static void ring_put(const gf_cpu_nupc *n, nupc_level *v, uint64_t at, const unsigned char *src,
-                     size_t frames)
-{
-    ring_copy(v->ring, v->ring_frames, (size_t)n->channels * n->ss, at, src, frames);
-}
-
 /* Run `blocks` whole blocks of level v from in (interleaved), its outputs
  * to its ring at their stream frames plus o. */
 static void level_run(gf_cpu_nupc *n, nupc_level *v, const unsigned char *in, size_t blocks,
@@ -374,7 +367,7 @@ static void level_run(gf_cpu_nupc *n, nupc_level *v, const unsigned char *in, si
 {
     const gf_chunk lc = {.in = in, .frames = blocks * v->lv.size, .out = n->scratch};
     run(ctx, v->fft, &lc);
-    ring_put(n, v, v->taken + v->lv.offset, n->scratch, lc.frames);
+    ring_copy(v->ring, v->ring_frames, v->fb, v->taken + v->lv.offset, n->scratch, lc.frames);
     v->taken += lc.frames;
 }
 
