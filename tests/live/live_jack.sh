@@ -308,9 +308,9 @@ case_with_retry zero_fft3000_f32 \
 # thread of its own (cpu_nupc.c). Checked within the FFT bound at P = 64,
 # which exceeds NUPC's (its levels' partitions are longer, their K far
 # smaller).
-cases=15
+cases=16
 if [ "$device" = cpu ]; then
-    cases=16
+    cases=17
     "$check" --make-coeffs 30000 7 >"$work/taps30000.txt"
     pa_block=64
     case_with_retry nupc30000_f32 "--coeffs $work/taps30000.txt --fft-partition 64" \
@@ -432,6 +432,19 @@ case_with_retry zero_control_fft_f32 "--coeffs $work/taps3000.txt --fft-partitio
     --switch coeffs:$work/taps2000.txt --fade 960" \
     --coeffs "$work/taps3000.txt" --method fft --control "$fifo" --latency zero \
     --frames "$frames" || fails=$((fails + 1))
+# A short filter with --latency zero and --control: all of it in the
+# callback, with a silent one-tap tail kept to fade a new filter's tail in
+# with. The mean filter of 1 tap to that of 3 (positive taps: a zero tail
+# adds nothing), bit for bit.
+mean3_command() {
+    wait_started "$1" || return 1
+    sleep 0.6
+    echo "taps 3" >"$fifo"
+}
+during=mean3_command
+case_with_retry zero_control_f32 "--taps 1 --switch taps:3 --fade 960" \
+    --taps 1 --method direct --control "$fifo" --latency zero --frames "$frames" ||
+    fails=$((fails + 1))
 pa_block=$frames
 
 # SIGHUP: the command line's coefficient file, rewritten, is read again

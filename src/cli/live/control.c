@@ -248,20 +248,9 @@ static int zero_split(gf_live *lv, gf_taps *t)
 {
     const size_t H = lv->head.taps;
     gf_live_zero *z = gf_pa_zero_of(lv->link);
-    if (t->n <= H) { /* pad: the tail engine keeps its place, silent */
-        const int filters = t->h ? t->filters : 1;
-        double *h = calloc((size_t)filters * (H + 1), sizeof *h);
-        if (!h) {
-            gf_cli_error("out of memory");
-            return GF_EXIT_INTERNAL;
-        }
-        for (int f = 0; f < filters; f++)
-            for (size_t k = 0; k < t->n; k++)
-                h[(size_t)f * (H + 1) + k] = t->h ? t->h[(size_t)f * t->n + k] : 1.0 / (double)t->n;
-        gf_taps_free(t);
-        t->h = h;
-        t->n = H + 1;
-        t->filters = filters;
+    if (gf_live_pad_taps(t, H + 1) != 0) { /* the tail engine keeps its place, silent */
+        gf_cli_error("out of memory");
+        return GF_EXIT_INTERNAL;
     }
     gf_taps tail;
     if (gf_live_head_taps(&lv->head, t, &z->next_h, &z->next_filters) != 0 ||
@@ -288,7 +277,8 @@ static void apply(gf_live_control *c, const char *where, const char *command, fi
     gf_engine *e = NULL;
     if (c->lv->head.taps && !c->lv->e) { /* no tail: nothing to fade it with */
         refuse(where, "with --latency zero a filter of at most 2 x --frames taps plays whole "
-                      "in the audio callback, and cannot change (start with a longer one)");
+                      "in the audio callback, and cannot change without --control (with it, "
+                      "the worker keeps a silent tail to fade with)");
         free(f->base);
         return;
     }

@@ -216,6 +216,24 @@ size_t gf_live_zero_play(gf_live_zero *z, const float *in, float *out, size_t F)
     return quiet;
 }
 
+int gf_live_pad_taps(gf_taps *t, size_t n)
+{
+    if (t->n >= n)
+        return 0;
+    const int filters = t->h ? t->filters : 1;
+    double *h = calloc((size_t)filters * n, sizeof *h);
+    if (!h)
+        return -1;
+    for (int f = 0; f < filters; f++)
+        for (size_t k = 0; k < t->n; k++)
+            h[(size_t)f * n + k] = t->h ? t->h[(size_t)f * t->n + k] : 1.0 / (double)t->n;
+    gf_taps_free(t);
+    t->h = h;
+    t->n = n;
+    t->filters = filters;
+    return 0;
+}
+
 int gf_live_tail_taps(const gf_taps *t, size_t H, gf_taps *tail)
 {
     memset(tail, 0, sizeof *tail);

@@ -101,6 +101,10 @@ size_t gf_live_zero_play(gf_live_zero *z, const float *in, float *out, size_t F)
 /* The worker missed n frames of input (its ring was full). */
 void gf_live_zero_dropped(gf_live_zero *z, size_t n);
 
+/* t as n taps per filter, zeros past its end (the mean filter's 1/T
+ * written out); unchanged when it has n or more. 0, or -1 out of memory. */
+int gf_live_pad_taps(gf_taps *t, size_t n);
+
 /* The taps t->h[H..T) (filter by filter) as taps of their own, T - H per
  * filter, for the worker's engine: 0, or -1 out of memory. */
 int gf_live_tail_taps(const gf_taps *t, size_t H, gf_taps *tail);

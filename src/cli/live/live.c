@@ -185,11 +185,26 @@ int gf_live_make_engine(gf_live *lv, const gf_taps *t, gf_device device, int fir
  * buffer size, which PortAudio then passes as it comes). */
 #define ZERO_MAX_FRAMES 16384
 
+/* The head's taps for a filter of T taps: min(T, 2 x --frames), and 2 x
+ * --frames with --control (split_head). */
+static size_t head_taps(const gf_live *lv, size_t T)
+{
+    const size_t F2 = 2 * lv->period_frames;
+    return T < F2 && !lv->o->control ? T : F2;
+}
+
 /* --latency zero: the head of H = min(T, 2 x --frames) taps for the
- * callback, and the rest as t for the worker's engine (none: t->n = 0). */
+ * callback, and the rest as t for the worker's engine (none: t->n = 0).
+ * With --control a filter of at most 2 x --frames taps gets a tail of one
+ * zero tap, so that a change has an engine to fade the new filter's tail
+ * in with (control.c). */
 static int split_head(gf_live *lv, gf_taps *t)
 {
-    const size_t H = t->n < 2 * lv->period_frames ? t->n : 2 * lv->period_frames;
+    const size_t H = head_taps(lv, t->n);
+    if (lv->o->control && gf_live_pad_taps(t, H + 1) != 0) {
+        gf_cli_error("out of memory");
+        return GF_EXIT_INTERNAL;
+    }
     gf_taps tail;
     memset(&tail, 0, sizeof tail);
     if (gf_live_head_init(&lv->head, t, H, lv->channels, lv->prec, ZERO_MAX_FRAMES) != 0 ||
@@ -199,6 +214,7 @@ static int split_head(gf_live *lv, gf_taps *t)
     }
     gf_taps_free(t);
     *t = tail;
+    lv->tail_taps = tail.n;
     return GF_EXIT_OK;
 }
 
@@ -210,7 +226,7 @@ static double time_head(const gf_live *lv, const gf_taps *t, int rounds)
     const size_t B = lv->period_frames, n = B * (size_t)lv->channels;
     gf_live_head hd;
     float *x = malloc(n * sizeof *x);
-    if (!x || gf_live_head_init(&hd, t, t->n < 2 * B ? t->n : 2 * B, lv->channels, lv->prec, B)) {
+    if (!x || gf_live_head_init(&hd, t, head_taps(lv, t->n), lv->channels, lv->prec, B)) {
         free(x);
         return -1;
     }
@@ -261,18 +277,14 @@ static int auto_zero(const gf_live *lv, const gf_pa_config *cfg, const gf_taps *
 {
     const gf_cli_options *o = lv->o;
     const double period = (double)lv->period_frames / lv->rate;
-    /* A filter that plays whole in the callback has no tail to fade with. */
-    const int fixed = o->control && t->n <= 2 * lv->period_frames;
-    if (!cfg->duplex || fixed || o->hist_path || o->hist_png) {
+    if (!cfg->duplex || o->hist_path || o->hist_png) {
         snprintf(buf, n, "not zero: %s",
                  !cfg->duplex ? "the input and output are not one full-duplex stream"
-                 : fixed      ? "--control changes the filter, which has at most 2 x --frames "
-                                "taps: it would play whole in the audio callback"
                               : "--hist records the engine");
         return 0;
     }
     const double head = time_head(lv, t, 64);
-    const size_t H = t->n < 2 * lv->period_frames ? t->n : 2 * lv->period_frames;
+    const size_t H = head_taps(lv, t->n);
     snprintf(buf, n, "the head's %zu taps take at most %.1f%% of the %.3f ms period here", H,
              100 * head / period, 1e3 * period);
     return head >= 0 && head <= period / 4;
@@ -394,7 +406,7 @@ static void tell_latency(gf_live *lv)
             snprintf(how, sizeof how,
                      "the first %zu taps in the audio callback, the other %zu by the worker "
                      "%zu frames ahead",
-                     lv->head.taps, lv->taps - lv->head.taps, prime);
+                     lv->head.taps, lv->tail_taps, prime);
         else
             snprintf(how, sizeof how, "all %zu taps in the audio callback", lv->head.taps);
         fprintf(stderr,
@@ -548,7 +560,7 @@ int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop
         rc = gf_live_control_start(&ctl, lv, reload);
     if (!rc && lv->head.taps) {
         cfg.head = &lv->head;
-        cfg.tail_taps = lv->e ? lv->taps - lv->head.taps : 0;
+        cfg.tail_taps = lv->e ? lv->tail_taps : 0;
         cfg.precision = lv->prec;
         cfg.switch_state = lv->e ? &lv->sw.state : NULL; /* no tail: the filter stays */
         cfg.switch_posted = GF_SWITCH_POSTED;
