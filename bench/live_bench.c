@@ -217,6 +217,29 @@ static void next_block(unsigned *s, float *in, size_t block, int C, history *hs)
     hs->frames += block;
 }
 
+/* The method column: the engine's method, "zero+" the tail's with
+ * --latency zero. */
+static const char *method_label(const row *w, gf_method m)
+{
+    if (m == GF_METHOD_NUPC)
+        return w->zero ? "zero+n" : "nupc";
+    if (m == GF_METHOD_FFT)
+        return w->zero ? "zero+f" : "fft";
+    return w->zero ? "zero+d" : "direct";
+}
+
+/* Sleep until *due + period_ns, which becomes *due. */
+static void wait_period(struct timespec *due, long period_ns)
+{
+    due->tv_nsec += period_ns;
+    while (due->tv_nsec >= 1000000000L) {
+        due->tv_nsec -= 1000000000L;
+        due->tv_sec++;
+    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, due, NULL) == EINTR) {
+    }
+}
+
 /* Returns 0, or -1 after printing why (an engine failed). */
 static int run(const row *w, int warmup, int blocks, result *r, gf_method *method)
 {
@@ -247,17 +270,9 @@ static int run(const row *w, int warmup, int blocks, result *r, gf_method *metho
     const int paced = gf_engine_method(e) == GF_METHOD_NUPC;
     struct timespec due;
     clock_gettime(CLOCK_MONOTONIC, &due);
-    const long period_ns = (long)((double)block / RATE * 1e9);
     for (int b = 0; b < warmup + blocks; b++) {
-        if (paced) {
-            due.tv_nsec += period_ns;
-            while (due.tv_nsec >= 1000000000L) {
-                due.tv_nsec -= 1000000000L;
-                due.tv_sec++;
-            }
-            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL) == EINTR) {
-            }
-        }
+        if (paced)
+            wait_period(&due, (long)((double)block / RATE * 1e9));
         next_block(&s, in, block, w->channels, &hs);
         double dt = 0;
         if (w->zero) { /* the callback's own work: the head */
@@ -364,13 +379,7 @@ int main(int argc, char **argv)
         const int ok = r.err <= 1.0;
         wrong |= !ok;
         printf("%-6s %4d %6zu %8zu %-7s %10.3f %9.2f %9.2f %9.2f %11.1f %8s %8.2g\n",
-               gf_device_name(w->dev), w->channels, w->block, w->taps,
-               w->zero               ? (m == GF_METHOD_NUPC  ? "zero+n"
-                                        : m == GF_METHOD_FFT ? "zero+f"
-                                                             : "zero+d")
-               : m == GF_METHOD_NUPC ? "nupc"
-               : m == GF_METHOD_FFT  ? "fft"
-                                     : "direct",
+               gf_device_name(w->dev), w->channels, w->block, w->taps, method_label(w, m),
                1e3 * period, 100 * r.median / period, 100 * r.p99 / period, 100 * r.max / period,
                1e6 * r.p99, ok ? "ok" : "WRONG", r.err);
         fflush(stdout);

@@ -16,9 +16,10 @@ gf_status gf_eng_submit(gf_engine *e, int s, const gf_chunk *c)
 {
     e->err_owner = e->owner[s];
     if ((e->owner[s] ? e->handoff_ops : e->ops)->device == GF_DEVICE_CUDA) {
-        const int all =
-            !e->owner[s] && e->split == GF_SPLIT_CHANNELS; /* every device, its channels */
-        for (int d = all ? 0 : s % e->ndev; d < (all ? e->ndev : s % e->ndev + 1); d++) {
+        /* by time the slot's device; by channel every device, its channels */
+        const int all = !e->owner[s] && e->split == GF_SPLIT_CHANNELS;
+        const int d0 = all ? 0 : s % e->ndev, d1 = all ? e->ndev : d0 + 1;
+        for (int d = d0; d < d1; d++) {
             e->dev_chunks[d]++;
             e->dev_frames[d] += c->frames;
         }

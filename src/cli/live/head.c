@@ -133,36 +133,40 @@ static void fade_begin(gf_live_zero *z, size_t F)
     atomic_store_explicit(&z->head_state, GF_HEAD_CHOSEN, memory_order_release);
 }
 
-/* The head's output frames j in [0, F) at output frames played + j during
- * a change: old * (1 - w) + new * w with w = (p + 1) / (fade + 1) at p =
- * frame - fade_at (1 from p = fade on), in double, rounded once, as the
- * worker fades the tail (worker.c); before fade_at the old head. Once
- * the fade is over the new head is the head. */
+void gf_live_crossfade(void *old, const void *incoming, size_t frames, int channels, int f64,
+                       unsigned long long first, unsigned long long fade_from, size_t fade)
+{
+    const size_t C = (size_t)channels;
+    for (size_t j = 0; j < frames; j++) {
+        const unsigned long long g = first + j;
+        if (g < fade_from)
+            continue;
+        const unsigned long long p = g - fade_from;
+        const double w = p >= fade ? 1.0 : (double)(p + 1) / (double)(fade + 1);
+        for (size_t c = 0; c < C; c++) {
+            const size_t k = j * C + c;
+            if (f64) {
+                double *a = old;
+                const double *b = incoming;
+                a[k] = w == 1.0 ? b[k] : a[k] * (1.0 - w) + b[k] * w;
+            } else {
+                float *a = old;
+                const float *b = incoming;
+                a[k] = w == 1.0 ? b[k] : (float)((double)a[k] * (1.0 - w) + (double)b[k] * w);
+            }
+        }
+    }
+}
+
+/* The head's output during a change: faded from fade_at as the worker
+ * fades the tail (worker.c), H frames later in its own count; once the
+ * fade is over the new head is the head. */
 static void fade_mix(gf_live_zero *z, size_t F)
 {
     gf_live_head *hd = z->head;
     if (!hd->h2)
         return;
-    const size_t C = (size_t)hd->channels;
-    for (size_t j = 0; j < F; j++) {
-        const unsigned long long g = z->played + j;
-        if (g < z->fade_at)
-            continue;
-        const unsigned long long p = g - z->fade_at;
-        const double w = p >= z->fade ? 1.0 : (double)(p + 1) / (double)(z->fade + 1);
-        for (size_t c = 0; c < C; c++) {
-            const size_t k = j * C + c;
-            if (hd->f64) {
-                double *a = hd->y;
-                const double *b = hd->y2;
-                a[k] = w == 1.0 ? b[k] : a[k] * (1.0 - w) + b[k] * w;
-            } else {
-                float *a = hd->y;
-                const float *b = hd->y2;
-                a[k] = w == 1.0 ? b[k] : (float)((double)a[k] * (1.0 - w) + (double)b[k] * w);
-            }
-        }
-    }
+    gf_live_crossfade(hd->y, hd->y2, F, hd->channels, hd->f64, z->played, z->fade_at, z->fade);
     if (z->played + F >= z->fade_at + z->fade) { /* over: the new head plays alone */
         z->old_h = hd->h;
         hd->h = hd->h2;

@@ -105,6 +105,16 @@ void gf_live_zero_dropped(gf_live_zero *z, size_t n);
  * written out); unchanged when it has n or more. 0, or -1 out of memory. */
 int gf_live_pad_taps(gf_taps *t, size_t n);
 
+/* The crossfade of a change of filter over `frames` interleaved frames of
+ * `channels` (f64: doubles, else floats), the first at frame `first` of
+ * its count: before fade_from `old` as it is, from p = frame - fade_from
+ * = fade on `incoming`, between them old * (1 - w) + incoming * w with
+ * w = (p + 1) / (fade + 1), in double, rounded once to the precision (the
+ * weights sum to 1: equal gain). Into old. The worker fades the tail with
+ * it, the callback the head (--latency zero). */
+void gf_live_crossfade(void *old, const void *incoming, size_t frames, int channels, int f64,
+                       unsigned long long first, unsigned long long fade_from, size_t fade);
+
 /* The taps t->h[H..T) (filter by filter) as taps of their own, T - H per
  * filter, for the worker's engine: 0, or -1 out of memory. */
 int gf_live_tail_taps(const gf_taps *t, size_t H, gf_taps *tail);

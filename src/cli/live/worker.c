@@ -52,36 +52,6 @@ static int run_engine(gf_live *lv, gf_engine *e, void *out, size_t n)
     return 0;
 }
 
-/* The crossfade over lv->out (old) and lv->out2 (new) for frames
- * lv->frames .. + n - 1: fade position p = frame - fade_from; before the
- * fade the old output, from p = fade on the new one, between them
- * old * (1 - w) + new * w with w = (p + 1) / (fade + 1), in double, rounded
- * once to the engine's precision (the weights sum to 1: equal gain). */
-static void crossfade(gf_live *lv, size_t n)
-{
-    const gf_live_switch *sw = &lv->sw;
-    const size_t C = (size_t)lv->channels;
-    for (size_t j = 0; j < n; j++) {
-        const unsigned long long g = lv->frames + j;
-        if (g < sw->fade_from)
-            continue;
-        const unsigned long long p = g - sw->fade_from;
-        const double w = p >= sw->fade ? 1.0 : (double)(p + 1) / (double)(sw->fade + 1);
-        for (size_t c = 0; c < C; c++) {
-            const size_t k = j * C + c;
-            if (lv->prec == GF_PRECISION_F32) {
-                float *a = lv->out;
-                const float *b = lv->out2;
-                a[k] = w == 1.0 ? b[k] : (float)((double)a[k] * (1.0 - w) + (double)b[k] * w);
-            } else {
-                double *a = lv->out;
-                const double *b = lv->out2;
-                a[k] = w == 1.0 ? b[k] : a[k] * (1.0 - w) + b[k] * w;
-            }
-        }
-    }
-}
-
 /* A change of filter at this block (worker.h): take a posted one, feed the
  * incoming engine, fade, and hand over once the fade is complete. */
 static int switch_block(gf_live *lv, size_t n)
@@ -106,7 +76,8 @@ static int switch_block(gf_live *lv, size_t n)
         return -1;
     if (lv->frames + n <= sw->fade_from)
         return 0; /* warming up: its output is not heard yet */
-    crossfade(lv, n);
+    gf_live_crossfade(lv->out, lv->out2, n, lv->channels, lv->prec == GF_PRECISION_F64, lv->frames,
+                      sw->fade_from, sw->fade);
     if (lv->frames + n >= sw->fade_from + sw->fade) {
         sw->old = lv->e;
         lv->e = sw->e;

@@ -271,6 +271,63 @@ static void level_wait(nupc_level *v, uint64_t end)
     pthread_mutex_unlock(&v->mu);
 }
 
+/* All the levels' memory, checked before any of it is taken (each level's
+ * FFT state checks only its own): per level its filter spectra, delay
+ * line, plans' buffers, stage and ring, as cpu_fft.c counts them, and a
+ * level's input ring and block output where it has a thread. */
+static size_t need_bytes(const gf_cpu_nupc *n, const gf_backend_params *p, int threads,
+                         const gf_nupc_level *lv, size_t count)
+{
+    const int filters = p->taps_per_channel ? p->channels : 1;
+    const size_t fb = (size_t)n->channels * n->ss;
+    size_t need = 0;
+    for (size_t l = 0; l < count; l++) {
+        const size_t S = lv[l].size, cap = (n->chunk + S - 1) / S * S;
+        const size_t spec = ((S + 1 + 7) & ~(size_t)7) * 2 * n->ss;
+        need += ((size_t)filters * lv[l].partitions +
+                 (size_t)n->channels * (lv[l].partitions - 1 + cap / S)) *
+                    spec +
+                (size_t)threads * (4 * S * n->ss + 2 * spec) +
+                (S + 2 * cap + lv[l].offset + n->chunk) * fb;
+        if (level_async(&lv[l], l, n->chunk))
+            need += (in_ring_frames(&lv[l], n->chunk) + S) * fb;
+    }
+    return need;
+}
+
+/* Level l of n: its FFT state over its segment of the taps, its stage and
+ * ring, and its thread where it has one. */
+static gf_status level_make(gf_cpu_nupc *n, const gf_backend_params *p, int threads,
+                            const gf_nupc_level *lv, size_t l, char *detail, size_t detail_size)
+{
+    nupc_level *v = &n->level[l];
+    const size_t S = lv->size, fb = (size_t)n->channels * n->ss;
+    v->lv = *lv;
+    v->fb = fb;
+    v->cap = (n->chunk + S - 1) / S * S;
+    v->ring_frames = n->chunk + lv->offset + S;
+    void *g = segment(p, lv, n->ss);
+    gf_backend_params q = *p;
+    q.method = GF_METHOD_FFT;
+    q.num_taps = lv->taps;
+    q.taps = g;
+    q.partition = S;
+    q.max_partition = S;
+    q.chunk_frames = v->cap;
+    q.history_frames = 0;
+    q.hist = NULL;
+    gf_status st =
+        g ? gf_cpu_fft_create(&q, threads, &v->fft, detail, detail_size) : GF_ERR_NO_MEMORY;
+    free(g);
+    if (st != GF_OK)
+        return st;
+    v->stage = gf_fft_alloc(v->cap * fb);
+    v->ring = gf_fft_alloc(v->ring_frames * fb);
+    if (!v->stage || !v->ring)
+        return GF_ERR_NO_MEMORY;
+    return level_async(lv, l, n->chunk) ? level_start(v, n->chunk) : GF_OK;
+}
+
 gf_status gf_cpu_nupc_create(const gf_backend_params *p, int threads, gf_cpu_nupc **out,
                              char *detail, size_t detail_size)
 {
@@ -284,25 +341,7 @@ gf_status gf_cpu_nupc_create(const gf_backend_params *p, int threads, gf_cpu_nup
     n->chunk = p->chunk_frames;
     gf_nupc_level lv[GF_NUPC_MAX_LEVELS];
     const size_t count = gf_nupc_levels(p->num_taps, p->partition, p->max_partition, lv);
-    const size_t fb = (size_t)n->channels * n->ss;
-    /* All the levels' memory, checked before any of it is taken (each
-     * level's FFT state checks only its own): per level its filter
-     * spectra, delay line, plans' buffers, stage and ring, as cpu_fft.c
-     * counts them. */
-    const int filters = p->taps_per_channel ? p->channels : 1;
-    size_t need = 0;
-    for (size_t l = 0; l < count; l++) {
-        const size_t S = lv[l].size, cap = (n->chunk + S - 1) / S * S;
-        const size_t spec = ((S + 1 + 7) & ~(size_t)7) * 2 * n->ss;
-        need += ((size_t)filters * lv[l].partitions +
-                 (size_t)n->channels * (lv[l].partitions - 1 + cap / S)) *
-                    spec +
-                (size_t)threads * (4 * S * n->ss + 2 * spec) +
-                (S + 2 * cap + lv[l].offset + n->chunk) * fb;
-        if (level_async(&lv[l], l, n->chunk)) /* on its own thread: in_ring and out */
-            need += (in_ring_frames(&lv[l], n->chunk) + S) * fb;
-    }
-    const size_t avail = gf_host_available();
+    const size_t need = need_bytes(n, p, threads, lv, count), avail = gf_host_available();
     if (need > avail) {
         gf_detail(detail, detail_size,
                   "the NUPC filter needs %.1f MiB of host memory (%zu taps x %d channel%s, "
@@ -315,36 +354,11 @@ gf_status gf_cpu_nupc_create(const gf_backend_params *p, int threads, gf_cpu_nup
     size_t most = 0;
     gf_status st = GF_OK;
     for (size_t l = 0; st == GF_OK && l < count; l++) {
-        nupc_level *v = &n->level[l];
-        v->lv = lv[l];
         n->nlevels = l + 1;
-        const size_t S = lv[l].size;
-        v->cap = (n->chunk + S - 1) / S * S;
-        v->ring_frames = n->chunk + lv[l].offset + S;
-        most = v->cap > most ? v->cap : most;
-        void *g = segment(p, &lv[l], n->ss);
-        gf_backend_params q = *p;
-        q.method = GF_METHOD_FFT;
-        q.num_taps = lv[l].taps;
-        q.taps = g;
-        q.partition = S;
-        q.max_partition = S;
-        q.chunk_frames = v->cap;
-        q.history_frames = 0;
-        q.hist = NULL;
-        st = g ? gf_cpu_fft_create(&q, threads, &v->fft, detail, detail_size) : GF_ERR_NO_MEMORY;
-        free(g);
-        if (st != GF_OK)
-            break;
-        v->fb = fb;
-        v->stage = gf_fft_alloc(v->cap * fb);
-        v->ring = gf_fft_alloc(v->ring_frames * fb);
-        if (!v->stage || !v->ring)
-            st = GF_ERR_NO_MEMORY;
-        else if (level_async(&lv[l], l, n->chunk))
-            st = level_start(v, n->chunk);
+        st = level_make(n, p, threads, &lv[l], l, detail, detail_size);
+        most = n->level[l].cap > most ? n->level[l].cap : most;
     }
-    if (st == GF_OK && !(n->scratch = gf_fft_alloc(most * fb)))
+    if (st == GF_OK && !(n->scratch = gf_fft_alloc(most * (size_t)n->channels * n->ss)))
         st = GF_ERR_NO_MEMORY;
     if (st != GF_OK) {
         if (st == GF_ERR_NO_MEMORY && (!detail || !detail[0]))
