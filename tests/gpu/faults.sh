@@ -158,6 +158,11 @@ for spec in cufftExecD2Z:3 cufftExecZ2D:3; do
         in.wav out.wav "${fft[@]}" --precision f64 --device cuda
     expect_no_output out.wav
 done
+# Two instances sharing the FFT method's chunks by time (--gpus 0,0): the
+# history copied from the instance that had the chunk before, failing.
+fault cudaMemcpyPeerAsync:1 5 "${E}cuda backend failed: CUDA device 0: CUDA error: cudaMemcpyPeerAsync failed: $DEV" \
+    in.wav out.wav "${fft[@]}" --device cuda --gpus 0,0
+expect_no_output out.wav
 # Out of GPU memory mid-run (a transform's work area) is a device error
 # (exit 5), not the host's out of memory (exit 1).
 fault cufftExecR2C:3:oom 5 "${E}cuda backend failed: out of memory: cufftExecR2C failed: $CUFFT_OOM" \

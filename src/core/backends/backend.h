@@ -96,6 +96,14 @@ typedef struct gf_chunk {
      * spectra and the last block are kept). 0: the history is the
      * backend's own. */
     size_t prime_frames;
+    /* With prime_frames, several instances by time (multi.c): the state of
+     * the instance (of the same backend) that was given the chunk just
+     * before this one, and its slot; NULL when there is none. A backend may
+     * copy the history from what that slot still holds on its device (GPU
+     * to GPU) instead of from halo, where it holds all of it: the same
+     * samples, so the same bytes. */
+    void *prime_peer;
+    int prime_peer_slot;
     const void *halo;
     const void *in;
     size_t frames;

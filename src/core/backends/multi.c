@@ -13,7 +13,11 @@
  * it (the engine's halo, K partitions), and the instance takes them in
  * first (gf_chunk.prime_frames). Near the start, where fewer frames than
  * that exist, the instance forgets its history and takes in all there is,
- * from the stream's first frame, as one instance would.
+ * from the stream's first frame, as one instance would. The previous
+ * chunk's input is still on the device that filtered it, so the chunk also
+ * names that instance and slot (gf_chunk.prime_peer): the CUDA backend
+ * copies the history from there, GPU to GPU, rather than up from the host,
+ * whose bandwidth the devices share.
  *
  * By channel: every chunk goes to every instance, at the same slot, and
  * instance d filters its share of the channels (gf_multi_share) through a
@@ -36,6 +40,8 @@ typedef struct multi {
     void *st[GF_MAX_DEVICES];
     size_t history; /* FFT: gf_backend_params.history_frames; 0: direct */
     uint64_t pos;   /* frames submitted since create or reset */
+    int last;       /* the slot of the last chunk submitted by time; -1: none since reset */
+    int peer;       /* 1: chunks name the instance that had the one before (prime_peer) */
     unsigned char busy[GF_MAX_SLOTS];
     char err[320]; /* the last failure, its device named */
 } multi;
@@ -89,6 +95,11 @@ static gf_status multi_create(const gf_backend_params *p, void **state, char *de
     m->n = p->cuda_device_count;
     m->split = p->split;
     m->history = p->split == GF_SPLIT_TIME ? p->history_frames : 0;
+    m->last = -1;
+    /* GPUFILT_PEER_HISTORY=0: the history from the host, as before there
+     * was a peer copy; for measuring what that copy saves (docs/scaling.md). */
+    const char *peer = getenv("GPUFILT_PEER_HISTORY");
+    m->peer = !(peer && !strcmp(peer, "0"));
     for (int d = 0; d < m->n; d++) {
         const gf_backend_params one = instance(p, d);
         m->ordinal[d] = one.cuda_device;
@@ -196,6 +207,10 @@ static gf_status multi_submit(void *state, int slot, const gf_chunk *c)
     if (m->history && m->pos > 0) {
         if (m->pos >= m->history) {
             one.prime_frames = m->history;
+            if (m->peer && m->last >= 0) { /* the chunk before, where it still is */
+                one.prime_peer = m->st[m->last % m->n];
+                one.prime_peer_slot = m->last / m->n;
+            }
         } else {
             const gf_status st = restart(m, d);
             if (st != GF_OK)
@@ -207,6 +222,7 @@ static gf_status multi_submit(void *state, int slot, const gf_chunk *c)
     const gf_status st = failed(m, d, m->in->submit(m->st[d], slot / m->n, &one));
     if (st == GF_OK)
         m->busy[slot] = 1;
+    m->last = st == GF_OK ? slot : -1;
     return st;
 }
 
@@ -217,6 +233,7 @@ static void multi_reset(void *state)
         if (m->in->reset)
             m->in->reset(m->st[d]);
     m->pos = 0;
+    m->last = -1;
 }
 
 /* Host memory: the first instance's (the CUDA backend's is page-locked for

@@ -155,6 +155,8 @@ static void cuda_destroy(void *state)
             cudaEventDestroy(s->slot[i].uploaded);
         if (s->slot[i].computed)
             cudaEventDestroy(s->slot[i].computed);
+        if (s->slot[i].lent)
+            cudaEventDestroy(s->slot[i].lent);
         if (s->slot[i].stream)
             cudaStreamDestroy(s->slot[i].stream);
         cudaFree(s->slot[i].d_in);
@@ -305,6 +307,59 @@ static gf_status copy_frames(cuda_state *s, void *dev, const void *host, size_t 
     return GF_OK;
 }
 
+/* 1 when this instance's device may copy from device `from` directly: the
+ * same device, or peer access (NVLink or PCIe) enabled, which is asked once
+ * per pair and then left on for the process. The current device is s->dev. */
+static int peer_access(cuda_state *s, int from)
+{
+    if (from == s->dev)
+        return 1;
+    if (from < 0 || from >= 64)
+        return 0;
+    const unsigned long long bit = 1ull << from;
+    if (!(s->peer_asked & bit)) {
+        s->peer_asked |= bit;
+        int can = 0;
+        if (cudaDeviceCanAccessPeer(&can, s->dev, from) == cudaSuccess && can) {
+            const cudaError_t e = cudaDeviceEnablePeerAccess(from, 0);
+            if (e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled)
+                s->peer_ok |= bit;
+        }
+        cudaGetLastError(); /* a refusal only means the copy goes through the host */
+    }
+    return (s->peer_ok & bit) != 0;
+}
+
+/* The FFT method's history to prime with, pre_f frames into d_pre, copied
+ * from the slot of the instance that had the chunk before (gf_chunk
+ * .prime_peer) once that slot's upload is done; that slot's next upload
+ * waits for the copy (its `reader`). *copied = 0, and nothing queued, when
+ * that slot does not hold it all or the devices cannot copy directly:
+ * the caller uploads the history from the host. */
+static gf_status peer_prime(cuda_state *s, cuda_slot *sl, const gf_chunk *c, unsigned char *d_pre,
+                            size_t pre_f, int *copied)
+{
+    cuda_state *from = (cuda_state *)c->prime_peer;
+    const int fi = c->prime_peer_slot;
+    *copied = 0;
+    if (!from || s->m != &cuda_fft || fi < 0 || fi >= CUDA_SLOTS ||
+        (from == s && &s->slot[fi] == sl))
+        return GF_OK;
+    cuda_slot *fs = &from->slot[fi];
+    if (fs->held < pre_f || !peer_access(s, from->dev))
+        return GF_OK;
+    const size_t bytes = pre_f * (size_t)s->p.channels * s->ss;
+    const unsigned char *src = (const unsigned char *)fs->d_in +
+                               (from->hs + fs->end * (size_t)s->p.channels) * s->ss - bytes;
+    GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(sl->stream, fs->uploaded, 0));
+    GF_TRY(s->err, sizeof s->err,
+           cudaMemcpyPeerAsync(d_pre, s->dev, src, from->dev, bytes, sl->stream));
+    GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->lent, sl->stream));
+    fs->reader = sl->lent;
+    *copied = 1;
+    return GF_OK;
+}
+
 static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
 {
     cuda_state *s = (cuda_state *)state;
@@ -314,10 +369,15 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
     if (s->reset_failed != GF_OK)
         return s->reset_failed;
     GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
+    if (sl->reader) { /* another instance copies history out of d_in */
+        GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(sl->stream, sl->reader, 0));
+        sl->reader = NULL;
+    }
     /* Upload the frames and what the method reads before them: the direct
      * method's whole halo, the FFT method's history to prime with (its
-     * end); one copy when they are contiguous in memory. Host frames are
-     * host_channels samples apart, the instance's from channel_offset. */
+     * end; from another GPU where it is there); one copy when they are
+     * contiguous in memory. Host frames are host_channels samples apart,
+     * the instance's from channel_offset. */
     const size_t hs_f = hs / C, pre_f = s->m == &cuda_fft ? c->prime_frames : hs_f;
     const size_t hp = (size_t)s->host_channels * ss, first = (size_t)s->channel_offset * ss;
     const unsigned char *h_in = (const unsigned char *)c->in + first;
@@ -325,11 +385,16 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
     if (pre_f) {
         unsigned char *d_pre = d_in + (hs_f - pre_f) * C * ss;
         const unsigned char *h_pre = (const unsigned char *)c->halo + (hs_f - pre_f) * hp + first;
-        joined = h_pre + pre_f * hp == h_in;
-        GF_TRY(s->err, sizeof s->err,
-               copy_frames(s, d_pre, h_pre, pre_f + (joined ? c->frames : 0),
-                           cudaMemcpyHostToDevice, sl->stream));
+        int copied = 0;
+        GF_TRY(s->err, sizeof s->err, peer_prime(s, sl, c, d_pre, pre_f, &copied));
+        joined = !copied && h_pre + pre_f * hp == h_in;
+        if (!copied)
+            GF_TRY(s->err, sizeof s->err,
+                   copy_frames(s, d_pre, h_pre, pre_f + (joined ? c->frames : 0),
+                               cudaMemcpyHostToDevice, sl->stream));
     }
+    sl->held = pre_f + c->frames;
+    sl->end = c->frames;
     if (!joined)
         GF_TRY(s->err, sizeof s->err,
                copy_frames(s, d_in + hs * ss, h_in, c->frames, cudaMemcpyHostToDevice, sl->stream));

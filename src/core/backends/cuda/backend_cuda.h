@@ -22,9 +22,16 @@ typedef struct cuda_slot {
     cudaStream_t stream;
     cudaEvent_t done;
     cudaEvent_t uploaded, computed; /* FFT method: ordering with the compute stream */
-    void *d_in;                     /* hs + chunk samples + pad */
-    void *d_out;                    /* chunk samples */
-    void *d_hist;                   /* partial histograms: max_segs x nrec x part_bytes */
+    /* FFT method, several instances by time (multi.c): `lent` is recorded
+     * after this slot copied its history from another instance's slot;
+     * `reader` is that event of the instance that last copied from this
+     * slot (or NULL), which the next upload here waits for. `held` frames
+     * of input end where the last chunk, of `end` frames, ends. */
+    cudaEvent_t lent, reader;
+    size_t held, end;
+    void *d_in;   /* hs + chunk samples + pad */
+    void *d_out;  /* chunk samples */
+    void *d_hist; /* partial histograms: max_segs x nrec x part_bytes */
 } cuda_slot;
 
 typedef struct cuda_method cuda_method;
@@ -49,6 +56,9 @@ typedef struct cuda_state {
     size_t hist_smem; /* dynamic shared memory a histogram block may use */
     cuda_slot slot[CUDA_SLOTS];
     gf_status reset_failed; /* the last reset's status, returned by the next submit */
+    /* Devices this one may copy from directly (bit = ordinal), and those
+     * asked already (peer_access in backend_cuda.cu). */
+    unsigned long long peer_ok, peer_asked;
     char err[256];
 } cuda_state;
 

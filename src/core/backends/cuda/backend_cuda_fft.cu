@@ -14,11 +14,13 @@ static gf_status setup_fft(cuda_state *s)
 }
 
 /* The events that order a slot's upload before the compute stream's work
- * and that work before the slot's download. */
+ * and that work before the slot's download, and the one that says when
+ * another instance has its history copied out of this slot. */
 static gf_status slot_setup_fft(cuda_state *s, cuda_slot *sl)
 {
     GF_TRY(s->err, sizeof s->err, cudaEventCreateWithFlags(&sl->uploaded, cudaEventDisableTiming));
     GF_TRY(s->err, sizeof s->err, cudaEventCreateWithFlags(&sl->computed, cudaEventDisableTiming));
+    GF_TRY(s->err, sizeof s->err, cudaEventCreateWithFlags(&sl->lent, cudaEventDisableTiming));
     return GF_OK;
 }
 

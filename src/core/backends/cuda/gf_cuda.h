@@ -25,7 +25,7 @@ extern "C" {
 /* Bumped whenever gf_cuda_module, gf_backend_ops, gf_backend_params,
  * gf_chunk or gf_hist_plan change: a module built from other sources is
  * refused rather than trusted. */
-#define GF_CUDA_MODULE_INTERFACE 2
+#define GF_CUDA_MODULE_INTERFACE 3
 
 typedef struct gf_cuda_module {
     int interface;      /* GF_CUDA_MODULE_INTERFACE of the sources it was built from */
