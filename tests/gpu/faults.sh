@@ -160,7 +160,7 @@ for spec in cufftExecD2Z:3 cufftExecZ2D:3; do
 done
 # Two instances sharing the FFT method's chunks by time (--gpus 0,0): the
 # history copied from the instance that had the chunk before, failing.
-fault cudaMemcpyPeerAsync:1 5 "${E}cuda backend failed: CUDA device 0: CUDA error: cudaMemcpyPeerAsync failed: $DEV" \
+fault cudaMemcpyPeerAsync:1 5 "${E}cuda backend failed: CUDA error: CUDA device 0: cudaMemcpyPeerAsync failed: $DEV" \
     in.wav out.wav "${fft[@]}" --device cuda --gpus 0,0
 expect_no_output out.wav
 # Out of GPU memory mid-run (a transform's work area) is a device error

@@ -5,7 +5,7 @@
 # them into a private prefix there, never into /. The list is the libraries'
 # own closure less what every glibc-based distribution already has (libc,
 # libstdc++, zlib, dbus's expat, ...). The Python package's build backend
-# (scikit-build-core, its dependencies, ninja) comes as wheels in
+# (scikit-build-core, its dependencies, ninja, cmake) comes as wheels in
 # .deps/python, where python/check.sh finds it without a network.
 #
 #   tests/gpu/fetch-deps.sh        # needs apt-get; run 'apt-get update' first
@@ -37,7 +37,9 @@ mkdir -p .deps
 cd .deps
 apt-get download "${packages[@]}"
 py=${GPUFILT_PYTHON:-python3}
-"$py" -m pip download -q --only-binary=:all: -d python scikit-build-core ninja
+# (cmake too: where the machine's own cmake is not one scikit-build-core can
+# run in its isolated build, it asks for PyPI's)
+"$py" -m pip download -q --only-binary=:all: -d python scikit-build-core ninja "cmake>=3.24"
 # scikit-build-core's dependencies on Pythons before 3.11, which the GPU
 # machine may have: their pure-Python wheels.
 "$py" -m pip download -q --only-binary=:all: --python-version 3.9 --platform any -d python \

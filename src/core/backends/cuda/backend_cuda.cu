@@ -330,24 +330,28 @@ static int peer_access(cuda_state *s, int from)
     return (s->peer_ok & bit) != 0;
 }
 
-/* The FFT method's history to prime with, pre_f frames into d_pre, copied
- * from the slot of the instance that had the chunk before (gf_chunk
- * .prime_peer) once that slot's upload is done; that slot's next upload
- * waits for the copy (its `reader`). *copied = 0, and nothing queued, when
- * that slot does not hold it all or the devices cannot copy directly:
- * the caller uploads the history from the host. */
-static gf_status peer_prime(cuda_state *s, cuda_slot *sl, const gf_chunk *c, unsigned char *d_pre,
-                            size_t pre_f, int *copied)
+/* The slot of the instance that had the chunk before (gf_chunk
+ * .prime_peer) when it still holds the FFT method's pre_f frames of history
+ * that end where chunk c begins, and this device may copy from its device
+ * directly; else NULL (the history comes up from the host). */
+static cuda_slot *peer_source(cuda_state *s, const cuda_slot *sl, const gf_chunk *c, size_t pre_f)
 {
     cuda_state *from = (cuda_state *)c->prime_peer;
     const int fi = c->prime_peer_slot;
-    *copied = 0;
     if (!from || s->m != &cuda_fft || fi < 0 || fi >= CUDA_SLOTS ||
         (from == s && &s->slot[fi] == sl))
-        return GF_OK;
+        return NULL;
     cuda_slot *fs = &from->slot[fi];
-    if (fs->held < pre_f || !peer_access(s, from->dev))
-        return GF_OK;
+    return fs->held >= pre_f && peer_access(s, from->dev) ? fs : NULL;
+}
+
+/* Queue the copy of that history, from fs (of instance `from`) into d_pre,
+ * once fs's upload is done; fs's next upload waits for the copy (its
+ * `reader`). Queued after this chunk's own upload, so that the two GPUs'
+ * uploads of neighbouring chunks run at once. */
+static gf_status peer_prime(cuda_state *s, cuda_slot *sl, const cuda_state *from, cuda_slot *fs,
+                            unsigned char *d_pre, size_t pre_f)
+{
     const size_t bytes = pre_f * (size_t)s->p.channels * s->ss;
     const unsigned char *src = (const unsigned char *)fs->d_in +
                                (from->hs + fs->end * (size_t)s->p.channels) * s->ss - bytes;
@@ -356,7 +360,6 @@ static gf_status peer_prime(cuda_state *s, cuda_slot *sl, const gf_chunk *c, uns
            cudaMemcpyPeerAsync(d_pre, s->dev, src, from->dev, bytes, sl->stream));
     GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->lent, sl->stream));
     fs->reader = sl->lent;
-    *copied = 1;
     return GF_OK;
 }
 
@@ -382,22 +385,23 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
     const size_t hp = (size_t)s->host_channels * ss, first = (size_t)s->channel_offset * ss;
     const unsigned char *h_in = (const unsigned char *)c->in + first;
     int joined = 0; /* the frames uploaded with the halo */
-    if (pre_f) {
-        unsigned char *d_pre = d_in + (hs_f - pre_f) * C * ss;
+    unsigned char *d_pre = d_in + (hs_f - pre_f) * C * ss;
+    cuda_slot *peer = pre_f ? peer_source(s, sl, c, pre_f) : NULL;
+    if (pre_f && !peer) {
         const unsigned char *h_pre = (const unsigned char *)c->halo + (hs_f - pre_f) * hp + first;
-        int copied = 0;
-        GF_TRY(s->err, sizeof s->err, peer_prime(s, sl, c, d_pre, pre_f, &copied));
-        joined = !copied && h_pre + pre_f * hp == h_in;
-        if (!copied)
-            GF_TRY(s->err, sizeof s->err,
-                   copy_frames(s, d_pre, h_pre, pre_f + (joined ? c->frames : 0),
-                               cudaMemcpyHostToDevice, sl->stream));
+        joined = h_pre + pre_f * hp == h_in;
+        GF_TRY(s->err, sizeof s->err,
+               copy_frames(s, d_pre, h_pre, pre_f + (joined ? c->frames : 0),
+                           cudaMemcpyHostToDevice, sl->stream));
     }
-    sl->held = pre_f + c->frames;
-    sl->end = c->frames;
     if (!joined)
         GF_TRY(s->err, sizeof s->err,
                copy_frames(s, d_in + hs * ss, h_in, c->frames, cudaMemcpyHostToDevice, sl->stream));
+    if (peer)
+        GF_TRY(s->err, sizeof s->err,
+               peer_prime(s, sl, (const cuda_state *)c->prime_peer, peer, d_pre, pre_f));
+    sl->held = pre_f + c->frames;
+    sl->end = c->frames;
     const gf_status run = s->m->run(s, sl, c);
     if (run != GF_OK)
         return run;
