@@ -33,7 +33,7 @@ want=$("$BUILD/embed_example" cpu)
 # The shared library: SONAME, and nothing but gpufilt.h's functions exported.
 so=$(readlink -f "$LIBDIR/libgpufilt.so")
 soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-[ "$soname" = "libgpufilt.so.0.5" ] && ok "SONAME $soname" || fail "SONAME '$soname'"
+[ "$soname" = "libgpufilt.so.0.6" ] && ok "SONAME $soname" || fail "SONAME '$soname'"
 others=$(nm -D --defined-only "$so" | awk '$2 ~ /[TDBR]/ && $3 !~ /^gf_/ { print $3 }' | grep -v '^GPUFILT_' || true)
 [ -z "$others" ] && ok "exports only gf_*" || fail "exports besides gf_*: $(echo "$others" | head -5 | tr '\n' ' ')"
 
@@ -61,7 +61,7 @@ export PKG_CONFIG_PATH=$LIBDIR/pkgconfig
 # shellcheck disable=SC2046
 cc "$SRC/examples/embed.c" -o "$W/pc_shared" $(pkg-config --cflags --libs gpufilt) -lm \
     -Wl,-rpath,"$LIBDIR" && run "pkg-config, shared" "$W/pc_shared"
-! readelf -d "$W/pc_shared" | grep -q "libgpufilt.so.0.5" && fail "pkg-config, shared: not linked to libgpufilt.so.0.5"
+! readelf -d "$W/pc_shared" | grep -q "libgpufilt.so.0.6" && fail "pkg-config, shared: not linked to libgpufilt.so.0.6"
 # A shared link asks for nothing but gpufilt: with only its .pc in sight
 # (no FFTW or CUDA development files), pkg-config answers.
 if flags=$(PKG_CONFIG_LIBDIR=$LIBDIR/pkgconfig PKG_CONFIG_PATH= pkg-config --cflags --libs gpufilt 2>&1); then

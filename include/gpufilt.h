@@ -96,7 +96,7 @@ extern "C" {
 #endif
 
 #define GPUFILT_VERSION_MAJOR 0
-#define GPUFILT_VERSION_MINOR 5
+#define GPUFILT_VERSION_MINOR 6
 #define GPUFILT_VERSION_PATCH 0
 
 /** Most taps of the direct method (the whole f64 filter fits in 64 KiB of GPU constant memory). */
@@ -135,7 +135,7 @@ typedef enum gf_status {
 /** Static English message for a status; never NULL. */
 const char *gf_strerror(gf_status status);
 
-/** "MAJOR.MINOR.PATCH" plus the backends compiled in, e.g. "0.5.0 (ref, cpu, cuda)". */
+/** "MAJOR.MINOR.PATCH" plus the backends compiled in, e.g. "0.6.0 (ref, cpu, cuda)". */
 const char *gf_version(void);
 
 typedef enum gf_mode { GF_MODE_SAME = 0, GF_MODE_CAUSAL = 1, GF_MODE_FULL = 2 } gf_mode;
@@ -251,6 +251,29 @@ typedef struct gf_config {
     size_t num_taps;
     /** 0: taps is one filter for every channel; 1: one filter per channel. */
     int taps_per_channel;
+    /**
+     * A matrix of filters (since 0.6): 0 (the default) for none, or O
+     * outputs, 1 .. GF_MAX_CHANNELS, from the `channels` (C) inputs. taps
+     * then holds C x O filters of num_taps (taps_per_channel is implied):
+     * filter i*O + o, at taps + (i*O + o) * num_taps, takes input i into
+     * output o, and every output is the sum over the inputs,
+     *   y_o = sum_i h_(i*O+o) * x_i
+     * (true stereo: C = O = 2, filters LL, LR, RL, RR). Frames pushed have
+     * C channels, frames pulled O. The FFT method only (GF_METHOD_AUTO
+     * chooses it; the direct and NUPC methods: GF_ERR_UNSUPPORTED), on the
+     * cpu and cuda backends: each input is transformed once, each output's
+     * spectra summed over its inputs and partitions and transformed back
+     * once: C + O transforms per partition of input where filtering C x O
+     * channels takes 2 C O. Summation order: the inputs in turn, each as
+     * the FFT method sums one filter (cpu: k = 0 .. K-1 continuing one
+     * sum; cuda: each input's runs of 128 partitions, the runs of every
+     * input added in order). Its bound is the FFT method's with C K terms,
+     *   eps * (2 * log2(2P) + C K + 4) * sum_i sum_k |h_(i*O+o)[k]| * max |x|
+     * with max |x| over every input (gf_engine_error_bound's channel is
+     * the output o). No histograms, no hand-off; several CUDA devices
+     * share it by time.
+     */
+    int outputs;
     gf_mode mode;
     /** GF_METHOD_AUTO (default), _DIRECT, _FFT or _NUPC. */
     gf_method method;
@@ -528,8 +551,10 @@ size_t gf_engine_partition(const gf_engine *e);
  * The FFT or NUPC method's bound on |error| of any output of channel c
  * against the exact sum, for input of magnitude at most max_abs_x (see the
  * exactness contracts above). 0 for the direct method, whose contract is bit-identity
- * with the serial reference. NAN when e is NULL, channel is outside
- * 0 .. channels-1 or max_abs_x is not a number >= 0.
+ * with the serial reference. With a matrix (gf_config.outputs) c is an
+ * output, 0 .. outputs-1, and max_abs_x bounds every input. NAN when e is
+ * NULL, channel is outside 0 .. channels-1 (outputs-1) or max_abs_x is not
+ * a number >= 0.
  */
 double gf_engine_error_bound(const gf_engine *e, int channel, double max_abs_x);
 
@@ -561,9 +586,10 @@ gf_status gf_engine_taps(const gf_engine *e, double *taps, size_t capacity);
 /**
  * Channel c's taps in use, as doubles, into taps[0..num_taps) (num_taps as
  * configured; gf_engine_get_config gives it); `capacity` is how many doubles
- * the caller's array holds. GF_ERR_INVALID_ARGUMENT, with nothing written,
- * when e or taps is NULL, capacity < num_taps or channel is outside
- * 0 .. channels-1. (The capacity came in 0.3.)
+ * the caller's array holds. With a matrix (gf_config.outputs) c is a
+ * filter, i*O + o, 0 .. channels*outputs-1. GF_ERR_INVALID_ARGUMENT, with
+ * nothing written, when e or taps is NULL, capacity < num_taps or channel
+ * is outside 0 .. channels-1 (channels*outputs-1). (The capacity came in 0.3.)
  */
 gf_status gf_engine_channel_taps(const gf_engine *e, int channel, double *taps, size_t capacity);
 

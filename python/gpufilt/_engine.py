@@ -69,7 +69,7 @@ class _GpufiltArgumentError(GpufiltError, ValueError):
 
 def version() -> str:
     """The library's version string (gf_version): "MAJOR.MINOR.PATCH (backends)",
-    e.g. "0.5.0 (ref, cpu, cuda)": the backends this build of the library has."""
+    e.g. "0.6.0 (ref, cpu, cuda)": the backends this build of the library has."""
     return _clib.gf_version().decode()
 
 

@@ -1,11 +1,11 @@
 """libgpufilt through ctypes: finding and loading it, the structs of
-gpufilt.h (0.5's layout, which is 0.4's) and the functions' signatures.
+gpufilt.h (0.6's layout: 0.5's with gf_config.outputs) and the functions' signatures.
 
 Where the library is looked for, first found wins:
   1. $GPUFILT_LIBRARY, a file name: that file and no other;
   2. the one this package carries beside this file (a wheel built by
      `pip install .` or `pip wheel .` has it);
-  3. the system's, by its SONAME (libgpufilt.so.0.5: the dynamic loader's
+  3. the system's, by its SONAME (libgpufilt.so.0.6: the dynamic loader's
      search), then any libgpufilt the system's library cache names.
 A library of another minor version is refused at import (its gf_config
 would not match the mirror below).
@@ -18,7 +18,7 @@ import os
 
 # The structs below mirror gpufilt.h of this minor version, whose layout a
 # minor version may change (README, "ABI").
-ABI = "0.5"
+ABI = "0.6"
 SONAME = "libgpufilt.so." + ABI
 _HELP = ("reinstall this package from gpufilt's source (pip install .), install libgpufilt %s.x, "
          "or set GPUFILT_LIBRARY to its file" % ABI)
@@ -66,9 +66,10 @@ class HistRecordC(ctypes.Structure):
 
 
 class Config(ctypes.Structure):
-    # gf_config, field for field, in gpufilt.h's order (0.5's).
+    # gf_config, field for field, in gpufilt.h's order (0.6's).
     _fields_ = [("taps", ctypes.POINTER(ctypes.c_double)), ("num_taps", size_t),
-                ("taps_per_channel", ctypes.c_int), ("mode", ctypes.c_int),
+                ("taps_per_channel", ctypes.c_int), ("outputs", ctypes.c_int),
+                ("mode", ctypes.c_int),
                 ("method", ctypes.c_int), ("partition", size_t), ("precision", ctypes.c_int),
                 ("channels", ctypes.c_int), ("chunk_frames", size_t),
                 ("device", ctypes.c_int), ("handoff", ctypes.c_int), ("threads", ctypes.c_int),

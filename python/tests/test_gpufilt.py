@@ -342,7 +342,7 @@ class Arguments(unittest.TestCase):
             r = subprocess.run([sys.executable, "-c", "import gpufilt"], env=env,
                                capture_output=True, text=True)
         self.assertNotEqual(r.returncode, 0)
-        self.assertIn("ImportError: gpufilt: this module is for libgpufilt 0.5.x, but", r.stderr)
+        self.assertIn("ImportError: gpufilt: this module is for libgpufilt 0.6.x, but", r.stderr)
         self.assertIn("is 0.3.0 (ref, cpu)", r.stderr)
 
     def test_version_is_the_library_string(self):

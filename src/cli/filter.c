@@ -322,6 +322,41 @@ static int setup_verify(gf_run *r, gf_config c)
     return gf_cli_engine_create(&c, 0, &r->e[GF_RUN_REF]);
 }
 
+/* A matrix response with the FFT method (asked for, or the cost model's
+ * choice for its C x O channels): the library's matrix, C channels in and
+ * O out, summed on spectra, where the backend has it (1, the engine made).
+ * 0: the engines filter C x O channels and the command sums them. */
+static int try_lib_matrix(gf_run *r, const gf_config *c, int C)
+{
+    const gf_cli_options *o = r->o;
+    const gf_method m =
+        o->method != GF_METHOD_AUTO
+            ? o->method
+            : gf_method_choose(c->num_taps, c->channels, c->precision,
+                               c->device == GF_DEVICE_AUTO ? GF_DEVICE_CPU : c->device,
+                               c->partition);
+    if (m != GF_METHOD_FFT || c->handoff != GF_DEVICE_NONE || c->hist)
+        return 0;
+    gf_config mc = *c;
+    mc.channels = C;
+    mc.outputs = r->taps->outputs;
+    mc.taps_per_channel = 0;
+    mc.method = GF_METHOD_FFT;
+    r->lib_matrix = gf_engine_create(&mc, &r->e[GF_RUN_MAIN], NULL, 0) == GF_OK;
+    return r->lib_matrix;
+}
+
+/* --verify's checker, then the comparisons' and histograms' state. */
+static int setup_verify_of(gf_run *r, gf_config c)
+{
+    int rc;
+    if (r->o->verify && (rc = setup_verify(r, c)) != 0)
+        return rc;
+    gf_verify_init(&r->verify, r->o->precision, (size_t)r->out_ch);
+    gf_hist_verify_init(&r->hv, r->hc.bins);
+    return GF_EXIT_OK;
+}
+
 static int setup_engines(gf_run *r)
 {
     const gf_cli_options *o = r->o;
@@ -355,15 +390,13 @@ static int setup_engines(gf_run *r)
         c.cuda_device_count = gf_cli_choose_gpus(o, &job, gpus);
         c.cuda_devices = gpus;
     }
+    if (O && try_lib_matrix(r, &c, C))
+        return setup_verify_of(r, c);
     if ((rc = gf_cli_engine_create(&c, o->device == GF_DEVICE_AUTO, &r->e[GF_RUN_MAIN])) != 0)
         return rc;
     if (device == GF_DEVICE_CUDA && gf_engine_device(r->e[GF_RUN_MAIN]) != GF_DEVICE_CUDA)
         snprintf(r->why, sizeof r->why, "auto: the GPU could not take the filter");
-    if (o->verify && (rc = setup_verify(r, c)) != 0)
-        return rc;
-    gf_verify_init(&r->verify, o->precision, (size_t)r->out_ch);
-    gf_hist_verify_init(&r->hv, r->hc.bins);
-    return GF_EXIT_OK;
+    return setup_verify_of(r, c);
 }
 
 /* Start the reader and writer threads, with output blocks sized for the
@@ -373,9 +406,12 @@ static int start_stages(gf_run *r)
     const gf_cli_options *o = r->o;
     const size_t ss = o->precision == GF_PRECISION_F32 ? 4 : 8;
     r->fb = (size_t)r->out_ch * ss;
-    r->efb = r->taps->outputs ? (size_t)r->src.fmt.channels * r->fb : r->fb;
-    if (r->taps->outputs && (!(r->mx_in = malloc(BLOCK_FRAMES * r->efb)) ||
-                             !(r->mx_out = malloc(BLOCK_FRAMES * r->efb)))) {
+    const int expand = r->taps->outputs && !r->lib_matrix;
+    r->efb = expand          ? (size_t)r->src.fmt.channels * r->fb
+             : r->lib_matrix ? (size_t)r->src.fmt.channels * ss
+                             : r->fb;
+    if (expand && (!(r->mx_in = malloc(BLOCK_FRAMES * r->efb)) ||
+                   !(r->mx_out = malloc(BLOCK_FRAMES * r->efb)))) {
         gf_cli_error("out of memory");
         return GF_EXIT_INTERNAL;
     }

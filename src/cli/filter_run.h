@@ -39,14 +39,17 @@ typedef struct gf_run {
     gf_stages stages;
     gf_block *cur; /* output block being filled, or NULL */
     size_t fb;     /* bytes per output frame */
-    /* A matrix response (taps->outputs O, C input channels): the engines
-     * run C x O channels, engine channel i*O + o with filter i*O + o. Each
-     * input block is expanded into mx_in (input i's sample repeated O
-     * times), and what an engine gives (mx_out) summed into O outputs, i
-     * ascending, in double, rounded once (gf_run_matrix_sum). Without one,
-     * efb == fb and nothing is expanded. */
-    int out_ch; /* the output's channels: O, or the input's */
-    size_t efb; /* bytes per engine frame */
+    /* A matrix response (taps->outputs O, C input channels) with the FFT
+     * method, on a backend that has the library's matrix: the engine takes
+     * C channels and gives O, summed on spectra (lib_matrix). Otherwise the
+     * engines run C x O channels, engine channel i*O + o with filter
+     * i*O + o. Each input block is expanded into mx_in (input i's sample
+     * repeated O times), and what an engine gives (mx_out) summed into O
+     * outputs, i ascending, in double, rounded once (matrix_sum). Without a
+     * matrix, efb == fb and nothing is expanded. */
+    int out_ch;     /* the output's channels: O, or the input's */
+    int lib_matrix; /* 1: the engine itself sums a matrix (gf_config.outputs): no mx_ */
+    size_t efb;     /* bytes per engine input frame */
     void *mx_in, *mx_out;
     gf_verify verify;
     void *ref_out; /* a block's frames for the reference's output */

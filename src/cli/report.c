@@ -124,9 +124,9 @@ void gf_report_summary(const gf_run *r)
     const int why = r->why[0] != '\0';
     char matrix[96];
     if (r->taps->outputs)
-        snprintf(matrix, sizeof matrix, " (%smatrix %dx%d: %d ch out)",
+        snprintf(matrix, sizeof matrix, " (%smatrix %dx%d%s: %d ch out)",
                  o->ir ? "impulse response, " : "", r->src.fmt.channels, r->taps->outputs,
-                 r->taps->outputs);
+                 r->lib_matrix ? ", summed on spectra" : "", r->taps->outputs);
     const char *kind = !r->taps->h || r->taps->shape.mean ? " (mean)"
                        : r->taps->outputs                 ? matrix
                        : r->taps->filters > 1
@@ -257,6 +257,7 @@ int gf_report_json(const gf_run *r, int rc)
         .taps_per_channel = t->filters > 1,
         .matrix_in = t->outputs ? r->src.fmt.channels : 0,
         .matrix_out = t->outputs,
+        .matrix_spectra = r->lib_matrix,
         .mode = mode_name(o->mode),
         .precision = o->precision == GF_PRECISION_F32 ? "f32" : "f64",
         .why = r->why,

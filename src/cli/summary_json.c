@@ -177,12 +177,14 @@ static void put_summary(FILE *f, const gf_run_summary *s)
     put_string(f, s->filter);
     fprintf(f, ",\"per_channel\":%s", s->taps_per_channel ? "true" : "false");
     if (s->matrix_out)
-        fprintf(f, ",\"ir_layout\":\"matrix %dx%d\",\"channels_out\":%d", s->matrix_in,
-                s->matrix_out, s->matrix_out);
+        fprintf(f, ",\"ir_layout\":\"matrix %dx%d\",\"channels_out\":%d,\"matrix_sums\":\"%s\"",
+                s->matrix_in, s->matrix_out, s->matrix_out,
+                s->matrix_spectra ? "spectra" : "samples");
     else {
         fprintf(f, ",\"ir_layout\":\"%s\"", s->taps_per_channel ? "per channel" : "single");
         put_key(f, "channels_out");
         s->channels > 0 ? fprintf(f, "%d", s->channels) : fputs("null", f);
+        fputs(",\"matrix_sums\":null", f);
     }
     put_key(f, "ir_resampled");
     if (s->ir_from)

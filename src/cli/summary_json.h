@@ -25,6 +25,7 @@ typedef struct gf_run_summary {
      * CxO"; "channels_out": O); matrix_out 0: none ("single" or "per
      * channel", channels_out the input's). */
     int matrix_in, matrix_out;
+    int matrix_spectra; /* "matrix_sums": 1 "spectra" (the library's), 0 "samples" */
     const char *mode, *precision, *method; /* NULL method: no engine was made */
     size_t partition;                      /* FFT method (NUPC: its first, B), else 0 */
     const char *fft_wisdom;                /* --fft-wisdom FILE, or NULL */

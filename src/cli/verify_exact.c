@@ -16,10 +16,12 @@
 
 struct gf_verify_exact {
     gf_precision prec;
-    int C;
+    int C;      /* input channels */
+    int O;      /* output channels: C, or a matrix's outputs (gf_config.outputs) */
+    int matrix; /* 1: output o = sum over inputs i of filter i*O + o */
     size_t T, off, P;
     const char *method; /* "FFT" or "NUPC" (P is then its first partition) */
-    double *h;          /* C x T: each channel's taps in use */
+    double *h;          /* C x T (a matrix: C x O x T): each filter's taps in use */
     double *ring;       /* R input frames (C doubles each); frame j at (j % R) */
     size_t R;
     uint64_t in_frames, out_frames;
@@ -28,14 +30,15 @@ struct gf_verify_exact {
     uint64_t next;    /* the next frame to check */
     uint64_t checked; /* outputs (frame x channel) compared */
     uint64_t total_out;
-    double *max_x, *max_err; /* per channel */
-    uint64_t *worst_at;      /* the frame of each channel's largest error */
+    double *max_x;      /* per input channel */
+    double *max_err;    /* per output channel, as the rest */
+    uint64_t *worst_at; /* the frame of each channel's largest error */
     /* Outputs non-finite where the exact sum is finite, or the reverse, or
      * another non-finite value (NaN against infinity): no bound covers
      * them (the FFT spreads a non-finite sample over whole partitions, and
      * an f32 output may overflow where the sum in double does not). */
     uint64_t *unlike, *unlike_at; /* per channel: how many, and the first */
-    double *bound;                /* per channel, for |x| <= 1, scaled at the end */
+    double *bound;                /* per output, for |x| <= 1, scaled at the end */
     double seconds;               /* spent computing the exact sums */
     int workers;
 };
@@ -63,35 +66,39 @@ gf_verify_exact *gf_verify_exact_create(gf_engine *e, int64_t total_in, size_t s
     gf_engine_get_config(e, &c);
     const size_t T = c.num_taps;
     v->C = c.channels;
+    v->matrix = c.outputs > 0;
+    v->O = v->matrix ? c.outputs : c.channels;
+    const size_t filters = (size_t)v->C * (v->matrix ? (size_t)v->O : 1);
+    const size_t wide = (size_t)(v->O > v->C ? v->O : v->C);
     v->T = T;
     v->prec = c.precision;
     v->P = c.partition;
     v->method = c.method == GF_METHOD_NUPC ? "NUPC" : "FFT";
     v->off = gf_engine_latency(e);
     v->R = T + slack;
-    v->h = malloc((size_t)v->C * T * sizeof(double));
+    v->h = malloc(filters * T * sizeof(double));
     v->ring = calloc(v->R * (size_t)v->C, sizeof(double));
-    v->max_x = calloc((size_t)v->C, sizeof(double));
-    v->max_err = calloc((size_t)v->C, sizeof(double));
-    v->worst_at = calloc((size_t)v->C, sizeof(uint64_t));
-    v->bound = calloc((size_t)v->C, sizeof(double));
-    v->unlike = calloc((size_t)v->C, sizeof(uint64_t));
-    v->unlike_at = calloc((size_t)v->C, sizeof(uint64_t));
+    v->max_x = calloc(wide, sizeof(double));
+    v->max_err = calloc(wide, sizeof(double));
+    v->worst_at = calloc(wide, sizeof(uint64_t));
+    v->bound = calloc(wide, sizeof(double));
+    v->unlike = calloc(wide, sizeof(uint64_t));
+    v->unlike_at = calloc(wide, sizeof(uint64_t));
     if (!v->h || !v->ring || !v->max_x || !v->max_err || !v->worst_at || !v->bound || !v->unlike ||
         !v->unlike_at) {
         gf_verify_exact_destroy(v);
         return NULL;
     }
-    for (int ch = 0; ch < v->C; ch++) {
-        gf_engine_channel_taps(e, ch, v->h + (size_t)ch * T, T);
+    for (size_t f = 0; f < filters; f++)
+        gf_engine_channel_taps(e, (int)f, v->h + f * T, T);
+    for (int ch = 0; ch < v->O; ch++)
         v->bound[ch] = gf_engine_error_bound(e, ch, 1.0);
-    }
     if (total_in >= 0) {
         v->total_out = (uint64_t)total_in + (c.mode == GF_MODE_FULL ? T - 1 : 0);
         /* long double with compensation runs about four times slower */
-        const double work =
-            (double)v->total_out * v->C * (double)T * (v->prec == GF_PRECISION_F32 ? 1 : 4);
-        const uint64_t frames = ((uint64_t)SAMPLE_MIN + (uint64_t)v->C - 1) / (uint64_t)v->C;
+        const double work = (double)v->total_out * (double)filters * (double)T *
+                            (v->prec == GF_PRECISION_F32 ? 1 : 4);
+        const uint64_t frames = ((uint64_t)SAMPLE_MIN + (uint64_t)v->O - 1) / (uint64_t)v->O;
         v->all = work <= EXACT_BUDGET || v->total_out <= frames;
         v->stratum = v->all ? 1 : v->total_out / frames;
     } else {
@@ -183,18 +190,25 @@ static double sum_long(const gf_verify_exact *v, const double *h, int64_t top, i
     return (double)(sum + comp);
 }
 
-/* The exact output i of channel c (x past what was fed is 0). */
+/* The exact output i of channel c (x past what was fed is 0); of a
+ * matrix, output c's sum over the inputs (each input's sum rounded to
+ * double: C roundings, far under the bound). */
 static double exact_sum(const gf_verify_exact *v, uint64_t i, int c)
 {
-    const double *h = v->h + (size_t)c * v->T;
     const int64_t top = (int64_t)(i + v->off);
     int64_t lo = top - (int64_t)v->T + 1, hi = top;
     if (lo < 0)
         lo = 0;
     if (hi > (int64_t)v->in_frames - 1)
         hi = (int64_t)v->in_frames - 1;
-    return v->prec == GF_PRECISION_F32 ? sum_double(v, h, top, lo, hi, c)
-                                       : sum_long(v, h, top, lo, hi, c);
+    const int i0 = v->matrix ? 0 : c, i1 = v->matrix ? v->C : c + 1;
+    double s = 0;
+    for (int in = i0; in < i1; in++) {
+        const double *h = v->h + (size_t)(v->matrix ? in * v->O + c : c) * v->T;
+        s += v->prec == GF_PRECISION_F32 ? sum_double(v, h, top, lo, hi, in)
+                                         : sum_long(v, h, top, lo, hi, in);
+    }
+    return s;
 }
 
 typedef struct job {
@@ -221,11 +235,11 @@ static void *run_job(void *arg)
 {
     job *j = arg;
     const gf_verify_exact *v = j->v;
-    const size_t C = (size_t)v->C;
+    const size_t O = (size_t)v->O;
     for (size_t k = 0; k < j->n; k++) {
         const uint64_t i = j->idx[k];
-        const size_t row = (size_t)(i - j->first) * C;
-        for (int c = 0; c < v->C; c++) {
+        const size_t row = (size_t)(i - j->first) * O;
+        for (int c = 0; c < v->O; c++) {
             const double y = v->prec == GF_PRECISION_F32
                                  ? ((const float *)j->frames)[row + (size_t)c]
                                  : ((const double *)j->frames)[row + (size_t)c];
@@ -281,7 +295,7 @@ void gf_verify_exact_output(gf_verify_exact *v, const void *frames, size_t n)
     for (int w = 0; w < nw; w++) {
         if (started[w])
             pthread_join(th[w], NULL);
-        for (int c = 0; c < v->C; c++) {
+        for (int c = 0; c < v->O; c++) {
             if (jobs[w].max_err[c] > v->max_err[c]) {
                 v->max_err[c] = jobs[w].max_err[c];
                 v->worst_at[c] = jobs[w].at[c];
@@ -293,7 +307,7 @@ void gf_verify_exact_output(gf_verify_exact *v, const void *frames, size_t n)
         }
     }
     v->seconds += gf_now() - t0;
-    v->checked += count * (uint64_t)v->C;
+    v->checked += count * (uint64_t)v->O;
     free(idx);
     free(jobs);
 }
@@ -301,13 +315,16 @@ void gf_verify_exact_output(gf_verify_exact *v, const void *frames, size_t n)
 gf_verify_exact_result gf_verify_exact_get(const gf_verify_exact *v)
 {
     gf_verify_exact_result r = {.checked = v->checked, .all = v->all, .seconds = v->seconds};
-    for (int c = 0; c < v->C; c++) {
+    double max_in = 0; /* a matrix's outputs: every input's */
+    for (int c = 0; c < v->C; c++)
+        max_in = v->max_x[c] > max_in ? v->max_x[c] : max_in;
+    for (int c = 0; c < v->O; c++) {
         if (v->unlike[c] && r.unlike == 0) {
             r.unlike_channel = c;
             r.unlike_at = v->unlike_at[c];
         }
         r.unlike += v->unlike[c];
-        const double b = v->bound[c] * v->max_x[c];
+        const double b = v->bound[c] * (v->matrix ? max_in : v->max_x[c]);
         const double ratio = b > 0 ? v->max_err[c] / b : (v->max_err[c] > 0 ? INFINITY : 0);
         if (!(ratio <= r.ratio)) {
             r.ratio = ratio;

@@ -65,11 +65,21 @@ static gf_status check_hist(const gf_hist_config *h, char *detail, size_t n)
  * (gpufilt.h, gf_config.taps), since a pointer carries no length. */
 static gf_status check_taps(const gf_config *c, char *detail, size_t n)
 {
-    const size_t total = c->num_taps * (c->taps_per_channel ? (size_t)c->channels : 1);
+    const size_t filters = c->outputs            ? (size_t)c->channels * (size_t)c->outputs
+                           : c->taps_per_channel ? (size_t)c->channels
+                                                 : 1;
+    const size_t total = c->num_taps * filters;
     for (size_t k = 0; k < total; k++) {
         double h = c->taps[k];
         if (!isfinite(h) || (c->precision == GF_PRECISION_F32 && !isfinite((float)h))) {
-            if (c->taps_per_channel)
+            if (c->outputs)
+                gf_detail(detail, n,
+                          "coefficient %zu of filter %zu (input %zu to output %zu) (%g) is not "
+                          "finite in the precision",
+                          k % c->num_taps + 1, k / c->num_taps + 1,
+                          k / c->num_taps / (size_t)c->outputs + 1,
+                          k / c->num_taps % (size_t)c->outputs + 1, h);
+            else if (c->taps_per_channel)
                 gf_detail(detail, n,
                           "coefficient %zu of channel %zu (%g) is not finite in the precision",
                           k % c->num_taps + 1, k / c->num_taps + 1, h);
@@ -98,6 +108,29 @@ static gf_status check_devices(const gf_config *c, char *detail, size_t n)
                       c->cuda_devices[d]);
             return GF_ERR_INVALID_ARGUMENT;
         }
+    return GF_OK;
+}
+
+/* A matrix (c->outputs): its size, explicit taps, and what cannot go with
+ * it (which method can is create's to say). */
+static gf_status check_matrix(const gf_config *c, char *detail, size_t n)
+{
+    if (c->outputs < 0 || c->outputs > GF_MAX_CHANNELS) {
+        gf_detail(detail, n, "outputs %d out of range 0..%d", c->outputs, GF_MAX_CHANNELS);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->outputs && !c->taps) {
+        gf_detail(detail, n, "a matrix (outputs %d) needs explicit taps", c->outputs);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->outputs && c->hist) {
+        gf_detail(detail, n, "a matrix (outputs %d) takes no histograms", c->outputs);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
+    if (c->outputs && c->handoff != GF_DEVICE_NONE) {
+        gf_detail(detail, n, "a matrix (outputs %d) takes no hand-off", c->outputs);
+        return GF_ERR_INVALID_ARGUMENT;
+    }
     return GF_OK;
 }
 
@@ -138,6 +171,8 @@ gf_status gf_config_check(const gf_config *c, char *detail, size_t n)
         gf_detail(detail, n, "taps_per_channel needs explicit taps");
         return GF_ERR_INVALID_ARGUMENT;
     }
+    if (check_matrix(c, detail, n) != GF_OK)
+        return GF_ERR_INVALID_ARGUMENT;
     if (c->precision != GF_PRECISION_F32 && c->precision != GF_PRECISION_F64) {
         gf_detail(detail, n, "unknown precision %d", (int)c->precision);
         return GF_ERR_INVALID_ARGUMENT;
@@ -163,8 +198,8 @@ gf_status gf_config_check(const gf_config *c, char *detail, size_t n)
                   (int)c->device);
         return GF_ERR_INVALID_ARGUMENT;
     }
-    if (c->chunk_frames > GF_MAX_CHUNK_FRAMES ||
-        c->chunk_frames * (size_t)c->channels > GF_MAX_CHUNK_SAMPLES) {
+    const size_t widest = (size_t)(c->outputs > c->channels ? c->outputs : c->channels);
+    if (c->chunk_frames > GF_MAX_CHUNK_FRAMES || c->chunk_frames * widest > GF_MAX_CHUNK_SAMPLES) {
         gf_detail(detail, n, "chunk of %zu frames too large (at most %zu frames, %zu samples)",
                   c->chunk_frames, GF_MAX_CHUNK_FRAMES, GF_MAX_CHUNK_SAMPLES);
         return GF_ERR_INVALID_ARGUMENT;

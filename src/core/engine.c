@@ -57,8 +57,9 @@ static gf_status take_taps(gf_engine *e, const gf_config *c, char *detail, size_
     e->cfg.taps = NULL;
     e->cfg.hist = NULL;
     e->channels = (size_t)c->channels;
+    e->out_channels = c->outputs ? (size_t)c->outputs : e->channels;
     e->num_taps = c->num_taps;
-    e->filters = c->taps_per_channel ? e->channels : 1;
+    e->filters = c->outputs ? e->channels * e->out_channels : c->taps_per_channel ? e->channels : 1;
     e->sample_bytes = c->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     e->latency = c->mode == GF_MODE_SAME ? (e->num_taps - 1) / 2 : 0;
     e->handoff_frame = -1;
@@ -133,6 +134,8 @@ static gf_status pick_method(gf_engine *e, const gf_config *c, char *detail, siz
     const unsigned can =
         c->precision == GF_PRECISION_F32 ? e->ops->methods_f32 : e->ops->methods_f64;
     e->method = c->method;
+    if (c->outputs && e->method == GF_METHOD_AUTO) /* a matrix sums on spectra */
+        e->method = GF_METHOD_FFT;
     if (e->method == GF_METHOD_AUTO) {
         e->method =
             gf_method_choose(e->num_taps, c->channels, c->precision, e->ops->device, c->partition);
@@ -146,9 +149,18 @@ static gf_status pick_method(gf_engine *e, const gf_config *c, char *detail, siz
                   e->num_taps > GF_MAX_TAPS ? " (needed beyond 8192 taps)" : "");
         return GF_ERR_UNSUPPORTED;
     }
+    if (c->outputs && (e->method != GF_METHOD_FFT || !e->ops->matrix)) {
+        if (e->method != GF_METHOD_FFT)
+            gf_detail(detail, n, "a matrix (outputs %d) needs the FFT method, not the %s method",
+                      c->outputs, e->mth->name);
+        else
+            gf_detail(detail, n, "the %s backend of this build has no matrix (outputs %d)",
+                      e->ops->name, c->outputs);
+        return GF_ERR_UNSUPPORTED;
+    }
     if (e->ops == &e->multi_ops) { /* several devices: by time or by channel */
-        e->split =
-            gf_multi_split(e->method, c->channels, e->sample_bytes, c->hist != NULL, e->ndev);
+        e->split = gf_multi_split(e->method, c->channels, e->sample_bytes,
+                                  c->hist != NULL || c->outputs, e->ndev);
         gf_multi_ops(gf_backend_of(GF_DEVICE_CUDA), e->ndev, e->split, &e->multi_ops);
     }
     e->mth->frame(e, c->partition);
@@ -180,7 +192,7 @@ static gf_status plan_chunks(gf_engine *e, const gf_config *config, char *detail
         if (e->handoff_ops &&
             e->handoff_ops->chunk_samples > samples) /* the hand-off's: it does the most */
             samples = e->handoff_ops->chunk_samples;
-        e->chunk = samples / e->channels;
+        e->chunk = samples / (e->out_channels > e->channels ? e->out_channels : e->channels);
         if (e->chunk == 0)
             e->chunk = 1;
         if (e->chunk < e->min_chunk)
@@ -216,6 +228,7 @@ static gf_status start_backend(gf_engine *e, const gf_config *c, gf_backend_para
         .num_taps = e->num_taps,
         .taps = e->taps,
         .taps_per_channel = c->taps_per_channel,
+        .outputs = c->outputs,
         .method = e->method,
         .partition = e->partition,
         .max_partition = e->max_partition,
@@ -248,7 +261,7 @@ static gf_status alloc_buffers(gf_engine *e, char *detail, size_t n)
         gf_slot *sl = &e->slot[s];
         sl->in = e->ops->host_alloc(e->backend,
                                     (e->halo_samples + e->chunk * e->channels) * e->sample_bytes);
-        sl->out = e->ops->host_alloc(e->backend, e->chunk * e->channels * e->sample_bytes);
+        sl->out = e->ops->host_alloc(e->backend, e->chunk * e->out_channels * e->sample_bytes);
         if (!sl->in || !sl->out) {
             gf_detail(detail, n, "cannot allocate %zu-frame staging buffers", e->chunk);
             return GF_ERR_NO_MEMORY;
@@ -277,7 +290,7 @@ static gf_status start_handoff(gf_engine *e, const gf_backend_params *p, char *d
         bufs[k] = e->slot[s].in;
         sizes[k++] = (e->halo_samples + e->chunk * e->channels) * e->sample_bytes;
         bufs[k] = e->slot[s].out;
-        sizes[k++] = e->chunk * e->channels * e->sample_bytes;
+        sizes[k++] = e->chunk * e->out_channels * e->sample_bytes;
         bufs[k] = e->slot[s].hparts; /* NULL without histograms: skipped */
         sizes[k++] = part_bytes;
     }

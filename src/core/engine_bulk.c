@@ -82,7 +82,7 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
             .in = in + off * C * ss,
             .frames = n,
             .skip = skip,
-            .out = out + *produced * C * ss,
+            .out = out + *produced * e->out_channels * ss,
         };
         e->skip_left -= skip;
         e->in_real += n;
@@ -129,7 +129,7 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
         return GF_ERR_STATE;
     if (frames == 0)
         return GF_OK;
-    const size_t fb = e->channels * e->sample_bytes;
+    const size_t fb = e->channels * e->sample_bytes, fbo = e->out_channels * e->sample_bytes;
     const unsigned char *src = in;
     unsigned char *dst = out;
     gf_status st;
@@ -138,11 +138,11 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
     const size_t whole = frames - frames % e->quantum;
     if (whole && !e->handoff && e->nsub == 0 && !(e->filling && e->filled > 0) && e->carried == 0 &&
         e->ops->direct_ok(e->backend, in, whole * fb) &&
-        e->ops->direct_ok(e->backend, out, whole * fb)) {
+        e->ops->direct_ok(e->backend, out, whole * fbo)) {
         if ((st = process_direct(e, in, whole, out, produced)) != GF_OK)
             return st;
         src += whole * fb;
-        dst += *produced * fb;
+        dst += *produced * fbo;
         frames -= whole;
     }
 
@@ -162,9 +162,9 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
             if ((st = gf_eng_set_ready(e, e->head)) != GF_OK)
                 return st;
         }
-        if ((st = gf_engine_pull(e, dst, SIZE_MAX / fb, &got)) != GF_OK)
+        if ((st = gf_engine_pull(e, dst, SIZE_MAX / fbo, &got)) != GF_OK)
             return st;
-        dst += got * fb;
+        dst += got * fbo;
         *produced += got;
     }
     return GF_OK;

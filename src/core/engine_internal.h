@@ -53,7 +53,7 @@
 
 typedef struct gf_slot {
     unsigned char *in;  /* halo_samples + chunk samples */
-    unsigned char *out; /* chunk samples */
+    unsigned char *out; /* chunk frames of out_channels */
     size_t frames;      /* input frames of the submitted chunk */
     size_t out_frames;  /* outputs it produces (frames - skip) */
     size_t out_pos;     /* outputs already pulled */
@@ -69,7 +69,8 @@ struct gf_engine {
     gf_config cfg; /* cfg.taps is not kept: see taps_d */
     const gf_backend_ops *ops;
     void *backend;            /* the backend's state */
-    size_t channels;          /* interleaved channels per frame */
+    size_t channels;          /* interleaved channels per input frame */
+    size_t out_channels;      /* per output frame: channels, or a matrix's outputs */
     size_t num_taps;          /* taps per filter, T */
     gf_method method;         /* GF_METHOD_DIRECT, _FFT or _NUPC */
     const gf_method_ops *mth; /* the method's framing and bound */
@@ -81,7 +82,7 @@ struct gf_engine {
     size_t halo_samples;      /* (T-1) * channels for direct, 0 for FFT */
     size_t sample_bytes;      /* bytes per sample */
     size_t latency;           /* (T-1)/2 in same mode, else 0 */
-    size_t filters;           /* 1, or channels with taps_per_channel */
+    size_t filters;           /* 1, channels with taps_per_channel, channels x outputs */
     double *taps_d;           /* filters x T taps as doubles (after rounding to precision) */
     void *taps;               /* the same in the precision, handed to the backend */
     unsigned char *carry;     /* frames past the last whole quantum (quantum > 1) */

@@ -53,17 +53,20 @@ static void fft_frame(gf_engine *e, size_t partition)
     }
 }
 
-/* gpufilt.h's exactness contract. */
+/* gpufilt.h's exactness contract. A matrix's output o (h: input 0's filter
+ * into it, input i's O filters further on) sums C K products. */
 static double fft_bound(const gf_engine *e, const double *h, double max_abs_x)
 {
     const double eps = e->cfg.precision == GF_PRECISION_F32 ? 0x1p-24 : 0x1p-53;
     double log2n = 0;
     for (size_t n = 2 * e->partition; n > 1; n >>= 1)
         log2n += 1;
-    const double K = (double)((e->num_taps + e->partition - 1) / e->partition);
+    const size_t inputs = e->cfg.outputs ? e->channels : 1;
+    const double K = (double)((e->num_taps + e->partition - 1) / e->partition * inputs);
     double sum = 0;
-    for (size_t k = 0; k < e->num_taps; k++)
-        sum += fabs(h[k]);
+    for (size_t i = 0; i < inputs; i++)
+        for (size_t k = 0; k < e->num_taps; k++)
+            sum += fabs(h[i * e->out_channels * e->num_taps + k]);
     return eps * (2 * log2n + K + 4) * sum * max_abs_x;
 }
 

@@ -60,7 +60,8 @@ gf_status gf_engine_taps(const gf_engine *e, double *taps, size_t capacity)
 
 gf_status gf_engine_channel_taps(const gf_engine *e, int channel, double *taps, size_t capacity)
 {
-    if (!e || !taps || capacity < e->num_taps || channel < 0 || (size_t)channel >= e->channels)
+    if (!e || !taps || capacity < e->num_taps || channel < 0 ||
+        (size_t)channel >= (e->cfg.outputs ? e->filters : e->channels))
         return GF_ERR_INVALID_ARGUMENT;
     memcpy(taps, e->taps_d + (e->filters == 1 ? 0 : (size_t)channel * e->num_taps),
            e->num_taps * sizeof(double));
@@ -88,7 +89,7 @@ size_t gf_engine_partition(const gf_engine *e)
 
 double gf_engine_error_bound(const gf_engine *e, int channel, double max_abs_x)
 {
-    if (!e || channel < 0 || (size_t)channel >= e->channels || !(max_abs_x >= 0))
+    if (!e || channel < 0 || (size_t)channel >= e->out_channels || !(max_abs_x >= 0))
         return NAN;
     return e->mth->error_bound(e, e->taps_d + (e->filters == 1 ? 0 : (size_t)channel * e->num_taps),
                                max_abs_x);

@@ -177,7 +177,7 @@ gf_status gf_engine_pull(gf_engine *e, void *out, size_t max_frames, size_t *got
     if (e->failed)
         return e->failed;
     unsigned char *dst = out;
-    const size_t fb = e->channels * e->sample_bytes;
+    const size_t fb = e->out_channels * e->sample_bytes;
     gf_status st;
     while (max_frames > 0) {
         if (e->flushed && (st = pump_flush(e)) != GF_OK)

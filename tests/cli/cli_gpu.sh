@@ -22,8 +22,10 @@ assert_eq "cuda = cpu, 63 taps" "$(cmp cpu.wav cuda.wav && echo same)" same
 
 # A true-stereo (2 x 2: LL, LR, RL, RR) response, direct method: the
 # engine's 4 channels summed into 2 by the command, so cuda gives the cpu's
-# bytes, and --verify is bit-exact on the GPU too; the FFT method within its
-# bound.
+# bytes, and --verify is bit-exact on the GPU too; the FFT method sums on
+# spectra on the GPU too (the library's matrix: one run of the
+# multiply-accumulate per input), its 2 outputs within their bound, with
+# the default partition and with 2 partitions of the 17 taps.
 D=$(cd "$(dirname "$0")/matrix" && pwd)
 expect 0 "" in.wav mcpu.wav --coeffs "$D/h4.txt" --mode full --method direct --device cpu \
     --out-format wav:float --quiet
@@ -34,11 +36,20 @@ assert_eq "2x2 matrix on cuda: exit" "$rc" 0
 assert_eq "2x2 matrix: cuda = cpu (samples)" "$("$SFTOOL" cmp mcpu.wav mcuda.wav && echo same)" same
 assert_eq "2x2 matrix on cuda: --verify" "$(grep '^verify: [0-9]' mv.txt)" \
     "verify: $((2 * (480000 + 16))) samples, max |error| 0, max ulp 0: bit-exact with the reference"
-rc=0
-"$GPUFILT" in.wav mfft.wav --coeffs "$D/h4.txt" --method fft --device cuda --out-format wav:float \
-    --verify >mv.txt 2>&1 || rc=$?
-assert_eq "2x2 matrix, FFT on cuda: exit" "$rc" 0
-assert_eq "2x2 matrix, FFT on cuda: --verify" "$(grep -c 'within the bound' mv.txt)" 1
+for part in 0 16; do
+    rc=0
+    popt=()
+    [ "$part" = 0 ] || popt=(--partition "$part")
+    "$GPUFILT" in.wav mfft.wav --coeffs "$D/h4.txt" --method fft "${popt[@]}" --device cuda \
+        --out-format wav:float --verify >mv.txt 2>&1 || rc=$?
+    assert_eq "2x2 matrix, FFT on cuda, partition $part: exit" "$rc" 0
+    assert_eq "2x2 matrix, FFT on cuda, partition $part: --verify" \
+        "$(grep -c 'within the bound' mv.txt)" 1
+    assert_eq "2x2 matrix, FFT on cuda, partition $part: the 2 outputs checked" \
+        "$(grep -o 'for all [0-9]* outputs' mv.txt)" "for all $((2 * 480000)) outputs"
+    assert_eq "2x2 matrix, FFT on cuda, partition $part: summed on spectra" \
+        "$(grep -o '17 taps ([^)]*)' mv.txt)" "17 taps (matrix 2x2, summed on spectra: 2 ch out)"
+done
 
 # Hand-off: five minutes of stereo through 4095 direct taps is seconds of
 # CPU work, so --device auto starts on the CPU and the GPU takes over.

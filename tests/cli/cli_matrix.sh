@@ -59,20 +59,39 @@ done
 assert_eq "2x2 summary" "$(grep -o '17 taps ([^)]*)' out.txt)" "17 taps (matrix 2x2: 2 ch out)"
 
 # 2 x 2, FFT: within 1e-4 (f32) and 1e-12 (f64) of the exact sums (outputs
-# up to about 10), and --verify's exact sums of the engine's 4 channels
-# within their bound.
+# up to about 10), and --verify's exact sums of the 2 outputs within their
+# bound. On the cpu backend the library sums on spectra (gf_config.outputs:
+# 2 transforms of input and 2 back a partition, not 4 and 4); partition 16
+# makes 2 partitions of the 17 taps, so each output sums 2 x 2 products.
 for p in f32 f64; do
     w=$([ $p = f32 ] && echo 4 || echo 8)
     tol=$([ $p = f32 ] && echo 1e-4 || echo 1e-12)
     for mode in same causal full; do
-        rc=0
-        "$GPUFILT" in2.f32 y.raw --raw f32le -c 2 --out-raw ${p}le --coeffs "$D/h4.txt" \
-            --precision $p --mode $mode --method fft --partition 64 --verify >out.txt 2>&1 || rc=$?
-        assert_eq "2x2 fft $p $mode: exit" "$rc" 0
-        within "2x2 fft $p $mode" "$(against "$D/y22_$mode.txt" y.raw "$w")" "$((2 * $(frames "$mode")))" "$tol"
-        assert_eq "2x2 fft $p $mode --verify" "$(grep -c 'within the bound' out.txt)" 1
+        for part in 64 16; do
+            rc=0
+            "$GPUFILT" in2.f32 y.raw --raw f32le -c 2 --out-raw ${p}le --coeffs "$D/h4.txt" \
+                --precision $p --mode $mode --method fft --partition $part --device cpu --verify \
+                --json-summary s.json >out.txt 2>&1 || rc=$?
+            assert_eq "2x2 fft $p $mode P $part: exit" "$rc" 0
+            within "2x2 fft $p $mode P $part" "$(against "$D/y22_$mode.txt" y.raw "$w")" \
+                "$((2 * $(frames "$mode")))" "$tol"
+            assert_eq "2x2 fft $p $mode P $part --verify" "$(grep -c 'within the bound' out.txt)" 1
+            assert_eq "2x2 fft $p $mode P $part: outputs checked" \
+                "$(grep -o 'for all [0-9]* outputs' out.txt)" "for all $((2 * $(frames "$mode"))) outputs"
+        done
     done
 done
+assert_eq "2x2 fft: the summary says where the sums are taken" \
+    "$(grep -o '17 taps ([^)]*)' out.txt)" "17 taps (matrix 2x2, summed on spectra: 2 ch out)"
+assert_eq "2x2 fft: JSON matrix_sums" \
+    "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["matrix_sums"])' s.json)" spectra
+# The NUPC method has no matrix in the library: the engine filters the 4
+# channels and the command sums them (the same sums within the bound).
+"$GPUFILT" in2.f32 y.raw --raw f32le -c 2 --out-raw f64le --coeffs "$D/h4.txt" --precision f64 \
+    --method nupc --partition 16 --device cpu --quiet --json-summary s.json
+within "2x2 nupc f64" "$(against "$D/y22_same.txt" y.raw 8)" "$((2 * N))" 1e-12
+assert_eq "2x2 nupc: JSON matrix_sums" \
+    "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["matrix_sums"])' s.json)" samples
 
 # 1 x 2: mono in, stereo out, the exact sums; a WAV output has 2 channels.
 for mode in same causal full; do

@@ -140,11 +140,13 @@ template <typename T> static void check_planar(int C, int lp, long long M, long 
 
 /* One launch's inputs, and the state the header's rules give after it:
  * each run's partial sums (part's layout, pw = FFT_PART_BLOCKS: only for
- * m <= pw), their total in run order (Y's layout) and the ring. */
+ * m <= pw), their total in run order (Y's layout) and the ring. C is the
+ * output channels; a matrix (inputs I > 0) sums input i's filter i*C + c
+ * into output c, its runs input by input (runs = I S). */
 template <typename T> struct mac_io {
     typedef typename cx<T>::V V;
-    int C, per_channel;
-    long long m, W, K, R, head, bins, sstride, S;
+    int C, per_channel, inputs;
+    long long m, W, K, R, head, bins, sstride, S, runs;
     std::vector<V> spec, ring, H, want_part, want_Y, want_ring;
 };
 
@@ -152,11 +154,12 @@ static const long long PW = gf::FFT_PART_BLOCKS;
 
 template <typename T>
 static void mac_setup(mac_io<T> &io, int C, long long P, long long K, long long M, long long m,
-                      int per_channel, std::mt19937_64 &rng)
+                      int per_channel, int inputs, std::mt19937_64 &rng)
 {
     typedef typename cx<T>::V V;
     io.C = C;
     io.per_channel = per_channel;
+    io.inputs = inputs;
     io.m = m;
     io.W = M + 1;
     io.K = K;
@@ -165,40 +168,47 @@ static void mac_setup(mac_io<T> &io, int C, long long P, long long K, long long 
     io.bins = P + 1;
     io.sstride = (io.bins + 7) & ~7LL;
     io.S = (K + gf::MAC_KS - 1) / gf::MAC_KS;
+    io.runs = io.S * (inputs > 0 ? inputs : 1);
+    const int I = inputs > 0 ? inputs : C; /* channels of spectra and ring */
     const size_t ss = (size_t)io.sstride;
-    io.spec.resize(C * io.W * ss);
-    io.ring.resize(C * io.R * ss);
-    io.H.resize((per_channel ? C : 1) * K * ss);
+    io.spec.resize(I * io.W * ss);
+    io.ring.resize(I * io.R * ss);
+    io.H.resize((inputs > 0 ? I * C : per_channel ? C : 1) * K * ss);
     fill_c(io.spec, rng);
     fill_c(io.ring, rng);
     fill_c(io.H, rng);
     const V poison = {nan_of<T>(), nan_of<T>()};
-    io.want_part.assign(io.S * C * PW * ss, poison);
+    io.want_part.assign(io.runs * C * PW * ss, poison);
     io.want_Y.assign(C * io.W * ss, poison);
     io.want_ring = io.ring;
     for (int c = 0; c < C; c++)
         for (long long b = 0; b < m; b++)
             for (long long f = 0; f < io.bins; f++) {
-                /* X of block j0 + d: this chunk's spectra, else the ring. */
-                auto X = [&](long long d) {
-                    return d >= 0 ? io.spec[(c * io.W + d) * ss + f]
-                                  : io.ring[(c * io.R + ((io.head + d) % io.R + io.R) % io.R) * ss +
-                                            f];
-                };
                 V total = {0, 0};
-                for (long long s = 0; s < io.S; s++) {
+                for (long long r = 0; r < io.runs; r++) {
+                    const int in = inputs > 0 ? (int)(r / io.S) : c;
+                    const long long h = inputs > 0 ? in * C + c : per_channel ? c : 0, s = r % io.S;
+                    /* X of block j0 + d: this chunk's spectra, else the ring. */
+                    auto X = [&](long long d) {
+                        return d >= 0 ? io.spec[(in * io.W + d) * ss + f]
+                                      : io.ring[(in * io.R + ((io.head + d) % io.R + io.R) % io.R) *
+                                                    ss +
+                                                f];
+                    };
                     V acc = {0, 0};
                     for (long long k = s * gf::MAC_KS; k < std::min((s + 1) * gf::MAC_KS, K); k++)
-                        gf::cmac(acc, io.H[((per_channel ? c : 0) * K + k) * ss + f], X(b - k));
+                        gf::cmac(acc, io.H[(h * K + k) * ss + f], X(b - k));
                     if (b < PW)
-                        io.want_part[((s * C + c) * PW + b) * ss + f] = acc;
-                    total = s == 0 ? acc : V{total.x + acc.x, total.y + acc.y};
+                        io.want_part[((r * C + c) * PW + b) * ss + f] = acc;
+                    total = r == 0 ? acc : V{total.x + acc.x, total.y + acc.y};
                 }
                 io.want_Y[(c * io.W + b) * ss + f] = total;
-                if (b >= m - (K - 1))
-                    io.want_ring[(c * io.R + (io.head + b) % io.R) * ss + f] =
-                        io.spec[(c * io.W + b) * ss + f];
             }
+    for (int in = 0; in < I; in++) /* each input's last K - 1 blocks into the ring */
+        for (long long b = 0; b < m; b++)
+            for (long long f = 0; f < io.bins && b >= m - (K - 1); f++)
+                io.want_ring[(in * io.R + (io.head + b) % io.R) * ss + f] =
+                    io.spec[(in * io.W + b) * ss + f];
 }
 
 /* The instance fft_conv.cu's pick_mac takes: several runs per thread
@@ -208,11 +218,11 @@ static void mac_run(const mac_io<T> &io, unsigned gy, int split,
                     std::vector<typename cx<T>::V> &out, std::vector<typename cx<T>::V> &ring)
 {
     const unsigned bx = (unsigned)((io.bins + gf::FFT_THREADS - 1) / gf::FFT_THREADS);
-    auto mac = io.S > 1 && !split ? gf::fft_mac<T, BT, gf::mac_tile<T>::KT, true>
-                                  : gf::fft_mac<T, BT, gf::mac_tile<T>::KT, false>;
+    auto mac = io.runs > 1 && !split ? gf::fft_mac<T, BT, gf::mac_tile<T>::KT, true>
+                                     : gf::fft_mac<T, BT, gf::mac_tile<T>::KT, false>;
     gf_host_launch(dim3(bx, gy, (unsigned)io.C), gf::FFT_THREADS, NO_SMEM, 0, [&] {
         mac(io.spec.data(), ring.data(), io.H.data(), out.data(), io.m, io.W, io.C, io.K, io.R,
-            io.head, io.bins, io.sstride, io.per_channel, split, PW);
+            io.head, io.bins, io.sstride, io.per_channel, split, PW, io.inputs);
     });
 }
 
@@ -224,29 +234,30 @@ template <typename T, int BT> static void mac_check_tile(const mac_io<T> &io, co
     typedef typename cx<T>::V V;
     const long long tiles = (io.m + BT - 1) / BT;
     for (int split = 0; split < 2; split++) {
-        if (split && (io.S == 1 || io.m > PW))
+        if (split && (io.runs == 1 || io.m > PW))
             continue;
         const std::vector<V> &want = split ? io.want_part : io.want_Y;
-        const long long ty = tiles * (split ? io.S : 1);
+        const long long ty = tiles * (split ? io.runs : 1);
         for (unsigned g : {(unsigned)std::min(ty, 65535LL), 1u}) {
             std::vector<V> out(want.size(), V{nan_of<T>(), nan_of<T>()}), ring = io.ring;
             mac_run<T, BT>(io, g, split, out, ring);
             const long long dp = first_diff(out, want), dr = first_diff(ring, io.want_ring);
             if (dp >= 0 || dr >= 0)
-                FAIL("fft_mac<%s, BT %d> %s: C %d K %lld (S %lld) m %lld R %lld head %lld bins "
-                     "%lld per-channel %d split %d grid.y %u: sums differ at %lld, ring at %lld",
-                     tname<T>(), BT, what, io.C, io.K, io.S, io.m, io.R, io.head, io.bins,
-                     io.per_channel, split, g, dp, dr);
+                FAIL("fft_mac<%s, BT %d> %s: C %d inputs %d K %lld (S %lld) m %lld R %lld head "
+                     "%lld bins %lld per-channel %d split %d grid.y %u: sums differ at %lld, ring "
+                     "at %lld",
+                     tname<T>(), BT, what, io.C, io.inputs, io.K, io.S, io.m, io.R, io.head,
+                     io.bins, io.per_channel, split, g, dp, dr);
         }
     }
 }
 
 template <typename T>
 static void check_mac(int C, long long P, long long K, long long M, long long m, int per_channel,
-                      std::mt19937_64 &rng)
+                      int inputs, std::mt19937_64 &rng)
 {
     mac_io<T> io;
-    mac_setup(io, C, P, K, M, m, per_channel, rng);
+    mac_setup(io, C, P, K, M, m, per_channel, inputs, rng);
     const std::string what = "P " + std::to_string(P) + " M " + std::to_string(M);
     mac_check_tile<T, gf::mac_tile<T>::BT>(io, what.c_str());
     mac_check_tile<T, 4>(io, what.c_str());
@@ -355,10 +366,18 @@ template <typename T> static void kernel_cases()
         for (long long M : {1LL, 6LL, 2LL * BT + 1})
             for (long long m : {1LL, M})
                 for (int pc = 0; pc < 2; pc++)
-                    check_mac<T>(pc ? 2 : 1 + (int)(K % 3), 8, K, M, m, pc, rng);
+                    check_mac<T>(pc ? 2 : 1 + (int)(K % 3), 8, K, M, m, pc, 0, rng);
+    /* A matrix (gf_config.outputs): 2 x 2, 1 x 2, 3 x 1, over 1 and 2 runs. */
+    for (long long K : {1LL, 7LL, (long long)gf::MAC_KS + 1})
+        for (long long M : {1LL, 6LL, 2LL * BT + 1}) {
+            check_mac<T>(2, 8, K, M, M, 0, 2, rng);
+            check_mac<T>(2, 8, K, M, 1, 0, 1, rng);
+            check_mac<T>(1, 8, K, M, M, 0, 3, rng);
+        }
     /* Bins past one thread block (P = 512: 513 bins, 3 blocks in x). */
-    check_mac<T>(2, 512, 3, 4, 3, 0, rng);
-    check_mac<T>(1, 512, gf::MAC_KS + 2, 2, 2, 1, rng);
+    check_mac<T>(2, 512, 3, 4, 3, 0, 0, rng);
+    check_mac<T>(1, 512, gf::MAC_KS + 2, 2, 2, 1, 0, rng);
+    check_mac<T>(2, 512, 3, 4, 3, 0, 2, rng);
     for (long long S : {1LL, 2LL, 3LL})
         for (long long bins : {9LL, 300LL})
             check_reduce<T>(2, bins, 6, 4, S, rng);
@@ -494,7 +513,7 @@ static void conv_chunk(conv_state<T> &f, const dft &d, const T *in, long long m,
     V *sums = split ? f.part.data() : f.Y.data();
     const bool multi = f.S > 1 && !split;
     typedef void (*mac_fn)(const V *, V *, const V *, V *, long long, long long, int, long long,
-                           long long, long long, long long, long long, int, int, long long);
+                           long long, long long, long long, long long, int, int, long long, int);
     const int BT = gf::mac_tile<T>::BT, KT = gf::mac_tile<T>::KT;
     const mac_fn mac = multi ? (bt == BT  ? gf::fft_mac<T, BT, KT, true>
                                 : bt == 4 ? gf::fft_mac<T, 4, KT, true>
@@ -504,7 +523,7 @@ static void conv_chunk(conv_state<T> &f, const dft &d, const T *in, long long m,
                                           : gf::fft_mac<T, 1, KT, false>);
     gf_host_launch(grid, gf::FFT_THREADS, NO_SMEM, 0, [&] {
         mac(f.spec.data(), f.ring.data(), f.H.data(), sums, m, W, f.C, f.K, f.R, f.head, f.bins,
-            f.ss, f.nh > 1, split, PW);
+            f.ss, f.nh > 1, split, PW, 0);
     });
     if (split)
         gf_host_launch(dim3(grid.x, (unsigned)std::min(m, 65535LL), (unsigned)f.C), gf::FFT_THREADS,

@@ -36,34 +36,41 @@ typedef struct mcase {
     int way;        /* 0 push/pull, 1 process (page-locked), 2 push + gf_engine_submit */
     int hist;       /* 0 none, 1 output (each), 2 input (mix) */
     int by_channel; /* the split expected: 1 by channel, 0 by time */
+    int outputs;    /* a matrix (gf_config.outputs), here as many as channels; 0: none */
 } mcase;
 
 static const mcase cases[] = {
     {"direct f32 same", 2, 257, 0, GF_MODE_SAME, GF_METHOD_DIRECT, 0, GF_PRECISION_F32, 4096,
-     100003, 0, 1, 0},
+     100003, 0, 1, 0, 0},
     {"direct f64 full per-channel", 3, 100, 1, GF_MODE_FULL, GF_METHOD_DIRECT, 0, GF_PRECISION_F64,
-     5000, 60001, 1, 2, 0},
+     5000, 60001, 1, 2, 0, 0},
     {"fft f32 causal", 3, 5000, 0, GF_MODE_CAUSAL, GF_METHOD_FFT, 512, GF_PRECISION_F32, 20480,
-     300007, 0, 1, 0},
+     300007, 0, 1, 0, 0},
     {"fft f32 same pinned", 2, 20000, 0, GF_MODE_SAME, GF_METHOD_FFT, 2048, GF_PRECISION_F32, 0,
-     2500000, 1, 0, 0},
+     2500000, 1, 0, 0, 0},
     {"fft f64 full per-channel", 2, 3000, 1, GF_MODE_FULL, GF_METHOD_FFT, 256, GF_PRECISION_F64,
-     7000, 120001, 0, 2, 0},
+     7000, 120001, 0, 2, 0, 0},
     {"fft f32 short chunks", 1, 1200, 0, GF_MODE_SAME, GF_METHOD_FFT, 256, GF_PRECISION_F32, 512,
-     20000, 2, 1, 0},
+     20000, 2, 1, 0, 0},
     /* Shared by channel: 20 + 20 channels of 4 bytes (80-byte rows), 9 + 8
      * of 8 bytes (the least: 64), 17 + 16 through short chunks. */
     {"fft f32 40 ch causal by channel", 40, 3000, 0, GF_MODE_CAUSAL, GF_METHOD_FFT, 256,
-     GF_PRECISION_F32, 0, 50001, 0, 0, 1},
+     GF_PRECISION_F32, 0, 50001, 0, 0, 1, 0},
     {"fft f64 17 ch full per-channel by channel", 17, 1500, 1, GF_MODE_FULL, GF_METHOD_FFT, 512,
-     GF_PRECISION_F64, 0, 30011, 1, 0, 1},
+     GF_PRECISION_F64, 0, 30011, 1, 0, 1, 0},
     {"fft f32 33 ch same short chunks by channel", 33, 2000, 0, GF_MODE_SAME, GF_METHOD_FFT, 256,
-     GF_PRECISION_F32, 512, 9001, 2, 0, 1},
+     GF_PRECISION_F32, 512, 9001, 2, 0, 1, 0},
     /* Too narrow (8 + 8 bytes) or with histograms: by time. */
     {"fft f32 4 ch by time", 4, 2000, 0, GF_MODE_SAME, GF_METHOD_FFT, 256, GF_PRECISION_F32, 8192,
-     40000, 0, 0, 0},
+     40000, 0, 0, 0, 0},
     {"fft f32 40 ch histograms by time", 40, 1000, 0, GF_MODE_SAME, GF_METHOD_FFT, 256,
-     GF_PRECISION_F32, 8192, 30000, 0, 1, 0},
+     GF_PRECISION_F32, 8192, 30000, 0, 1, 0, 0},
+    /* A matrix (its inputs primed from the other GPU): by time, even where
+     * rows are wide enough to share by channel (32 x 8 bytes). */
+    {"fft f32 matrix 2x2 by time", 2, 3000, 0, GF_MODE_CAUSAL, GF_METHOD_FFT, 256, GF_PRECISION_F32,
+     4096, 40000, 0, 0, 0, 2},
+    {"fft f64 matrix 32x32 full by time", 32, 500, 0, GF_MODE_FULL, GF_METHOD_FFT, 256,
+     GF_PRECISION_F64, 0, 9001, 2, 0, 0, 32},
 };
 
 /* FNV-1a over bytes. */
@@ -144,6 +151,7 @@ static int run_case(const mcase *m, const int *devs, int ndev, const void *x, co
              second ? ", after a reset" : "");
     gf_config cfg = tu_config(m->channels, m->taps, taps, m->mode, m->prec, GF_DEVICE_CUDA);
     cfg.taps_per_channel = m->per_channel;
+    cfg.outputs = m->outputs;
     cfg.method = m->method;
     cfg.partition = m->partition;
     cfg.chunk_frames = m->chunk;
@@ -198,7 +206,9 @@ static int check_list(const int *devs, int ndev)
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const mcase *m = &cases[ci];
         const size_t ss = tu_sample_size(m->prec);
-        const size_t nt = m->per_channel ? m->taps * (size_t)m->channels : m->taps;
+        const size_t nt = m->outputs       ? m->taps * (size_t)m->channels * (size_t)m->outputs
+                          : m->per_channel ? m->taps * (size_t)m->channels
+                                           : m->taps;
         tu_input t;
         if (tu_input_alloc(&t, m->name, m->frames * (size_t)m->channels, ss, nt))
             return bad + 1;

@@ -44,6 +44,10 @@ typedef struct gf_backend_params {
      * taps_per_channel (channel c's at c * T) */
     const void *taps;
     int taps_per_channel;
+    /* A matrix (gf_config.outputs; FFT method, backends with `matrix`): 0,
+     * or O outputs, taps then holding channels x O filters (input i to
+     * output o at (i*O + o) * T), chunks' out O samples a frame. */
+    int outputs;
     gf_method method;     /* GF_METHOD_DIRECT, _FFT or _NUPC, never AUTO */
     size_t partition;     /* FFT: P frames; NUPC: the first, B; direct: 0 */
     size_t max_partition; /* NUPC: the largest, M (gf_nupc_levels); FFT: P; direct: 0 */
@@ -134,6 +138,8 @@ typedef struct gf_backend_ops {
     /* 1: honours gf_chunk.prime_frames (FFT method), so chunks of one
      * stream may go to several instances (multi.c). */
     int primes;
+    /* 1: its FFT method takes a matrix (gf_backend_params.outputs). */
+    int matrix;
     /* 1 when it can be used on this machine now (cached where asking is
      * slow); called before create, from any thread. */
     int (*available)(void);

@@ -434,6 +434,7 @@ const gf_backend_ops gf_backend_cpu = {
     .methods_f32 = GF_METHOD_BIT(GF_METHOD_DIRECT) | GF_CPU_FFT_F32,
     .methods_f64 = GF_METHOD_BIT(GF_METHOD_DIRECT) | GF_CPU_FFT_F64,
     .histograms = 1,
+    .matrix = 1,
     .auto_rank = 1, /* the fallback */
     .available = gf_sync_available,
     .create = cpu_create,

@@ -19,14 +19,16 @@ typedef struct fft_thread {
     void *spec;  /* stride complex */
     void *spec2; /* stride complex: the second block of a pair */
     void *time;  /* N reals */
-    void **hs;   /* K: the filter spectra of the block being accumulated */
-    void **xs;   /* K + 1: the input spectra they multiply (a pair's) */
+    void **hs;   /* K (a matrix: C K): the filter spectra of the block being accumulated */
+    void **xs;   /* K + 1 (C K): the input spectra they multiply (a pair's) */
 } fft_thread;
 
 struct gf_cpu_fft {
     gf_precision prec;
     size_t ss;               /* bytes per real */
-    int channels;            /* C */
+    int channels;            /* C: the inputs */
+    int outputs;             /* the outputs: C, or a matrix's O */
+    int matrix;              /* 1: filter i*O + o takes input i into output o */
     size_t taps;             /* T: taps per filter */
     size_t partition;        /* P: frames per partition */
     size_t fft_size;         /* N = 2P: the transform's length */
@@ -34,7 +36,7 @@ struct gf_cpu_fft {
     size_t chunk_partitions; /* M = chunk frames / P: most partitions in one chunk */
     size_t ring_slots;       /* R = K - 1 + M: spectra the delay line holds per channel */
     size_t bins, stride;     /* P + 1 complex per spectrum; stride >= bins, a multiple of 8 */
-    int filters;             /* 1, or C with taps_per_channel */
+    int filters;             /* 1, C with taps_per_channel, C x O with a matrix */
     void *H;                 /* filters x K spectra */
     void *ring;              /* C x R spectra */
     void *tail;              /* C x P reals: each channel's last block */
@@ -142,8 +144,11 @@ gf_status gf_cpu_fft_create(const gf_backend_params *p, int threads, gf_cpu_fft 
     f->ring_slots = f->partitions - 1 + f->chunk_partitions;
     f->bins = f->partition + 1;
     f->stride = (f->bins + 7) & ~(size_t)7;
-    f->filters = p->taps_per_channel ? p->channels : 1;
+    f->matrix = p->outputs > 0;
+    f->outputs = f->matrix ? p->outputs : p->channels;
+    f->filters = f->matrix ? p->channels * p->outputs : p->taps_per_channel ? p->channels : 1;
     f->nthreads = threads;
+    const size_t terms = f->partitions * (f->matrix ? (size_t)f->channels : 1); /* per output */
     const size_t spec_bytes = f->stride * 2 * f->ss;
     const size_t need =
         ((size_t)f->filters * f->partitions + (size_t)f->channels * f->ring_slots) * spec_bytes +
@@ -170,8 +175,8 @@ gf_status gf_cpu_fft_create(const gf_backend_params *p, int threads, gf_cpu_fft 
         t->spec = gf_fft_alloc(spec_bytes);
         t->spec2 = gf_fft_alloc(spec_bytes);
         t->time = gf_fft_alloc(f->fft_size * f->ss);
-        t->hs = malloc(f->partitions * sizeof *t->hs);
-        t->xs = malloc((f->partitions + 1) * sizeof *t->xs);
+        t->hs = malloc(terms * sizeof *t->hs);
+        t->xs = malloc((terms + 1) * sizeof *t->xs);
         if (!t->fft || !t->win || !t->spec || !t->spec2 || !t->time || !t->hs || !t->xs)
             st = GF_ERR_NO_MEMORY;
     }
@@ -198,7 +203,7 @@ size_t gf_cpu_fft_units(const gf_cpu_fft *f, const gf_chunk *c)
 
 size_t gf_cpu_fft_output_units(const gf_cpu_fft *f, const gf_chunk *c)
 {
-    return (size_t)f->channels * ((c->frames / f->partition + 1) / 2);
+    return (size_t)f->outputs * ((c->frames / f->partition + 1) / 2);
 }
 
 /* The multiply-accumulate's vector body: the first `return value` reals of
@@ -400,7 +405,14 @@ void gf_cpu_fft_output(gf_cpu_fft *f, const gf_chunk *c, size_t u0, size_t u1, i
     for (size_t u = u0; u < u1; u++) {
         const int ch = (int)(u / pairs);
         const size_t b = 2 * (u % pairs), nb = m - b < 2 ? m - b : 2;
-        if (f->prec == GF_PRECISION_F32)
+        if (f->matrix) /* each block alone: its C K terms */
+            for (size_t j = 0; j < nb; j++) {
+                if (f->prec == GF_PRECISION_F32)
+                    mac_matrix_f32(f, t, ch, b + j, j ? t->spec2 : t->spec);
+                else
+                    mac_matrix_f64(f, t, ch, b + j, j ? t->spec2 : t->spec);
+            }
+        else if (f->prec == GF_PRECISION_F32)
             mac_f32(f, t, ch, b, nb);
         else
             mac_f64(f, t, ch, b, nb);

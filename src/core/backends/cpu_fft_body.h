@@ -72,10 +72,30 @@ static void GF_FN(mac)(const gf_cpu_fft *f, fft_thread *t, int ch, size_t b, siz
     }
 }
 
-/* The second half of block b's inverse transform is its output. */
+/* A matrix's output o, block b, into y: sum over inputs i = 0 .. C-1 and
+ * k = 0 .. K-1, in that order, of H_(i*O+o),k X_i,(b-k): the C K terms as
+ * one run of mac's operations (vector body, then scalar), so the same
+ * bytes whichever blocks a thread takes. */
+static void GF_FN(mac_matrix)(const gf_cpu_fft *f, fft_thread *t, int o, size_t b, void *y)
+{
+    const size_t n = 2 * f->bins, K = f->partitions;
+    const GF_T **hs = (const GF_T **)t->hs, **xs = (const GF_T **)t->xs;
+    for (int i = 0; i < f->channels; i++)
+        for (size_t k = 0; k < K; k++) {
+            hs[(size_t)i * K + k] = h_at(f, i * f->outputs + o, k);
+            xs[(size_t)i * K + k] =
+                ring_at(f, i, (f->head + b + f->ring_slots - k) % f->ring_slots);
+        }
+    const size_t terms = (size_t)f->channels * K;
+    const size_t done = GF_FN(mac_vector)(hs, xs, terms, y, n);
+    GF_FN(mac_scalar)(hs, xs, terms, y, done, n);
+}
+
+/* The second half of block b's inverse transform is its output (channel
+ * ch of the outputs). */
 static void GF_FN(emit)(const gf_cpu_fft *f, const gf_chunk *c, int ch, size_t b, const void *time)
 {
-    const size_t C = (size_t)f->channels, P = f->partition;
+    const size_t C = (size_t)f->outputs, P = f->partition;
     const GF_T *src = (const GF_T *)time + P;
     GF_T *out = (GF_T *)c->out + ch;
     const size_t n0 = b * P;

@@ -199,6 +199,7 @@ static gf_status setup(cuda_state *s)
     }
 
     const size_t chunk = p->chunk_frames * (size_t)p->channels;
+    const size_t chunk_out = p->chunk_frames * (size_t)s->out_channels;
     for (int i = 0; i < CUDA_SLOTS; i++) {
         cuda_slot *sl = &s->slot[i];
         GF_TRY(s->err, sizeof s->err,
@@ -210,7 +211,7 @@ static gf_status setup(cuda_state *s)
                gf::dev_alloc((void **)&sl->d_in, (s->hs + chunk + GF_DEVICE_PAD_SAMPLES) * s->ss,
                              "a chunk's input", s->err, sizeof s->err));
         GF_TRY(s->err, sizeof s->err,
-               gf::dev_alloc((void **)&sl->d_out, chunk * s->ss, "a chunk's output", s->err,
+               gf::dev_alloc((void **)&sl->d_out, chunk_out * s->ss, "a chunk's output", s->err,
                              sizeof s->err));
         /* The padding is read by vector loads; keep it defined. */
         GF_TRY(s->err, sizeof s->err,
@@ -244,6 +245,8 @@ static gf_status cuda_create(const gf_backend_params *p, void **state, char *det
     s->ss = p->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     s->host_channels = p->host_channels ? p->host_channels : p->channels;
     s->channel_offset = p->channel_offset;
+    s->out_channels = p->outputs ? p->outputs : p->channels;
+    s->host_out = p->outputs ? p->outputs : s->host_channels;
     /* The halo: the direct method's T-1 frames, or the FFT method's
      * history to prime with (multi.c; usually none). */
     s->hs =
@@ -294,8 +297,9 @@ static gf_status hist_submit(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
 static gf_status copy_frames(cuda_state *s, void *dev, const void *host, size_t frames,
                              cudaMemcpyKind kind, cudaStream_t st)
 {
-    const size_t w = (size_t)s->p.channels * s->ss, hp = (size_t)s->host_channels * s->ss;
     const int h2d = kind == cudaMemcpyHostToDevice;
+    const size_t w = (size_t)(h2d ? s->p.channels : s->out_channels) * s->ss;
+    const size_t hp = (size_t)(h2d ? s->host_channels : s->host_out) * s->ss;
     if (hp == w)
         GF_TRY(s->err, sizeof s->err,
                cudaMemcpyAsync(h2d ? dev : (void *)host, h2d ? host : dev, frames * w, kind, st));
@@ -510,6 +514,7 @@ static const gf_backend_ops gf_backend_cuda = {
     .auto_rank = 2, /* preferred wherever a device is usable */
     .split_copies = 1,
     .primes = 1,
+    .matrix = 1,
     .available = cuda_probe,
     .create = cuda_create,
     .destroy = cuda_destroy,

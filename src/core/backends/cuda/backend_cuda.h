@@ -45,6 +45,9 @@ typedef struct cuda_state {
     /* The channel window (gf_backend_params): host frames hold
      * host_channels samples, this instance's from channel_offset. */
     int host_channels, channel_offset;
+    /* The output's frames: out_channels samples on the device, host_out
+     * on the host (the channels and the window's, or a matrix's outputs). */
+    int out_channels, host_out;
     int const_page, const_npages; /* -1: taps in global memory */
     void *d_taps;
     gf::fir_plan fir;     /* which kernel, how launched (direct method) */

@@ -17,7 +17,9 @@ namespace gf
 struct fft_conv {
     gf_precision prec;
     size_t ss;           /* bytes per real */
-    int C, nh;           /* channels; filter sets (1, or C with per-channel taps) */
+    int C, nh;           /* input channels; filters (1, C per channel, C x O a matrix) */
+    int O;               /* output channels: C, or a matrix's outputs */
+    int inputs;          /* a matrix: C, the inputs summed into each output; else 0 */
     size_t T, P;         /* taps; partition (frames per block) */
     size_t fft_size;     /* N = 2P: the transform's length */
     size_t partitions;   /* K = ceil(T / P): the filter's partitions */
@@ -27,8 +29,9 @@ struct fft_conv {
     size_t bins;         /* P + 1: bins of one spectrum */
     size_t sstride;      /* bins rounded up to 8: one spectrum's stride */
     size_t k_runs;       /* S = ceil(K / MAC_KS): split-K runs of the multiply-accumulate */
+    size_t runs;         /* runs an output sums: S, or a matrix's C S */
     size_t group;        /* transforms per cuFFT call: from P alone, never from the chunk */
-    size_t slots;        /* windows the buffers hold: C W rounded up to whole groups */
+    size_t slots;        /* windows the buffers hold: max(C, O) W rounded up to whole groups */
     /* planar: the chunk's blocks per channel behind its previous one (xp
      * in fft_kernels.cuh); win, spec, Y: windows, their spectra, output
      * spectra; part: split-K sums; ring: the delay line; H: the filter's
@@ -172,8 +175,7 @@ static gf_status alloc_buffers(fft_conv *f, size_t work, char *err, size_t n)
     const size_t h_bytes = (size_t)f->nh * f->partitions * f->sstride * cbytes;
     const size_t ring_bytes = (size_t)f->C * f->ring_slots * f->sstride * cbytes;
     const size_t part_bytes =
-        f->k_runs > 1 ? f->k_runs * (size_t)FFT_PART_BLOCKS * (size_t)f->C * f->sstride * cbytes
-                      : 0;
+        f->runs > 1 ? f->runs * (size_t)FFT_PART_BLOCKS * (size_t)f->O * f->sstride * cbytes : 0;
     const size_t planar_bytes = (f->slots + 1) * f->P * f->ss;
     const size_t chunk_bytes =
         planar_bytes + f->slots * (f->fft_size * f->ss + 2 * f->sstride * cbytes) + part_bytes;
@@ -238,7 +240,9 @@ gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err,
     f->prec = p->precision;
     f->ss = p->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     f->C = p->channels;
-    f->nh = p->taps_per_channel ? p->channels : 1;
+    f->inputs = p->outputs > 0 ? p->channels : 0;
+    f->O = p->outputs > 0 ? p->outputs : p->channels;
+    f->nh = p->outputs > 0 ? p->channels * p->outputs : p->taps_per_channel ? p->channels : 1;
     f->T = p->num_taps;
     f->P = p->partition;
     f->fft_size = 2 * f->P;
@@ -251,10 +255,12 @@ gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err,
     f->bins = f->P + 1;
     f->sstride = (f->bins + 7) & ~(size_t)7;
     f->k_runs = (f->partitions + MAC_KS - 1) / MAC_KS;
+    f->runs = f->k_runs * (f->inputs > 0 ? (size_t)f->inputs : 1);
     /* 2^22 reals per call: few calls for a whole chunk of the default size
      * (2^21 samples), little wasted where a chunk holds fewer (live blocks). */
     f->group = f->fft_size >= ((size_t)1 << 22) ? 1 : ((size_t)1 << 22) / f->fft_size;
-    f->slots = ((size_t)f->C * f->windows + f->group - 1) / f->group * f->group;
+    const size_t wide = (size_t)(f->O > f->C ? f->O : f->C);
+    f->slots = (wide * f->windows + f->group - 1) / f->group * f->group;
     const gf_status st = setup(f, p, err, n);
     if (st != GF_OK) {
         fft_conv_destroy(f);
@@ -286,7 +292,7 @@ static unsigned flat_grid(long long n)
 /* An fft_mac instance: tiles of bt blocks; multi: a thread sums several runs. */
 template <typename T, typename V = typename cplx<T>::type>
 using mac_fn = void (*)(const V *, V *, const V *, V *, long long, long long, int, long long,
-                        long long, long long, long long, long long, int, int, long long);
+                        long long, long long, long long, long long, int, int, long long, int);
 
 template <typename T> static mac_fn<T> pick_mac(int bt, bool multi)
 {
@@ -306,7 +312,7 @@ static gf_status launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, l
 {
     typedef typename cplx<T>::type V;
     const unsigned ymax = 65535;
-    const unsigned C = (unsigned)f->C, my = (unsigned)(m < ymax ? m : ymax);
+    const unsigned C = (unsigned)f->C, O = (unsigned)f->O, my = (unsigned)(m < ymax ? m : ymax);
     const long long P = (long long)f->P, W = (long long)f->windows;
     int lp = 0;
     while ((1LL << lp) < P)
@@ -321,20 +327,20 @@ static gf_status launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, l
         /* Chunks of few blocks (live audio: one) take smaller tiles, and
          * split the runs over threads (the same sums: fft_kernels.cuh). */
         const int bt = m >= mac_tile<T>::BT ? mac_tile<T>::BT : m >= 4 ? 4 : 1;
-        const int split = f->k_runs > 1 && m < FFT_PART_BLOCKS;
-        const long long tiles = (m + bt - 1) / bt, ty = tiles * (split ? (long long)f->k_runs : 1);
-        const dim3 grid(bx, (unsigned)(ty < ymax ? ty : ymax), C);
+        const int split = f->runs > 1 && m < FFT_PART_BLOCKS;
+        const long long tiles = (m + bt - 1) / bt, ty = tiles * (split ? (long long)f->runs : 1);
+        const dim3 grid(bx, (unsigned)(ty < ymax ? ty : ymax), O);
         V *out = split ? (V *)f->part : (V *)f->Y;
-        auto mac = pick_mac<T>(bt, f->k_runs > 1 && !split);
+        auto mac = pick_mac<T>(bt, f->runs > 1 && !split);
         mac<<<grid, FFT_THREADS, 0, st>>>((const V *)f->spec, (V *)f->ring, (const V *)f->H, out, m,
-                                          W, f->C, (long long)f->partitions,
+                                          W, f->O, (long long)f->partitions,
                                           (long long)f->ring_slots, (long long)f->head,
                                           (long long)f->bins, (long long)f->sstride, f->nh > 1,
-                                          split, (long long)FFT_PART_BLOCKS);
+                                          split, (long long)FFT_PART_BLOCKS, f->inputs);
         GF_TRY_LAUNCH(err, n, "fft_mac");
         if (split) {
-            fft_reduce<T><<<dim3(bx, my, C), FFT_THREADS, 0, st>>>(
-                (const V *)f->part, (V *)f->Y, m, W, f->C, (long long)f->k_runs,
+            fft_reduce<T><<<dim3(bx, my, O), FFT_THREADS, 0, st>>>(
+                (const V *)f->part, (V *)f->Y, m, W, f->O, (long long)f->runs,
                 (long long)FFT_PART_BLOCKS, (long long)f->bins, (long long)f->sstride);
             GF_TRY_LAUNCH(err, n, "fft_reduce");
         }
@@ -350,7 +356,7 @@ static gf_status launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, l
             GF_TRY_LAUNCH(err, n, "fft_ring_store");
         }
     } else if (m * P > skip) {
-        fft_emit<T><<<flat_grid(m * P - skip), FFT_THREADS, 0, st>>>((const T *)f->win, m, f->C, lp,
+        fft_emit<T><<<flat_grid(m * P - skip), FFT_THREADS, 0, st>>>((const T *)f->win, m, f->O, lp,
                                                                      W, skip, (T *)d_out);
         GF_TRY_LAUNCH(err, n, "fft_emit");
     }
@@ -389,8 +395,9 @@ static gf_status run_stages(fft_conv *f, cudaStream_t st, const void *d_in, size
                             size_t n)
 {
     const long long m = (long long)(frames / f->P);
-    const size_t count =
-        (size_t)(f->C - 1) * f->windows + (size_t)m; /* through channel C-1's last */
+    /* through the last channel's last: C inputs forward, O outputs back */
+    const size_t count_in = (size_t)(f->C - 1) * f->windows + (size_t)m;
+    const size_t count_out = (size_t)(f->O - 1) * f->windows + (size_t)m;
     /* Each launch's check must see that launch only, not an error an
      * earlier call on this thread left behind and reported. */
     cudaGetLastError();
@@ -403,7 +410,9 @@ static gf_status run_stages(fft_conv *f, cudaStream_t st, const void *d_in, size
                 err, n,
                 launch_kernel<double>(f, st, d_in, m, (long long)skip, d_out, stages[i], err, n));
         if (stages[i] == PLANAR || stages[i] == MAC)
-            GF_TRY(err, n, transform(f, st, stages[i] == PLANAR, count, err, n));
+            GF_TRY(err, n,
+                   transform(f, st, stages[i] == PLANAR, stages[i] == PLANAR ? count_in : count_out,
+                             err, n));
     }
     f->head = (f->head + (size_t)m) % f->ring_slots;
     f->tail_cur ^= 1;

@@ -147,69 +147,99 @@ __device__ __forceinline__ void mac_run(const mac_view<V> &v, long long b0, long
 
 /*
  * The delay-line multiply-accumulate, for MAC_BT blocks of one bin of one
- * channel per thread. Summation order, whatever the tile or the mode: the
- * partitions in runs of MAC_KS, each run summed from zero in k order, the
- * runs' sums added in run order. Two modes, the same arithmetic:
+ * output channel per thread. Summation order, whatever the tile or the
+ * mode: the partitions in runs of MAC_KS, each run summed from zero in k
+ * order, the runs' sums added in run order; with a matrix (inputs > 0:
+ * output c is the sum over `inputs` inputs of filter i*C + c, C the
+ * outputs) the runs of input 0, then input 1's, and so on. Two modes, the
+ * same arithmetic:
  *   split = 0: a thread sums every run of its tile and writes Y;
  *   split = 1 (chunks of few blocks, e.g. live audio: more threads): a
  *     thread sums one run and writes it to part (pw blocks per channel),
  *     and fft_reduce adds the runs (with one run, part is Y).
- * The threads of run 0 then store the spectra later chunks will need (the
- * last K - 1 blocks) into the ring, in slots this chunk does not read.
- * MULTI: a thread may sum more than one run (split = 0 and S > 1); without
- * it the kernel keeps one set of accumulators. Grid: x over bins, y
- * striding over block tiles (x runs when split), z over channels.
+ * The threads of output 0 that sum an input's run 0 then store that
+ * input's spectra later chunks will need (the last K - 1 blocks) into the
+ * ring, in slots this chunk does not read. MULTI: a thread may sum more
+ * than one run (split = 0 and more than one run); without it the kernel
+ * keeps one set of accumulators. Grid: x over bins, y striding over block
+ * tiles (x runs when split), z over output channels.
  */
 template <typename T, int MAC_BT, int MAC_KT, bool MULTI>
 __global__ void __launch_bounds__(FFT_THREADS)
     fft_mac(const typename cplx<T>::type *__restrict__ spec, typename cplx<T>::type *ring,
             const typename cplx<T>::type *__restrict__ H, typename cplx<T>::type *__restrict__ out,
             long long m, long long W, int C, long long K, long long R, long long head,
-            long long bins, long long sstride, int taps_per_channel, int split, long long pw)
+            long long bins, long long sstride, int taps_per_channel, int split, long long pw,
+            int inputs)
 {
     typedef typename cplx<T>::type V;
     const long long f = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long tiles = (m + MAC_BT - 1) / MAC_BT, S = (K + MAC_KS - 1) / MAC_KS;
+    const long long runs = S * (inputs > 0 ? inputs : 1);
     const int c = (int)blockIdx.z;
     if (f >= bins)
         return;
-    const mac_view<V> v = {spec + (size_t)c * W * sstride + f,
-                           ring + (size_t)c * R * sstride + f,
-                           H + (taps_per_channel ? (size_t)c * K * sstride : 0) + f,
+    /* run r: its input's spectra and ring, and the filter into c */
+    auto view = [&](long long r) {
+        const int in = inputs > 0 ? (int)(r / S) : c;
+        const size_t h = inputs > 0 ? (size_t)in * C + c : taps_per_channel ? (size_t)c : 0;
+        return mac_view<V>{spec + (size_t)in * W * sstride + f,
+                           ring + (size_t)in * R * sstride + f,
+                           H + h * K * sstride + f,
                            m,
                            K,
                            R,
                            head,
                            sstride};
-    for (long long yy = blockIdx.y; yy < tiles * (split ? S : 1); yy += gridDim.y) {
-        const long long s0 = split ? yy / tiles : 0, s1 = split ? s0 + 1 : S;
+    };
+    for (long long yy = blockIdx.y; yy < tiles * (split ? runs : 1); yy += gridDim.y) {
+        const long long r0 = split ? yy / tiles : 0, r1 = split ? r0 + 1 : runs;
         const long long b0 = (yy % tiles) * MAC_BT;
         V total[MAC_BT];
-        mac_run<V, MAC_BT, MAC_KT>(v, b0, s0 * MAC_KS, min(s0 * MAC_KS + MAC_KS, K), total);
+        {
+            const long long s = r0 % S;
+            mac_run<V, MAC_BT, MAC_KT>(view(r0), b0, s * MAC_KS, min(s * MAC_KS + MAC_KS, K),
+                                       total);
+        }
         if (MULTI)
-            for (long long s = s0 + 1; s < s1; s++) {
+            for (long long r = r0 + 1; r < r1; r++) {
+                const long long s = r % S;
                 V acc[MAC_BT];
-                mac_run<V, MAC_BT, MAC_KT>(v, b0, s * MAC_KS, min(s * MAC_KS + MAC_KS, K), acc);
+                mac_run<V, MAC_BT, MAC_KT>(view(r), b0, s * MAC_KS, min(s * MAC_KS + MAC_KS, K),
+                                           acc);
 #pragma unroll
                 for (int bi = 0; bi < MAC_BT; bi++)
                     total[bi] = V{total[bi].x + acc[bi].x, total[bi].y + acc[bi].y};
             }
-        V *oc = split && S > 1 ? out + ((size_t)s0 * C * pw + (size_t)c * pw) * sstride + f
-                               : out + (size_t)c * W * sstride + f;
+        V *oc = split && runs > 1 ? out + ((size_t)r0 * C * pw + (size_t)c * pw) * sstride + f
+                                  : out + (size_t)c * W * sstride + f;
 #pragma unroll
         for (int bi = 0; bi < MAC_BT; bi++) {
             const long long b = b0 + bi;
             if (b >= m)
                 break;
             oc[(size_t)b * sstride] = total[bi];
-            if (s0 == 0 && b >= m - (K - 1))
-                v.rc[(size_t)((head + b) % R) * sstride] = v.sc[(size_t)b * sstride];
+        }
+        /* the ring: each input's spectra once, by the threads of its run 0
+         * (of output 0 with a matrix) */
+        for (long long r = r0; r < r1; r++) {
+            if (r % S != 0 || (inputs > 0 && c != 0))
+                continue;
+            const mac_view<V> v = view(r);
+            for (int bi = 0; bi < MAC_BT; bi++) {
+                const long long b = b0 + bi;
+                if (b >= m)
+                    break;
+                if (b >= m - (K - 1))
+                    v.rc[(size_t)((head + b) % R) * sstride] = v.sc[(size_t)b * sstride];
+            }
         }
     }
 }
 
 /* Y = the runs' partial sums (pw blocks per channel in part) added in run
- * order. Grid: x over bins, y striding over blocks, z over channels. */
+ * order (S runs: a matrix's inputs' runs in turn). Grid: x over bins, y
+ * striding over blocks, z over output channels. */
 template <typename T>
 __global__ void fft_reduce(const typename cplx<T>::type *__restrict__ part,
                            typename cplx<T>::type *__restrict__ Y, long long m, long long W, int C,
