@@ -4,7 +4,8 @@
 # small gpufilt runs that reach every kernel (direct f32/f64, constant and
 # global taps, per-channel taps, FFT f32/f64 with short and long filters,
 # histograms, full mode, small chunks, two instances sharing by time and
-# by channel), then the library's GPU tests under
+# by channel, a true-stereo matrix summed on spectra, in short chunks and
+# by time on two instances), then the library's GPU tests under
 # memcheck. Any report fails the run.
 #
 #   tests/gpu/sanitize.sh BUILD_DIR [OUT_DIR] [--quick]
@@ -26,6 +27,7 @@ G=$BUILD/gpufilt
 "$G" "$W/in.wav" "$W/probe.wav" --taps 5 --device cuda --quiet 2>/dev/null ||
     { echo "sanitize.sh: no usable GPU" && exit 77; }
 printf '0.5 0.25\n0.25 0.5\n0.125 -0.25\n' >"$W/pc.txt"
+printf '0.5 0.25 0.125 -0.5\n0.25 0.5 -0.25 0.125\n' >"$W/mx.txt" # LL LR RL RR
 
 # Every run: IN then options (OUT is added).
 runs=(
@@ -39,6 +41,8 @@ runs=(
     "in7.wav --taps 300 --method fft --partition 16 --hist h.csv --hist-of input"
     "in.wav --taps 3000 --method fft --partition 256 --chunk 4096 --gpus 0,0"
     "in40.wav --taps 3000 --method fft --partition 256 --gpus 0,0"
+    "in.wav --coeffs mx.txt --method fft --partition 16 --chunk 64"
+    "in.wav --coeffs mx.txt --method fft --partition 256 --chunk 4096 --gpus 0,0"
 )
 tools=("memcheck --leak-check full" "racecheck" "synccheck" "initcheck")
 status=0
