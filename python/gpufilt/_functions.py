@@ -101,7 +101,7 @@ def _plan(x: np.ndarray, h: np.ndarray, mode: str, axis: Any, method: str, devic
     _method_on(method, device)
     if h.ndim == 0:
         raise TypeError("%s must be an array of coefficients, 1-D or with x's %d dimension%s, "
-                        "not a scalar (%r)" % (what, x.ndim, "s" * (x.ndim != 1), h[()]))
+                        "not a scalar (%r)" % (what, x.ndim, "s" * (x.ndim != 1), h.item()))
     if h.ndim != 1 and h.ndim != x.ndim:
         raise ValueError("%s of shape %s: give one filter (1-D) or filters with x's %d "
                          "dimension%s (taps along axis %d, the others broadcast against x of "
