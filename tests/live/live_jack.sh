@@ -467,6 +467,15 @@ if ! grep -q "^gpufilt: live: [0-9]* s: [0-9]* frames in, filter 1 (from frame $
     echo "live_jack: sighup_f32: FAIL: --stats does not name filter 1 (from frame ${hup_at:-?})"
     fails=$((fails + 1))
 fi
+# The same with --latency zero: the 5 taps play in the audio callback
+# (padded to 2 x --frames taps, with a silent one-tap tail on the worker,
+# since their file may be re-read), and SIGHUP fades the 31 in, bit for bit.
+cp "$work/taps5.txt" "$work/hup.txt"
+pa_block=0
+case_with_retry zero_sighup_f32 "--coeffs $work/taps5.txt --switch coeffs:$work/taps31.txt --fade 240" \
+    --coeffs "$work/hup.txt" --crossfade 5 --latency zero --frames "$frames" ||
+    fails=$((fails + 1))
+pa_block=$frames
 during="" more_check=""
 want="gpufilt: control: SIGHUP: $work/hup.txt:1: 'zero' is not a number (the filter is unchanged)"
 if ! grep -qxF "$want" "$work/sighup_f32.err"; then

@@ -277,8 +277,9 @@ static void apply(gf_live_control *c, const char *where, const char *command, fi
     gf_engine *e = NULL;
     if (c->lv->head.taps && !c->lv->e) { /* no tail: nothing to fade it with */
         refuse(where, "with --latency zero a filter of at most 2 x --frames taps plays whole "
-                      "in the audio callback, and cannot change without --control (with it, "
-                      "the worker keeps a silent tail to fade with)");
+                      "in the audio callback, and cannot change without --control or a filter "
+                      "file (--coeffs, --ir) to re-read (with them, the worker keeps a silent "
+                      "tail to fade with)");
         free(f->base);
         return;
     }

@@ -185,23 +185,30 @@ int gf_live_make_engine(gf_live *lv, const gf_taps *t, gf_device device, int fir
  * buffer size, which PortAudio then passes as it comes). */
 #define ZERO_MAX_FRAMES 16384
 
+/* The filter may change while playing: by --control, or by SIGHUP
+ * re-reading the command line's coefficient or impulse response file. */
+static int may_change(const gf_cli_options *o)
+{
+    return o->control || o->coeffs || o->ir;
+}
+
 /* The head's taps for a filter of T taps: min(T, 2 x --frames), and 2 x
- * --frames with --control (split_head). */
+ * --frames where it may change (split_head). */
 static size_t head_taps(const gf_live *lv, size_t T)
 {
     const size_t F2 = 2 * lv->period_frames;
-    return T < F2 && !lv->o->control ? T : F2;
+    return T < F2 && !may_change(lv->o) ? T : F2;
 }
 
 /* --latency zero: the head of H = min(T, 2 x --frames) taps for the
  * callback, and the rest as t for the worker's engine (none: t->n = 0).
- * With --control a filter of at most 2 x --frames taps gets a tail of one
- * zero tap, so that a change has an engine to fade the new filter's tail
- * in with (control.c). */
+ * Where the filter may change, one of at most 2 x --frames taps gets a
+ * tail of one zero tap, so that a change has an engine to fade the new
+ * filter's tail in with (control.c). */
 static int split_head(gf_live *lv, gf_taps *t)
 {
     const size_t H = head_taps(lv, t->n);
-    if (lv->o->control && gf_live_pad_taps(t, H + 1) != 0) {
+    if (may_change(lv->o) && gf_live_pad_taps(t, H + 1) != 0) {
         gf_cli_error("out of memory");
         return GF_EXIT_INTERNAL;
     }
