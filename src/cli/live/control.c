@@ -203,6 +203,9 @@ static int hand_over(gf_live_control *c, gf_engine *e, size_t taps, const char *
     sw->e = e;
     sw->old = NULL;
     sw->warm_blocks = warm;
+    /* before it plays: a gap's outputs are muted for the longest filter's length */
+    if (taps > atomic_load(&lv->most_taps))
+        atomic_store(&lv->most_taps, taps);
     sw->fade = (size_t)llround((double)lv->o->crossfade_ms * lv->rate / 1000.0);
     snprintf(sw->command, sizeof sw->command, "%s", command);
     gf_live_zero *z = lv->head.taps ? gf_pa_zero_of(lv->link) : NULL;

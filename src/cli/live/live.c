@@ -306,6 +306,7 @@ static int setup_engine(gf_live *lv, gf_pa_config *cfg, gf_taps *t)
     if (rc)
         return rc;
     lv->taps = t->n;
+    atomic_store(&lv->most_taps, t->n);
     lv->mean = !t->h;
     if (t->shape.shaped && !o->quiet) /* --gain, --normalize-filter, the mix: as for files */
         gf_report_levels(o, t);
@@ -373,11 +374,12 @@ static void print_counts(gf_live *lv, const char *prefix)
             "gpufilt: live: %sxruns %llu (PortAudio: input underflow %llu, input overflow %llu, "
             "output underflow %llu, output overflow %llu; input ring full %llu [%llu frames "
             "dropped], output ring empty %llu [%llu frames of silence], late output dropped "
-            "%llu [%llu frames], worker found output full %llu [%llu frames])\n",
+            "%llu [%llu frames], worker found output full %llu [%llu frames]; %llu frames "
+            "silent after gaps in the input)\n",
             prefix, xrun_total(n), get(&n->pa_in_underflow), get(&n->pa_in_overflow),
             get(&n->pa_out_underflow), get(&n->pa_out_overflow), get(&n->in_full),
             get(&n->in_dropped), get(&n->out_empty), get(&n->out_silence), get(&n->late_events),
-            get(&n->late_drops), get(&n->out_full), get(&n->out_lost));
+            get(&n->late_drops), get(&n->out_full), get(&n->out_lost), get(&n->muted));
 }
 
 /* --latency zero: the tail of output frame n needs input up to n - H, so a
@@ -572,6 +574,7 @@ int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop
         cfg.switch_state = lv->e ? &lv->sw.state : NULL; /* no tail: the filter stays */
         cfg.switch_posted = GF_SWITCH_POSTED;
     }
+    cfg.most_taps = &lv->most_taps;
     if (!rc)
         rc = gf_pa_open(&lv->link, &cfg, &lv->capture, &lv->playback);
     if (!rc && lv->e)

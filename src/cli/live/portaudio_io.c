@@ -26,6 +26,11 @@ struct gf_pa_link {
     size_t hold;    /* most frames the output ring holds at a callback */
     size_t warmup;  /* frames of output still in the start-up phase */
     size_t pending; /* frames of extra silence still to play (latency margin) */
+    /* Stream frames: written to the input ring, and taken from the output
+     * ring (played or dropped), which are the same frames' outputs; those
+     * in [mute_from, mute_to) play silent (gf_pa_config.most_taps). */
+    unsigned long long in_pos, out_pos, mute_from, mute_to;
+    const atomic_size_t *most_taps;
     gf_ring in, out;
     void *in_store, *out_store;
     sem_t wake; /* posted by the callback after each input block */
@@ -48,6 +53,35 @@ static void bump(atomic_ullong *c, unsigned long long v)
 
 /* ---- the real-time side: copies and counts, nothing else ---- */
 
+/* Input that is not the stream's around stream frame in_pos: `before`
+ * frames before it and `after` from it are suspect, and every output that
+ * reads one of them (the most_taps - 1 after each as well) plays silent. */
+static void input_gap(gf_pa_link *l, size_t before, size_t after)
+{
+    const size_t T = l->most_taps ? atomic_load_explicit(l->most_taps, memory_order_relaxed) : 1;
+    const unsigned long long from = l->in_pos - (l->in_pos < before ? l->in_pos : before);
+    const unsigned long long to = l->in_pos + after + (T > 1 ? T - 1 : 0);
+    if (l->mute_to < from)
+        l->mute_from = from;
+    if (to > l->mute_to)
+        l->mute_to = to;
+}
+
+/* Silence the frames of out[0 .. n) (stream frames from l->out_pos) that
+ * lie in the muted span; then count them as taken. */
+static void mute_taken(gf_pa_link *l, float *out, size_t n)
+{
+    const size_t C = (size_t)l->channels;
+    const unsigned long long a = l->out_pos, b = a + n;
+    const unsigned long long lo = l->mute_from > a ? l->mute_from : a;
+    const unsigned long long hi = l->mute_to < b ? l->mute_to : b;
+    if (lo < hi) {
+        memset(out + (size_t)(lo - a) * C, 0, (size_t)(hi - lo) * C * sizeof(float));
+        bump(&l->n.muted, hi - lo);
+    }
+    l->out_pos = b;
+}
+
 /* Output first: once the input is posted, the worker may finish that block
  * before this callback returns, and its output must not count as late. */
 static void play(gf_pa_link *l, float *out, size_t frames)
@@ -63,12 +97,13 @@ static void play(gf_pa_link *l, float *out, size_t frames)
      * the primed level: drop them to keep the latency fixed. */
     const size_t avail = gf_ring_read_available(&l->out);
     if (avail > l->hold) {
-        gf_ring_read(&l->out, NULL, avail - l->hold);
+        l->out_pos += gf_ring_read(&l->out, NULL, avail - l->hold);
         bump(&l->n.late_events, 1);
         bump(&l->n.late_drops, avail - l->hold);
     }
     const size_t want = frames - quiet;
     const size_t r = gf_ring_read(&l->out, out + quiet * C, want);
+    mute_taken(l, out + quiet * C, r);
     if (r < want) {
         memset(out + (quiet + r) * C, 0, (want - r) * C * sizeof(float));
         if (l->warmup > 0 && l->hold + (want - r) + 2 * l->period_frames <= l->out.size / 2) {
@@ -101,8 +136,18 @@ static int on_audio(const void *input, void *output, unsigned long frames,
     (void)time_info;
     if (flags & paInputUnderflow)
         bump(&l->n.pa_in_underflow, 1);
-    if (flags & paInputOverflow)
+    if (flags & paInputOverflow) {
+        /* The host missed a period (JACK: an xrun). Its input came in
+         * late, stale or not at all: seen on JACK's dummy driver, one
+         * period of stale input in place, the next or this one, so 256
+         * frames wrong and the filter's T - 1 after them (tests/live, the
+         * soak). This period and the one before are suspect. */
         bump(&l->n.pa_in_overflow, 1);
+        if (l->head)
+            gf_live_zero_dropped(&l->zero, 0);
+        else
+            input_gap(l, l->period_frames, frames);
+    }
     if (flags & paOutputUnderflow)
         bump(&l->n.pa_out_underflow, 1);
     if (flags & paOutputOverflow)
@@ -138,11 +183,14 @@ static int on_audio(const void *input, void *output, unsigned long frames,
         play(l, output, frames);
     if (input) {
         const size_t w = gf_ring_write(&l->in, input, frames);
+        l->in_pos += w;
         if (w < frames) {
             bump(&l->n.in_full, 1);
             bump(&l->n.in_dropped, frames - w);
             if (l->head) /* the tail's engine never hears those frames */
                 gf_live_zero_dropped(&l->zero, frames - w);
+            else /* the frames after the w taken never reach the engine */
+                input_gap(l, 0, 0);
         }
         bump(&l->n.frames_in, w);
         sem_post(&l->wake);
@@ -352,6 +400,7 @@ int gf_pa_open(gf_pa_link **out, const gf_pa_config *c, gf_source *capture, gf_s
     l->rate = c->rate;
     l->head = c->head;
     l->tail_taps = c->tail_taps;
+    l->most_taps = c->most_taps;
     l->out_ss = c->head && c->precision == GF_PRECISION_F64 ? sizeof(double) : sizeof(float);
     const size_t prime = c->head ? c->head->taps : (c->prime_blocks == 1 ? 1 : 2) * c->block;
     if (make_rings(l, prime) != 0 ||

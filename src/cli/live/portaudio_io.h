@@ -35,6 +35,7 @@ typedef struct gf_pa_counts {
     atomic_ullong out_empty, out_silence;  /* output ring short: silence played */
     atomic_ullong late_events, late_drops; /* frames that came too late, dropped */
     atomic_ullong out_full, out_lost;      /* the worker found the output ring full */
+    atomic_ullong muted;                   /* frames silenced after a gap in the input */
     atomic_ullong frames_in, frames_out;   /* frames captured / played from the ring */
     atomic_ullong raised;                  /* latency added during start-up, frames */
     /* --latency zero: the callback's own work (the head), per callback */
@@ -64,6 +65,12 @@ typedef struct gf_pa_config {
      * value for a posted switch (head.h), or NULL. */
     const atomic_int *switch_state;
     int switch_posted;
+    /* The longest filter played yet, in taps (raised before a longer one
+     * plays). Input lost before the engine saw it (PortAudio's input
+     * overflow: a period the host did not deliver; or the input ring full)
+     * leaves a gap in the stream, and each of the most_taps - 1 outputs
+     * after it would mix input from both sides: they play silent. */
+    const atomic_size_t *most_taps;
 } gf_pa_config;
 
 typedef struct gf_pa_link gf_pa_link;

@@ -78,6 +78,7 @@ typedef struct gf_live {
     gf_live_head head;
     int zero_period_told;    /* the monitor said the host's periods outrun the head */
     size_t taps;             /* the whole filter's */
+    atomic_size_t most_taps; /* the longest whole filter played yet (raised before it plays) */
     size_t tail_taps;        /* --latency zero: the worker's (a silent one with --control) */
     gf_live_latency latency; /* what plays: --latency, or what auto chose */
     int mean;                /* it is the mean filter (--taps N) */
