@@ -26,10 +26,14 @@ struct gf_pa_link {
     size_t hold;    /* most frames the output ring holds at a callback */
     size_t warmup;  /* frames of output still in the start-up phase */
     size_t pending; /* frames of extra silence still to play (latency margin) */
-    /* Stream frames: written to the input ring, and taken from the output
-     * ring (played or dropped), which are the same frames' outputs; those
-     * in [mute_from, mute_to) play silent (gf_pa_config.most_taps). */
-    unsigned long long in_pos, out_pos, mute_from, mute_to;
+    /* Stream frames: written to the input ring (by the input side), and
+     * taken from the output ring, played or dropped (by the output side),
+     * which are the same frames' outputs; those in [mute_from, mute_to)
+     * play silent (gf_pa_config.most_taps). With two streams the sides
+     * are two threads: the span is atomic (relaxed: a span read half
+     * updated mutes a few frames more or less, once). */
+    unsigned long long in_pos, out_pos;
+    atomic_ullong mute_from, mute_to;
     const atomic_size_t *most_taps;
     gf_ring in, out;
     void *in_store, *out_store;
@@ -61,10 +65,11 @@ static void input_gap(gf_pa_link *l, size_t before, size_t after)
     const size_t T = l->most_taps ? atomic_load_explicit(l->most_taps, memory_order_relaxed) : 1;
     const unsigned long long from = l->in_pos - (l->in_pos < before ? l->in_pos : before);
     const unsigned long long to = l->in_pos + after + (T > 1 ? T - 1 : 0);
-    if (l->mute_to < from)
-        l->mute_from = from;
-    if (to > l->mute_to)
-        l->mute_to = to;
+    const unsigned long long end = atomic_load_explicit(&l->mute_to, memory_order_relaxed);
+    if (end < from)
+        atomic_store_explicit(&l->mute_from, from, memory_order_relaxed);
+    if (to > end)
+        atomic_store_explicit(&l->mute_to, to, memory_order_relaxed);
 }
 
 /* Silence the frames of out[0 .. n) (stream frames from l->out_pos) that
@@ -73,8 +78,9 @@ static void mute_taken(gf_pa_link *l, float *out, size_t n)
 {
     const size_t C = (size_t)l->channels;
     const unsigned long long a = l->out_pos, b = a + n;
-    const unsigned long long lo = l->mute_from > a ? l->mute_from : a;
-    const unsigned long long hi = l->mute_to < b ? l->mute_to : b;
+    const unsigned long long from = atomic_load_explicit(&l->mute_from, memory_order_relaxed);
+    const unsigned long long to = atomic_load_explicit(&l->mute_to, memory_order_relaxed);
+    const unsigned long long lo = from > a ? from : a, hi = to < b ? to : b;
     if (lo < hi) {
         memset(out + (size_t)(lo - a) * C, 0, (size_t)(hi - lo) * C * sizeof(float));
         bump(&l->n.muted, hi - lo);
