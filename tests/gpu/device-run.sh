@@ -8,9 +8,11 @@
 #   tests/gpu/device-run.sh [--quick] [--only STEP,...]
 #     --quick: smaller benchmark sizes, sanitizers on the smaller cases
 #     --only:  run only these of: ctest contention demo faults sanitize bench long
-#              multigpu clibench pipes live, and the opt-in profile and soak (the build
-#              always runs; profile and soak run only when named)
+#              multigpu clibench pipes live, and the opt-in profile, trace and soak
+#              (the build always runs; profile, trace and soak run only when named)
 #   MULTI_BENCH=0: the multigpu step without its benchmark
+#   TRACE_CASES (default "2^22 taps, 8 ch|128 ch"): the trace step's bench_multi
+#   cases, |-separated: each GPU's timeline, one run each (bench/timeline.py)
 #   SOAK_SECONDS (default 600): the soak's length: live_jack.sh --soak with
 #   the cuda backend and 256-frame blocks, every frame checked
 set -uo pipefail
@@ -173,6 +175,19 @@ if [[ $only == *,profile,* ]] && command -v ncu >/dev/null; then
         ncu --metrics gpu__time_duration.sum --csv --log-file "$OUT/ncu-$t.csv" \
             ./build-gpu/bench/bench_long --quick --device-only --taps "$t" >"$OUT/ncu-$t.log" 2>&1
         python3 bench/kernel_summary.py "$OUT/ncu-$t.csv" "taps $t" | tee -a "$OUT/profile.txt"
+    done
+fi
+# Opt-in (--only trace): what each GPU does, and when, in bench_multi's
+# cases, from a CUPTI activity trace (bench/cupti_trace.c): one run on one
+# GPU and one on all, after their warm-ups, episode by episode.
+if [[ $only == *,trace,* ]] && [ -e build-gpu/bench/libgpufilt_trace.so ]; then
+    step "trace: each GPU's timeline in bench_multi"
+    IFS='|' read -ra cases <<<"${TRACE_CASES:-2^22 taps, 8 ch|128 ch}"
+    for i in "${!cases[@]}"; do
+        GPUFILT_TRACE="$OUT/trace-$i.csv" LD_PRELOAD="$PWD/build-gpu/bench/libgpufilt_trace.so" \
+            ./build-gpu/bench/bench_multi --reps 1 --case "${cases[$i]}" 2>&1 | tee -a "$OUT/trace.txt"
+        python3 bench/timeline.py "$OUT/trace-$i.csv" --gap "${TRACE_GAP:-2}" --kernels --width 120 |
+            tee -a "$OUT/trace.txt" | head -${TRACE_LINES:-400}
     done
 fi
 if want multigpu; then
