@@ -170,6 +170,7 @@ static gf_status pick_method(gf_engine *e, const gf_config *c, char *detail, siz
         e->handoff_ops = on_devices(e, gf_backend_of(c->handoff), &e->multi_handoff_ops);
     e->nslots = e->handoff_ops && e->handoff_ops->slots > e->ops->slots ? e->handoff_ops->slots
                                                                         : e->ops->slots;
+    e->zero_tail = e->ops->zero_tail && !e->handoff_ops; /* a hand-off reads the host's input */
     return GF_OK;
 }
 
@@ -390,6 +391,7 @@ void gf_eng_reset_state(gf_engine *e)
     for (int s = 0; s < e->nslots; s++) {
         e->slot[s].frames = e->slot[s].out_frames = e->slot[s].out_pos = 0;
         e->slot[s].ready = 0;
+        e->slot[s].zero_from = SIZE_MAX;
     }
 }
 

@@ -35,8 +35,7 @@ static void load_history(gf_engine *e, int *loaded)
     if (e->history_slot < 0) {
         memset(e->history, 0, hs * ss);
     } else {
-        const gf_slot *h = &e->slot[e->history_slot];
-        gf_copy(e->copies, e->history, h->in + h->frames * e->channels * ss, hs * ss);
+        gf_eng_slot_tail(e, e->history, &e->slot[e->history_slot]);
     }
 }
 
@@ -112,6 +111,7 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
         load_history(e, &loaded);
     tail_samples(e, f->in, e->history, in, frames * C);
     f->frames = 0;
+    f->zero_from = SIZE_MAX;
     e->history_slot = e->head;
     e->filling = 0;
     return GF_OK;

@@ -61,6 +61,7 @@ typedef struct gf_slot {
     void *hparts;       /* partial histograms of its chunk (NULL: histograms off) */
     uint64_t hpos;      /* first histogrammed stream frame of its chunk */
     size_t hframes;     /* histogrammed frames in its chunk */
+    size_t zero_from;   /* frames from here on are zeros not written to `in` (zero_tail) */
 } gf_slot;
 
 typedef struct gf_method_ops gf_method_ops;
@@ -97,6 +98,12 @@ struct gf_engine {
     size_t skip_left;  /* same-mode outputs still to drop */
     size_t zeros_left; /* look-ahead zero frames still to feed after flush */
     int flushed;
+    /* 1: the backend takes trailing zero frames as a count
+     * (gf_chunk.zero_frames) and nothing else reads the slots' input, so
+     * the zeros after a flush are not written to host memory (the FFT
+     * method's look-ahead can be hundreds of MiB: a memset, and an upload,
+     * of nothing). */
+    int zero_tail;
     gf_status failed; /* sticky: a backend failure ends the stream */
     char err[256];
     gf_hist_config hist_config; /* cfg.hist points here when histograms are on */
@@ -154,6 +161,10 @@ void gf_eng_reset_state(gf_engine *e);
 
 /* engine_stream.c */
 gf_status gf_eng_submit_fill(gf_engine *e);
+/* The halo_samples samples that end slot h's frames (the next chunk's
+ * halo) into dst, which may be h->in: what h->in holds, and zeros where h
+ * has zeros that were never written (zero_from). */
+void gf_eng_slot_tail(gf_engine *e, unsigned char *dst, const gf_slot *h);
 
 /* engine_hist.c: fill the histogram fields of chunk c, about to be
  * submitted in slot sl with `frames` input frames (flush zeros included)

@@ -10,24 +10,33 @@
 #include <stdint.h>
 #include <string.h>
 
+void gf_eng_slot_tail(gf_engine *e, unsigned char *dst, const gf_slot *h)
+{
+    const size_t ss = e->sample_bytes, hs = e->halo_samples, C = e->channels;
+    const size_t end = h->frames * C; /* the tail: h->in's samples [end, end + hs) */
+    size_t zeros = hs + (h->zero_from < h->frames ? h->zero_from * C : end);
+    zeros = zeros < end ? end : zeros;
+    const size_t real = zeros - end < hs ? zeros - end : hs;
+    if (dst == h->in)
+        memmove(dst, h->in + end * ss, real * ss);
+    else
+        gf_copy(e->copies, dst, h->in + end * ss, real * ss);
+    memset(dst + real * ss, 0, (hs - real) * ss);
+}
+
 /* Start filling the slot after the submitted ones: its halo is the history
  * (halo_samples samples: direct, or FFT on several devices), and its frames
  * start with the carried incomplete quantum (FFT). */
 static void begin_fill(gf_engine *e)
 {
     gf_slot *f = &e->slot[(e->head + e->nsub) % e->nslots];
-    const size_t bytes = e->halo_samples * e->sample_bytes;
     if (e->history_slot < 0) {
         if (!e->mth->halo_primes) /* priming takes only frames the stream has had */
-            memset(f->in, 0, bytes);
+            memset(f->in, 0, e->halo_samples * e->sample_bytes);
     } else {
-        const gf_slot *h = &e->slot[e->history_slot];
-        const unsigned char *tail = h->in + h->frames * e->channels * e->sample_bytes;
-        if (h == f)
-            memmove(f->in, tail, bytes);
-        else
-            gf_copy(e->copies, f->in, tail, bytes);
+        gf_eng_slot_tail(e, f->in, &e->slot[e->history_slot]);
     }
+    f->zero_from = SIZE_MAX;
     e->filling = 1;
     e->filled = e->carried;
     if (e->carried)
@@ -60,7 +69,10 @@ gf_status gf_eng_submit_fill(gf_engine *e)
     if (real % e->quantum) {
         if (e->flushed && e->zeros_left == 0) {
             frames = real + e->quantum - real % e->quantum;
-            memset(data + real * fb, 0, (frames - real) * fb);
+            if (!e->zero_tail)
+                memset(data + real * fb, 0, (frames - real) * fb);
+            else if (f->zero_from > real)
+                f->zero_from = real;
         } else {
             frames = real = real - real % e->quantum;
             e->carried = e->filled - real;
@@ -72,6 +84,7 @@ gf_status gf_eng_submit_fill(gf_engine *e)
         .halo = e->halo_samples ? f->in : NULL,
         .in = data,
         .frames = frames,
+        .zero_frames = f->zero_from < frames ? frames - f->zero_from : 0,
         .skip = skip,
         .out = f->out,
     };
@@ -143,8 +156,11 @@ static gf_status pump_flush(gf_engine *e)
         size_t n = e->chunk - e->filled;
         if (n > e->zeros_left)
             n = e->zeros_left;
-        memset(f->in + (e->halo_samples + e->filled * e->channels) * e->sample_bytes, 0,
-               n * e->channels * e->sample_bytes);
+        if (!e->zero_tail)
+            memset(f->in + (e->halo_samples + e->filled * e->channels) * e->sample_bytes, 0,
+                   n * e->channels * e->sample_bytes);
+        else if (f->zero_from > e->filled)
+            f->zero_from = e->filled;
         e->filled += n;
         e->zeros_left -= n;
         if (e->filled == e->chunk || e->zeros_left == 0) {

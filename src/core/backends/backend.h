@@ -111,6 +111,11 @@ typedef struct gf_chunk {
     const void *halo;
     const void *in;
     size_t frames;
+    /* With gf_backend_ops.zero_tail: the last zero_frames of the frames
+     * are zeros (the look-ahead after a flush, a last chunk's padding)
+     * that the engine did not write into `in`: the backend makes them
+     * where it reads them (a device memset) rather than copying them. */
+    size_t zero_frames;
     size_t skip;
     void *out;
     void *hist;
@@ -140,6 +145,8 @@ typedef struct gf_backend_ops {
     int primes;
     /* 1: its FFT method takes a matrix (gf_backend_params.outputs). */
     int matrix;
+    /* 1: honours gf_chunk.zero_frames (never reads those frames of `in`). */
+    int zero_tail;
     /* 1 when it can be used on this machine now (cached where asking is
      * slow); called before create, from any thread. */
     int (*available)(void);

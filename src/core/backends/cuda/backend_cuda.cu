@@ -391,16 +391,21 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
     int joined = 0; /* the frames uploaded with the halo */
     unsigned char *d_pre = d_in + (hs_f - pre_f) * C * ss;
     cuda_slot *peer = pre_f ? peer_source(s, sl, c, pre_f) : NULL;
+    const size_t real = c->frames - c->zero_frames; /* the rest are zeros, not in c->in */
     if (pre_f && !peer) {
         const unsigned char *h_pre = (const unsigned char *)c->halo + (hs_f - pre_f) * hp + first;
         joined = h_pre + pre_f * hp == h_in;
         GF_TRY(s->err, sizeof s->err,
-               copy_frames(s, d_pre, h_pre, pre_f + (joined ? c->frames : 0),
-                           cudaMemcpyHostToDevice, sl->stream));
+               copy_frames(s, d_pre, h_pre, pre_f + (joined ? real : 0), cudaMemcpyHostToDevice,
+                           sl->stream));
     }
-    if (!joined)
+    if (!joined && real)
         GF_TRY(s->err, sizeof s->err,
-               copy_frames(s, d_in + hs * ss, h_in, c->frames, cudaMemcpyHostToDevice, sl->stream));
+               copy_frames(s, d_in + hs * ss, h_in, real, cudaMemcpyHostToDevice, sl->stream));
+    if (c->zero_frames)
+        GF_TRY(s->err, sizeof s->err,
+               cudaMemsetAsync(d_in + (hs + real * C) * ss, 0, c->zero_frames * C * ss,
+                               sl->stream));
     if (peer)
         GF_TRY(s->err, sizeof s->err,
                peer_prime(s, sl, (const cuda_state *)c->prime_peer, peer, d_pre, pre_f));
@@ -515,6 +520,7 @@ static const gf_backend_ops gf_backend_cuda = {
     .split_copies = 1,
     .primes = 1,
     .matrix = 1,
+    .zero_tail = 1,
     .available = cuda_probe,
     .create = cuda_create,
     .destroy = cuda_destroy,
