@@ -51,6 +51,14 @@ static int g_bad;
 
 static const gf_host_smem NO_SMEM = {nullptr, 0};
 
+namespace gf
+{
+alignas(16) unsigned char gf_fft_smem[(FFT_TILE + 32) * sizeof(double)];
+}
+
+/* The shared memory of the transposes (fft_planar, fft_emit). */
+static const gf_host_smem TILE_SMEM = {gf::gf_fft_smem, sizeof gf::gf_fft_smem};
+
 /* A flat grid for n items, as fft_conv.cu's flat_grid. */
 static unsigned flat_grid(long long n)
 {
@@ -122,18 +130,16 @@ template <typename T> static void check_planar(int C, int lp, long long M, long 
         for (long long t = 0; t < P; t++)
             want_tail[(size_t)(c * P + t)] = in[(size_t)(((m - 1) * P + t) * C + c)];
     }
-    const unsigned grid = flat_grid((m + 1) * P);
-    for (unsigned g : {grid, std::min(grid, 2u)}) {
-        std::vector<T> xp(want_xp.size(), nan_of<T>()), tail_out(want_tail.size(), nan_of<T>());
-        gf_host_launch(dim3(g), gf::FFT_THREADS, NO_SMEM, 0, [&] {
-            gf::fft_planar<T>(in.data(), m, C, lp, W, tail_in.data(), xp.data(), tail_out.data());
-        });
-        const long long dx = first_diff(xp, want_xp), dt = first_diff(tail_out, want_tail);
-        if (dx >= 0 || dt >= 0)
-            FAIL("fft_planar<%s> C %d P %lld M %lld m %lld grid %u: xp differs at %lld, tail at "
-                 "%lld",
-                 tname<T>(), C, P, M, m, g, dx, dt);
-    }
+    std::vector<T> xp(want_xp.size(), nan_of<T>()), tail_out(want_tail.size(), nan_of<T>());
+    const dim3 grid = gf::fft_tile_grid(m * P, C);
+    gf_host_launch(grid, gf::FFT_THREADS, TILE_SMEM, gf::fft_tile_smem<T>(), [&] {
+        gf::fft_planar<T>(in.data(), m, C, lp, W, tail_in.data(), xp.data(), tail_out.data());
+    });
+    const long long dx = first_diff(xp, want_xp), dt = first_diff(tail_out, want_tail);
+    if (dx >= 0 || dt >= 0)
+        FAIL("fft_planar<%s> C %d P %lld M %lld m %lld grid %u x %u: xp differs at %lld, tail at "
+             "%lld",
+             tname<T>(), C, P, M, m, grid.x, grid.y, dx, dt);
 }
 
 /* ---- fft_mac ---- */
@@ -315,20 +321,19 @@ static void check_emit(int C, int lp, long long M, long long m, long long skip,
         }
     if (outs <= 0)
         return; /* fft_conv.cu launches nothing */
-    const unsigned grid = flat_grid(outs);
-    for (unsigned g : {grid, std::min(grid, 2u)}) {
-        std::vector<T> out(want.size() + 8, nan_of<T>());
-        gf_host_launch(dim3(g), gf::FFT_THREADS, NO_SMEM, 0,
-                       [&] { gf::fft_emit<T>(win.data(), m, C, lp, W, skip, out.data()); });
-        std::vector<T> head(out.begin(), out.begin() + (long)want.size());
-        const long long d = first_diff(head, want);
-        bool tail_kept = true;
-        for (size_t i = want.size(); i < out.size(); i++)
-            tail_kept = tail_kept && same_bits(out[i], nan_of<T>());
-        if (d >= 0 || !tail_kept)
-            FAIL("fft_emit<%s> C %d P %lld m %lld skip %lld grid %u: differs at %lld%s", tname<T>(),
-                 C, P, m, skip, g, d, tail_kept ? "" : ", written past the end");
-    }
+    std::vector<T> out(want.size() + 8, nan_of<T>());
+    const dim3 grid = gf::fft_tile_grid(outs, C);
+    gf_host_launch(grid, gf::FFT_THREADS, TILE_SMEM, gf::fft_tile_smem<T>(),
+                   [&] { gf::fft_emit<T>(win.data(), m, C, lp, W, skip, out.data()); });
+    std::vector<T> head(out.begin(), out.begin() + (long)want.size());
+    const long long d = first_diff(head, want);
+    bool tail_kept = true;
+    for (size_t i = want.size(); i < out.size(); i++)
+        tail_kept = tail_kept && same_bits(out[i], nan_of<T>());
+    if (d >= 0 || !tail_kept)
+        FAIL("fft_emit<%s> C %d P %lld m %lld skip %lld grid %u x %u: differs at %lld%s",
+             tname<T>(), C, P, m, skip, grid.x, grid.y, d,
+             tail_kept ? "" : ", written past the end");
 }
 
 template <typename T> static void check_scale(long long n, std::mt19937_64 &rng)
@@ -351,7 +356,9 @@ template <typename T> static void kernel_cases()
 {
     std::mt19937_64 rng(sizeof(T) == 4 ? 11 : 12);
     const int BT = gf::mac_tile<T>::BT;
-    for (int C : {1, 3})
+    /* C: a tile of all channels (tf > m P for C = 1), several frame tiles
+     * (3, 8), and several channel tiles with a partial one (40). */
+    for (int C : {1, 3, 8, 40})
         for (int lp : {2, 5})
             for (long long M : {1LL, 5LL, (long long)BT + 3})
                 for (long long m : {1LL, M / 2 + 1, M}) {
@@ -498,10 +505,11 @@ static void conv_chunk(conv_state<T> &f, const dft &d, const T *in, long long m,
 {
     typedef typename cx<T>::V V;
     const long long P = f.P, W = f.W;
-    gf_host_launch(dim3(flat_grid((m + 1) * P)), gf::FFT_THREADS, NO_SMEM, 0, [&] {
-        gf::fft_planar<T>(in, m, f.C, f.lp, W, f.tail[f.par].data(), f.xp.data(),
-                          f.tail[f.par ^ 1].data());
-    });
+    gf_host_launch(gf::fft_tile_grid(m * P, f.C), gf::FFT_THREADS, TILE_SMEM,
+                   gf::fft_tile_smem<T>(), [&] {
+                       gf::fft_planar<T>(in, m, f.C, f.lp, W, f.tail[f.par].data(), f.xp.data(),
+                                         f.tail[f.par ^ 1].data());
+                   });
     for (int c = 0; c < f.C; c++) /* window (c, b) = 2P samples at (c W + b) P */
         for (long long b = 0; b < m; b++)
             d.r2c(&f.xp[(size_t)((c * W + b) * P)], &f.spec[(size_t)((c * W + b) * f.ss)]);
@@ -535,7 +543,8 @@ static void conv_chunk(conv_state<T> &f, const dft &d, const T *in, long long m,
         for (long long b = 0; b < m; b++)
             d.c2r(&f.Y[(size_t)((c * W + b) * f.ss)], &f.win[(size_t)((c * W + b) * f.N)]);
     if (m * P > skip)
-        gf_host_launch(dim3(flat_grid(m * P - skip)), gf::FFT_THREADS, NO_SMEM, 0,
+        gf_host_launch(gf::fft_tile_grid(m * P - skip, f.C), gf::FFT_THREADS, TILE_SMEM,
+                       gf::fft_tile_smem<T>(),
                        [&] { gf::fft_emit<T>(f.win.data(), m, f.C, f.lp, W, skip, out); });
     f.head = (f.head + m) % f.R;
     f.par ^= 1;

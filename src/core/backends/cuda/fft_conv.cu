@@ -282,13 +282,6 @@ gf_status fft_conv_reset(fft_conv *f, cudaStream_t st, char *err, size_t n)
 
 enum stage { PLANAR, MAC, EMIT, STORE };
 
-/* A flat grid for n items of a grid-stride loop. */
-static unsigned flat_grid(long long n)
-{
-    const long long blocks = (n + FFT_THREADS - 1) / FFT_THREADS;
-    return (unsigned)(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
-}
-
 /* An fft_mac instance: tiles of bt blocks; multi: a thread sums several runs. */
 template <typename T, typename V = typename cplx<T>::type>
 using mac_fn = void (*)(const V *, V *, const V *, V *, long long, long long, int, long long,
@@ -318,7 +311,7 @@ static gf_status launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, l
     while ((1LL << lp) < P)
         lp++;
     if (which == PLANAR) {
-        fft_planar<T><<<flat_grid((m + 1) * P), FFT_THREADS, 0, st>>>(
+        fft_planar<T><<<fft_tile_grid(m * P, f->C), FFT_THREADS, fft_tile_smem<T>(), st>>>(
             (const T *)d_in, m, f->C, lp, W, (const T *)f->tail[f->tail_cur], (T *)f->planar,
             (T *)f->tail[f->tail_cur ^ 1]);
         GF_TRY_LAUNCH(err, n, "fft_planar");
@@ -356,8 +349,8 @@ static gf_status launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, l
             GF_TRY_LAUNCH(err, n, "fft_ring_store");
         }
     } else if (m * P > skip) {
-        fft_emit<T><<<flat_grid(m * P - skip), FFT_THREADS, 0, st>>>((const T *)f->win, m, f->O, lp,
-                                                                     W, skip, (T *)d_out);
+        fft_emit<T><<<fft_tile_grid(m * P - skip, f->O), FFT_THREADS, fft_tile_smem<T>(), st>>>(
+            (const T *)f->win, m, f->O, lp, W, skip, (T *)d_out);
         GF_TRY_LAUNCH(err, n, "fft_emit");
     }
     return GF_OK;

@@ -65,27 +65,78 @@ template <> struct mac_tile<double> {
     enum { BT = 8, KT = 8 };
 };
 
+/* fft_planar and fft_emit turn interleaved frames into a row per channel
+ * and back: a transpose, one tile per block through shared memory, so
+ * that both sides are read and written in runs (a thread per frame
+ * looping over the channels wrote 128 channels at 4-byte steps of 512
+ * bytes: a tenth of the device's bandwidth). A tile is tc = min(C, 32)
+ * channels by tf = FFT_TILE / tc frames: a frame's tc samples are
+ * contiguous on the interleaved side (all of its channels where C <= 32),
+ * a channel's tf frames on the planar side. Shared memory holds a column
+ * of tf + 1 per channel (the + 1: no bank conflicts). */
+enum { FFT_TILE = 1024 };
+
+/* The launch of a transpose over `frames` frames of C channels: its grid
+ * (x: frame tiles, y: channel tiles) and dynamic shared memory. */
+static inline dim3 fft_tile_grid(long long frames, int C)
+{
+    const int tc = C < 32 ? C : 32, tf = FFT_TILE / tc;
+    return dim3((unsigned)((frames + tf - 1) / tf), (unsigned)((C + tc - 1) / tc), 1);
+}
+template <typename T> static inline size_t fft_tile_smem()
+{
+    return (FFT_TILE + 32) * sizeof(T);
+}
+
+/* e / d and e % d for e = e0, e0 + step, ...: two divisions, then adds. */
+struct tile_walk {
+    int q, r, dq, dr, d;
+    __device__ tile_walk(int e0, int d_, int step)
+        : q(e0 / d_), r(e0 % d_), dq(step / d_), dr(step % d_), d(d_)
+    {
+    }
+    __device__ void next()
+    {
+        q += dq;
+        r += dr;
+        if (r >= d) {
+            r -= d;
+            q++;
+        }
+    }
+};
+
 /* The chunk's m blocks, deinterleaved into xp behind each channel's
  * previous block (from tail_in); tail_out receives each channel's last
- * block (different buffers: no thread reads what another writes). A flat
- * grid-stride loop over xp's frames (lp = log2 P), each thread all channels. */
+ * block (different buffers: no thread reads what another writes). Grid:
+ * fft_tile_grid(m P, C) (lp = log2 P); every block also copies a share of
+ * tail_in. */
 template <typename T>
-__global__ void fft_planar(const T *__restrict__ in, long long m, int C, int lp, long long W,
-                           const T *__restrict__ tail_in, T *__restrict__ xp,
-                           T *__restrict__ tail_out)
+__global__ void __launch_bounds__(FFT_THREADS)
+    fft_planar(const T *__restrict__ in, long long m, int C, int lp, long long W,
+               const T *__restrict__ tail_in, T *__restrict__ xp, T *__restrict__ tail_out)
 {
-    const long long P = 1LL << lp, WP = W << lp, last = (m - 1) << lp;
-    for (long long n = (long long)blockIdx.x * blockDim.x + threadIdx.x; n < (m + 1) << lp;
-         n += (long long)gridDim.x * blockDim.x) {
-        if (n < P) {
-            for (int c = 0; c < C; c++)
-                xp[c * WP + n] = tail_in[c * P + n];
-            continue;
-        }
-        const long long f = n - P; /* frame of the chunk */
-        for (int c = 0; c < C; c++) {
-            const T v = in[f * C + c];
-            xp[c * WP + n] = v;
+    extern __shared__ __align__(16) unsigned char gf_fft_smem[];
+    T *tile = reinterpret_cast<T *>(gf_fft_smem);
+    const long long P = 1LL << lp, WP = W << lp, F = m << lp, last = F - P;
+    const long long stride = (long long)gridDim.x * gridDim.y * blockDim.x;
+    for (long long i = ((long long)blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x;
+         i < ((long long)C << lp); i += stride)
+        xp[(i >> lp) * WP + (i & (P - 1))] = tail_in[i];
+    const int tc = C < 32 ? C : 32, tf = FFT_TILE / tc, c0 = (int)blockIdx.y * tc;
+    const long long f0 = (long long)blockIdx.x * tf;
+    tile_walk a((int)threadIdx.x, tc, (int)blockDim.x); /* q: frame, r: channel */
+    for (int e = (int)threadIdx.x; e < tf * tc; e += (int)blockDim.x, a.next())
+        if (f0 + a.q < F && c0 + a.r < C)
+            tile[a.r * (tf + 1) + a.q] = in[(f0 + a.q) * C + c0 + a.r];
+    __syncthreads();
+    tile_walk b((int)threadIdx.x, tf, (int)blockDim.x); /* q: channel, r: frame */
+    for (int e = (int)threadIdx.x; e < tf * tc; e += (int)blockDim.x, b.next()) {
+        const long long f = f0 + b.r;
+        const int c = c0 + b.q;
+        if (f < F && c < C) {
+            const T v = tile[b.q * (tf + 1) + b.r];
+            xp[c * WP + P + f] = v;
             if (f >= last)
                 tail_out[c * P + f - last] = v;
         }
@@ -263,19 +314,29 @@ __global__ void fft_reduce(const typename cplx<T>::type *__restrict__ part,
 }
 
 /* The second half of each inverse transform, interleaved into out from
- * chunk frame `skip` on: a flat grid-stride loop over the output frames
- * (lp = log2 P), each thread all channels. */
+ * chunk frame `skip` on. Grid: fft_tile_grid(m P - skip, C) (lp = log2 P). */
 template <typename T>
-__global__ void fft_emit(const T *__restrict__ win, long long m, int C, int lp, long long W,
-                         long long skip, T *__restrict__ out)
+__global__ void __launch_bounds__(FFT_THREADS)
+    fft_emit(const T *__restrict__ win, long long m, int C, int lp, long long W, long long skip,
+             T *__restrict__ out)
 {
-    const long long P = 1LL << lp;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (m << lp) - skip;
-         i += (long long)gridDim.x * blockDim.x) {
-        const long long n = skip + i, b = n >> lp, t = n & (P - 1);
-        for (int c = 0; c < C; c++)
-            out[i * C + c] = win[((c * W + b) << (lp + 1)) + P + t];
+    extern __shared__ __align__(16) unsigned char gf_fft_smem[];
+    T *tile = reinterpret_cast<T *>(gf_fft_smem);
+    const long long P = 1LL << lp, N = (m << lp) - skip;
+    const int tc = C < 32 ? C : 32, tf = FFT_TILE / tc, c0 = (int)blockIdx.y * tc;
+    const long long i0 = (long long)blockIdx.x * tf;
+    tile_walk a((int)threadIdx.x, tf, (int)blockDim.x); /* q: channel, r: frame */
+    for (int e = (int)threadIdx.x; e < tf * tc; e += (int)blockDim.x, a.next()) {
+        const long long n = skip + i0 + a.r;
+        const int c = c0 + a.q;
+        if (i0 + a.r < N && c < C)
+            tile[a.q * (tf + 1) + a.r] = win[((c * W + (n >> lp)) << (lp + 1)) + P + (n & (P - 1))];
     }
+    __syncthreads();
+    tile_walk b((int)threadIdx.x, tc, (int)blockDim.x); /* q: frame, r: channel */
+    for (int e = (int)threadIdx.x; e < tf * tc; e += (int)blockDim.x, b.next())
+        if (i0 + b.q < N && c0 + b.r < C)
+            out[(i0 + b.q) * C + c0 + b.r] = tile[b.r * (tf + 1) + b.q];
 }
 
 /* Priming (fft_conv_prime): the spectra the delay line keeps of a chunk
