@@ -403,9 +403,9 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
         GF_TRY(s->err, sizeof s->err,
                copy_frames(s, d_in + hs * ss, h_in, real, cudaMemcpyHostToDevice, sl->stream));
     if (c->zero_frames)
-        GF_TRY(s->err, sizeof s->err,
-               cudaMemsetAsync(d_in + (hs + real * C) * ss, 0, c->zero_frames * C * ss,
-                               sl->stream));
+        GF_TRY(
+            s->err, sizeof s->err,
+            cudaMemsetAsync(d_in + (hs + real * C) * ss, 0, c->zero_frames * C * ss, sl->stream));
     if (peer)
         GF_TRY(s->err, sizeof s->err,
                peer_prime(s, sl, (const cuda_state *)c->prime_peer, peer, d_pre, pre_f));
