@@ -29,9 +29,14 @@ static double direct_bound(const gf_engine *e, const double *h, double max_abs_x
     return 0;
 }
 
-/* FFT: the backend keeps the history; chunks hold whole partitions, at least
- * 16 by default (their transforms and delay line work are then large enough
- * to be efficient). On several devices (multi.c) a chunk also carries the
+/* FFT: the backend keeps the history; chunks hold whole partitions, by
+ * default at least 16 partitions' worth of samples over all channels (16
+ * blocks of one channel, one block of 16 channels or more): their
+ * transforms and delay line work are then large enough to be efficient,
+ * and a job of many channels still makes several chunks, whose upload,
+ * transforms and download overlap (at 128 channels and 2^20 taps, 16
+ * partitions made a 1 GiB chunk: an input of 2^27 samples was one chunk,
+ * and none of it overlapped). On several devices (multi.c) a chunk also carries the
  * K partitions before it, which its device takes in first (a forward
  * transform each): then a chunk holds at least 2 K partitions, so that
  * this adds at most half the forward transforms (about a seventh of the
@@ -44,7 +49,7 @@ static void fft_frame(gf_engine *e, size_t partition)
     e->max_partition = e->partition;
     e->halo_samples = 0;
     e->quantum = e->partition;
-    e->min_chunk = 16 * e->partition;
+    e->min_chunk = (16 + e->channels - 1) / e->channels * e->partition;
     if (e->ops == &e->multi_ops && e->split == GF_SPLIT_TIME) {
         const size_t history = (e->num_taps + e->partition - 1) / e->partition * e->partition;
         e->halo_samples = history * e->channels;
