@@ -9,9 +9,11 @@
  * the medians, the speed-up, the traffic as a share of the ceiling of that
  * many GPUs, and whether the bytes equal one GPU's (they must).
  *
- *   bench_multi [--quick] [--reps N] [--devices N] [--case TEXT]
+ *   bench_multi [--quick] [--reps N] [--devices N] [--case TEXT] [--on I,J,...]
+ *               [--chunk FRAMES]
  * (--case: only the cases whose name holds TEXT; --on: these ordinals as
- * the several devices, e.g. 0,0 for two instances on one GPU)
+ * the several devices, e.g. 0,0 for two instances on one GPU; --chunk:
+ * gf_config.chunk_frames for every engine, instead of the default)
  * Exit: 0, 1 when an output differs from one GPU's, 2 on an error, 77
  * with fewer than two GPUs.
  */
@@ -153,6 +155,8 @@ static const bcase cases[] = {
 
 /* One case on GPU 0 alone and on devs[0 .. n-1]: a table row (and one of
  * each GPU's chunks); 1 when the outputs differ, exits 2 on an error. */
+static size_t g_chunk; /* --chunk */
+
 static int run_case(const bcase *b, const int *devs, int n, int reps, int quick, double cn)
 {
     const size_t samples = quick ? b->quick_samples : b->samples;
@@ -167,6 +171,7 @@ static int run_case(const bcase *b, const int *devs, int n, int reps, int quick,
     cfg.taps = taps.data();
     cfg.method = b->method;
     cfg.device = GF_DEVICE_CUDA;
+    cfg.chunk_frames = g_chunk;
     gf_engine *one = NULL, *many = NULL;
     char why[256];
     if (gf_engine_create(&cfg, &one, why, sizeof why) != GF_OK) {
@@ -252,9 +257,11 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (!strcmp(argv[i], "--on") && i + 1 < argc)
             on = argv[++i];
+        else if (!strcmp(argv[i], "--chunk") && i + 1 < argc)
+            g_chunk = (size_t)strtoull(argv[++i], NULL, 10);
         else {
             fprintf(stderr, "usage: bench_multi [--quick] [--reps N] [--devices N] [--case TEXT] "
-                            "[--on I,J,...]\n");
+                            "[--on I,J,...] [--chunk FRAMES]\n");
             return 2;
         }
     }
