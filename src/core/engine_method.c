@@ -30,15 +30,20 @@ static double direct_bound(const gf_engine *e, const double *h, double max_abs_x
 }
 
 /* FFT: the backend keeps the history; chunks hold whole partitions, by
- * default at least 16 partitions' worth of samples over all channels (16
- * blocks of one channel, one block of 16 channels or more): their
- * transforms and delay line work are then large enough to be efficient,
- * and a job of many channels still makes several chunks, whose upload,
- * transforms and download overlap (at 128 channels and 2^20 taps, 16
- * partitions made a 1 GiB chunk: an input of 2^27 samples was one chunk,
- * and none of it overlapped). On several devices (multi.c) a chunk also carries the
- * K partitions before it, which its device takes in first (a forward
- * transform each): then a chunk holds at least 2 K partitions, so that
+ * default at least 16 partitions' worth of samples over all channels and
+ * at least 4 partitions: their transforms are then large enough to be
+ * efficient, the delay line's multiply-accumulate reads the filter's
+ * spectra once per 4 blocks or fewer (its tiles: fft_conv.cu), and a job
+ * of many channels still makes several chunks, whose upload, transforms
+ * and download overlap. Measured on an H200 (bench_multi --chunk), 2^20
+ * taps: 16 partitions made 1 GiB chunks at 128 channels, and 4 took 2^29
+ * samples in 72 ms instead of 106 (32 channels: 19.5 ms instead of 26.1);
+ * 2 partitions made 8 channels at 2^22 taps 1.6x slower than 4, whose
+ * speed there equals 16's.
+ *
+ * On several devices (multi.c) a chunk also carries the K partitions
+ * before it, which its device takes in first (a forward transform each):
+ * then a chunk holds at least 2 K partitions, so that
  * this adds at most half the forward transforms (about a seventh of the
  * work at K = 8) while long filters still make several chunks of an input
  * a few times their length. Shared by channel, each device sees the whole
@@ -49,7 +54,8 @@ static void fft_frame(gf_engine *e, size_t partition)
     e->max_partition = e->partition;
     e->halo_samples = 0;
     e->quantum = e->partition;
-    e->min_chunk = (16 + e->channels - 1) / e->channels * e->partition;
+    const size_t blocks = (16 + e->channels - 1) / e->channels;
+    e->min_chunk = (blocks > 4 ? blocks : 4) * e->partition;
     if (e->ops == &e->multi_ops && e->split == GF_SPLIT_TIME) {
         const size_t history = (e->num_taps + e->partition - 1) / e->partition * e->partition;
         e->halo_samples = history * e->channels;
