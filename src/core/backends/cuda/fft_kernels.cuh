@@ -73,7 +73,8 @@ template <> struct mac_tile<double> {
  * channels by tf = FFT_TILE / tc frames: a frame's tc samples are
  * contiguous on the interleaved side (all of its channels where C <= 32),
  * a channel's tf frames on the planar side. Shared memory holds a column
- * of tf + 1 per channel (the + 1: no bank conflicts). */
+ * of tf + 1 per channel (the + 1: no bank conflicts). One channel needs
+ * no transpose: its blocks copy their tiles straight across. */
 enum { FFT_TILE = 1024 };
 
 /* The launch of a transpose over `frames` frames of C channels: its grid
@@ -123,6 +124,15 @@ __global__ void __launch_bounds__(FFT_THREADS)
     for (long long i = ((long long)blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x;
          i < ((long long)C << lp); i += stride)
         xp[(i >> lp) * WP + (i & (P - 1))] = tail_in[i];
+    if (C == 1) { /* both sides contiguous: the block's tile, copied */
+        for (long long f = (long long)blockIdx.x * FFT_TILE + threadIdx.x;
+             f < F && f < (long long)(blockIdx.x + 1) * FFT_TILE; f += blockDim.x) {
+            xp[P + f] = in[f];
+            if (f >= last)
+                tail_out[f - last] = in[f];
+        }
+        return;
+    }
     const int tc = C < 32 ? C : 32, tf = FFT_TILE / tc, c0 = (int)blockIdx.y * tc;
     const long long f0 = (long long)blockIdx.x * tf;
     tile_walk a((int)threadIdx.x, tc, (int)blockDim.x); /* q: frame, r: channel */
@@ -323,6 +333,14 @@ __global__ void __launch_bounds__(FFT_THREADS)
     extern __shared__ __align__(16) unsigned char gf_fft_smem[];
     T *tile = reinterpret_cast<T *>(gf_fft_smem);
     const long long P = 1LL << lp, N = (m << lp) - skip;
+    if (C == 1) { /* both sides contiguous: the block's tile, copied */
+        for (long long i = (long long)blockIdx.x * FFT_TILE + threadIdx.x;
+             i < N && i < (long long)(blockIdx.x + 1) * FFT_TILE; i += blockDim.x) {
+            const long long n = skip + i;
+            out[i] = win[((n >> lp) << (lp + 1)) + P + (n & (P - 1))];
+        }
+        return;
+    }
     const int tc = C < 32 ? C : 32, tf = FFT_TILE / tc, c0 = (int)blockIdx.y * tc;
     const long long i0 = (long long)blockIdx.x * tf;
     tile_walk a((int)threadIdx.x, tf, (int)blockDim.x); /* q: channel, r: frame */
