@@ -474,6 +474,37 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
                             size_t *produced);
 
 /**
+ * A whole signal in GPU memory, filtered on the GPU, its output written to
+ * GPU memory: the engine is reset, `frames` frames are read from `in` and
+ * the mode's whole output is written to `out` (same and causal: `frames`
+ * frames; full: frames + T - 1), as gf_engine_process then
+ * gf_engine_flush and gf_engine_pull would give it, byte for byte, with
+ * no copy through host memory. *produced says how many frames were
+ * written. Since 0.6.
+ *
+ * The engine: the cuda backend on one GPU, the FFT method (set
+ * gf_config.method = GF_METHOD_FFT; auto may choose direct for short
+ * filters), no histograms, no hand-off; else GF_ERR_UNSUPPORTED and
+ * gf_engine_error says why, nothing done. `in` (frames x channels
+ * interleaved samples of the engine's precision) and `out` (frames x the
+ * output channels) must be memory of the engine's GPU (cudaMalloc'd, or
+ * managed), not overlapping; else GF_ERR_INVALID_ARGUMENT with the reason
+ * in gf_engine_error (host memory, another GPU), nothing done.
+ *
+ * Streams and ownership: `stream` is the caller's cudaStream_t (NULL: the
+ * legacy default stream). The engine's own streams wait for the work
+ * already queued on it, so `in` may be written by the caller's kernels just
+ * before the call; the call returns once `out` is written (it blocks, as
+ * gf_engine_process does), so work queued on any stream after it sees the
+ * output. The caller keeps `in` and `out`: the engine neither frees nor
+ * holds them after returning. Afterwards the engine is as after a flush
+ * whose output was pulled (push refuses until gf_engine_reset); the next
+ * call resets it again. Not for several threads at once on one engine.
+ */
+gf_status gf_engine_filter_device(gf_engine *e, const void *in, size_t frames, void *out,
+                                  size_t *produced, void *stream);
+
+/**
  * The next completed histogram record, in stream order (by block, then by
  * channel). Returns GF_OK with *rec filled; GF_NO_RECORD, with *rec left as
  * it was, when no block is complete yet (or every record has been taken);

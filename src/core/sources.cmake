@@ -8,6 +8,7 @@ set(GPUFILT_CORE_SOURCES
   src/core/engine_method.c
   src/core/engine_stream.c
   src/core/engine_bulk.c
+  src/core/engine_device.c
   src/core/engine_hist.c
   src/core/engine_query.c
   src/core/config.c

@@ -116,6 +116,9 @@ typedef struct gf_chunk {
      * that the engine did not write into `in`: the backend makes them
      * where it reads them (a device memset) rather than copying them. */
     size_t zero_frames;
+    /* The last drop_tail outputs are not written to `out` (a chunk padded
+     * to whole partitions past the end of the stream: gf_engine_filter_device). */
+    size_t drop_tail;
     size_t skip;
     void *out;
     void *hist;
@@ -170,6 +173,14 @@ typedef struct gf_backend_ops {
     gf_status (*wait)(void *state, int slot);
     /* Detail of the last failure ("" if none). */
     const char *(*error)(void *state);
+    /* Optional (NULL: the backend takes host memory only): chunks whose in
+     * and out are the caller's device memory follow (gf_engine_filter_device):
+     * check that in[0, in_bytes) and out[0, out_bytes) are memory of this
+     * instance's device (GF_ERR_INVALID_ARGUMENT, the reason in error()),
+     * and order what follows after the work already queued on the caller's
+     * stream (a cudaStream_t; NULL: the legacy default stream). */
+    gf_status (*device_begin)(void *state, const void *in, size_t in_bytes, const void *out,
+                              size_t out_bytes, void *stream);
     /* Optional (NULL: not needed): make host memory another backend
      * allocated usable for fast transfers (hand-off, handoff.h), and undo
      * it before that memory is freed. */

@@ -295,6 +295,7 @@ void gf_multi_ops(const gf_backend_ops *inner, int n, gf_split split, gf_backend
     out->query = multi_query;
     out->wait = multi_wait;
     out->error = multi_error;
+    out->device_begin = NULL; /* one device's memory: gf_engine_filter_device takes one GPU */
     out->host_register = inner->host_register ? multi_host_register : NULL;
     out->host_unregister = inner->host_unregister ? multi_host_unregister : NULL;
 }

@@ -163,6 +163,8 @@ static void cuda_destroy(void *state)
         cudaFree(s->slot[i].d_out);
         cudaFree(s->slot[i].d_hist);
     }
+    if (s->joined)
+        cudaEventDestroy(s->joined);
     s->m->release(s);
     cudaGetLastError();
     free(s);
@@ -288,16 +290,20 @@ static gf_status hist_submit(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
     return GF_OK;
 }
 
-/* `frames` frames of the instance's channels between a host buffer and a
- * device one (kind says which way): one contiguous copy, or through a
- * channel window (the host interleaves host_channels, multi.c) one row of
- * the instance's channels per frame, which the copy engines take at full
- * speed from rows of 64 bytes up (bench/copy_shapes.py). `host` points at
- * the instance's first channel of the first frame. */
+/* `frames` frames of the instance's channels between the caller's buffer
+ * and a device one (kind says which way: into the device or out of it):
+ * one contiguous copy, or through a channel window (the host interleaves
+ * host_channels, multi.c) one row of the instance's channels per frame,
+ * which the copy engines take at full speed from rows of 64 bytes up
+ * (bench/copy_shapes.py). `host` points at the instance's first channel of
+ * the first frame; it is host memory, or the caller's device memory
+ * (gf_engine_filter_device): the copy is cudaMemcpyDefault, which tells
+ * them apart by address (unified addressing). */
 static gf_status copy_frames(cuda_state *s, void *dev, const void *host, size_t frames,
-                             cudaMemcpyKind kind, cudaStream_t st)
+                             cudaMemcpyKind way, cudaStream_t st)
 {
-    const int h2d = kind == cudaMemcpyHostToDevice;
+    const int h2d = way == cudaMemcpyHostToDevice;
+    const cudaMemcpyKind kind = cudaMemcpyDefault;
     const size_t w = (size_t)(h2d ? s->p.channels : s->out_channels) * s->ss;
     const size_t hp = (size_t)(h2d ? s->host_channels : s->host_out) * s->ss;
     if (hp == w)
@@ -387,7 +393,7 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
      * the instance's from channel_offset. */
     const size_t hs_f = hs / C, pre_f = s->m == &cuda_fft ? c->prime_frames : hs_f;
     const size_t hp = (size_t)s->host_channels * ss, first = (size_t)s->channel_offset * ss;
-    const unsigned char *h_in = (const unsigned char *)c->in + first;
+    const unsigned char *h_in = c->in ? (const unsigned char *)c->in + first : NULL;
     int joined = 0; /* the frames uploaded with the halo */
     unsigned char *d_pre = d_in + (hs_f - pre_f) * C * ss;
     cuda_slot *peer = pre_f ? peer_source(s, sl, c, pre_f) : NULL;
@@ -420,10 +426,10 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
         if (st != GF_OK)
             return st;
     }
-    if (c->frames > c->skip)
+    if (c->frames > c->skip + c->drop_tail)
         GF_TRY(s->err, sizeof s->err,
-               copy_frames(s, sl->d_out, (unsigned char *)c->out + first, c->frames - c->skip,
-                           cudaMemcpyDeviceToHost, sl->stream));
+               copy_frames(s, sl->d_out, (unsigned char *)c->out + first,
+                           c->frames - c->skip - c->drop_tail, cudaMemcpyDeviceToHost, sl->stream));
     GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->done, sl->stream));
     return GF_OK;
 }
@@ -486,6 +492,52 @@ static int cuda_direct_ok(void *state, const void *p, size_t bytes)
     return bytes > 0 && pinned(p) && pinned((const unsigned char *)p + bytes - 1);
 }
 
+/* 1 when p .. p + bytes - 1 is memory of this instance's device (or
+ * managed memory); else 0, why not in s->err. */
+static int on_device(cuda_state *s, const void *p, size_t bytes, const char *what)
+{
+    const void *ends[2] = {p, (const unsigned char *)p + bytes - 1};
+    for (int i = 0; i < 2; i++) {
+        cudaPointerAttributes a;
+        if (cudaPointerGetAttributes(&a, ends[i]) != cudaSuccess) {
+            cudaGetLastError();
+            a.type = cudaMemoryTypeUnregistered;
+        }
+        if (a.type == cudaMemoryTypeManaged)
+            continue;
+        if (a.type != cudaMemoryTypeDevice) {
+            snprintf(s->err, sizeof s->err, "the %s is not GPU memory but %s memory", what,
+                     a.type == cudaMemoryTypeHost ? "page-locked host" : "host");
+            return 0;
+        }
+        if (a.device != s->dev) {
+            snprintf(s->err, sizeof s->err,
+                     "the %s is on CUDA device %d, the engine on device %d (gf_config.cuda_device)",
+                     what, a.device, s->dev);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static gf_status cuda_device_begin(void *state, const void *in, size_t in_bytes, const void *out,
+                                   size_t out_bytes, void *stream)
+{
+    cuda_state *s = (cuda_state *)state;
+    GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
+    if ((in_bytes && !on_device(s, in, in_bytes, "input")) ||
+        (out_bytes && !on_device(s, out, out_bytes, "output")))
+        return GF_ERR_INVALID_ARGUMENT;
+    /* The caller's work queued so far on its stream first: an event there,
+     * which every slot's stream waits for before its next copy. */
+    if (!s->joined)
+        GF_TRY(s->err, sizeof s->err, cudaEventCreateWithFlags(&s->joined, cudaEventDisableTiming));
+    GF_TRY(s->err, sizeof s->err, cudaEventRecord(s->joined, (cudaStream_t)stream));
+    for (int i = 0; i < CUDA_SLOTS; i++)
+        GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(s->slot[i].stream, s->joined, 0));
+    return GF_OK;
+}
+
 static const char *cuda_error(void *state)
 {
     return ((cuda_state *)state)->err;
@@ -532,6 +584,7 @@ static const gf_backend_ops gf_backend_cuda = {
     .query = cuda_query,
     .wait = cuda_wait,
     .error = cuda_error,
+    .device_begin = cuda_device_begin,
     .host_register = cuda_host_register,
     .host_unregister = cuda_host_unregister,
 };

@@ -62,6 +62,7 @@ typedef struct cuda_state {
     /* Devices this one may copy from directly (bit = ordinal), and those
      * asked already (peer_access in backend_cuda.cu). */
     unsigned long long peer_ok, peer_asked;
+    cudaEvent_t joined; /* device_begin: the caller's stream's work so far; NULL until used */
     char err[256];
 } cuda_state;
 

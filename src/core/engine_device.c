@@ -1,0 +1,101 @@
+/*
+ * gf_engine_filter_device: a whole signal in the caller's GPU memory
+ * through the engine (gpufilt.h). The chunks of engine_bulk.c's
+ * process_direct, with the caller's device pointers as every chunk's
+ * input and output: the backend copies between them and its own buffers
+ * on the device, takes the look-ahead zeros after the signal (and the
+ * padding of a last, partial partition) as counts (gf_chunk.zero_frames),
+ * and writes no output past the signal's (gf_chunk.drop_tail). Nothing
+ * goes through host memory: the slots' staging buffers are not used.
+ *
+ * The FFT method only, on one GPU, without histograms: the FFT method
+ * keeps its history on the device, where the direct method's halo (and
+ * the history several GPUs exchange) comes from host memory.
+ */
+#include "engine_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Why this engine cannot take device memory, into e->err; 0 when it can. */
+static int refuse(gf_engine *e)
+{
+    if (e->ops == &e->multi_ops)
+        snprintf(e->err, sizeof e->err,
+                 "GPU memory takes one GPU (gf_config.cuda_devices names %d)", e->ndev);
+    else if (!e->ops->device_begin)
+        snprintf(e->err, sizeof e->err, "the %s backend takes host memory only", e->ops->name);
+    else if (e->method != GF_METHOD_FFT)
+        snprintf(e->err, sizeof e->err,
+                 "GPU memory takes the FFT method in this version, not the %s method (whose "
+                 "halo comes from host memory)",
+                 e->mth->name);
+    else if (e->hist)
+        snprintf(e->err, sizeof e->err, "GPU memory takes no histograms in this version");
+    else if (e->handoff)
+        snprintf(e->err, sizeof e->err, "GPU memory takes no hand-off");
+    else
+        return 0;
+    return 1;
+}
+
+gf_status gf_engine_filter_device(gf_engine *e, const void *in, size_t frames, void *out,
+                                  size_t *produced, void *stream)
+{
+    if (!e || !produced || (frames && (!in || !out)))
+        return GF_ERR_INVALID_ARGUMENT;
+    *produced = 0;
+    gf_status st = gf_engine_reset(e); /* also clears e->err */
+    if (st != GF_OK)
+        return st;
+    if (refuse(e))
+        return GF_ERR_UNSUPPORTED;
+    const size_t C = e->channels, O = e->out_channels, ss = e->sample_bytes;
+    const size_t zeros = e->cfg.mode == GF_MODE_FULL ? e->num_taps - 1 : e->latency;
+    const size_t total = frames + zeros, outs = total - e->skip_left;
+    if ((st = e->ops->device_begin(e->backend, in, frames * C * ss, out, outs * O * ss, stream)) !=
+        GF_OK) {
+        snprintf(e->err, sizeof e->err, "%s", e->ops->error(e->backend));
+        return st; /* a refusal (the memory's kind or device): not sticky */
+    }
+    int inflight[GF_MAX_SLOTS] = {0};
+    size_t off = 0;
+    int i;
+    for (i = 0; off < total; i++) {
+        const int s = i % e->nslots;
+        if (inflight[s]) {
+            if ((st = gf_eng_wait(e, s)) != GF_OK)
+                return gf_eng_fail(e, st);
+            inflight[s] = 0;
+        }
+        /* n frames of the stream (the signal, then its look-ahead zeros),
+         * rounded up to whole partitions with zeros whose outputs are not
+         * written; only the last chunk is short. */
+        const size_t n = total - off < e->chunk ? total - off : e->chunk;
+        const size_t whole = (n + e->quantum - 1) / e->quantum * e->quantum;
+        const size_t real = off < frames ? (frames - off < n ? frames - off : n) : 0;
+        const size_t skip = n < e->skip_left ? n : e->skip_left;
+        const gf_chunk c = {
+            .in = real ? (const unsigned char *)in + off * C * ss : NULL,
+            .frames = whole,
+            .zero_frames = whole - real,
+            .drop_tail = whole - n,
+            .skip = skip,
+            .out = (unsigned char *)out + *produced * O * ss,
+        };
+        e->skip_left -= skip;
+        if ((st = gf_eng_submit(e, s, &c)) != GF_OK)
+            return gf_eng_fail(e, st);
+        inflight[s] = 1;
+        *produced += n - skip;
+        off += n;
+    }
+    for (int j = i > e->nslots ? i - e->nslots : 0; j < i; j++) {
+        const int s = j % e->nslots;
+        if (inflight[s] && (st = gf_eng_wait(e, s)) != GF_OK)
+            return gf_eng_fail(e, st);
+    }
+    e->in_real = e->in_submitted = frames;
+    e->flushed = 1; /* the stream is over: push refuses until a reset */
+    return GF_OK;
+}
