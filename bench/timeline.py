@@ -5,6 +5,7 @@ character per bin: K kernel, U upload, D download, P peer or device copy,
 '+' two or more of them, '.' idle.
 
     timeline.py CAPTURE [--from MS] [--to MS] [--width N] [--gap MS] [--kernels]
+    timeline.py TRACE.csv --bytes
 
 CAPTURE: an Nsight Systems capture exported to SQLite (nsys export --type
 sqlite), or the CSV that libgpufilt_trace.so writes (bench/cupti_trace.c).
@@ -12,7 +13,8 @@ sqlite), or the CSV that libgpufilt_trace.so writes (bench/cupti_trace.c).
 it); --width: characters per timeline row (default 100); --gap: split the
 window into episodes wherever every GPU is idle for this long (e.g. the
 runs of a benchmark) and report each; --kernels: also the time of each
-kernel name, per device.
+kernel name, per device. --bytes (a trace CSV): only the bytes of every
+upload (U) and download (D) in all, one line: "U <bytes> D <bytes>".
 """
 import argparse
 import csv
@@ -120,7 +122,16 @@ def main():
     ap.add_argument("--width", type=int, default=100)
     ap.add_argument("--gap", type=float, default=None)
     ap.add_argument("--kernels", action="store_true")
+    ap.add_argument("--bytes", action="store_true")
     a = ap.parse_args()
+    if a.bytes:
+        total = {"U": 0, "D": 0}
+        with open(a.capture, newline="") as f:
+            for r in csv.DictReader(f):
+                if r["kind"] in total:
+                    total[r["kind"]] += int(r["bytes"])
+        print("U %d D %d" % (total["U"], total["D"]))
+        return 0
     if a.capture.endswith(".csv"):
         acts = activities_csv(a.capture)
         names = ["(a trace CSV)"]

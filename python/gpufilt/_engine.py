@@ -403,6 +403,15 @@ class Engine:
         self._ready.append(out[:got.value])
         return self.pull()
 
+    def _filter_device(self, x_ptr: int, frames: int, y_ptr: int, stream: int) -> int:
+        """gf_engine_filter_device: frames x channels at GPU address x_ptr, the mode's whole
+        output to y_ptr, after the work on CUDA stream `stream` (0: the default one); the
+        number of frames written. For convolve and lfilter on arrays in GPU memory."""
+        got = _size()
+        self._check(_clib.gf_engine_filter_device(self._live(), x_ptr, frames, y_ptr,
+                                                  ctypes.byref(got), stream or None))
+        return got.value
+
     def hist_records(self) -> List[HistRecord]:
         """The histogram records completed so far, in stream order (list of HistRecord)."""
         recs, r = [], _lib.HistRecordC()

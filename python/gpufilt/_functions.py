@@ -4,23 +4,24 @@ axis, with batches of signals and filters in one call.
 How a call runs:
   1. _plan: the arguments checked and the call described without its data
      (batch shape, lengths, the library's mode, which output frames to keep);
-  2. _runner: one function per kind of array takes the plan and the data.
-     Host (numpy) arrays are the one kind today; arrays on a GPU (CUDA array
-     interface, DLPack) are refused here, by name, until a runner for them
-     exists (it would take the same plan);
-  3. the host runner gives every 1-D signal of the batch its own channel of
-     one engine (up to 1024 channels each; per-channel taps where the
-     filters differ), so the batch shares one set of transforms and one
-     pass over the data.
+  2. the plan runs on the host (numpy arrays: _run_host) or, for x in GPU
+     memory (cupy, torch, the CUDA array interface, DLPack), on x's GPU
+     (_device.run, gf_engine_filter_device: no copy through the host);
+  3. either gives every 1-D signal of the batch its own channel of one
+     engine (up to 1024 channels each; per-channel taps where the filters
+     differ), so the batch shares one set of transforms and one pass over
+     the data. A filter h in GPU memory is copied to the host: it is small,
+     and the engine takes its spectra once.
 """
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Literal, NamedTuple, Optional, Tuple, Union
+from typing import Any, Literal, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
+from . import _device
 from ._engine import _DEVICES, _METHODS, Engine, _choice, _method_on, _real_array, _taps
 from ._lib import MAX_CHANNELS
 
@@ -140,22 +141,6 @@ def _plan(x: np.ndarray, h: np.ndarray, mode: str, axis: Any, method: str, devic
                  offset, method, device)
 
 
-def _on_gpu(a: Any) -> Optional[str]:
-    """Where an array on a GPU lives ("CUDA array interface", "DLPack device
-    2"), or None for anything numpy reads on the host."""
-    if hasattr(a, "__cuda_array_interface__"):
-        return "CUDA array interface"
-    dev = getattr(a, "__dlpack_device__", None)
-    if callable(dev):
-        try:
-            kind = int(dev()[0])
-        except Exception:  # not a DLPack producer after all: numpy decides
-            return None
-        if kind not in (1, 3):  # kDLCPU, kDLCUDAHost: host memory
-            return "DLPack device %d" % kind
-    return None
-
-
 def _run_host(p: _Plan, x: np.ndarray, h: np.ndarray) -> np.ndarray:
     """The plan on numpy arrays: the result, with the filtered axis at p.axis."""
     xm = np.moveaxis(x, p.axis, -1)
@@ -189,26 +174,41 @@ def _run_host(p: _Plan, x: np.ndarray, h: np.ndarray) -> np.ndarray:
     return np.moveaxis(out.reshape(p.batch + (p.n_out,)), -1, p.axis)
 
 
-def _runner(x: Any, h: Any) -> Callable[[_Plan, np.ndarray, np.ndarray], np.ndarray]:
-    """The one place that picks the code for a kind of array."""
-    for name, a in (("x", x), ("h", h)):
-        where = _on_gpu(a)
-        if where:
-            raise TypeError("gpufilt: %s is an array on a GPU (%s), which this version does not "
-                            "take: copy it to the host first (cupy: .get(), torch: .cpu())"
-                            % (name, where))
-    return _run_host
+def _host_filter(h: Any, what: str) -> np.ndarray:
+    """h as a host array of real numbers (one in GPU memory copied over)."""
+    if _device.on_gpu(h):
+        d = _device.adapter(h, what)
+        h = d.to_host(d.take(h))
+    return _real_array(h, what)
+
+
+def _filter_gpu(x: Any, ha: np.ndarray, mode: str, axis: Any, method: str, device: str,
+                dtype: Optional[DTypeLike], what: str) -> Any:
+    """x in GPU memory, filtered on its GPU: an array of x's kind there."""
+    if device not in ("auto", "cuda"):
+        raise ValueError("gpufilt: x is in GPU memory: device must be 'auto' or 'cuda', not %r "
+                         "(copy x to the host to filter it there)" % (device,))
+    if method not in ("auto", "fft"):
+        raise ValueError("gpufilt: x is in GPU memory, which this version filters with the FFT "
+                         "method only: method 'auto' or 'fft', not %r" % (method,))
+    d = _device.adapter(x)
+    xg = d.take(x)
+    p = _plan(d.view(xg), ha, mode, axis, "fft", "cuda", dtype, what)
+    if 0 in p.batch:
+        return d.moveaxis(d.empty(xg, p.batch + (p.n_out,), p.dtype), -1, p.axis)
+    return _device.run(d, p, xg, ha, Engine, MAX_CHANNELS)
 
 
 def _filter(x: Any, h: Any, mode: str, axis: Any, method: str, device: str,
-            dtype: Optional[DTypeLike], what: str) -> np.ndarray:
-    run = _runner(x, h)
+            dtype: Optional[DTypeLike], what: str) -> Any:
+    ha = _host_filter(h, what)
+    if _device.on_gpu(x):
+        return _filter_gpu(x, ha, mode, axis, method, device, dtype, what)
     xa = np.asarray(x)  # its dtype is checked in _plan: complex refused by name
-    ha = _real_array(h, what)
     p = _plan(xa, ha, mode, axis, method, device, dtype, what)
     if 0 in p.batch:
         return np.empty(p.batch[:p.axis] + (p.n_out,) + p.batch[p.axis:], p.dtype)
-    return run(p, xa, ha)
+    return _run_host(p, xa, ha)
 
 
 Mode = Literal["full", "same", "valid"]
@@ -263,17 +263,22 @@ def convolve(x: ArrayLike, h: ArrayLike, mode: Mode = "full", axis: int = -1,
     -------
     ndarray
         The broadcast shape of `x` and `h` with the filtered axis's length
-        set by `mode`, of `dtype`.
+        set by `mode`, of `dtype`. For `x` in GPU memory (a cupy array, a
+        torch CUDA tensor, or what cupy reads: the CUDA array interface,
+        DLPack), an array of `x`'s kind on `x`'s GPU, computed there with
+        the FFT method and no copy through host memory.
 
     Raises
     ------
     TypeError
         Complex or non-numeric `x` or `h`, an `axis` that is not an
-        integer, or an array on a GPU.
+        integer, or an array on a GPU that neither cupy (not installed)
+        nor torch can read.
     ValueError
         A `mode`, `method`, `device` or `dtype` not listed, "nupc" on a
         device other than "cpu" or "auto", shapes that do not broadcast,
-        an empty signal or filter.
+        an empty signal or filter; for `x` in GPU memory, a `method` other
+        than "auto" or "fft" or a `device` other than "auto" or "cuda".
     numpy.exceptions.AxisError
         `axis` out of range.
 

@@ -3,6 +3,7 @@ fftconvolve, lfilter): every mode, axis and dtype, batches, errors; and the
 docstrings' examples, run as doctests."""
 import builtins
 import doctest
+import importlib.util
 import os
 import typing
 import unittest
@@ -298,14 +299,26 @@ class Errors(unittest.TestCase):
         E(ValueError, "x must have at least one dimension, not 0 (a scalar)",
           gpufilt.convolve, 1.0, h)
 
-    def test_arrays_on_a_gpu_are_refused_by_name(self):
+    def test_arrays_on_a_gpu_what_is_refused(self):
+        # Checked before any array library is asked (these run without one).
+        self.assertRaisesWith(ValueError, "gpufilt: x is in GPU memory: device must be 'auto' or "
+                              "'cuda', not 'cpu' (copy x to the host to filter it there)",
+                              gpufilt.convolve, FakeGpuArray(), np.ones(3), device="cpu")
+        self.assertRaisesWith(ValueError, "gpufilt: x is in GPU memory, which this version "
+                              "filters with the FFT method only: method 'auto' or 'fft', not "
+                              "'direct'", gpufilt.lfilter, np.ones(3), FakeGpuArray(),
+                              method="direct")
+
+    @unittest.skipIf(importlib.util.find_spec("cupy") is not None,
+                     "cupy is installed: it reads these arrays (test_gpu_arrays.py)")
+    def test_arrays_on_a_gpu_need_cupy_or_torch(self):
         self.assertRaisesWith(TypeError, "gpufilt: x is an array on a GPU (CUDA array "
-                              "interface), which this version does not take: copy it to the "
-                              "host first (cupy: .get(), torch: .cpu())",
+                              "interface), which gpufilt reads through cupy or torch: install "
+                              "cupy, or copy it to the host first",
                               gpufilt.convolve, FakeGpuArray(), np.ones(3))
         self.assertRaisesWith(TypeError, "gpufilt: h is an array on a GPU (DLPack device 2), "
-                              "which this version does not take: copy it to the host first "
-                              "(cupy: .get(), torch: .cpu())",
+                              "which gpufilt reads through cupy or torch: install cupy, or copy "
+                              "it to the host first",
                               gpufilt.lfilter, FakeDlpack(), np.ones(3))
 
 

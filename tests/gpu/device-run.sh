@@ -8,7 +8,7 @@
 #   tests/gpu/device-run.sh [--quick] [--only STEP,...]
 #     --quick: smaller benchmark sizes, sanitizers on the smaller cases
 #     --only:  run only these of: ctest contention demo faults sanitize bench long
-#              multigpu clibench pipes live, and the opt-in profile, trace and soak
+#              multigpu gpuarrays clibench pipes live, and the opt-in profile, trace and soak
 #              (the build always runs; profile, trace and soak run only when named)
 #   MULTI_BENCH=0: the multigpu step without its benchmark
 #   TRACE_CASES (default "2^22 taps, 8 ch|128 ch"): the trace step's bench_multi
@@ -189,6 +189,29 @@ if [[ $only == *,trace,* ]] && [ -e build-gpu/bench/libgpufilt_trace.so ]; then
         python3 bench/timeline.py "$OUT/trace-$i.csv" --gap "${TRACE_GAP:-2}" --kernels --width 120 |
             tee -a "$OUT/trace.txt" | head -${TRACE_LINES:-400}
     done
+fi
+# Arrays in GPU memory (gf_engine_filter_device, Python on cupy/torch):
+# gpufilt against cupyx and torchaudio on the same device-resident data,
+# under the CUDA activity trace, whose uploads and downloads in all must
+# stay below one signal's bytes (the filters' taps only: a signal through
+# host memory would be two signals' worth every run). The results against
+# scipy are python/tests/test_gpu_arrays.py, in the python_module test.
+if want gpuarrays && [ -e build-gpu/bench/libgpufilt_trace.so ]; then
+    step "GPU arrays: gpufilt on device-resident data against cupyx and torchaudio; no sample through the host"
+    samples=$([ -n "$quick" ] && echo 16777216 || echo 134217728)
+    GPUFILT_TRACE="$OUT/gpuarrays.csv" LD_PRELOAD="$PWD/build-gpu/bench/libgpufilt_trace.so" \
+        PYTHONPATH="$PWD/python" GPUFILT_LIBRARY="$PWD/build-gpu/libgpufilt.so" \
+        python3 bench/gpu_arrays.py --samples "$samples" 2>&1 | tee "$OUT/gpu_arrays.log"
+    rc=${PIPESTATUS[0]}
+    if [ "$rc" -eq 77 ]; then
+        echo "gpu_arrays skipped (no cupy here)"
+    elif [ "$rc" -ne 0 ]; then
+        status=1
+    else
+        read -r _ up _ down < <(python3 bench/timeline.py "$OUT/gpuarrays.csv" --bytes)
+        echo "host traffic during the run: $up bytes up, $down down; one signal: $((samples * 4))"
+        [ $((up + down)) -lt $((samples * 4)) ] || { echo "FAILED: samples went through host memory"; status=1; }
+    fi
 fi
 if want multigpu; then
     step "several GPUs and MPI ranks: the bytes of one GPU; the speed-up against the ceiling of all"
