@@ -60,5 +60,6 @@ set(GPUFILT_CLI_LIVE_SOURCES
   live/control.c
   live/portaudio_io.c
   live/pa_session.c
-  live/devices.c)
+  live/devices.c
+  live/rt.c)
 set(GPUFILT_CLI_MAIN main.c)

@@ -295,6 +295,18 @@ if ! grep -q " s: .*, callback's head mean [0-9.]* ms, max [0-9.]* ms ([0-9.]*%)
     echo "live_jack: zero_direct_f32: FAIL: --stats does not time the callback's head"
     fails=$((fails + 1))
 fi
+# --stats says whether memory is locked, and counts the callback's and the
+# worker's page faults once the start-up is over (printed: the evidence).
+if ! grep -q "; memory \(locked\|not locked (.*)\)$" "$work/zero_direct_f32.err" ||
+    ! grep -q " s: .*; page faults since start-up: callback [0-9]*, worker [0-9]*; xruns" \
+        "$work/zero_direct_f32.err"; then
+    echo "live_jack: zero_direct_f32: FAIL: --stats does not say memory locking and page faults"
+    fails=$((fails + 1))
+else
+    echo "live_jack: zero_direct_f32: $(grep -o 'memory [a-z ]*' "$work/zero_direct_f32.err" |
+        head -1); at exit: $(sed -n 's/.*\(page faults since start-up: [^;]*\);.*/\1/p' \
+        "$work/zero_direct_f32.err" | tail -1)"
+fi
 case_with_retry zero_direct_f64 "--coeffs $work/tapsz.txt --head $head --precision f64" \
     --coeffs "$work/tapsz.txt" --method direct --precision f64 --latency zero \
     --frames "$frames" || fails=$((fails + 1))

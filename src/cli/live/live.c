@@ -15,6 +15,7 @@
 #include "live/control.h"
 #include "live/devices.h"
 #include "live/pa_session.h"
+#include "live/rt.h"
 #include "live/worker.h"
 #include "report.h"
 
@@ -382,6 +383,48 @@ static void print_counts(gf_live *lv, const char *prefix)
             get(&n->late_drops), get(&n->out_full), get(&n->out_lost), get(&n->muted));
 }
 
+/* Page faults (minor and major) so far of the callback's threads (input,
+ * output) and the worker's; 0 for one not known, gone, or the output's
+ * when it is the input's (a duplex stream). */
+static void thread_faults(gf_live *lv, unsigned long long f[3])
+{
+    gf_pa_counts *n = gf_pa_counts_of(lv->link);
+    const int tid[3] = {atomic_load_explicit(&n->tid_in, memory_order_relaxed),
+                        atomic_load_explicit(&n->tid_out, memory_order_relaxed),
+                        lv->e ? atomic_load_explicit(&lv->worker_tid, memory_order_relaxed) : 0};
+    for (int i = 0; i < 3; i++) {
+        unsigned long long minor = 0, major = 0;
+        f[i] = 0;
+        if (tid[i] && !(i == 1 && tid[1] == tid[0]) &&
+            gf_live_thread_faults(tid[i], &minor, &major) == 0)
+            f[i] = minor + major;
+    }
+}
+
+/* "page faults since start-up: ...; " into buf, once the start-up is over
+ * (faults_base taken); else empty. */
+static void faults_text(gf_live *lv, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (!lv->faults_base_set)
+        return;
+    unsigned long long f[3], d[3];
+    thread_faults(lv, f);
+    for (int i = 0; i < 3; i++)
+        d[i] = f[i] >= lv->faults_base[i] ? f[i] - lv->faults_base[i] : 0;
+    gf_pa_counts *c = gf_pa_counts_of(lv->link);
+    const int in = atomic_load_explicit(&c->tid_in, memory_order_relaxed);
+    const int out = atomic_load_explicit(&c->tid_out, memory_order_relaxed);
+    int k;
+    if (in && out && in != out)
+        k = snprintf(buf, n, "page faults since start-up: callbacks %llu (input), %llu (output)",
+                     d[0], d[1]);
+    else
+        k = snprintf(buf, n, "page faults since start-up: callback %llu", d[0] + d[1]);
+    if (k > 0 && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, lv->e ? ", worker %llu; " : "; ", d[2]);
+}
+
 /* --latency zero: the tail of output frame n needs input up to n - H, so a
  * callback of more than H frames (the host's period, as it comes) cannot
  * have its tail in time, and plays it silent. Said once, when seen. */
@@ -453,8 +496,10 @@ static void announce(gf_live *lv, const gf_pa_config *cfg)
                                                     : "direct",
             e ? gf_engine_backend(e) : "cpu");
     if (o->stats)
-        fprintf(stderr, "gpufilt: live: worker thread at %s priority\n",
-                lv->realtime ? "real-time (SCHED_FIFO)" : "normal");
+        fprintf(stderr, "gpufilt: live: worker thread at %s priority; memory %s%s%s\n",
+                lv->realtime ? "real-time (SCHED_FIFO)" : "normal",
+                lv->locked ? "locked" : "not locked (", lv->locked ? "" : lv->lock_why,
+                lv->locked ? "" : ")");
 }
 
 static void print_stats(gf_live *lv, gf_live_control *ctl, double elapsed)
@@ -465,7 +510,7 @@ static void print_stats(gf_live *lv, gf_live_control *ctl, double elapsed)
     const double period_ms = 1e3 * (double)lv->period_frames / lv->rate;
     size_t out_frames;
     const size_t in_frames = gf_pa_buffered(lv->link, &out_frames);
-    char prefix[448], now[64], head[128] = "";
+    char prefix[640], now[64], head[128] = "", faults[160];
     gf_live_control_now(ctl, now, sizeof now);
     gf_pa_counts *n = gf_pa_counts_of(lv->link);
     const unsigned long long calls = get(&n->head_calls);
@@ -475,11 +520,12 @@ static void print_stats(gf_live *lv, gf_live_control *ctl, double elapsed)
                  calls ? 1e-6 * (double)get(&n->head_ns_total) / (double)calls : 0.0, hmx,
                  100.0 * hmx / period_ms);
     }
+    faults_text(lv, faults, sizeof faults);
     snprintf(prefix, sizeof prefix,
              "%.0f s: %llu frames in, %s, %sworker per block mean %.3f ms, max %.3f ms "
-             "(%.1f%% of %.3f ms), rings in %zu out %zu frames; ",
+             "(%.1f%% of %.3f ms), rings in %zu out %zu frames; %s",
              elapsed, get(&n->frames_in), now, head, mean, mx, 100.0 * mx / period_ms, period_ms,
-             in_frames, out_frames);
+             in_frames, out_frames, faults);
     print_counts(lv, prefix);
 }
 
@@ -510,6 +556,8 @@ static int wait_for_end(gf_live *lv, gf_live_control *ctl, volatile sig_atomic_t
         if (!*told &&
             atomic_load_explicit(&gf_pa_counts_of(lv->link)->warm, memory_order_acquire)) {
             *told = 1;
+            thread_faults(lv, lv->faults_base); /* from here on, none is wanted */
+            lv->faults_base_set = 1;
             if (!o->quiet)
                 tell_latency(lv);
         }
@@ -529,10 +577,11 @@ static void report_end(gf_live *lv, volatile sig_atomic_t *stop, double t_start,
 {
     check_zero_period(lv);
     gf_pa_counts *n = gf_pa_counts_of(lv->link);
-    char prefix[128];
-    snprintf(prefix, sizeof prefix, "stopped after %.1f s (%llu frames in, %llu out)%s; ",
+    char prefix[320], faults[160];
+    faults_text(lv, faults, sizeof faults); /* while the threads are there */
+    snprintf(prefix, sizeof prefix, "stopped after %.1f s (%llu frames in, %llu out)%s; %s",
              gf_now() - t_start, get(&n->frames_in), get(&n->frames_out),
-             *stop ? " by a signal" : "");
+             *stop ? " by a signal" : "", faults);
     if (!told && !lv->o->quiet)
         tell_latency(lv);
     if (!lost)
@@ -562,6 +611,8 @@ int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop
         rc = choose_devices(lv, &cfg);
     if (!rc)
         rc = setup_engine(lv, &cfg, t);
+    if (!rc) /* the engines made, before the streams and threads start */
+        lv->locked = gf_live_lock_memory(lv->lock_why, sizeof lv->lock_why);
     /* The worker turns a block around within the priming: one block leaves
      * it one period (output is taken before input is posted). */
     cfg.prime_blocks = lv->latency == GF_LATENCY_BLOCK ? 1 : 2;

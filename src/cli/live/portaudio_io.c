@@ -4,6 +4,7 @@
 #include "live/devices.h"
 #include "live/head.h"
 #include "live/ring.h"
+#include "live/rt.h"
 
 #include <portaudio.h>
 
@@ -140,6 +141,11 @@ static int on_audio(const void *input, void *output, unsigned long frames,
 {
     gf_pa_link *l = user;
     (void)time_info;
+    /* Who calls: one system call, on each thread's first call only. */
+    if (input && !atomic_load_explicit(&l->n.tid_in, memory_order_relaxed))
+        atomic_store_explicit(&l->n.tid_in, gf_live_tid(), memory_order_relaxed);
+    if (output && !atomic_load_explicit(&l->n.tid_out, memory_order_relaxed))
+        atomic_store_explicit(&l->n.tid_out, gf_live_tid(), memory_order_relaxed);
     if (flags & paInputUnderflow)
         bump(&l->n.pa_in_underflow, 1);
     if (flags & paInputOverflow) {

@@ -42,6 +42,9 @@ typedef struct gf_pa_counts {
     atomic_ullong head_calls, head_ns_total, head_ns_max;
     atomic_ullong head_frames_max; /* the most frames one callback brought */
     atomic_int warm;               /* start-up phase over */
+    /* the threads that call back with input and with output (the same one
+     * for a duplex stream), from their first call; 0: none yet */
+    atomic_int tid_in, tid_out;
 } gf_pa_counts;
 
 typedef struct gf_pa_config {

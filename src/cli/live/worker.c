@@ -1,5 +1,6 @@
 /* The live worker: capture source -> engine -> playback sink (worker.h). */
 #include "live/worker.h"
+#include "live/rt.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -103,6 +104,7 @@ static void *worker_main(void *arg)
 {
     gf_live *lv = arg;
     char err[16];
+    atomic_store_explicit(&lv->worker_tid, gf_live_tid(), memory_order_relaxed);
     for (;;) {
         const int64_t n = lv->capture.ops->read(&lv->capture, lv->prec, lv->in, lv->period_frames,
                                                 err, sizeof err);

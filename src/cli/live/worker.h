@@ -65,7 +65,14 @@ typedef struct gf_live {
     void *in, *out; /* one block each, in the engine's precision */
     pthread_t thread;
     int thread_started, realtime;
-    atomic_int failed; /* set (release) after err is written */
+    atomic_int worker_tid; /* set by the worker as it starts */
+    /* memory locked (rt.h), or why not; page faults of the worker and the
+     * callbacks when the start-up ended (faults_base_set: taken) */
+    int locked;
+    char lock_why[160];
+    int faults_base_set;
+    unsigned long long faults_base[3]; /* callback in, callback out, worker */
+    atomic_int failed;                 /* set (release) after err is written */
     char err[512];
     atomic_ullong blocks, busy_ns_total, busy_ns_max;
     /* changes of filter (--control, SIGHUP): the worker's side */
