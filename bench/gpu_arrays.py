@@ -6,10 +6,11 @@ default) made on the GPU, filters of 4095, 65536 and 2^20 taps. Times are
 CUDA-event medians of REPS runs after a warm-up; ratios are gpufilt's time
 over each peer's (below 1: gpufilt faster). Two gpufilt rows:
 
-  convolve   gpufilt.convolve(x, h, "same"), as a scipy user calls it: an
-             engine made for the call (plans, the filter's spectra, buffers)
+  convolve   gpufilt.convolve(x, h, "same"), as a scipy user calls it (the
+             engine kept from the warm-up: gpufilt keeps the last two, as
+             cupyx keeps its FFT plans)
   engine     one engine made beforehand, its gf_engine_filter_device timed
-             (what a caller filtering many signals with one filter pays)
+             alone (convolve's own overhead: the layout, the filter's hash)
 
 Each output is compared with cupyx's on the GPU (the largest difference
 relative to the largest output, printed; one number comes back to the host

@@ -26,11 +26,12 @@ argument (status GF_ERR_INVALID_ARGUMENT) that error is a ValueError too.
 """
 from __future__ import annotations
 
+from ._device import clear_gpu_cache
 from ._engine import Engine, GpufiltError, HistRecord, cuda_available, version
 from ._functions import convolve, filter, lfilter
 
 # No name here shadows a builtin: filter, deprecated, is reachable only as
 # gpufilt.filter.
-__all__ = ["convolve", "lfilter", "Engine", "GpufiltError", "HistRecord", "cuda_available",
-           "version"]
+__all__ = ["convolve", "lfilter", "Engine", "GpufiltError", "HistRecord", "clear_gpu_cache",
+           "cuda_available", "version"]
 __version__ = version().split()[0]

@@ -8,12 +8,58 @@ on the input's GPU. The data moves only on the device: the axis to the
 front and the signals interleaved (the engine's frames x channels) with
 the array library's own operations on its current stream, which the
 engine waits for before reading.
+
+Engines are kept for the next call: making one (cuFFT plans, the filter's
+spectra, GPU buffers) costs more than filtering a few seconds of audio, and
+a caller filtering signal after signal with one filter should pay it once,
+as cupy keeps its FFT plans. The last ENGINES_KEPT engines, keyed by GPU,
+channels, dtype, mode and the filter's bytes; clear_gpu_cache frees them.
 """
 from __future__ import annotations
 
+import collections
+import hashlib
+import threading
 from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
+
+ENGINES_KEPT = 2
+_kept: "collections.OrderedDict[tuple, Any]" = collections.OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def _take(key, make):
+    """The engine kept for key (no longer kept while in use: another thread
+    makes its own), or a new one."""
+    with _kept_lock:
+        e = _kept.pop(key, None)
+    return e if e is not None else make()
+
+
+def _keep(key, e) -> None:
+    """Keep e for key, the oldest beyond ENGINES_KEPT closed."""
+    closing = []
+    with _kept_lock:
+        old = _kept.pop(key, None)
+        if old is not None:
+            closing.append(old)
+        _kept[key] = e
+        while len(_kept) > ENGINES_KEPT:
+            closing.append(_kept.popitem(last=False)[1])
+    for c in closing:
+        c.close()
+
+
+def clear_gpu_cache() -> None:
+    """Close the engines kept for arrays in GPU memory (convolve and lfilter
+    keep the last two, for the next call with the same filter and shape),
+    freeing their GPU memory."""
+    with _kept_lock:
+        closing = list(_kept.values())
+        _kept.clear()
+    for c in closing:
+        c.close()
 
 
 class _View(NamedTuple):
@@ -185,8 +231,17 @@ def run(d, p, x, h, engine_cls, max_channels: int):
         frames = d.frames(rows[c0:c1], p.dtype, p.scale, p.offset)
         y = d.empty(x, (n_lib, c1 - c0), p.dtype)
         taps = hs if p.one_filter else np.ascontiguousarray(hs[c0:c1].T)
-        with engine_cls(channels=c1 - c0, taps=taps, mode=p.lib_mode, precision=p.dtype,
-                        device="cuda", method="fft", partition=0, cuda_device=gpu) as e:
+        key = (gpu, c1 - c0, np.dtype(p.dtype).str, p.lib_mode, taps.shape,
+               hashlib.blake2b(np.ascontiguousarray(taps, np.float64).tobytes(),
+                               digest_size=16).digest())
+        e = _take(key, lambda: engine_cls(channels=c1 - c0, taps=taps, mode=p.lib_mode,
+                                          precision=p.dtype, device="cuda", method="fft",
+                                          cuda_device=gpu))
+        try:
             e._filter_device(d.ptr(frames), p.n, d.ptr(y), stream)
+        except BaseException:
+            e.close()
+            raise
+        _keep(key, e)
         out[c0:c1] = y[p.start:p.start + p.n_out].T
     return d.moveaxis(d.reshape(out, p.batch + (p.n_out,)), -1, p.axis)

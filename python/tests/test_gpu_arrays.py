@@ -99,6 +99,17 @@ class Cupy(unittest.TestCase, Case):
         self.check(y, ss.lfilter(h, 1.0, x.astype(np.float64)),
                    bound(h, x.astype(np.float32), np.float32, "causal"), "lfilter")
 
+    def test_engines_kept_and_freed(self):
+        import gpufilt._device as dev
+        gpufilt.clear_gpu_cache()
+        x = cupy.asarray(np.arange(1000.0))
+        for h in ([1.0, 2.0], [1.0, 2.0], [3.0], [4.0], [1.0, 2.0]):
+            y = gpufilt.convolve(x, h, "full")
+            self.check(cupy.asnumpy(y), ss.convolve(np.arange(1000.0), h), 1e-9, str(h))
+        self.assertEqual(len(dev._kept), dev.ENGINES_KEPT)
+        gpufilt.clear_gpu_cache()
+        self.assertEqual(len(dev._kept), 0)
+
     def test_filter_in_gpu_memory_too(self):
         x = np.arange(10.0)
         y = cupy.asnumpy(gpufilt.convolve(cupy.asarray(x), cupy.asarray([1.0, -1.0]), "full"))
