@@ -38,8 +38,11 @@ static void ref_destroy(void *state)
     free(state);
 }
 
-/* Sample n of the chunk, n >= -halo_samples: the halo precedes in[0]. */
-#define REF_SAMPLE(halo, in, hs, n) ((n) < 0 ? (halo)[(hs) + (n)] : (in)[(n)])
+/* Sample n of the chunk, n >= -halo_samples: the halo precedes in[0], and
+ * from sample z on the chunk is zeros the engine did not write
+ * (gf_chunk.zero_frames: the reference takes them as a count too, so
+ * that every test of it runs the engine's zero_tail logic). */
+#define REF_SAMPLE(halo, in, hs, n, z) ((n) < 0 ? (halo)[(hs) + (n)] : (n) >= (z) ? 0 : (in)[(n)])
 
 #define GF_T     float
 #define GF_FN(x) x##_f32
@@ -58,13 +61,15 @@ static void ref_hist(const ref_state *s, const gf_chunk *c)
     const gf_hist_plan *hp = &s->hist;
     const size_t C = (size_t)s->p.channels, B = hp->block;
     const void *data = hp->of_input ? c->in : c->out;
+    const size_t zero_at = hp->of_input ? (c->frames - c->zero_frames) * C : SIZE_MAX;
     size_t first;
     const size_t nseg = gf_hist_segments(hp, c->hist_pos, c->hist_frames, &first);
     memset(c->hist, 0, nseg * (size_t)hp->nrec * hp->part_bytes);
     for (size_t f = 0; f < c->hist_frames; f++) {
         const size_t seg = (size_t)((c->hist_pos + f) / B - c->hist_pos / B);
         for (size_t ch = 0; ch < C; ch++) {
-            const double x = s->p.precision == GF_PRECISION_F32
+            const double x = f * C + ch >= zero_at ? 0.0
+                             : s->p.precision == GF_PRECISION_F32
                                  ? (double)((const float *)data)[f * C + ch]
                                  : ((const double *)data)[f * C + ch];
             gf_hist_part *part = gf_hist_part_at(c->hist, hp, seg, hp->mix ? 0 : ch);
@@ -96,6 +101,7 @@ const gf_backend_ops gf_backend_ref = {
     .methods_f32 = GF_METHOD_BIT(GF_METHOD_DIRECT),
     .methods_f64 = GF_METHOD_BIT(GF_METHOD_DIRECT),
     .histograms = 1,
+    .zero_tail = 1,
     .auto_rank = 0, /* the oracle: asked for by name only */
     .available = gf_sync_available,
     .reset = NULL,
