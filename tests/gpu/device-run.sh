@@ -250,7 +250,9 @@ fi
 
 if want live; then
     step "live audio on JACK's dummy driver with the cuda backend; worker timing"
-    (cd build-gpu && GPUFILT_LIVE_DEVICE=cuda GPUFILT_LIVE_ZERO_TAPS=4095 ctest -L live --output-on-failure 2>&1) |
+    # (and a minute of changes every 2 s between two 2^20-tap filters)
+    (cd build-gpu && GPUFILT_LIVE_DEVICE=cuda GPUFILT_LIVE_ZERO_TAPS=4095 \
+        GPUFILT_LIVE_SWITCH_TAPS=${LIVE_SWITCH_TAPS:-1048576} ctest -L live --output-on-failure 2>&1) |
         tee "$OUT/live.log" | tail -15
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     fail_on_skips build-gpu "$OUT/live.log"

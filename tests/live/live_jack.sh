@@ -19,6 +19,9 @@
 # GPUFILT_LIVE_PERIOD (default 256): gpufilt's block and JACK's period.
 # GPUFILT_LIVE_ZERO_TAPS (default 1023): the --latency zero cases' taps
 # with a direct tail.
+# GPUFILT_LIVE_SWITCH_TAPS (default 0: not run) and GPUFILT_LIVE_SWITCH_SECONDS
+# (default 60): a case that changes between two filters of that many taps
+# every 2 s (tests/gpu/device-run.sh: 2^20 taps on the cuda backend).
 # Exit 77 (skipped) where jackd or the JACK client tools are missing.
 set -u
 
@@ -439,6 +442,37 @@ case_with_retry control_fft_f32 "--coeffs $work/taps3000.txt --fft-partition $fr
     --switch coeffs:$work/taps2000.txt --fade 960" \
     --coeffs "$work/taps3000.txt" --method fft --control "$fifo" --frames "$frames" ||
     fails=$((fails + 1))
+# Changes every 2 s between two long filters, each crossfaded over 20 ms
+# (the default), for GPUFILT_LIVE_SWITCH_SECONDS: every frame of the
+# recording against the schedule of changes gpufilt reports, within twice
+# the larger FFT bound (live_check's reference by FFT in double).
+switch_taps=${GPUFILT_LIVE_SWITCH_TAPS:-0}
+if [ "$switch_taps" -gt 0 ]; then
+    cases=$((cases + 1))
+    every=2 total=${GPUFILT_LIVE_SWITCH_SECONDS:-60}
+    nsw=$((total / every - 1))
+    "$check" --make-coeffs "$switch_taps" 7 >"$work/swA.txt"
+    "$check" --make-coeffs "$switch_taps" 8 >"$work/swB.txt"
+    sw_file() { [ $(($1 % 2)) = 1 ] && echo "$work/swB.txt" || echo "$work/swA.txt"; }
+    specs=""
+    for i in $(seq 1 "$nsw"); do specs="$specs --switch coeffs:$(sw_file "$i")"; done
+    switch_every() {
+        wait_started "$1" || return 1
+        local i
+        for i in $(seq 1 "$nsw"); do
+            sleep "$every"
+            echo "coeffs $(sw_file "$i")" >"$fifo" || return 1
+        done
+    }
+    echo "live_jack: switch_long: $nsw changes between two $switch_taps-tap filters, one every" \
+        "$every s for $total s"
+    was_during=$during was_more=$more_check
+    during=switch_every more_check=reported_frames seconds=$total
+    case_with_retry switch_long "--coeffs $work/swA.txt --fft-partition $frames $specs --fade 960" \
+        --coeffs "$work/swA.txt" --method fft --control "$fifo" --frames "$frames" ||
+        fails=$((fails + 1))
+    during=$was_during more_check=$was_more seconds=2
+fi
 # The same change with --latency zero: the callback fades its head (the
 # first 2 x --frames taps of each filter) with the weights the worker fades
 # the tail with, over the same output frames.
