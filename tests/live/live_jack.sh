@@ -101,13 +101,15 @@ jack_xruns() { grep -ci xrun "$work/jackd.log"; }
 # With `during` set, that function runs beside jack_feed (it acts on
 # gpufilt while the signal plays) and must succeed; `more_check`, when set,
 # prints more live_check arguments from gpufilt's messages (its argument);
-# gpufilt reads its standard input from `gp_stdin` (default /dev/null).
-seconds=2 case_xruns="" during="" more_check="" gp_stdin=/dev/null pa_block=$frames
+# gpufilt reads its standard input from `gp_stdin` (default /dev/null);
+# `before`, when set, runs first (each try: what a case changes, it resets).
+seconds=2 case_xruns="" during="" more_check="" gp_stdin=/dev/null pa_block=$frames before=""
 run_case() {
     local name=$1 check_args=$2
     shift 2
     local err="$work/$name.err" during_pid=""
     case_xruns=""
+    if [ -n "$before" ]; then "$before" || return 1; fi
     rm -f "$work/$name.started"
     "$gpufilt" --live --host-api JACK --in system --out system --device "$device" \
         --duration $((seconds + 120)) "$@" <"$gp_stdin" 2>"$err" &
@@ -498,8 +500,10 @@ pa_block=$frames
 
 # SIGHUP: the command line's coefficient file, rewritten, is read again
 # and crossfaded in over --crossfade 5 (240 frames); a first SIGHUP finds
-# it broken and is refused.
-cp "$work/taps5.txt" "$work/hup.txt"
+# it broken and is refused. Each try starts from the 5 taps (a try that
+# xruns disturbed leaves the 31 in the file).
+hup_fresh() { cp "$work/taps5.txt" "$work/hup.txt"; }
+before=hup_fresh
 sighup_reload() {
     wait_started "$1" || return 1
     sleep 0.4
@@ -519,13 +523,12 @@ fi
 # The same with --latency zero: the 5 taps play in the audio callback
 # (padded to 2 x --frames taps, with a silent one-tap tail on the worker,
 # since their file may be re-read), and SIGHUP fades the 31 in, bit for bit.
-cp "$work/taps5.txt" "$work/hup.txt"
 pa_block=0
 case_with_retry zero_sighup_f32 "--coeffs $work/taps5.txt --switch coeffs:$work/taps31.txt --fade 240" \
     --coeffs "$work/hup.txt" --crossfade 5 --latency zero --frames "$frames" ||
     fails=$((fails + 1))
 pa_block=$frames
-during="" more_check=""
+during="" more_check="" before=""
 want="gpufilt: control: SIGHUP: $work/hup.txt:1: 'zero' is not a number (the filter is unchanged)"
 if ! grep -qxF "$want" "$work/sighup_f32.err"; then
     echo "live_jack: sighup_f32: FAIL: no line: $want"
