@@ -603,15 +603,45 @@ static int change_fits(const sig *rec, size_t o, const float *old, const float *
     return 1;
 }
 
-/* Kept whole (about 115 lines): the reference for every filter, the
- * schedule's splice with its crossfades, and the comparison share the
- * same sample buffers and indices; split, they would pass a dozen of them.
- * With --switch: the schedule of changes (see the top). y holds the first
- * filter's output and becomes the whole schedule's. With --fft-partition
- * a sample may differ by twice the largest of the filters' bounds: each
- * engine's output within its own, the crossfade's weights sum to 1, and
- * the crossfade's rounding is within the output rounding each bound holds.
- * Returns the exit code. */
+/* Each change's filter output into ys[k] (one per distinct filter: a
+ * repeated SPEC shares the earlier one's, same_as[k] its index, else -1),
+ * and the largest FFT bound into *tol. 0, or 2 (the exit code) after a bad
+ * SPEC or out of memory; what was made stays for the caller to free. */
+static int make_oracles(const options *opt, const sig *x, float **ys, int *same_as, double *tol)
+{
+    for (int k = 0; k < opt->nsw; k++) {
+        for (int j = 0; j < k && same_as[k] < 0; j++)
+            if (strcmp(opt->sw[j], opt->sw[k]) == 0)
+                same_as[k] = j;
+        if (same_as[k] >= 0) {
+            ys[k] = ys[same_as[k]];
+            continue;
+        }
+        double *h = NULL;
+        options ok = *opt;
+        if (switch_taps(opt->sw[k], &h, &ok.T) != 0) {
+            fprintf(stderr, "live_check: bad --switch %s\n", opt->sw[k]);
+            free(h);
+            return 2;
+        }
+        ys[k] = filter_oracle(x, opt->C, ok.T, h, 0, opt->fft_partition > 0);
+        if (opt->fft_partition)
+            *tol = fmax(*tol, fft_bound(&ok, h, x));
+        free(h);
+        if (!ys[k])
+            return 2;
+    }
+    return 0;
+}
+
+/* Kept whole (about 100 lines): the schedule's splice with its crossfades
+ * and the comparison share the same sample buffers and indices; split,
+ * they would pass a dozen of them. With --switch: the schedule of changes
+ * (see the top). y holds the first filter's output and becomes the whole
+ * schedule's. With --fft-partition a sample may differ by twice the
+ * largest of the filters' bounds: each engine's output within its own,
+ * the crossfade's weights sum to 1, and the crossfade's rounding is within
+ * the output rounding each bound holds. Returns the exit code. */
 static int check_switches(const options *opt, const sig *x, const sig *rec, float *y)
 {
     const int C = opt->C;
@@ -626,28 +656,8 @@ static int check_switches(const options *opt, const sig *x, const sig *rec, floa
         return 2;
     }
     double tol = g_tol;
-    for (int k = 0; k < opt->nsw; k++) {
-        for (int j = 0; j < k && same_as[k] < 0; j++)
-            if (strcmp(opt->sw[j], opt->sw[k]) == 0)
-                same_as[k] = j;
-        if (same_as[k] >= 0) {
-            ys[k] = ys[same_as[k]];
-            continue;
-        }
-        double *h = NULL;
-        options ok = *opt;
-        if (switch_taps(opt->sw[k], &h, &ok.T) != 0) {
-            fprintf(stderr, "live_check: bad --switch %s\n", opt->sw[k]);
-            free(h);
-            goto done;
-        }
-        ys[k] = filter_oracle(x, C, ok.T, h, 0, opt->fft_partition > 0);
-        if (opt->fft_partition)
-            tol = fmax(tol, fft_bound(&ok, h, x));
-        free(h);
-        if (!ys[k])
-            goto done;
-    }
+    if (make_oracles(opt, x, ys, same_as, &tol) != 0)
+        goto done;
     g_tol = 2 * tol;
     if (g_tol)
         printf("live_check: through the changes, samples equal within %.3g\n", g_tol);
