@@ -12,9 +12,10 @@
  *   live_check --make-coeffs N SEED            (random taps, one per line)
  *
  * Alignment: the offset o with rec[o + i] == y[i] for the first 64 frames
- * is searched in [0, 16384] and must be unique. Then every frame of y must
- * equal rec[o + i]. If --latency is given it is reported against o; with
- * --exact-latency 1 and no xruns, o must equal it.
+ * is searched in [0, 16384] and must be unique (with --fft-partition, the
+ * offset where the first 8192 frames differ least, by far: find_offset).
+ * Then every frame of y must equal rec[o + i]. If --latency is given it is
+ * reported against o; with --exact-latency 1 and no xruns, o must equal it.
  *
  * With --fft-partition P (gpufilt's FFT method), "equal" means within the
  * error bound gpufilt.h states for that method, eps * (2 log2(2P) + K + 4)
@@ -67,6 +68,7 @@
 
 #define SEARCH     16384
 #define HEAD       64
+#define ALIGN      8192
 #define RESYNC_LEN 256
 #define RESYNC_WIN 8192
 
@@ -396,10 +398,47 @@ static double fft_bound(const options *o, const double *h, const sig *x)
     return bound + 0x1p-24 * sum_h * max_x;
 }
 
-/* How many offsets in [0, SEARCH] hold the first HEAD frames of y; the
- * first one goes to *o. */
-static int find_offset(const sig *rec, const float *y, int C, size_t *o)
+/* Within a tolerance (--fft-partition), where the first ALIGN frames of y
+ * (N frames) differ least from the recording in [0, SEARCH]: the bound
+ * grows with K, and at 2^20 taps in partitions of 256 it is as large as
+ * the output itself, which equality within it can no longer place. The
+ * least sum of squared differences must be 1000 times below the next
+ * offset's (at the right one it is the arithmetic's error, elsewhere the
+ * signal's energy). 1 with the offset in *o, else 0 (a line says why). */
+static int least_squares_offset(const sig *rec, const float *y, size_t N, int C, size_t *o)
 {
+    const size_t W = (N < ALIGN ? N : ALIGN) * (size_t)C;
+    double best = INFINITY, next = INFINITY;
+    for (size_t cand = 0; cand <= SEARCH && (cand * (size_t)C + W) <= rec->frames * (size_t)C;
+         cand++) {
+        const float *r = rec->p + cand * (size_t)C;
+        double d = 0;
+        for (size_t i = 0; i < W && d < next; i++)
+            d += ((double)r[i] - (double)y[i]) * ((double)r[i] - (double)y[i]);
+        if (d < best) {
+            next = best;
+            best = d;
+            *o = cand;
+        } else if (d < next) {
+            next = d;
+        }
+    }
+    if (best * 1000 < next)
+        return 1;
+    printf("live_check: FAIL: the least squared difference over the first %zu filtered frames "
+           "in the first %d of the recording, %.3g, is not 1000 times below the next offset's, "
+           "%.3g\n",
+           W / (size_t)C, SEARCH, best, next);
+    return 0;
+}
+
+/* 1 where exactly one offset in [0, SEARCH] holds the first HEAD frames of
+ * y (N frames), into *o; within a tolerance, where the least squares place
+ * y. Else 0, and a line says why. */
+static int find_offset(const sig *rec, const float *y, size_t N, int C, size_t *o)
+{
+    if (g_tol)
+        return least_squares_offset(rec, y, N, C, o);
     int found = 0;
     for (size_t cand = 0; cand <= SEARCH; cand++)
         if (span_eq(rec, cand, y, 0, HEAD, C)) {
@@ -407,7 +446,12 @@ static int find_offset(const sig *rec, const float *y, int C, size_t *o)
                 *o = cand;
             found++;
         }
-    return found;
+    if (found == 1)
+        return 1;
+    printf("live_check: FAIL: the first %d filtered frames were found %d times in the first %d "
+           "frames of the recording (want exactly once)\n",
+           HEAD, found, SEARCH);
+    return 0;
 }
 
 /* After a mismatch at frame i of y (at offset o): the first i2 from i to
@@ -488,13 +532,8 @@ static int check(const options *opt, const sig *rec, const float *y, size_t N)
 {
     const int C = opt->C;
     size_t o = 0;
-    const int found = find_offset(rec, y, C, &o);
-    if (found != 1) {
-        printf("live_check: FAIL: the first %d filtered frames were found %d times in the first "
-               "%d frames of the recording (want exactly once)\n",
-               HEAD, found, SEARCH);
+    if (!find_offset(rec, y, N, C, &o))
         return opt->xruns > 0 ? 3 : 1;
-    }
     printf("live_check: %zu frames x %d ch, %zu taps, %s; y starts at recording frame %zu", N, C,
            opt->T, opt->f64 ? "f64" : "f32", o);
     if (opt->latency >= 0)
@@ -662,10 +701,7 @@ static int check_switches(const options *opt, const sig *x, const sig *rec, floa
     if (g_tol)
         printf("live_check: through the changes, samples equal within %.3g\n", g_tol);
     size_t o = 0;
-    if (find_offset(rec, y, C, &o) != 1) {
-        printf("live_check: FAIL: the first %d filtered frames are not found once in the first "
-               "%d frames of the recording\n",
-               HEAD, SEARCH);
+    if (!find_offset(rec, y, N, C, &o)) {
         rc = opt->xruns > 0 ? 3 : 1;
         goto done;
     }
