@@ -12,41 +12,42 @@ engine waits for before reading.
 Engines are kept for the next call: making one (cuFFT plans, the filter's
 spectra, GPU buffers) costs more than filtering a few seconds of audio, and
 a caller filtering signal after signal with one filter should pay it once,
-as cupy keeps its FFT plans. The last ENGINES_KEPT engines, keyed by GPU,
-channels, dtype, mode and the filter's bytes; clear_gpu_cache frees them.
+as cupy keeps its FFT plans. The last ENGINES_KEPT engines, each with its
+GPU, channels, dtype, mode and a copy of its filter, which a call's must
+equal (a comparison: hashing 2^20 taps cost 20 ms a call, twice the
+filtering of 2^27 samples); clear_gpu_cache frees them.
 """
 from __future__ import annotations
 
-import collections
-import hashlib
 import threading
-from typing import Any, NamedTuple, Optional, Tuple
+from typing import Any, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
 ENGINES_KEPT = 2
-_kept: "collections.OrderedDict[tuple, Any]" = collections.OrderedDict()
+_kept: List[Tuple[tuple, np.ndarray, Any]] = []  # (key, taps, engine), oldest first
 _kept_lock = threading.Lock()
 
 
-def _take(key, make):
-    """The engine kept for key (no longer kept while in use: another thread
-    makes its own), or a new one."""
+def _take(key: tuple, taps: np.ndarray, make) -> Tuple[Any, np.ndarray]:
+    """The engine kept for key and taps, the same bits (no longer kept while
+    in use: another thread makes its own) and its copy of the taps, or a new
+    engine and a copy."""
+    bits = np.ascontiguousarray(taps, np.float64).view(np.int64)
     with _kept_lock:
-        e = _kept.pop(key, None)
-    return e if e is not None else make()
+        for i, (k, t, e) in enumerate(_kept):
+            if k == key and np.array_equal(t, bits):
+                del _kept[i]
+                return e, t
+    return make(), bits.copy()
 
 
-def _keep(key, e) -> None:
-    """Keep e for key, the oldest beyond ENGINES_KEPT closed."""
-    closing = []
+def _keep(key: tuple, taps: np.ndarray, e) -> None:
+    """Keep e for key and taps (its copy, as int64 bits), the oldest beyond
+    ENGINES_KEPT closed."""
     with _kept_lock:
-        old = _kept.pop(key, None)
-        if old is not None:
-            closing.append(old)
-        _kept[key] = e
-        while len(_kept) > ENGINES_KEPT:
-            closing.append(_kept.popitem(last=False)[1])
+        _kept.append((key, taps, e))
+        closing = [_kept.pop(0)[2] for _ in range(len(_kept) - ENGINES_KEPT)]
     for c in closing:
         c.close()
 
@@ -56,7 +57,7 @@ def clear_gpu_cache() -> None:
     keep the last two, for the next call with the same filter and shape),
     freeing their GPU memory."""
     with _kept_lock:
-        closing = list(_kept.values())
+        closing = [e for _, _, e in _kept]
         _kept.clear()
     for c in closing:
         c.close()
@@ -231,17 +232,15 @@ def run(d, p, x, h, engine_cls, max_channels: int):
         frames = d.frames(rows[c0:c1], p.dtype, p.scale, p.offset)
         y = d.empty(x, (n_lib, c1 - c0), p.dtype)
         taps = hs if p.one_filter else np.ascontiguousarray(hs[c0:c1].T)
-        key = (gpu, c1 - c0, np.dtype(p.dtype).str, p.lib_mode, taps.shape,
-               hashlib.blake2b(np.ascontiguousarray(taps, np.float64).tobytes(),
-                               digest_size=16).digest())
-        e = _take(key, lambda: engine_cls(channels=c1 - c0, taps=taps, mode=p.lib_mode,
-                                          precision=p.dtype, device="cuda", method="fft",
-                                          cuda_device=gpu))
+        key = (gpu, c1 - c0, np.dtype(p.dtype).str, p.lib_mode, taps.shape)
+        e, kept_taps = _take(key, taps, lambda: engine_cls(
+            channels=c1 - c0, taps=taps, mode=p.lib_mode, precision=p.dtype, device="cuda",
+            method="fft", cuda_device=gpu))
         try:
             e._filter_device(d.ptr(frames), p.n, d.ptr(y), stream)
         except BaseException:
             e.close()
             raise
-        _keep(key, e)
+        _keep(key, kept_taps, e)
         out[c0:c1] = y[p.start:p.start + p.n_out].T
     return d.moveaxis(d.reshape(out, p.batch + (p.n_out,)), -1, p.axis)
