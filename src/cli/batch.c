@@ -437,6 +437,7 @@ static worker *make_workers(const gf_cli_options *o, pool *p, int *nw)
         if (ngpus) {
             w[k].o.ngpus = 1;
             w[k].o.gpus[0] = gpus[k];
+            w[k].o.gpu_warm = 1;
         }
     }
     *nw = n;

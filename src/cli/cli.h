@@ -112,6 +112,11 @@ typedef struct gf_cli_options {
      * a batch's worker runs its file on fewer threads than the one file
      * alone would get, but decides its device (and so its bytes) the same. */
     int policy_threads;
+    /* A batch's worker on a GPU (batch.c): its GPU is started once for all
+     * of its files, so a file whose bytes are the same on every device (the
+     * direct method on both) goes to it above GPU_FILE_S of CPU work,
+     * rather than twice the start-up's. */
+    int gpu_warm;
     /* --gpus: ngpus ordinals in gpus; GF_GPUS_ALL for every device; 0 when
      * not given (gf_cli_choose_gpus decides). */
     int gpus[GF_MAX_DEVICES];
@@ -356,6 +361,10 @@ typedef struct gf_job {
  *     for the whole job (a stream is judged per 2^24 frames); with the FFT
  *     method (whose output depends on its backend) one of them up front:
  *     the GPU when the CPU would need more than twice that;
+ *   a batch's worker on a GPU (gf_cli_options.gpu_warm), a file whose
+ *     method is direct on both devices (the same bytes either way): its
+ *     worker's GPU, already started, when the CPU would need more than
+ *     0.02 s (the engine's set-up and the transfers);
  *   live audio: the GPU when one CPU core would need more than a tenth of
  *     each block's period (the worker runs blocks one at a time).
  * The CPU estimate is frames x channels x the cost model's multiply-adds

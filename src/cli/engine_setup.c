@@ -13,22 +13,31 @@
  * 0.3 s; the CPU backend does at least 2e9 multiply-adds a second per core. */
 #define GPU_STARTUP_S     0.3
 #define CPU_MACS_PER_CORE 2e9
+/* A file on a GPU already started (a batch's worker): the engine's set-up
+ * and the transfers, which a file of less CPU work than this does not
+ * repay. */
+#define GPU_FILE_S 0.02
 /* A stream of unknown length is judged per this many frames (about six
  * minutes at 48 kHz). */
 #define STREAM_FRAMES ((int64_t)1 << 24)
 /* Live audio: the share of a block's period one core may spend. */
 #define LIVE_CPU_SHARE 0.1
 
+/* The method the job runs on `device`. */
+static gf_method method_on(const gf_cli_options *o, const gf_job *j, gf_device device)
+{
+    return o->method != GF_METHOD_AUTO
+               ? o->method
+               : gf_method_choose(j->taps, j->channels, o->precision, device, o->partition);
+}
+
 /* The hand-off applies: a file or pipe, the direct method on the CPU (its
  * output is the same on every backend), and a CUDA backend in this build
  * (asking whether a device is usable is itself start-up). */
 static int can_hand_off(const gf_cli_options *o, const gf_job *j)
 {
-    const gf_method m =
-        o->method != GF_METHOD_AUTO
-            ? o->method
-            : gf_method_choose(j->taps, j->channels, o->precision, GF_DEVICE_CPU, o->partition);
-    return j->block == 0 && m == GF_METHOD_DIRECT && gf_backend_built(GF_DEVICE_CUDA);
+    return j->block == 0 && method_on(o, j, GF_DEVICE_CPU) == GF_METHOD_DIRECT &&
+           gf_backend_built(GF_DEVICE_CUDA);
 }
 
 gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_device *handoff,
@@ -70,7 +79,13 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_devi
             cores = 1;
         const double frames = (double)(unknown ? STREAM_FRAMES : j->frames);
         const double cpu_s = frames * macs_per_frame / ((double)cores * CPU_MACS_PER_CORE);
-        if (handoff && cpu_s >= GPU_STARTUP_S && can_hand_off(o, j)) {
+        if (o->gpu_warm && method_on(o, j, GF_DEVICE_CPU) == GF_METHOD_DIRECT &&
+            method_on(o, j, GF_DEVICE_CUDA) == GF_METHOD_DIRECT) {
+            need_gpu = cpu_s >= GPU_FILE_S;
+            snprintf(why, n, "auto: about %.3g s of work on the CPU, %s", cpu_s,
+                     need_gpu ? "for this batch's worker, whose GPU is started"
+                              : "too little to repay even a started GPU");
+        } else if (handoff && cpu_s >= GPU_STARTUP_S && can_hand_off(o, j)) {
             /* Start on the CPU at once; the GPU takes the rest once started.
              * `why` says what was decided, not how it turned out: the
              * summary says that (whether the GPU took over, or why not). */
@@ -80,13 +95,14 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_devi
                      "it the stream",
                      cpu_s, unknown ? " per 2^24 frames" : "");
             return GF_DEVICE_CPU;
-        }
-        need_gpu = cpu_s >= 2 * GPU_STARTUP_S;
-        snprintf(why, n, "auto: about %.3g s of work%s%s", cpu_s, need_gpu ? " on the CPU" : "",
-                 unknown ? " per 2^24 frames" : "");
-        if (!need_gpu) {
-            const size_t len = strlen(why);
-            snprintf(why + len, n - len, ", too little to repay starting a GPU");
+        } else {
+            need_gpu = cpu_s >= 2 * GPU_STARTUP_S;
+            snprintf(why, n, "auto: about %.3g s of work%s%s", cpu_s, need_gpu ? " on the CPU" : "",
+                     unknown ? " per 2^24 frames" : "");
+            if (!need_gpu) {
+                const size_t len = strlen(why);
+                snprintf(why + len, n - len, ", too little to repay starting a GPU");
+            }
         }
     }
     if (!need_gpu)
