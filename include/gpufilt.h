@@ -482,10 +482,11 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
  * no copy through host memory. *produced says how many frames were
  * written. Since 0.6.
  *
- * The engine: the cuda backend on one GPU, the FFT method (set
- * gf_config.method = GF_METHOD_FFT; auto may choose direct for short
- * filters), no histograms, no hand-off; else GF_ERR_UNSUPPORTED and
- * gf_engine_error says why, nothing done. `in` (frames x channels
+ * The engine: the cuda backend on one GPU, the FFT or the direct method
+ * (the direct method's bytes are gf_engine_process's on any backend; its
+ * chunks, gf_config.chunk_frames, must hold at least T - 1 frames, as the
+ * default ones do), no histograms, no hand-off; else GF_ERR_UNSUPPORTED
+ * and gf_engine_error says why, nothing done. `in` (frames x channels
  * interleaved samples of the engine's precision) and `out` (frames x the
  * output channels) must be memory of the engine's GPU (cudaMalloc'd, or
  * managed), not overlapping; else GF_ERR_INVALID_ARGUMENT with the reason

@@ -8,9 +8,14 @@
  * and writes no output past the signal's (gf_chunk.drop_tail). Nothing
  * goes through host memory: the slots' staging buffers are not used.
  *
- * The FFT method only, on one GPU, without histograms: the FFT method
- * keeps its history on the device, where the direct method's halo (and
- * the history several GPUs exchange) comes from host memory.
+ * The FFT method keeps its history on the device. The direct method's
+ * halo, the T - 1 frames before a chunk, is the caller's input itself,
+ * with zeros before the signal's start made on the device
+ * (gf_chunk.halo_zeros); a chunk ends where the signal does, so that none
+ * begins inside the look-ahead zeros, which are not in the caller's
+ * memory, and chunks hold at least T - 1 frames, so that only the first
+ * chunk's halo reaches before the start. One GPU (several exchange
+ * history through host memory), no histograms.
  */
 #include "engine_internal.h"
 
@@ -25,11 +30,14 @@ static int refuse(gf_engine *e)
                  "GPU memory takes one GPU (gf_config.cuda_devices names %d)", e->ndev);
     else if (!e->ops->device_begin)
         snprintf(e->err, sizeof e->err, "the %s backend takes host memory only", e->ops->name);
-    else if (e->method != GF_METHOD_FFT)
+    else if (e->method != GF_METHOD_FFT && e->method != GF_METHOD_DIRECT)
         snprintf(e->err, sizeof e->err,
-                 "GPU memory takes the FFT method in this version, not the %s method (whose "
-                 "halo comes from host memory)",
-                 e->mth->name);
+                 "GPU memory takes the FFT and direct methods, not the %s method", e->mth->name);
+    else if (e->method == GF_METHOD_DIRECT && e->chunk < e->num_taps - 1)
+        snprintf(e->err, sizeof e->err,
+                 "GPU memory takes the direct method in chunks of at least the filter's %zu "
+                 "taps less one, not %zu frames (gf_config.chunk_frames)",
+                 e->num_taps, e->chunk);
     else if (e->hist)
         snprintf(e->err, sizeof e->err, "GPU memory takes no histograms in this version");
     else if (e->handoff)
@@ -51,6 +59,8 @@ gf_status gf_engine_filter_device(gf_engine *e, const void *in, size_t frames, v
     if (refuse(e))
         return GF_ERR_UNSUPPORTED;
     const size_t C = e->channels, O = e->out_channels, ss = e->sample_bytes;
+    /* the direct method's T - 1 frames (the FFT method keeps its own history) */
+    const size_t halo = e->method == GF_METHOD_DIRECT ? e->halo_samples / C : 0;
     const size_t zeros = e->cfg.mode == GF_MODE_FULL ? e->num_taps - 1 : e->latency;
     const size_t total = frames + zeros, outs = total - e->skip_left;
     if ((st = e->ops->device_begin(e->backend, in, frames * C * ss, out, outs * O * ss, stream)) !=
@@ -71,11 +81,17 @@ gf_status gf_engine_filter_device(gf_engine *e, const void *in, size_t frames, v
         /* n frames of the stream (the signal, then its look-ahead zeros),
          * rounded up to whole partitions with zeros whose outputs are not
          * written; only the last chunk is short. */
-        const size_t n = total - off < e->chunk ? total - off : e->chunk;
+        size_t n = total - off < e->chunk ? total - off : e->chunk;
+        if (halo && off < frames && off + n > frames && off + n < total)
+            n = frames - off; /* the next chunk's halo ends at the signal's end */
         const size_t whole = (n + e->quantum - 1) / e->quantum * e->quantum;
         const size_t real = off < frames ? (frames - off < n ? frames - off : n) : 0;
         const size_t skip = n < e->skip_left ? n : e->skip_left;
         const gf_chunk c = {
+            .halo = halo && off > 0
+                        ? (const unsigned char *)in + (off > halo ? off - halo : 0) * C * ss
+                        : NULL,
+            .halo_zeros = halo > off ? halo - off : 0,
             .in = real ? (const unsigned char *)in + off * C * ss : NULL,
             .frames = whole,
             .zero_frames = whole - real,

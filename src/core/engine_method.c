@@ -9,8 +9,10 @@
 
 #include <math.h>
 
-/* Direct: every chunk carries the T-1 frames before it; any length will do;
- * bit-identical with the serial reference. */
+/* Direct: every chunk carries the T-1 frames before it; any length will do
+ * (the default is at least T - 1, which a chunk shorter than its halo
+ * would not repay, and which gf_engine_filter_device needs); bit-identical
+ * with the serial reference. */
 static void direct_frame(gf_engine *e, size_t partition)
 {
     (void)partition;
@@ -18,7 +20,7 @@ static void direct_frame(gf_engine *e, size_t partition)
     e->max_partition = 0;
     e->halo_samples = (e->num_taps - 1) * e->channels;
     e->quantum = 1;
-    e->min_chunk = 0;
+    e->min_chunk = e->num_taps - 1;
 }
 
 static double direct_bound(const gf_engine *e, const double *h, double max_abs_x)

@@ -3,7 +3,10 @@
  * no copy through host memory, against the same engine's host path
  * (gf_engine_process, flush, pull) byte for byte, for every mode, both
  * precisions, several chunks and a last partial partition, several
- * channels, per-channel taps and a matrix; nothing written past the
+ * channels, per-channel taps and a matrix; the direct method, whose halo
+ * is the input itself (zeros before its start, also past the first chunk
+ * where the signal is shorter than the filter; a chunk cut where the
+ * signal ends, before the look-ahead zeros); nothing written past the
  * output; the caller's stream honoured; and the refusals, each with its
  * reason and none sticky. Labelled gpu: exits 77 without a usable device.
  */
@@ -33,20 +36,37 @@ typedef struct dcase {
     size_t frames, taps, partition, chunk;
     gf_precision prec;
     gf_mode mode;
+    gf_method method;
 } dcase;
 
 static const dcase cases[] = {
-    {"mono f32 same, 4095 taps", 1, 0, 0, 100003, 4095, 0, 0, GF_PRECISION_F32, GF_MODE_SAME},
+    {"mono f32 same, 4095 taps", 1, 0, 0, 100003, 4095, 0, 0, GF_PRECISION_F32, GF_MODE_SAME,
+     GF_METHOD_FFT},
     {"3 ch f64 full, chunks of 4 partitions", 3, 0, 0, 5001, 1000, 256, 1024, GF_PRECISION_F64,
-     GF_MODE_FULL},
+     GF_MODE_FULL, GF_METHOD_FFT},
     {"2 ch f32 causal, 65536 taps, 9 chunks", 2, 0, 0, 300001, 65536, 8192, 32768, GF_PRECISION_F32,
-     GF_MODE_CAUSAL},
+     GF_MODE_CAUSAL, GF_METHOD_FFT},
     {"mono f32 same, shorter than a partition", 1, 0, 0, 50, 300, 128, 0, GF_PRECISION_F32,
-     GF_MODE_SAME},
-    {"mono f64 full, no input at all", 1, 0, 0, 0, 77, 64, 0, GF_PRECISION_F64, GF_MODE_FULL},
+     GF_MODE_SAME, GF_METHOD_FFT},
+    {"mono f64 full, no input at all", 1, 0, 0, 0, 77, 64, 0, GF_PRECISION_F64, GF_MODE_FULL,
+     GF_METHOD_FFT},
     {"2 ch f32 same, per-channel taps", 2, 0, 1, 20000, 3000, 1024, 4096, GF_PRECISION_F32,
-     GF_MODE_SAME},
-    {"matrix 2 x 3 f32 same", 2, 3, 0, 30000, 2000, 512, 2048, GF_PRECISION_F32, GF_MODE_SAME},
+     GF_MODE_SAME, GF_METHOD_FFT},
+    {"matrix 2 x 3 f32 same", 2, 3, 0, 30000, 2000, 512, 2048, GF_PRECISION_F32, GF_MODE_SAME,
+     GF_METHOD_FFT},
+    /* the direct method: 7 chunks, the last cut at the signal's end */
+    {"direct mono f32 full, 255 taps, cut at the end", 1, 0, 0, 4096 * 7 - 100, 255, 0, 4096,
+     GF_PRECISION_F32, GF_MODE_FULL, GF_METHOD_DIRECT},
+    /* 700 frames, then a chunk of look-ahead zeros whose halo is 300 zeros
+     * and the whole signal */
+    {"direct 3 ch f64 full, shorter than the filter", 3, 0, 0, 700, 1001, 0, 1000, GF_PRECISION_F64,
+     GF_MODE_FULL, GF_METHOD_DIRECT},
+    {"direct mono f64 same, chunks of 64 frames", 1, 0, 0, 5000, 63, 0, 64, GF_PRECISION_F64,
+     GF_MODE_SAME, GF_METHOD_DIRECT},
+    {"direct 2 ch f32 causal, per-channel taps", 2, 0, 1, 100003, 31, 0, 0, GF_PRECISION_F32,
+     GF_MODE_CAUSAL, GF_METHOD_DIRECT},
+    {"direct matrix 2 x 3 f32 same", 2, 3, 0, 30000, 200, 0, 2048, GF_PRECISION_F32, GF_MODE_SAME,
+     GF_METHOD_DIRECT},
 };
 
 static gf_config case_config(const dcase *k, double *taps)
@@ -57,7 +77,7 @@ static gf_config case_config(const dcase *k, double *taps)
     c.taps_per_channel = k->per_channel;
     c.num_taps = k->taps;
     c.taps = taps;
-    c.method = GF_METHOD_FFT;
+    c.method = k->method;
     c.device = GF_DEVICE_CUDA;
     c.partition = k->partition;
     c.chunk_frames = k->chunk;
@@ -197,11 +217,14 @@ static int refusals(void)
         gf_engine_destroy(e);
     }
     c.method = GF_METHOD_DIRECT;
-    if (!tu_create("refusals: cuda direct", &c, &e)) {
-        bad += refused("direct method", e, din, dout, GF_ERR_UNSUPPORTED,
-                       "GPU memory takes the FFT method");
+    c.chunk_frames = 62;
+    if (!tu_create("refusals: cuda direct, chunks of 62 frames", &c, &e)) {
+        bad += refused("direct method, short chunks", e, din, dout, GF_ERR_UNSUPPORTED,
+                       "GPU memory takes the direct method in chunks of at least the filter's 64 "
+                       "taps less one, not 62 frames (gf_config.chunk_frames)");
         gf_engine_destroy(e);
     }
+    c.chunk_frames = 0;
     c.method = GF_METHOD_FFT;
     c.device = GF_DEVICE_CPU;
     if (!tu_create("refusals: cpu", &c, &e)) {

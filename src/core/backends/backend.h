@@ -109,6 +109,12 @@ typedef struct gf_chunk {
     void *prime_peer;
     int prime_peer_slot;
     const void *halo;
+    /* The first halo_zeros frames of the halo are zeros the engine did not
+     * write (before the stream's start, gf_engine_filter_device's direct
+     * method): halo points at the frame after them (NULL: all are zeros),
+     * and the backend makes them where it reads them. Device-memory chunks
+     * only (gf_backend_ops.device_begin); 0 elsewhere. */
+    size_t halo_zeros;
     const void *in;
     size_t frames;
     /* With gf_backend_ops.zero_tail: the last zero_frames of the frames

@@ -399,11 +399,20 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
     cuda_slot *peer = pre_f ? peer_source(s, sl, c, pre_f) : NULL;
     const size_t real = c->frames - c->zero_frames; /* the rest are zeros, not in c->in */
     if (pre_f && !peer) {
-        const unsigned char *h_pre = (const unsigned char *)c->halo + (hs_f - pre_f) * hp + first;
-        joined = h_pre + pre_f * hp == h_in;
-        GF_TRY(s->err, sizeof s->err,
-               copy_frames(s, d_pre, h_pre, pre_f + (joined ? real : 0), cudaMemcpyHostToDevice,
-                           sl->stream));
+        /* halo frames [hs_f - pre_f, hs_f): zeros up to c->halo_zeros, the
+         * rest from c->halo (which points at frame halo_zeros) */
+        const size_t from = hs_f - pre_f > c->halo_zeros ? hs_f - pre_f : c->halo_zeros;
+        if (from > hs_f - pre_f)
+            GF_TRY(s->err, sizeof s->err,
+                   cudaMemsetAsync(d_pre, 0, (from - (hs_f - pre_f)) * C * ss, sl->stream));
+        if (from < hs_f) {
+            const unsigned char *h_pre =
+                (const unsigned char *)c->halo + (from - c->halo_zeros) * hp + first;
+            joined = h_pre + (hs_f - from) * hp == h_in;
+            GF_TRY(s->err, sizeof s->err,
+                   copy_frames(s, d_in + from * C * ss, h_pre, hs_f - from + (joined ? real : 0),
+                               cudaMemcpyHostToDevice, sl->stream));
+        }
     }
     if (!joined && real)
         GF_TRY(s->err, sizeof s->err,
