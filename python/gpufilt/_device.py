@@ -232,10 +232,10 @@ def run(d, p, x, h, engine_cls, max_channels: int):
         frames = d.frames(rows[c0:c1], p.dtype, p.scale, p.offset)
         y = d.empty(x, (n_lib, c1 - c0), p.dtype)
         taps = hs if p.one_filter else np.ascontiguousarray(hs[c0:c1].T)
-        key = (gpu, c1 - c0, np.dtype(p.dtype).str, p.lib_mode, taps.shape)
+        key = (gpu, c1 - c0, np.dtype(p.dtype).str, p.lib_mode, p.method, taps.shape)
         e, kept_taps = _take(key, taps, lambda: engine_cls(
             channels=c1 - c0, taps=taps, mode=p.lib_mode, precision=p.dtype, device="cuda",
-            method="fft", cuda_device=gpu))
+            method=p.method, cuda_device=gpu))
         try:
             e._filter_device(d.ptr(frames), p.n, d.ptr(y), stream)
         except BaseException:

@@ -188,12 +188,12 @@ def _filter_gpu(x: Any, ha: np.ndarray, mode: str, axis: Any, method: str, devic
     if device not in ("auto", "cuda"):
         raise ValueError("gpufilt: x is in GPU memory: device must be 'auto' or 'cuda', not %r "
                          "(copy x to the host to filter it there)" % (device,))
-    if method not in ("auto", "fft"):
-        raise ValueError("gpufilt: x is in GPU memory, which this version filters with the FFT "
-                         "method only: method 'auto' or 'fft', not %r" % (method,))
+    if method == "nupc":
+        raise ValueError("gpufilt: x is in GPU memory, which the 'nupc' method (the cpu "
+                         "backend's) cannot filter: method 'auto', 'direct' or 'fft'")
     d = _device.adapter(x)
     xg = d.take(x)
-    p = _plan(d.view(xg), ha, mode, axis, "fft", "cuda", dtype, what)
+    p = _plan(d.view(xg), ha, mode, axis, method, "cuda", dtype, what)
     if 0 in p.batch:
         return d.moveaxis(d.empty(xg, p.batch + (p.n_out,), p.dtype), -1, p.axis)
     return _device.run(d, p, xg, ha, Engine, MAX_CHANNELS)
@@ -266,7 +266,7 @@ def convolve(x: ArrayLike, h: ArrayLike, mode: Mode = "full", axis: int = -1,
         set by `mode`, of `dtype`. For `x` in GPU memory (a cupy array, a
         torch CUDA tensor, or what cupy reads: the CUDA array interface,
         DLPack), an array of `x`'s kind on `x`'s GPU, computed there with
-        the FFT method and no copy through host memory.
+        no copy through host memory.
 
     Raises
     ------
@@ -277,8 +277,8 @@ def convolve(x: ArrayLike, h: ArrayLike, mode: Mode = "full", axis: int = -1,
     ValueError
         A `mode`, `method`, `device` or `dtype` not listed, "nupc" on a
         device other than "cpu" or "auto", shapes that do not broadcast,
-        an empty signal or filter; for `x` in GPU memory, a `method` other
-        than "auto" or "fft" or a `device` other than "auto" or "cuda".
+        an empty signal or filter; for `x` in GPU memory, `method` "nupc"
+        or a `device` other than "auto" or "cuda".
     numpy.exceptions.AxisError
         `axis` out of range.
 

@@ -99,6 +99,19 @@ class Cupy(unittest.TestCase, Case):
         self.check(y, ss.lfilter(h, 1.0, x.astype(np.float64)),
                    bound(h, x.astype(np.float32), np.float32, "causal"), "lfilter")
 
+    def test_direct_method_gives_the_host_bytes(self):
+        rng = np.random.default_rng(6)
+        x = rng.standard_normal((3, 300001)).astype(np.float32)
+        h = rng.standard_normal(255) / 16
+        for mode in ("full", "same"):
+            y = self.run_one(x, h, mode, method="direct")
+            want = gpufilt.convolve(x, h, mode, method="direct", device="cpu")
+            self.assertEqual(y.tobytes(), want.tobytes(), mode)
+        xt = np.ascontiguousarray(x[:, :5000].T).astype(np.float64)
+        y = self.run_one(xt, h, "full", axis=0, method="direct")
+        want = gpufilt.convolve(xt, h, "full", axis=0, method="direct", device="cpu")
+        self.assertEqual(y.tobytes(), want.tobytes(), "f64, axis 0")
+
     def test_engines_kept_and_freed(self):
         import gpufilt._device as dev
         gpufilt.clear_gpu_cache()

@@ -304,10 +304,10 @@ class Errors(unittest.TestCase):
         self.assertRaisesWith(ValueError, "gpufilt: x is in GPU memory: device must be 'auto' or "
                               "'cuda', not 'cpu' (copy x to the host to filter it there)",
                               gpufilt.convolve, FakeGpuArray(), np.ones(3), device="cpu")
-        self.assertRaisesWith(ValueError, "gpufilt: x is in GPU memory, which this version "
-                              "filters with the FFT method only: method 'auto' or 'fft', not "
-                              "'direct'", gpufilt.lfilter, np.ones(3), FakeGpuArray(),
-                              method="direct")
+        self.assertRaisesWith(ValueError, "gpufilt: x is in GPU memory, which the 'nupc' "
+                              "method (the cpu backend's) cannot filter: method 'auto', 'direct' "
+                              "or 'fft'", gpufilt.lfilter, np.ones(3), FakeGpuArray(),
+                              method="nupc")
 
     @unittest.skipIf(importlib.util.find_spec("cupy") is not None,
                      "cupy is installed: it reads these arrays (test_gpu_arrays.py)")
