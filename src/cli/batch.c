@@ -20,8 +20,10 @@
  *     file gets only its share of the threads, which slows a batch that
  *     one long file dominates (README gives the measurements).
  * Every file gets --threads / workers threads (at least 1), but the device
- * policy counts the whole --threads (policy_threads), so each file runs on
- * the device, and so gives the bytes, the single-file run would.
+ * policy counts the whole --threads (policy_threads), so each file gives
+ * the bytes the single-file run would: on its device, or for a file whose
+ * method is direct on both (the same bytes on either), on a GPU worker's
+ * GPU from less work than a single file needs to start one (gpu_warm).
  *
  * Messages. A worker's lines for a file are held back (gf_cli_capture) and
  * printed whole once that file and every one before it in the batch's
