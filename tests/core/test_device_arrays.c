@@ -65,8 +65,9 @@ static const dcase cases[] = {
      GF_MODE_SAME, GF_METHOD_DIRECT},
     {"direct 2 ch f32 causal, per-channel taps", 2, 0, 1, 100003, 31, 0, 0, GF_PRECISION_F32,
      GF_MODE_CAUSAL, GF_METHOD_DIRECT},
-    {"direct matrix 2 x 3 f32 same", 2, 3, 0, 30000, 200, 0, 2048, GF_PRECISION_F32, GF_MODE_SAME,
-     GF_METHOD_DIRECT},
+    /* chunks of exactly T - 1 frames: each halo is the chunk before */
+    {"direct 4 ch f32 same, chunks of T - 1", 4, 0, 0, 10000, 2047, 0, 2046, GF_PRECISION_F32,
+     GF_MODE_SAME, GF_METHOD_DIRECT},
 };
 
 static gf_config case_config(const dcase *k, double *taps)
