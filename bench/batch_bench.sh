@@ -10,18 +10,21 @@
 #
 #   gpufilt --out-dir OUT IN... ARGS WORKERS
 #
-# for each WORKERS of --workers (default: "--gpus 0|--gpus 0,1" where a
-# second GPU exists, "--gpus 0|--gpus 0,0" with one, and "--device cpu
-# --jobs 1|--device cpu --jobs 2" without a GPU), with ARGS (default
+# for each WORKERS of --workers (default: "--gpus 0|--gpus 0,1|--gpus 0
+# --jobs NCPU|--gpus 0,1 --jobs NCPU" where a second GPU exists, "--gpus
+# 0|--gpus 0,0|--gpus 0 --jobs NCPU" with one, and "--device cpu --jobs
+# 1|--device cpu --jobs 2" without a GPU), with ARGS (default
 # "--taps 4095 --method direct"). Prints seconds, each case's speed-up over
 # the first, the bytes read per second, and whether every output of each
 # case equals the first case's byte for byte (they must: a batch's outputs
 # do not depend on its workers); the first case's first output is checked
 # once against the exact filter of its input (bench_fircheck, 20000
-# seeded frames) where ARGS is "--taps T ..." (the mean filter, same mode). The target (issue "Scale out"): two GPUs
-# >= 1.8x one on a 64-file batch, where decoding allows; the decode-only
-# ceiling (--taps 1 on the CPU with as many --jobs as cores) is printed
-# beside it, so what limits the batch shows.
+# seeded frames) where ARGS is "--taps T ..." (the mean filter, same
+# mode). The target (issue "Scale out"): two GPUs >= 1.8x one on a 64-file
+# batch, where decoding allows; the decode-only ceiling (--taps 1 on the
+# CPU with as many --jobs as cores) is printed beside it, and the cases
+# with as many workers as CPUs show what the one thread per worker that
+# decodes and encodes its files costs.
 #
 # Exit status: 0 when every case ran and wrote the first case's bytes, 1
 # otherwise, 2 on bad usage.
@@ -72,10 +75,12 @@ BYTES=$(cat "${INPUTS[@]}" | wc -c)
 
 ngpu=$("$G" --list-devices 2>/dev/null | sed '/^host APIs/,$d' | grep -cE '^  [0-9]+: ' || true)
 if [[ -z $WORKERS ]]; then
+    # one worker per GPU, then as many workers as CPUs dealt over the GPUs
+    # (a file's decoding and encoding run on its worker's thread)
     if ((ngpu >= 2)); then
-        WORKERS="--gpus 0|--gpus 0,1"
+        WORKERS="--gpus 0|--gpus 0,1|--gpus 0 --jobs $(nproc)|--gpus 0,1 --jobs $(nproc)"
     elif ((ngpu == 1)); then
-        WORKERS="--gpus 0|--gpus 0,0"
+        WORKERS="--gpus 0|--gpus 0,0|--gpus 0 --jobs $(nproc)"
     else
         WORKERS="--device cpu --jobs 1|--device cpu --jobs 2"
     fi

@@ -10,11 +10,11 @@
  * Workers. The files are sorted by size, largest first (equal sizes in
  * the batch's order), and workers take the next one from a shared counter:
  *   - the GPU in play (--device cuda, --gpus, or --device auto when the
- *     policy gives the largest file to the GPU): one worker per GPU (the
- *     --gpus list, "0,0" being two workers on GPU 0; else every GPU
- *     present), each file of a worker on its one GPU. A file the policy
- *     gives the CPU runs in whichever worker takes it, on that worker's
- *     share of the threads;
+ *     policy gives the largest file to the GPU): --jobs workers, at least
+ *     one per GPU (the --gpus list, "0,0" being two on GPU 0; else every
+ *     GPU present), dealt over the GPUs in turn, each file of a worker on
+ *     its one GPU. A file the policy gives the CPU runs in whichever worker
+ *     takes it, on that worker's share of the threads;
  *   - else --jobs N workers (default 1) on the CPU: more helps many short
  *     files (a file's decoding and encoding use one thread), but a worker's
  *     file gets only its share of the threads, which slows a batch that
@@ -419,14 +419,17 @@ static void pool_free(pool *p)
     free(p->order);
 }
 
-/* The workers, *nw of them: one per GPU when the GPU is in play, else
- * --jobs; never more than files. Each gets its share of the threads (the
+/* The workers, *nw of them: --jobs (default 1), and with the GPU in play
+ * at least one per GPU, dealt over the GPUs in turn (a file's decoding and
+ * encoding run on its worker's thread: short files want more workers than
+ * GPUs); never more than files. Each gets its share of the threads (the
  * device policy still counts them all) and its GPU. */
 static worker *make_workers(const gf_cli_options *o, pool *p, int *nw)
 {
     int gpus[GF_MAX_DEVICES];
     const int ngpus = worker_gpus(o, p->t, p->b->in[p->order[0]], gpus);
-    int n = ngpus ? ngpus : o->jobs > 0 ? o->jobs : 1;
+    const int jobs = o->jobs > 0 ? o->jobs : 1;
+    int n = jobs > ngpus ? jobs : ngpus;
     n = (size_t)n < p->b->n ? n : (int)p->b->n;
     long threads = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
     threads = threads > 0 ? threads : 1;
@@ -438,7 +441,7 @@ static worker *make_workers(const gf_cli_options *o, pool *p, int *nw)
         w[k].o.policy_threads = (int)threads;
         if (ngpus) {
             w[k].o.ngpus = 1;
-            w[k].o.gpus[0] = gpus[k];
+            w[k].o.gpus[0] = gpus[k % ngpus];
             w[k].o.gpu_warm = 1;
         }
     }

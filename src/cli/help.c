@@ -165,7 +165,7 @@ static void help_output(FILE *f)
         "      --out-dir DIR     filter each IN (and --in-list's) to DIR/its name, largest\n"
         "                        first; a file that fails is named and the rest go on\n"
         "      --in-list FILE    more inputs, one path per line ('#' comments)\n"
-        "  -j, --jobs N          files at once on the CPU (default 1; on GPUs: one per GPU)\n"
+        "  -j, --jobs N          files at once (default 1; on GPUs at least one per GPU)\n"
         "      --skip-existing   leave outputs already in DIR alone (resume a batch)\n"
         "\n"
         "examples:\n"

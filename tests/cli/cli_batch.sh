@@ -83,6 +83,14 @@ for f in a.wav b.flac c.aiff d.wav e.wav f.flac; do
 done
 assert_eq "--jobs 3: d.wav = its single run" \
     "$("$GPUFILT" j/d.wav single-d.wav --taps 7 --quiet && cmp single-d.wav jobs3/d.wav && echo same)" same
+# With --gpus, --jobs workers are dealt over the GPUs (here one GPU named,
+# three workers; without a GPU each file runs on the CPU, with one the
+# direct method's bytes are the same)
+expect 0 "gpufilt: batch: 3 files to 'jgpu' on 3 workers: 3 filtered, *" --taps 7 --method direct \
+    --gpus 0 --jobs 3 --out-dir jgpu j/a.wav j/d.wav j/e.wav
+for f in a.wav d.wav e.wav; do
+    assert_eq "--gpus 0 --jobs 3: $f = --jobs 1's" "$(cmp "jobs1/$f" "jgpu/$f" && echo same)" same
+done
 
 # --verify's lines too come in the batch's order, each file's whole: the
 # largest file is given first and finishes last.
