@@ -190,12 +190,13 @@ run_case() {
     return $crc
 }
 
-# A case runs again once when xruns (reported) explain a mismatch.
-# A change of filter's case has two more tries: live_check checks it
-# strictly, with no piecewise mode for xruns.
+# A case runs up to twice more when xruns (reported) explain a mismatch:
+# a change of filter is checked strictly, with no piecewise mode for
+# xruns, and a loaded machine's scheduling (2 CPUs shared with other jobs)
+# has disturbed two tries of one case in a row (a fresh-clone CI run:
+# zero_direct_f32, 160 and 86 xruns).
 case_with_retry() {
-    local name=$1 tries=2 t rc
-    [[ $2 == *--switch* ]] && tries=3
+    local name=$1 tries=3 t rc
     for ((t = 1; t <= tries; t++)); do
         [ "$t" -gt 1 ] &&
             echo "live_jack: $name: xruns disturbed the recording; running it again ($t of $tries)"
