@@ -190,11 +190,12 @@ run_case() {
     return $crc
 }
 
-# A case runs up to twice more when xruns (reported) explain a mismatch:
-# a change of filter is checked strictly, with no piecewise mode for
-# xruns, and a loaded machine's scheduling (2 CPUs shared with other jobs)
-# has disturbed two tries of one case in a row (a fresh-clone CI run:
-# zero_direct_f32, 160 and 86 xruns).
+# A case runs up to twice more when xruns (reported) leave a mismatch that
+# live_check's piecewise check cannot explain: a loaded machine's
+# scheduling (2 CPUs shared with other jobs) has disturbed two tries of one
+# case in a row (a fresh-clone CI run: zero_direct_f32, 160 and 86 xruns),
+# and a change of filter checked within the FFT method's bound has no
+# piecewise mode.
 case_with_retry() {
     local name=$1 tries=3 t rc
     for ((t = 1; t <= tries; t++)); do

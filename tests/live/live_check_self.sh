@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# live_check checked on recordings made without audio: the schedule of a
+# change of filter (a signal through --taps 1, then crossfaded over 960
+# frames into a 63-tap filter's output, which gpufilt computes offline on
+# the CPU, bit for bit the live worker's arithmetic), placed 512 frames
+# into a "recording". Then the same recording with two xruns (256 output
+# frames lost before the change, 256 frames of silence inserted after it),
+# and one with a stretch of wrong samples. live_check must pass the first,
+# pass the second only with xruns reported (piecewise), and fail the third
+# with or without them.
+#
+#   live_check_self.sh GPUFILT LIVE_CHECK WORKDIR [PYTHON]
+# PYTHON (default python3) makes the signal and splices the schedule with
+# numpy, in double rounded once to float as the live worker does; exit 77
+# (skipped) where it has no numpy.
+set -u
+gpufilt=$1 check=$2 work=$3 py=${4:-python3}
+if ! "$py" -c 'import numpy' 2>/dev/null; then
+    echo "live_check_self: SKIP: $py with numpy is needed (Debian: python3-numpy)"
+    exit 77
+fi
+export PYTHONDONTWRITEBYTECODE=1
+mkdir -p "$work" && cd "$work" || exit 2
+fails=0
+expect_rc() { # WANT LABEL ARGS...: live_check's exit status
+    local want=$1 label=$2 rc
+    shift 2
+    "$check" --signal x.f32 --channels 2 --taps 1 --switch coeffs:h63.txt --fade 960 \
+        --reported 10000 --latency 512 --exact-latency 1 "$@" >"$label.out"
+    rc=$?
+    if [ "$rc" = "$want" ]; then
+        echo "live_check_self: $label: exit $rc: ok ($(tail -n 1 "$label.out"))"
+    else
+        echo "live_check_self: $label: FAIL: exit $rc, expected $want"
+        cat "$label.out"
+        fails=$((fails + 1))
+    fi
+}
+"$check" --make-coeffs 63 5 >h63.txt || exit 2
+"$py" -c '
+import numpy as np
+np.random.default_rng(9).uniform(-0.5, 0.5, (48000, 2)).astype("<f4").tofile("x.f32")' || exit 2
+"$gpufilt" x.f32 new.f32 --raw f32le --channels 2 --rate 48000 --coeffs h63.txt \
+    --method direct --mode causal --device cpu --quiet || exit 2
+"$py" -c '
+import numpy as np
+old = np.fromfile("x.f32", "<f4").reshape(-1, 2)  # --taps 1: the signal itself
+new = np.fromfile("new.f32", "<f4").reshape(-1, 2)
+s, F = 10000, 960
+y = old.copy()
+w = (np.arange(F, dtype=np.float64) + 1) / (F + 1)
+y[s:s + F] = (old[s:s + F].astype(np.float64) * (1 - w[:, None])
+              + new[s:s + F].astype(np.float64) * w[:, None]).astype(np.float32)
+y[s + F:] = new[s + F:]
+z = lambda n: np.zeros((n, 2), np.float32)
+rec = np.concatenate([z(512), y, z(3000)])
+rec.tofile("rec.f32")
+xr = np.concatenate([rec[:512 + 5000], rec[512 + 5256:512 + 30000], z(256), rec[512 + 30000:]])
+xr.tofile("xruns.f32")
+bad = rec.copy()
+bad[512 + 20000:512 + 20100] *= 0.5
+bad.tofile("bad.f32")' || exit 2
+expect_rc 0 strict --record rec.f32 --xruns 0
+expect_rc 1 xruns_unreported --record xruns.f32 --xruns 0
+expect_rc 0 xruns_piecewise --record xruns.f32 --xruns 1
+expect_rc 1 wrong_samples --record bad.f32 --xruns 0
+expect_rc 1 wrong_samples_xruns --record bad.f32 --xruns 1
+if [ "$fails" = 0 ]; then echo "live_check_self: PASS"; else echo "live_check_self: $fails failed"; fi
+[ "$fails" = 0 ]
