@@ -80,7 +80,8 @@ gf_status gf_engine_filter_device(gf_engine *e, const void *in, size_t frames, v
         }
         /* n frames of the stream (the signal, then its look-ahead zeros),
          * rounded up to whole partitions with zeros whose outputs are not
-         * written; only the last chunk is short. */
+         * written; only the last chunk is short (and with the direct
+         * method, the one that ends where the signal does). */
         size_t n = total - off < e->chunk ? total - off : e->chunk;
         if (halo && off < frames && off + n > frames && off + n < total)
             n = frames - off; /* the next chunk's halo ends at the signal's end */

@@ -12,7 +12,9 @@
 #       a signal through gpufilt --live --taps 255 (direct) against the dummy
 #       driver, recorded and compared with the causal filter bit for bit;
 #       prints the xrun counts (gpufilt's and jackd's); fails on any xrun
-#       or any frame that differs
+#       or any frame that differs. GPUFILT_LIVE_SOAK_SWITCH=S2: a change of
+#       filter every S2 s (two 255-tap filters in turn), checked against
+#       the schedule
 #
 # Environment: GPUFILT_LIVE_DEVICE = cpu (default), cuda, ref or auto: the
 # backend under test. GPUFILT_LIVE_FRAMES (default 256) and
@@ -209,11 +211,57 @@ case_with_retry() {
     return $rc
 }
 
-# Soak: one long case, no second try: any xrun or wrong frame fails.
+# The control channel of the changes of filter, and what they need.
+wait_started() {
+    for _ in $(seq 400); do
+        [ -e "$1" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+# gpufilt's "filter N from frame F" lines as live_check --reported F1,F2...
+reported_frames() {
+    local f
+    f=$(sed -n 's/^gpufilt: live: filter [0-9]* from frame \([0-9]*\) .*/\1/p' "$1" | paste -sd, -)
+    echo "--reported ${f:-none}"
+}
+fifo="$work/control.fifo"
+rm -f "$fifo"
+mkfifo "$fifo"
+
+# Soak: one long case, no second try: any xrun or wrong frame fails. With
+# GPUFILT_LIVE_SOAK_SWITCH=S, a change every S s between two 255-tap
+# filters, each crossfaded over 20 ms (the default), every frame checked
+# against the schedule gpufilt reports (piecewise where xruns are
+# reported: the verdict says whether every frame was right, silent or
+# cleanly shifted).
 if [ "$soak" != 0 ]; then
     seconds=$soak
-    echo "live_jack: soak: $soak s, --taps 255, --frames $frames, --device $device"
-    run_case soak "--taps 255" --taps 255 --method direct --frames "$frames" --stats
+    every=${GPUFILT_LIVE_SOAK_SWITCH:-0}
+    if [ "$every" -gt 0 ]; then
+        nsw=$(((soak - 1) / every))
+        echo "live_jack: soak: $soak s, 255 taps, a change every $every s ($nsw)," \
+            "--frames $frames, --device $device"
+        "$check" --make-coeffs 255 11 >"$work/soakA.txt"
+        "$check" --make-coeffs 255 12 >"$work/soakB.txt"
+        soak_file() { [ $(($1 % 2)) = 1 ] && echo "$work/soakB.txt" || echo "$work/soakA.txt"; }
+        specs=""
+        for i in $(seq 1 "$nsw"); do specs="$specs --switch coeffs:$(soak_file "$i")"; done
+        soak_switches() {
+            wait_started "$1" || return 1
+            local i
+            for i in $(seq 1 "$nsw"); do
+                sleep "$every"
+                echo "coeffs $(soak_file "$i")" >"$fifo" || return 1
+            done
+        }
+        during=soak_switches more_check=reported_frames
+        run_case soak "--coeffs $work/soakA.txt $specs --fade 960" --coeffs "$work/soakA.txt" \
+            --method direct --control "$fifo" --frames "$frames" --stats
+    else
+        echo "live_jack: soak: $soak s, --taps 255, --frames $frames, --device $device"
+        run_case soak "--taps 255" --taps 255 --method direct --frames "$frames" --stats
+    fi
     rc=$?
     echo "live_jack: soak: $soak s: live_check $rc, xruns ${case_xruns:-?}," \
         "jackd xrun messages $(jack_xruns)"
@@ -376,24 +424,8 @@ pa_block=$frames
 # Changes of filter while playing (--control, SIGHUP), the direct method:
 # the recording must equal the old filter's output, the crossfade, then
 # the new filter's, bit for bit, at the frames gpufilt reports.
-wait_started() {
-    for _ in $(seq 400); do
-        [ -e "$1" ] && return 0
-        sleep 0.05
-    done
-    return 1
-}
-# gpufilt's "filter N from frame F" lines as live_check --reported F1,F2...
-reported_frames() {
-    local f
-    f=$(sed -n 's/^gpufilt: live: filter [0-9]* from frame \([0-9]*\) .*/\1/p' "$1" | paste -sd, -)
-    echo "--reported ${f:-none}"
-}
 "$gpufilt" --lowpass 2000 --design-taps 255 --rate 48000 --design-out "$work/lp255.txt" \
     2>/dev/null
-fifo="$work/control.fifo"
-rm -f "$fifo"
-mkfifo "$fifo"
 # Bad commands first (each refused, the filter unchanged), then a
 # designed 255-tap lowpass, a gain on it, bypass, and the 3-tap mean filter
 # (the gain still applies), over 3 s of signal.
