@@ -14,7 +14,8 @@
 #   TRACE_CASES (default "2^22 taps, 8 ch|128 ch"): the trace step's bench_multi
 #   cases, |-separated: each GPU's timeline, one run each (bench/timeline.py)
 #   SOAK_SECONDS (default 600): the soak's length: live_jack.sh --soak with
-#   the cuda backend and 256-frame blocks, every frame checked
+#   the cuda backend and 256-frame blocks, a change of filter every 10 s,
+#   every frame checked
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/out}
@@ -263,8 +264,9 @@ if want live; then
 fi
 
 if [[ $only == *,soak,* ]]; then
-    step "live soak: ${SOAK_SECONDS:-600} s, cuda backend, 256-frame blocks, every frame checked"
-    GPUFILT_LIVE_DEVICE=cuda GPUFILT_LIVE_FRAMES=256 tests/live/live_jack.sh build-gpu/gpufilt \
+    step "live soak: ${SOAK_SECONDS:-600} s, cuda backend, 256-frame blocks, a change of filter every 10 s, every frame checked"
+    GPUFILT_LIVE_DEVICE=cuda GPUFILT_LIVE_FRAMES=256 GPUFILT_LIVE_SOAK_SWITCH=10 \
+        tests/live/live_jack.sh build-gpu/gpufilt \
         build-gpu/tests/live/jack_feed build-gpu/tests/live/live_check /tmp/gpufilt-soak \
         --soak "${SOAK_SECONDS:-600}" 2>&1 | tee "$OUT/soak.log" | tail -8
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
