@@ -548,6 +548,9 @@ gf_device gf_engine_device(const gf_engine *e);
  * method with enough channels per device and no histograms, by channel
  * (every chunk to each, each filtering its channels: see
  * gf_engine_device_channels); the bytes are one device's either way.
+ * (For tests without a GPU, the environment's GPUFILT_CPU_INSTANCES=N runs
+ * an engine on the cpu device as N cpu instances sharing the stream by
+ * time the same way; they are counted here as devices 0 .. N-1.)
  * Since 0.4.
  */
 int gf_engine_cuda_devices(const gf_engine *e, int *out, int cap);

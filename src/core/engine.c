@@ -15,7 +15,7 @@
 gf_status gf_eng_submit(gf_engine *e, int s, const gf_chunk *c)
 {
     e->err_owner = e->owner[s];
-    if ((e->owner[s] ? e->handoff_ops : e->ops)->device == GF_DEVICE_CUDA) {
+    if ((e->owner[s] ? e->handoff_ops : e->ops)->device == GF_DEVICE_CUDA || e->multi_cpu) {
         /* by time the slot's device; by channel every device, its channels */
         const int all = !e->owner[s] && e->split == GF_SPLIT_CHANNELS;
         const int d0 = all ? 0 : s % e->ndev, d1 = all ? e->ndev : d0 + 1;
@@ -63,10 +63,23 @@ static gf_status take_taps(gf_engine *e, const gf_config *c, char *detail, size_
     e->sample_bytes = c->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     e->latency = c->mode == GF_MODE_SAME ? (e->num_taps - 1) / 2 : 0;
     e->handoff_frame = -1;
-    /* The CUDA devices: the list, or cuda_device alone. */
+    /* The CUDA devices: the list, or cuda_device alone. For tests without
+     * a GPU, GPUFILT_CPU_INSTANCES=N (2 .. GF_MAX_DEVICES) with the cpu
+     * device named runs N cpu instances by time through multi.c, as N GPUs
+     * would be (the bytes must be one instance's). */
     e->ndev = c->cuda_device_count > 0 ? c->cuda_device_count : 1;
     for (int d = 0; d < e->ndev; d++)
         e->devices[d] = c->cuda_device_count > 0 ? c->cuda_devices[d] : c->cuda_device;
+    const char *inst = getenv("GPUFILT_CPU_INSTANCES");
+    if (inst && c->device == GF_DEVICE_CPU && c->cuda_device_count == 0) {
+        const int k = atoi(inst);
+        if (k >= 2 && k <= GF_MAX_DEVICES) {
+            e->ndev = k;
+            for (int d = 0; d < k; d++)
+                e->devices[d] = d;
+            e->multi_cpu = 1;
+        }
+    }
     e->cfg.cuda_devices = c->cuda_device_count > 0 ? e->devices : NULL;
     e->taps_d = malloc(e->filters * e->num_taps * sizeof(double));
     e->taps = malloc(e->filters * e->num_taps * e->sample_bytes);
@@ -88,13 +101,14 @@ static gf_status take_taps(gf_engine *e, const gf_config *c, char *detail, size_
     return GF_OK;
 }
 
-/* ops itself, or with several CUDA devices its instances dealt chunks in
- * turn (multi.c), in the table `multi`. */
+/* ops itself, or with several CUDA devices (or GPUFILT_CPU_INSTANCES) its
+ * instances dealt chunks in turn (multi.c), in the table `multi`. */
 static const gf_backend_ops *on_devices(gf_engine *e, const gf_backend_ops *ops,
                                         gf_backend_ops *multi)
 {
-    if (!ops || ops->device != GF_DEVICE_CUDA || e->ndev == 1)
+    if (!ops || ops->device != (e->multi_cpu ? GF_DEVICE_CPU : GF_DEVICE_CUDA) || e->ndev == 1)
         return ops;
+    e->multi_inner = ops;
     gf_multi_ops(ops, e->ndev, GF_SPLIT_TIME, multi); /* pick_method may choose channels */
     return multi;
 }
@@ -159,9 +173,11 @@ static gf_status pick_method(gf_engine *e, const gf_config *c, char *detail, siz
         return GF_ERR_UNSUPPORTED;
     }
     if (e->ops == &e->multi_ops) { /* several devices: by time or by channel */
-        e->split = gf_multi_split(e->method, c->channels, e->sample_bytes,
-                                  c->hist != NULL || c->outputs, e->ndev);
-        gf_multi_ops(gf_backend_of(GF_DEVICE_CUDA), e->ndev, e->split, &e->multi_ops);
+        /* (cpu instances have no channel window: by time) */
+        e->split = e->multi_cpu ? GF_SPLIT_TIME
+                                : gf_multi_split(e->method, c->channels, e->sample_bytes,
+                                                 c->hist != NULL || c->outputs, e->ndev);
+        gf_multi_ops(e->multi_inner, e->ndev, e->split, &e->multi_ops);
     }
     e->mth->frame(e, c->partition);
     e->cfg.method = e->method;
@@ -242,7 +258,7 @@ static gf_status start_backend(gf_engine *e, const gf_config *c, gf_backend_para
     if (e->ops == &e->multi_ops || e->handoff_ops == &e->multi_handoff_ops) {
         memcpy(p->cuda_devices, e->devices, sizeof e->devices);
         p->cuda_device_count = e->ndev;
-        p->multi_inner = gf_backend_of(GF_DEVICE_CUDA);
+        p->multi_inner = e->multi_inner;
         p->history_frames = e->mth->halo_primes ? e->halo_samples / e->channels : 0;
         p->split = e->ops == &e->multi_ops ? e->split : GF_SPLIT_TIME;
     }

@@ -125,6 +125,8 @@ struct gf_engine {
     gf_backend_ops multi_ops, multi_handoff_ops;
     gf_split split; /* ops's, with several devices */
     int ndev;       /* CUDA devices (1 with one, or none) */
+    int multi_cpu;  /* GPUFILT_CPU_INSTANCES: ndev cpu instances (engine.c, for tests) */
+    const gf_backend_ops *multi_inner; /* several devices' backend: cuda, or cpu */
     int devices[GF_MAX_DEVICES];
     uint64_t dev_chunks[GF_MAX_DEVICES], dev_frames[GF_MAX_DEVICES];
 };

@@ -371,8 +371,35 @@ static void run_fft_on(cpu_state *s, gf_cpu_fft *f, size_t P, size_t T, const gf
     gf_cpu_fft_end(f, c);
 }
 
+/* gf_chunk.prime_frames (several instances by time, multi.c): the delay
+ * line forgets its history and takes in the prime_frames frames that end
+ * at c->in (the end of the halo's history_frames), forward transforms
+ * only, in pieces of a chunk: what one instance that saw the stream holds
+ * where it matters (the oldest block's spectrum, windowed over zeros, is
+ * K blocks back: no output reads it). */
+static void prime_fft(cpu_state *s, const gf_chunk *c)
+{
+    gf_cpu_fft *f = s->fft;
+    const size_t C = (size_t)s->p.channels, P = s->p.partition;
+    const size_t ss = s->p.precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
+    const size_t piece = s->p.chunk_frames / P * P, bytes = C * ss;
+    const unsigned char *from =
+        (const unsigned char *)c->halo + (s->p.history_frames - c->prime_frames) * bytes;
+    gf_cpu_fft_reset(f);
+    s->job_fft = f;
+    for (size_t done = 0; done < c->prime_frames;) {
+        const size_t n = c->prime_frames - done < piece ? c->prime_frames - done : piece;
+        const gf_chunk pc = {.in = from + done * bytes, .frames = n};
+        run_units(s, &pc, &job_fft_forward, gf_cpu_fft_units(f, &pc), 8 * P);
+        gf_cpu_fft_end(f, &pc);
+        done += n;
+    }
+}
+
 static void run_fft(cpu_state *s, const gf_chunk *c)
 {
+    if (c->prime_frames)
+        prime_fft(s, c);
     run_fft_on(s, s->fft, s->p.partition, s->p.num_taps, c);
 }
 
@@ -435,6 +462,7 @@ const gf_backend_ops gf_backend_cpu = {
     .methods_f64 = GF_METHOD_BIT(GF_METHOD_DIRECT) | GF_CPU_FFT_F64,
     .histograms = 1,
     .matrix = 1,
+    .primes = 1,    /* the FFT method's (prime_fft); GPUFILT_CPU_INSTANCES runs multi.c on it */
     .auto_rank = 1, /* the fallback */
     .available = gf_sync_available,
     .create = cpu_create,

@@ -1,0 +1,130 @@
+/*
+ * The several-device code (multi.c: chunks dealt by time, the FFT
+ * method's history primed into each instance) without a GPU: with
+ * GPUFILT_CPU_INSTANCES=N an engine on the cpu device runs N cpu
+ * instances, as N GPUs would run, and its bytes must be one instance's.
+ * For the FFT method (whole and per-channel taps, every mode,
+ * chunks shorter than the history, where an instance forgets its history
+ * and takes in all there is) and the direct method, through
+ * gf_engine_process in pieces and through push/pull of random sizes; each
+ * run checks that every instance took chunks.
+ */
+#include "gpufilt.h"
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mcase {
+    const char *name;
+    int instances, channels, per_channel;
+    size_t frames, taps, partition, chunk;
+    gf_precision prec;
+    gf_mode mode;
+    gf_method method;
+} mcase;
+
+static const mcase cases[] = {
+    {"FFT mono f32 same, chunks under the history", 2, 1, 0, 20000, 1000, 128, 512,
+     GF_PRECISION_F32, GF_MODE_SAME, GF_METHOD_FFT},
+    {"FFT 3 ch f64 full, default chunks", 3, 3, 0, 300000, 3000, 256, 0, GF_PRECISION_F64,
+     GF_MODE_FULL, GF_METHOD_FFT},
+    {"FFT 2 ch f32 causal, per-channel taps", 2, 2, 1, 100003, 5000, 512, 2048, GF_PRECISION_F32,
+     GF_MODE_CAUSAL, GF_METHOD_FFT},
+    {"direct mono f32 same", 2, 1, 0, 30000, 63, 0, 1000, GF_PRECISION_F32, GF_MODE_SAME,
+     GF_METHOD_DIRECT},
+};
+
+static size_t filters_of(const mcase *k)
+{
+    return k->per_channel ? (size_t)k->channels : 1;
+}
+
+/* The run of one engine, instances or not (GPUFILT_CPU_INSTANCES set or
+ * unset around its creation): its output (malloc'd) or NULL; with
+ * instances, whether each took chunks into *spread. */
+static void *run(const mcase *k, const gf_config *c, const void *x, int instances, int process,
+                 int *spread)
+{
+    char n[16];
+    snprintf(n, sizeof n, "%d", instances);
+    if (instances > 1)
+        setenv("GPUFILT_CPU_INSTANCES", n, 1);
+    gf_engine *e = NULL;
+    int bad = tu_create(k->name, c, &e);
+    unsetenv("GPUFILT_CPU_INSTANCES");
+    if (bad)
+        return NULL;
+    const size_t O = (size_t)k->channels;
+    const size_t ss = tu_sample_size(k->prec), cap = k->frames + gf_engine_max_pending(e) + k->taps;
+    void *y = malloc(cap * O * ss);
+    size_t got = 0;
+    bad = process ? tu_run_process(e, x, k->frames, y, cap, O * ss, TU_RANDOM(7000, 3), &got)
+                  : tu_run_stream(e, x, k->frames, y, cap, O * ss, TU_RANDOM(5000, 4),
+                                  TU_RANDOM(6000, 5), &got);
+    if (instances > 1) {
+        *spread = gf_engine_cuda_devices(e, NULL, 0) == instances;
+        for (int d = 0; d < instances; d++)
+            *spread = *spread && gf_engine_device_chunks(e, d, NULL) > 0;
+    }
+    gf_engine_destroy(e);
+    if (bad) {
+        free(y);
+        return NULL;
+    }
+    return y;
+}
+
+static int one_case(const mcase *k)
+{
+    const size_t ss = tu_sample_size(k->prec), C = (size_t)k->channels;
+    const size_t O = C;
+    double *taps = malloc(filters_of(k) * k->taps * sizeof *taps);
+    for (size_t f = 0; f < filters_of(k); f++)
+        tu_fill_taps(taps + f * k->taps, k->taps, 0x77 + f);
+    void *x = malloc(k->frames * C * ss);
+    tu_fill_signal(x, k->frames * C, ss, 0xabc + k->frames);
+    gf_config c = tu_config(k->channels, k->taps, taps, k->mode, k->prec, GF_DEVICE_CPU);
+    c.taps_per_channel = k->per_channel;
+    c.method = k->method;
+    c.partition = k->partition;
+    c.chunk_frames = k->chunk;
+    const size_t n = k->mode == GF_MODE_FULL ? k->frames + k->taps - 1 : k->frames;
+    int bad = 0;
+    void *want = run(k, &c, x, 1, 1, NULL);
+    bad += TU_CHECK(want != NULL, "%s: one instance did not run", k->name);
+    for (int process = 1; process >= 0 && !bad; process--) {
+        int spread = 0;
+        void *got = run(k, &c, x, k->instances, process, &spread);
+        char what[160];
+        snprintf(what, sizeof what, "%s, %d instances, %s", k->name, k->instances,
+                 process ? "gf_engine_process" : "push/pull");
+        bad += TU_CHECK(got != NULL, "%s: did not run", what);
+        bad += TU_CHECK(spread, "%s: not every instance took chunks", what);
+        if (got)
+            bad += tu_compare(what, want, got, n * O, ss, O);
+        free(got);
+    }
+    printf("%-44s %6zu frames x %d ch, %d instances: %s\n", k->name, k->frames, k->channels,
+           k->instances, bad ? "FAILED" : "one instance's bytes");
+    free(want);
+    free(x);
+    free(taps);
+    return bad;
+}
+
+static int all_cases(void)
+{
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        bad += one_case(&cases[i]);
+    return bad;
+}
+
+int main(void)
+{
+    static const tu_step steps[] = {all_cases};
+    return tu_run_steps("test_multi_cpu", "several instances by time, one instance's bytes", steps,
+                        sizeof steps / sizeof steps[0]);
+}
