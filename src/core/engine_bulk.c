@@ -7,6 +7,7 @@
 #include "engine_internal.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Copy the halo_samples samples that end at in[n_samples] (history, then
@@ -39,15 +40,69 @@ static void load_history(gf_engine *e, int *loaded)
     }
 }
 
+/* The halo of the chunk at frame off of this call (C channels): the input
+ * just before it, or (near the start) history plus input assembled in slot
+ * s's own buffer; none for a chunk at the stream's start that only primes
+ * (the FFT method on several devices takes in history, of which there is
+ * none yet). */
+static const unsigned char *chunk_halo(gf_engine *e, int s, const unsigned char *in, size_t off,
+                                       uint64_t pos, int *loaded)
+{
+    const size_t C = e->channels, ss = e->sample_bytes, hs = e->halo_samples;
+    if (!hs || (e->mth->halo_primes && pos == 0))
+        return NULL;
+    if (off * C >= hs)
+        return in + (off * C - hs) * ss;
+    load_history(e, loaded);
+    tail_samples(e, e->slot[s].in, e->history, in, off * C);
+    return e->slot[s].in;
+}
+
+/* After the call's chunks: the new history goes to slot `next` (the one
+ * the next chunk fills: several devices keep taking chunks in turn), as
+ * the tail of an empty chunk, where begin_fill looks for it. */
+static void keep_history(gf_engine *e, const unsigned char *in, size_t frames, int next,
+                         int *loaded)
+{
+    e->head = next;
+    gf_slot *f = &e->slot[e->head];
+    if (frames * e->channels < e->halo_samples)
+        load_history(e, loaded);
+    tail_samples(e, f->in, e->history, in, frames * e->channels);
+    f->frames = 0;
+    f->zero_from = SIZE_MAX;
+    e->history_slot = e->head;
+    e->filling = 0;
+}
+
+/* Waits for the chunks in flight (inflight[s] set), merging histograms in
+ * the order of slots head, head + 1, ... (stream order, where chunks went
+ * to the slots in turn). */
+static gf_status drain(gf_engine *e, int *inflight)
+{
+    for (int j = 0; j < e->nslots; j++) {
+        const int s = (e->head + j) % e->nslots;
+        if (!inflight[s])
+            continue;
+        gf_status st = gf_eng_wait(e, s);
+        if (st != GF_OK)
+            return gf_eng_fail(e, st);
+        inflight[s] = 0;
+        if ((st = gf_eng_hist_merge(e, &e->slot[s])) != GF_OK)
+            return st;
+    }
+    return GF_OK;
+}
+
 /*
  * Bulk path with nothing buffered: chunks go from `in` to `out` with no
- * staging copy. The halo of a chunk is the input just before it, or (near
- * the start) history plus input assembled in the slot's own buffer.
+ * staging copy.
  */
 static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t frames,
                                 unsigned char *out, size_t *produced)
 {
-    const size_t C = e->channels, ss = e->sample_bytes, hs = e->halo_samples;
+    const size_t C = e->channels, ss = e->sample_bytes;
+    const uint64_t pos0 = e->in_submitted;
     gf_status st;
     int loaded = 0; /* e->history holds the history at the start of this call */
     int inflight[GF_MAX_SLOTS] = {0};
@@ -64,20 +119,8 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
         }
         const size_t n = frames - off < e->chunk ? frames - off : e->chunk;
         const size_t skip = n < e->skip_left ? n : e->skip_left;
-        /* The halo: the direct method's; one to prime with (the FFT
-         * method on several devices) only once the stream has frames. */
-        const unsigned char *halo = NULL;
-        if (hs && !(e->mth->halo_primes && e->in_submitted == 0)) {
-            if (off * C >= hs) {
-                halo = in + (off * C - hs) * ss;
-            } else {
-                load_history(e, &loaded);
-                tail_samples(e, e->slot[s].in, e->history, in, off * C);
-                halo = e->slot[s].in;
-            }
-        }
         gf_chunk c = {
-            .halo = halo,
+            .halo = chunk_halo(e, s, in, off, pos0 + off, &loaded),
             .in = in + off * C * ss,
             .frames = n,
             .skip = skip,
@@ -92,28 +135,95 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
         *produced += n - skip;
         off += n;
     }
-    /* The chunks still in flight, oldest first (their histograms merge in order). */
-    for (int j = i > e->nslots ? i - e->nslots : 0; j < i; j++) {
-        const int s = (e->head + j) % e->nslots;
-        if (!inflight[s])
-            continue;
-        if ((st = gf_eng_wait(e, s)) != GF_OK)
-            return gf_eng_fail(e, st);
-        if ((st = gf_eng_hist_merge(e, &e->slot[s])) != GF_OK)
-            return st;
-    }
-    /* The new history goes to the slot that will be filled next (the one
-     * after the last used, so that several devices keep taking chunks in
-     * turn), as the tail of an empty chunk, where begin_fill looks for it. */
+    /* The chunks still in flight, oldest first (their histograms merge in
+     * order): slot head + i is the oldest's when i chunks went. */
     e->head = (e->head + i) % e->nslots;
-    gf_slot *f = &e->slot[e->head];
-    if (frames * C < hs)
-        load_history(e, &loaded);
-    tail_samples(e, f->in, e->history, in, frames * C);
-    f->frames = 0;
-    f->zero_from = SIZE_MAX;
-    e->history_slot = e->head;
-    e->filling = 0;
+    if ((st = drain(e, inflight)) != GF_OK)
+        return st;
+    keep_history(e, in, frames, e->head, &loaded);
+    return GF_OK;
+}
+
+/*
+ * Several devices by time with the FFT method, which primes a device's
+ * delay line at every chunk that does not follow that device's last one
+ * (multi.c): in turn, every chunk is primed, and the several-device chunk
+ * must hold 2 K partitions to bear it, so a long filter's call is a few
+ * big chunks, each uploaded, filtered and downloaded in turn. Here each
+ * device takes one contiguous segment of the call in chunks of the
+ * one-device size (e->seg_chunk: pipelined), primed once, at the segment's
+ * start, from the input itself (gf_chunk.at: chunks out of stream order).
+ * The bytes are one device's: each output still sees the very spectra one
+ * device would. Used where each segment holds at least 2 chunks and 2 K
+ * partitions, and without histograms (merged in stream order). Returns 0
+ * where it does not apply. GPUFILT_SEGMENTS=0 in the environment: chunks in
+ * turn as before, for measuring what segments save (tests/gpu/device-run.sh).
+ */
+static size_t segment_chunk(const gf_engine *e, size_t frames)
+{
+    const char *env = getenv("GPUFILT_SEGMENTS");
+    if (e->ops != &e->multi_ops || e->split != GF_SPLIT_TIME || !e->mth->halo_primes || e->hist ||
+        !e->seg_chunk || (env && !strcmp(env, "0")))
+        return 0;
+    const size_t n = (size_t)e->ndev, piece = e->seg_chunk < e->chunk ? e->seg_chunk : e->chunk;
+    const size_t seg = frames / n, history = e->halo_samples / e->channels;
+    return seg >= 2 * piece && seg >= 2 * history ? piece : 0;
+}
+
+static gf_status process_segments(gf_engine *e, const unsigned char *in, size_t frames,
+                                  unsigned char *out, size_t *produced, size_t piece)
+{
+    const size_t C = e->channels, ss = e->sample_bytes, n = (size_t)e->ndev;
+    const size_t seg = frames / n / e->quantum * e->quantum; /* the last takes the rest */
+    const size_t skip0 = e->skip_left < frames ? e->skip_left : frames;
+    const uint64_t pos0 = e->in_submitted;
+    gf_status st;
+    int loaded = 0, last = e->head;
+    int inflight[GF_MAX_SLOTS] = {0};
+    for (size_t r = 0;; r++) {
+        int any = 0;
+        for (size_t j = 0; j < n; j++) {
+            const size_t start = j * seg, end = j + 1 == n ? frames : start + seg;
+            const size_t off = start + r * piece;
+            if (off >= end)
+                continue;
+            const int s =
+                (int)((e->head + r * n + j) % (size_t)e->nslots); /* device (head + j) % n */
+            if (inflight[s]) {
+                if ((st = gf_eng_wait(e, s)) != GF_OK)
+                    return gf_eng_fail(e, st);
+                inflight[s] = 0;
+            }
+            const size_t len = end - off < piece ? end - off : piece;
+            const size_t skip = off < skip0 ? (skip0 - off < len ? skip0 - off : len) : 0;
+            gf_chunk c = {
+                .at = 1,
+                .pos = pos0 + off,
+                .halo = chunk_halo(e, s, in, off, pos0 + off, &loaded),
+                .in = in + off * C * ss,
+                .frames = len,
+                .skip = skip,
+                .out = out + (off + skip > skip0 ? off + skip - skip0 : 0) * e->out_channels * ss,
+            };
+            e->in_real += len;
+            gf_eng_hist_chunk(e, &e->slot[s], &c, len, len - skip);
+            if ((st = gf_eng_submit(e, s, &c)) != GF_OK)
+                return gf_eng_fail(e, st);
+            inflight[s] = 1;
+            any = 1;
+            if (j + 1 == n)
+                last = s;
+        }
+        if (!any)
+            break;
+    }
+    e->skip_left -= skip0;
+    *produced = frames - skip0;
+    if ((st = drain(e, inflight)) != GF_OK)
+        return st;
+    /* the next chunk to the last segment's device, whose delay line ends
+     * where the stream does */
+    keep_history(e, in, frames, (last + (int)n) % e->nslots, &loaded);
     return GF_OK;
 }
 
@@ -139,7 +249,10 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
     if (whole && !e->handoff && e->nsub == 0 && !(e->filling && e->filled > 0) && e->carried == 0 &&
         e->ops->direct_ok(e->backend, in, whole * fb) &&
         e->ops->direct_ok(e->backend, out, whole * fbo)) {
-        if ((st = process_direct(e, in, whole, out, produced)) != GF_OK)
+        const size_t piece = segment_chunk(e, whole);
+        st = piece ? process_segments(e, in, whole, out, produced, piece)
+                   : process_direct(e, in, whole, out, produced);
+        if (st != GF_OK)
             return st;
         src += whole * fb;
         dst += *produced * fbo;

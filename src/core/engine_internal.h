@@ -79,6 +79,7 @@ struct gf_engine {
     size_t max_partition;     /* NUPC: the largest partition, M; FFT: P; 0 for direct */
     size_t quantum;           /* a submitted chunk holds a whole number of these frames */
     size_t min_chunk;         /* the default chunk is at least this many frames */
+    size_t seg_chunk;         /* FFT: one device's least chunk (engine_bulk.c's segments) */
     size_t chunk;             /* frames per chunk (a multiple of quantum) */
     size_t halo_samples;      /* (T-1) * channels for direct, 0 for FFT */
     size_t sample_bytes;      /* bytes per sample */

@@ -57,7 +57,7 @@ static void fft_frame(gf_engine *e, size_t partition)
     e->halo_samples = 0;
     e->quantum = e->partition;
     const size_t blocks = (16 + e->channels - 1) / e->channels;
-    e->min_chunk = (blocks > 4 ? blocks : 4) * e->partition;
+    e->min_chunk = e->seg_chunk = (blocks > 4 ? blocks : 4) * e->partition;
     if (e->ops == &e->multi_ops && e->split == GF_SPLIT_TIME) {
         const size_t history = (e->num_taps + e->partition - 1) / e->partition * e->partition;
         e->halo_samples = history * e->channels;

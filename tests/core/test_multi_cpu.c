@@ -5,7 +5,11 @@
  * instances, as N GPUs would run, and its bytes must be one instance's.
  * For the FFT method (whole and per-channel taps, every mode,
  * chunks shorter than the history, where an instance forgets its history
- * and takes in all there is) and the direct method, through
+ * and takes in all there is) and the direct method, through one
+ * gf_engine_process call (each instance a contiguous segment of it in
+ * one-device chunks, primed once, where the call is long enough: seg_min,
+ * when set, is the least count of chunks each instance must take then,
+ * where dealing chunks in turn would give it a few), through
  * gf_engine_process in pieces and through push/pull of random sizes; each
  * run checks that every instance took chunks.
  */
@@ -23,17 +27,23 @@ typedef struct mcase {
     gf_precision prec;
     gf_mode mode;
     gf_method method;
+    uint64_t seg_min; /* the least chunks an instance takes in one call (0: not checked) */
 } mcase;
 
 static const mcase cases[] = {
     {"FFT mono f32 same, chunks under the history", 2, 1, 0, 20000, 1000, 128, 512,
-     GF_PRECISION_F32, GF_MODE_SAME, GF_METHOD_FFT},
+     GF_PRECISION_F32, GF_MODE_SAME, GF_METHOD_FFT, 0},
+    /* segments of 99840 frames in chunks of 6 partitions (1536 frames) */
     {"FFT 3 ch f64 full, default chunks", 3, 3, 0, 300000, 3000, 256, 0, GF_PRECISION_F64,
-     GF_MODE_FULL, GF_METHOD_FFT},
+     GF_MODE_FULL, GF_METHOD_FFT, 65},
     {"FFT 2 ch f32 causal, per-channel taps", 2, 2, 1, 100003, 5000, 512, 2048, GF_PRECISION_F32,
-     GF_MODE_CAUSAL, GF_METHOD_FFT},
+     GF_MODE_CAUSAL, GF_METHOD_FFT, 0},
+    /* 2^22 taps x 8 channels in small: segments of 99328 frames in chunks
+     * of 4 partitions (4096 frames), where in turn chunks hold 32768 */
+    {"FFT 8 ch f32 same, a long call's segments", 2, 8, 0, 200000, 8192, 1024, 0, GF_PRECISION_F32,
+     GF_MODE_SAME, GF_METHOD_FFT, 24},
     {"direct mono f32 same", 2, 1, 0, 30000, 63, 0, 1000, GF_PRECISION_F32, GF_MODE_SAME,
-     GF_METHOD_DIRECT},
+     GF_METHOD_DIRECT, 0},
 };
 
 static size_t filters_of(const mcase *k)
@@ -42,10 +52,12 @@ static size_t filters_of(const mcase *k)
 }
 
 /* The run of one engine, instances or not (GPUFILT_CPU_INSTANCES set or
- * unset around its creation): its output (malloc'd) or NULL; with
- * instances, whether each took chunks into *spread. */
-static void *run(const mcase *k, const gf_config *c, const void *x, int instances, int process,
-                 int *spread)
+ * unset around its creation), by `how` (0: push/pull, 1: gf_engine_process
+ * in pieces, 2: in one call): its output (malloc'd) or NULL; with
+ * instances, the least chunks any of them took into *least (0 where the
+ * engine does not report them all). */
+static void *run(const mcase *k, const gf_config *c, const void *x, int instances, int how,
+                 uint64_t *least)
 {
     char n[16];
     snprintf(n, sizeof n, "%d", instances);
@@ -60,13 +72,16 @@ static void *run(const mcase *k, const gf_config *c, const void *x, int instance
     const size_t ss = tu_sample_size(k->prec), cap = k->frames + gf_engine_max_pending(e) + k->taps;
     void *y = malloc(cap * O * ss);
     size_t got = 0;
-    bad = process ? tu_run_process(e, x, k->frames, y, cap, O * ss, TU_RANDOM(7000, 3), &got)
-                  : tu_run_stream(e, x, k->frames, y, cap, O * ss, TU_RANDOM(5000, 4),
-                                  TU_RANDOM(6000, 5), &got);
+    bad = how ? tu_run_process(e, x, k->frames, y, cap, O * ss,
+                               how == 2 ? TU_ALL : TU_RANDOM(7000, 3), &got)
+              : tu_run_stream(e, x, k->frames, y, cap, O * ss, TU_RANDOM(5000, 4),
+                              TU_RANDOM(6000, 5), &got);
     if (instances > 1) {
-        *spread = gf_engine_cuda_devices(e, NULL, 0) == instances;
-        for (int d = 0; d < instances; d++)
-            *spread = *spread && gf_engine_device_chunks(e, d, NULL) > 0;
+        *least = gf_engine_cuda_devices(e, NULL, 0) == instances ? UINT64_MAX : 0;
+        for (int d = 0; d < instances; d++) {
+            const uint64_t took = gf_engine_device_chunks(e, d, NULL);
+            *least = took < *least ? took : *least;
+        }
     }
     gf_engine_destroy(e);
     if (bad) {
@@ -94,14 +109,19 @@ static int one_case(const mcase *k)
     int bad = 0;
     void *want = run(k, &c, x, 1, 1, NULL);
     bad += TU_CHECK(want != NULL, "%s: one instance did not run", k->name);
-    for (int process = 1; process >= 0 && !bad; process--) {
-        int spread = 0;
-        void *got = run(k, &c, x, k->instances, process, &spread);
+    static const char *const hows[] = {"push/pull", "gf_engine_process in pieces",
+                                       "one gf_engine_process"};
+    for (int how = 2; how >= 0 && !bad; how--) {
+        uint64_t least = 0;
+        void *got = run(k, &c, x, k->instances, how, &least);
         char what[160];
-        snprintf(what, sizeof what, "%s, %d instances, %s", k->name, k->instances,
-                 process ? "gf_engine_process" : "push/pull");
+        snprintf(what, sizeof what, "%s, %d instances, %s", k->name, k->instances, hows[how]);
         bad += TU_CHECK(got != NULL, "%s: did not run", what);
-        bad += TU_CHECK(spread, "%s: not every instance took chunks", what);
+        bad += TU_CHECK(least > 0, "%s: not every instance took chunks", what);
+        if (how == 2 && k->seg_min)
+            bad += TU_CHECK(least >= k->seg_min,
+                            "%s: an instance took %llu chunks, not the %llu of a segment", what,
+                            (unsigned long long)least, (unsigned long long)k->seg_min);
         if (got)
             bad += tu_compare(what, want, got, n * O, ss, O);
         free(got);

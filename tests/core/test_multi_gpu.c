@@ -6,8 +6,9 @@
  * gf_engine_submit's short chunks (fewer frames than the FFT's history,
  * where a device restarts from the stream's start); histograms record for
  * record; a second stream after gf_engine_reset; chunks dealt in turn
- * (gf_engine_device_chunks). FFT jobs of at least 64 bytes of channels per
- * device (and no histograms) are shared by channel instead: every chunk to
+ * (gf_engine_device_chunks), or for the FFT method through
+ * gf_engine_process each device a segment of the call (engine_bulk.c). FFT jobs of at least 64
+ * bytes of channels per device (and no histograms) are shared by channel instead: every chunk to
  * each device, each its channels (gf_engine_device_channels), with odd
  * shares and per-channel taps. The lists are {0, 0} (two instances on one
  * GPU: the same code paths on any machine with a GPU) and, where there are
@@ -248,6 +249,17 @@ static int check_list(const int *devs, int ndev)
                                     one.first[0] == 0 && one.channels[0] == m->channels,
                                 "%s: channels %d from %d and %d from %d", what, many.channels[0],
                                 many.first[0], many.channels[1], many.first[1]);
+            } else if (m->way == 1 && m->method == GF_METHOD_FFT) {
+                /* gf_engine_process by time, the FFT method: each device a
+                 * segment of each call in one-device chunks (engine_bulk.c):
+                 * every device takes chunks, the frames add up. */
+                bad +=
+                    TU_CHECK(many.chunks[0] >= 1 && many.chunks[1] >= 1 &&
+                                 many.frames[0] + many.frames[1] == one.frames[0],
+                             "%s: segments, chunks %llu + %llu (frames %llu + %llu) vs %llu", what,
+                             (unsigned long long)many.chunks[0], (unsigned long long)many.chunks[1],
+                             (unsigned long long)many.frames[0], (unsigned long long)many.frames[1],
+                             (unsigned long long)one.frames[0]);
             } else {
                 bad += TU_CHECK(many.first[1] == 0 && many.channels[1] == m->channels,
                                 "%s: by time, device 1 has %d channels from %d", what,

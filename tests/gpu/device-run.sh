@@ -225,9 +225,9 @@ if want multigpu; then
     elif [ "$ngpu" -ge 2 ]; then
         ./build-gpu/bench/bench_multi $quick 2>&1 | tee "$OUT/bench_multi.log"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-        echo "the FFT method by time again, its history from the host instead of the other GPU:"
-        GPUFILT_PEER_HISTORY=0 ./build-gpu/bench/bench_multi $quick --case "2^22" 2>&1 |
-            tee "$OUT/bench_multi_host_history.log"
+        echo "the FFT method by time again, chunks dealt in turn instead of a segment per GPU:"
+        GPUFILT_SEGMENTS=0 ./build-gpu/bench/bench_multi $quick --case "2^22" 2>&1 |
+            tee "$OUT/bench_multi_in_turn.log"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
         python3 bench/copy_shapes.py --reps 3 2>&1 | tee "$OUT/copy_shapes.log"
         bench/batch_bench.sh build-gpu /tmp/gpufilt-batchbench 2>&1 | tee "$OUT/batch_bench.log"

@@ -108,6 +108,12 @@ typedef struct gf_chunk {
      * samples, so the same bytes. */
     void *prime_peer;
     int prime_peer_slot;
+    /* Several instances by time (multi.c): with `at` set, the chunk begins
+     * at frame `pos` of the stream, its instance's last chunk or not
+     * (gf_engine_process's segments); else it follows the chunk submitted
+     * before it. */
+    int at;
+    uint64_t pos;
     const void *halo;
     /* The first halo_zeros frames of the halo are zeros the engine did not
      * write (before the stream's start, gf_engine_filter_device's direct

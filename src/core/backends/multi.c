@@ -17,7 +17,10 @@
  * chunk's input is still on the device that filtered it, so the chunk also
  * names that instance and slot (gf_chunk.prime_peer): the CUDA backend
  * copies the history from there, GPU to GPU, rather than up from the host,
- * whose bandwidth the devices share.
+ * whose bandwidth the devices share. A chunk that follows its instance's
+ * last one in the stream (gf_engine_process's segments, gf_chunk.at:
+ * each instance a contiguous part of the call) needs no priming: the
+ * instance's own delay line is its history.
  *
  * By channel: every chunk goes to every instance, at the same slot, and
  * instance d filters its share of the channels (gf_multi_share) through a
@@ -38,10 +41,13 @@ typedef struct multi {
     gf_split split;
     int ordinal[GF_MAX_DEVICES];
     void *st[GF_MAX_DEVICES];
-    size_t history; /* FFT: gf_backend_params.history_frames; 0: direct */
-    uint64_t pos;   /* frames submitted since create or reset */
-    int last;       /* the slot of the last chunk submitted by time; -1: none since reset */
-    int peer;       /* 1: chunks name the instance that had the one before (prime_peer) */
+    size_t history;    /* FFT: gf_backend_params.history_frames; 0: direct */
+    uint64_t pos;      /* the stream's frames submitted since create or reset (where it ends) */
+    int last;          /* the slot of the last chunk submitted by time; -1: none since reset */
+    uint64_t last_end; /* the stream frame after that chunk */
+    uint64_t next[GF_MAX_DEVICES];     /* each instance's: the frame after its last chunk */
+    unsigned char fed[GF_MAX_DEVICES]; /* 1: the instance has had a chunk since reset */
+    int peer; /* 1: chunks name the instance that had the one before (prime_peer) */
     unsigned char busy[GF_MAX_SLOTS];
     char err[320]; /* the last failure, its device named */
 } multi;
@@ -203,11 +209,12 @@ static gf_status multi_submit(void *state, int slot, const gf_chunk *c)
         return GF_OK;
     }
     const int d = slot % m->n;
+    const uint64_t pos = c->at ? c->pos : m->pos;
     gf_chunk one = *c;
-    if (m->history && m->pos > 0) {
-        if (m->pos >= m->history) {
+    if (m->history && pos > 0 && !(m->fed[d] && m->next[d] == pos)) {
+        if (pos >= m->history) {
             one.prime_frames = m->history;
-            if (m->peer && m->last >= 0) { /* the chunk before, where it still is */
+            if (m->peer && m->last >= 0 && m->last_end == pos) { /* the chunk before, where it is */
                 one.prime_peer = m->st[m->last % m->n];
                 one.prime_peer_slot = m->last / m->n;
             }
@@ -215,14 +222,17 @@ static gf_status multi_submit(void *state, int slot, const gf_chunk *c)
             const gf_status st = restart(m, d);
             if (st != GF_OK)
                 return st;
-            one.prime_frames = (size_t)m->pos;
+            one.prime_frames = (size_t)pos;
         }
     }
-    m->pos += c->frames;
     const gf_status st = failed(m, d, m->in->submit(m->st[d], slot / m->n, &one));
     if (st == GF_OK)
         m->busy[slot] = 1;
     m->last = st == GF_OK ? slot : -1;
+    m->last_end = m->next[d] = pos + c->frames;
+    m->fed[d] = st == GF_OK;
+    if (m->pos < pos + c->frames)
+        m->pos = pos + c->frames;
     return st;
 }
 
@@ -234,6 +244,7 @@ static void multi_reset(void *state)
             m->in->reset(m->st[d]);
     m->pos = 0;
     m->last = -1;
+    memset(m->fed, 0, sizeof m->fed);
 }
 
 /* Host memory: the first instance's (the CUDA backend's is page-locked for
