@@ -56,8 +56,10 @@
  * xrun and at most 10% of the frames skipped, every frame outside the
  * skipped stretches must match exactly, and a stretch after which the
  * offset is unchanged must be silence, or silence then at most taps - 1
- * frames (the filter's transient over input the xrun lost); an xrun loses
- * or inserts frames, it does not change values in place.
+ * frames (the filter's transient over input the xrun lost), or silence and
+ * fragments of the stream cleanly shifted (a burst of xruns: exact frames
+ * of y within 8192 frames of the old offset); an xrun loses or inserts
+ * frames, it does not change values in place.
  */
 #include <math.h>
 #include <stdint.h>
@@ -458,6 +460,38 @@ static int find_offset(const sig *rec, const float *y, size_t N, int C, size_t *
     return 0;
 }
 
+/* Recording frames [r0, r1), disturbed by xruns: whether every one is
+ * silent or equals a frame of y at an offset within RESYNC_WIN of o (a
+ * fragment of the stream, cleanly shifted: a burst of xruns leaves
+ * fragments of a few frames between its silences, too short for
+ * find_resumption). Bit-exact schedules only: of a noise signal's stereo
+ * frames, an exact match by chance is out of the question. */
+static int stretch_clean(const sig *rec, const float *y, size_t N, int C, size_t r0, size_t r1,
+                         size_t o)
+{
+    if (g_tol)
+        return 0;
+    size_t d = SIZE_MAX; /* the fragment's offset */
+    for (size_t r = r0; r < r1 && r < rec->frames; r++) {
+        const float *f = rec->p + r * (size_t)C;
+        if (silent(rec, r, 1, C)) {
+            d = SIZE_MAX;
+            continue;
+        }
+        if (d != SIZE_MAX && r >= d && r - d < N && frame_eq(f, y + (r - d) * (size_t)C, C))
+            continue;
+        d = SIZE_MAX;
+        for (size_t cand = o > RESYNC_WIN ? o - RESYNC_WIN : 0; cand <= o + RESYNC_WIN; cand++)
+            if (r >= cand && r - cand < N && frame_eq(f, y + (r - cand) * (size_t)C, C)) {
+                d = cand;
+                break;
+            }
+        if (d == SIZE_MAX)
+            return 0;
+    }
+    return 1;
+}
+
 /* After a mismatch at frame i of y (at offset o): the first i2 from i to
  * T + 4096 frames later whose next RESYNC_LEN frames stand exactly in the
  * recording within RESYNC_WIN frames of o. Returns 1 with i2 and the new
@@ -509,7 +543,8 @@ static int check_piecewise(const options *opt, const sig *rec, const float *y, s
         size_t quiet = 0;
         while (quiet < i2 - i && silent(rec, o + i + quiet, 1, C))
             quiet++;
-        if (o2 == o && (quiet == 0 || i2 - i - quiet > opt->T - 1)) {
+        if (o2 == o && (quiet == 0 || i2 - i - quiet > opt->T - 1) &&
+            !stretch_clean(rec, y, N, C, o + i, o2 + i2, o)) {
             printf("live_check: piecewise: frames %zu..%zu are wrong, not shifted "
                    "and not silent\n",
                    i, i2);
@@ -698,7 +733,8 @@ static int xrun_explains(const options *po, const sig *rec, const float *y, size
     size_t quiet = 0;
     while (quiet < i2 - s && silent(rec, *o + s + quiet, 1, po->C))
         quiet++;
-    if (o2 == *o && (quiet == 0 || i2 - s - quiet > po->T - 1))
+    if (o2 == *o && (quiet == 0 || i2 - s - quiet > po->T - 1) &&
+        !stretch_clean(rec, y, N, po->C, *o + s, o2 + i2, *o))
         return 0;
     printf("live_check: frames %zu..%zu: an xrun (the schedule resumes at offset %zu, was %zu)\n",
            s, i2, o2, *o);

@@ -7,7 +7,9 @@
 # frames lost before the change, 256 frames of silence inserted after it),
 # and one with a stretch of wrong samples. live_check must pass the first,
 # pass the second only with xruns reported (piecewise), and fail the third
-# with or without them.
+# with or without them. Then a burst of xruns: silences with fragments of
+# the stream between them, one shifted (passes with xruns reported), and
+# the same with a wrong fragment (fails).
 #
 #   live_check_self.sh GPUFILT LIVE_CHECK WORKDIR [PYTHON]
 # PYTHON (default python3) makes the signal and splices the schedule with
@@ -59,11 +61,24 @@ xr = np.concatenate([rec[:512 + 5000], rec[512 + 5256:512 + 30000], z(256), rec[
 xr.tofile("xruns.f32")
 bad = rec.copy()
 bad[512 + 20000:512 + 20100] *= 0.5
-bad.tofile("bad.f32")' || exit 2
+bad.tofile("bad.f32")
+# a burst of xruns (as a 600-s soak recorded one): 1278 frames of silence,
+# 2 frames of the stream 512 frames late, 510 of silence, 2 right, 256 of
+# silence, then the stream again where it was
+burst = rec.copy()
+b0 = 512 + 25000
+burst[b0:b0 + 2048] = 0
+burst[b0 + 1278:b0 + 1280] = rec[b0 + 1278 - 512:b0 + 1280 - 512]
+burst[b0 + 1790:b0 + 1792] = rec[b0 + 1790:b0 + 1792]
+burst.tofile("burst.f32")
+burst[b0 + 1278:b0 + 1280] *= 0.5
+burst.tofile("burst_bad.f32")' || exit 2
 expect_rc 0 strict --record rec.f32 --xruns 0
 expect_rc 1 xruns_unreported --record xruns.f32 --xruns 0
 expect_rc 0 xruns_piecewise --record xruns.f32 --xruns 1
 expect_rc 1 wrong_samples --record bad.f32 --xruns 0
 expect_rc 1 wrong_samples_xruns --record bad.f32 --xruns 1
+expect_rc 0 burst_piecewise --record burst.f32 --xruns 3
+expect_rc 1 burst_wrong_fragment --record burst_bad.f32 --xruns 3
 if [ "$fails" = 0 ]; then echo "live_check_self: PASS"; else echo "live_check_self: $fails failed"; fi
 [ "$fails" = 0 ]
