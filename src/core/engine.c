@@ -80,6 +80,8 @@ static gf_status take_taps(gf_engine *e, const gf_config *c, char *detail, size_
             e->multi_cpu = 1;
         }
     }
+    const char *seg = getenv("GPUFILT_SEGMENTS"); /* engine_bulk.c's segment_chunk */
+    e->no_segments = seg && !strcmp(seg, "0");
     e->cfg.cuda_devices = c->cuda_device_count > 0 ? e->devices : NULL;
     e->taps_d = malloc(e->filters * e->num_taps * sizeof(double));
     e->taps = malloc(e->filters * e->num_taps * e->sample_bytes);

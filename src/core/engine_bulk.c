@@ -7,7 +7,6 @@
 #include "engine_internal.h"
 
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* Copy the halo_samples samples that end at in[n_samples] (history, then
@@ -95,90 +94,46 @@ static gf_status drain(gf_engine *e, int *inflight)
 }
 
 /*
- * Bulk path with nothing buffered: chunks go from `in` to `out` with no
- * staging copy.
- */
-static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t frames,
-                                unsigned char *out, size_t *produced)
-{
-    const size_t C = e->channels, ss = e->sample_bytes;
-    const uint64_t pos0 = e->in_submitted;
-    gf_status st;
-    int loaded = 0; /* e->history holds the history at the start of this call */
-    int inflight[GF_MAX_SLOTS] = {0};
-    size_t off = 0;
-    int i; /* chunk i goes to slot (head + i) % nslots */
-    for (i = 0; off < frames; i++) {
-        const int s = (e->head + i) % e->nslots;
-        if (inflight[s]) {
-            if ((st = gf_eng_wait(e, s)) != GF_OK)
-                return gf_eng_fail(e, st);
-            inflight[s] = 0;
-            if ((st = gf_eng_hist_merge(e, &e->slot[s])) != GF_OK)
-                return st;
-        }
-        const size_t n = frames - off < e->chunk ? frames - off : e->chunk;
-        const size_t skip = n < e->skip_left ? n : e->skip_left;
-        gf_chunk c = {
-            .halo = chunk_halo(e, s, in, off, pos0 + off, &loaded),
-            .in = in + off * C * ss,
-            .frames = n,
-            .skip = skip,
-            .out = out + *produced * e->out_channels * ss,
-        };
-        e->skip_left -= skip;
-        e->in_real += n;
-        gf_eng_hist_chunk(e, &e->slot[s], &c, n, n - skip);
-        if ((st = gf_eng_submit(e, s, &c)) != GF_OK)
-            return gf_eng_fail(e, st);
-        inflight[s] = 1;
-        *produced += n - skip;
-        off += n;
-    }
-    /* The chunks still in flight, oldest first (their histograms merge in
-     * order): slot head + i is the oldest's when i chunks went. */
-    e->head = (e->head + i) % e->nslots;
-    if ((st = drain(e, inflight)) != GF_OK)
-        return st;
-    keep_history(e, in, frames, e->head, &loaded);
-    return GF_OK;
-}
-
-/*
- * Several devices by time with the FFT method, which primes a device's
- * delay line at every chunk that does not follow that device's last one
- * (multi.c): in turn, every chunk is primed, and the several-device chunk
- * must hold 2 K partitions to bear it, so a long filter's call is a few
- * big chunks, each uploaded, filtered and downloaded in turn. Here each
- * device takes one contiguous segment of the call in chunks of the
+ * Several devices by time with the FFT method prime a device's delay line
+ * at every chunk that does not follow that device's last one (multi.c):
+ * chunks in turn are all primed, and the several-device chunk must hold
+ * 2 K partitions to bear it, so a long filter's call is a few big chunks,
+ * each uploaded, filtered and downloaded in turn. A call long enough
+ * instead gives each device one contiguous segment of it, in chunks of the
  * one-device size (e->seg_chunk: pipelined), primed once, at the segment's
- * start, from the input itself (gf_chunk.at: chunks out of stream order).
- * The bytes are one device's: each output still sees the very spectra one
- * device would. Used where each segment holds at least 2 chunks and 2 K
- * partitions, and without histograms (merged in stream order). Returns 0
- * where it does not apply. GPUFILT_SEGMENTS=0 in the environment: chunks in
- * turn as before, for measuring what segments save (tests/gpu/device-run.sh).
+ * start, from the input itself. The bytes are one device's: each output
+ * still sees the very spectra one device would. Used where each segment
+ * holds at least 2 chunks and 2 K partitions, and without histograms
+ * (merged in stream order): the chunk size, or 0 where it does not apply.
+ * GPUFILT_SEGMENTS=0 in the environment (read at create): chunks in turn
+ * as before, for measuring what segments save (tests/gpu/device-run.sh).
  */
 static size_t segment_chunk(const gf_engine *e, size_t frames)
 {
-    const char *env = getenv("GPUFILT_SEGMENTS");
     if (e->ops != &e->multi_ops || e->split != GF_SPLIT_TIME || !e->mth->halo_primes || e->hist ||
-        !e->seg_chunk || (env && !strcmp(env, "0")))
+        !e->seg_chunk || e->no_segments)
         return 0;
     const size_t n = (size_t)e->ndev, piece = e->seg_chunk < e->chunk ? e->seg_chunk : e->chunk;
     const size_t seg = frames / n, history = e->halo_samples / e->channels;
     return seg >= 2 * piece && seg >= 2 * history ? piece : 0;
 }
 
-static gf_status process_segments(gf_engine *e, const unsigned char *in, size_t frames,
-                                  unsigned char *out, size_t *produced, size_t piece)
+/*
+ * Bulk path with nothing buffered: chunks go from `in` to `out` with no
+ * staging copy, to the slots in turn; or, in segments (segment_chunk),
+ * round r's chunk of segment j to slot head + r n + j, whose device is
+ * (head + j) mod n (gf_chunk.at: chunks out of stream order).
+ */
+static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t frames,
+                                unsigned char *out, size_t *produced)
 {
-    const size_t C = e->channels, ss = e->sample_bytes, n = (size_t)e->ndev;
+    const size_t C = e->channels, ss = e->sample_bytes, seg_piece = segment_chunk(e, frames);
+    const size_t n = seg_piece ? (size_t)e->ndev : 1, piece = seg_piece ? seg_piece : e->chunk;
     const size_t seg = frames / n / e->quantum * e->quantum; /* the last takes the rest */
     const size_t skip0 = e->skip_left < frames ? e->skip_left : frames;
     const uint64_t pos0 = e->in_submitted;
     gf_status st;
-    int loaded = 0, last = e->head;
+    int loaded = 0, last = e->head; /* the last segment's latest slot */
     int inflight[GF_MAX_SLOTS] = {0};
     for (size_t r = 0;; r++) {
         int any = 0;
@@ -187,17 +142,18 @@ static gf_status process_segments(gf_engine *e, const unsigned char *in, size_t 
             const size_t off = start + r * piece;
             if (off >= end)
                 continue;
-            const int s =
-                (int)((e->head + r * n + j) % (size_t)e->nslots); /* device (head + j) % n */
-            if (inflight[s]) {
+            const int s = (int)(((size_t)e->head + r * n + j) % (size_t)e->nslots);
+            if (inflight[s]) { /* in turn, the oldest: histograms merge in order */
                 if ((st = gf_eng_wait(e, s)) != GF_OK)
                     return gf_eng_fail(e, st);
                 inflight[s] = 0;
+                if ((st = gf_eng_hist_merge(e, &e->slot[s])) != GF_OK)
+                    return st;
             }
             const size_t len = end - off < piece ? end - off : piece;
             const size_t skip = off < skip0 ? (skip0 - off < len ? skip0 - off : len) : 0;
             gf_chunk c = {
-                .at = 1,
+                .at = n > 1,
                 .pos = pos0 + off,
                 .halo = chunk_halo(e, s, in, off, pos0 + off, &loaded),
                 .in = in + off * C * ss,
@@ -219,11 +175,13 @@ static gf_status process_segments(gf_engine *e, const unsigned char *in, size_t 
     }
     e->skip_left -= skip0;
     *produced = frames - skip0;
+    /* The chunks still in flight, from the oldest in turn (slot last + 1);
+     * then the next chunk goes to the last segment's device (slot last +
+     * n), whose delay line ends where the stream does. */
+    e->head = (last + (int)n) % e->nslots;
     if ((st = drain(e, inflight)) != GF_OK)
         return st;
-    /* the next chunk to the last segment's device, whose delay line ends
-     * where the stream does */
-    keep_history(e, in, frames, (last + (int)n) % e->nslots, &loaded);
+    keep_history(e, in, frames, e->head, &loaded);
     return GF_OK;
 }
 
@@ -249,10 +207,7 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
     if (whole && !e->handoff && e->nsub == 0 && !(e->filling && e->filled > 0) && e->carried == 0 &&
         e->ops->direct_ok(e->backend, in, whole * fb) &&
         e->ops->direct_ok(e->backend, out, whole * fbo)) {
-        const size_t piece = segment_chunk(e, whole);
-        st = piece ? process_segments(e, in, whole, out, produced, piece)
-                   : process_direct(e, in, whole, out, produced);
-        if (st != GF_OK)
+        if ((st = process_direct(e, in, whole, out, produced)) != GF_OK)
             return st;
         src += whole * fb;
         dst += *produced * fbo;

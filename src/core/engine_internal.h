@@ -80,6 +80,7 @@ struct gf_engine {
     size_t quantum;           /* a submitted chunk holds a whole number of these frames */
     size_t min_chunk;         /* the default chunk is at least this many frames */
     size_t seg_chunk;         /* FFT: one device's least chunk (engine_bulk.c's segments) */
+    int no_segments;          /* GPUFILT_SEGMENTS=0: several devices' chunks in turn */
     size_t chunk;             /* frames per chunk (a multiple of quantum) */
     size_t halo_samples;      /* (T-1) * channels for direct, 0 for FFT */
     size_t sample_bytes;      /* bytes per sample */

@@ -743,9 +743,54 @@ static int xrun_explains(const options *po, const sig *rec, const float *y, size
     return 1;
 }
 
-/* Kept whole (about 100 lines): the schedule's splice with its crossfades
- * and the comparison share the same sample buffers and indices; split,
- * they would pass a dozen of them. With --switch: the schedule of changes
+/* Where the recording (at offset o) leaves y, the old output settled
+ * before `from`, into *left; and where the change to nu's output starts:
+ * the crossfade's first frame is *left, or a little earlier where its
+ * first weights moved a sample less than the tolerance: the earliest
+ * start that fits. N where none does. */
+static size_t change_start(const sig *rec, size_t o, const float *y, const float *nu, int C,
+                           size_t N, size_t F, size_t from, size_t *left)
+{
+    size_t s = from;
+    while (s < N && o + s < rec->frames &&
+           frame_eq(rec->p + (o + s) * (size_t)C, y + s * (size_t)C, C))
+        s++;
+    *left = s;
+    const size_t to = s + F + RESYNC_LEN < N ? s + F + RESYNC_LEN : N;
+    size_t found = N;
+    for (size_t cand = s + 1; cand-- > from && cand + 64 >= s && s < N;)
+        if (change_fits(rec, o, y, nu, C, cand, to, cand, F))
+            found = cand;
+    return found;
+}
+
+/* The whole schedule y against the recording from offset o0, once every
+ * change is found: strictly, or piecewise with xruns (po: the most taps);
+ * the latency gpufilt reported held to. Returns the exit code. */
+static int schedule_verdict(const options *opt, const options *po, const sig *rec, const float *y,
+                            size_t N, size_t o0)
+{
+    size_t first_bad = N;
+    const size_t bad = frames_unlike(rec, y, o0, N, opt->C, &first_bad);
+    if (bad) {
+        printf("live_check: %s: %zu of %zu frames differ from the schedule of changes at offset "
+               "%zu, the first at frame %zu%s\n",
+               opt->xruns > 0 ? "MISMATCH (xruns reported)" : "FAIL", bad, N, o0, first_bad,
+               opt->xruns > 0 && !g_tol ? ": checked piecewise" : "");
+        return opt->xruns <= 0 ? 1 : g_tol ? 3 : check_piecewise(po, rec, y, N, o0);
+    }
+    if (opt->exact_latency && opt->xruns == 0 && opt->latency >= 0 && (long)o0 != opt->latency) {
+        printf("live_check: FAIL: as scheduled, but %zu frames late instead of the %ld gpufilt "
+               "reported\n",
+               o0, opt->latency);
+        return 1;
+    }
+    printf("live_check: PASS: all %zu frames %s at offset %zu through %d change%s of filter\n", N,
+           g_tol ? "within the bound" : "bit-exact", o0, opt->nsw, opt->nsw == 1 ? "" : "s");
+    return 0;
+}
+
+/* With --switch: the schedule of changes
  * (see the top). y holds the first filter's output and becomes the whole
  * schedule's. With --fft-partition a sample may differ by twice the
  * largest of the filters' bounds: each engine's output within its own,
@@ -787,17 +832,7 @@ static int check_switches(const options *opt, const sig *x, const sig *rec, floa
     size_t from = 0; /* frames before this are settled */
     for (int k = 0; k < opt->nsw; k++) {
         size_t s = from;
-        while (s < N && o + s < rec->frames &&
-               frame_eq(rec->p + (o + s) * (size_t)C, y + s * (size_t)C, C))
-            s++;
-        /* The first frame that leaves the old output is the crossfade's
-         * first, or a little later where its first weights moved a sample
-         * less than the tolerance: the earliest start that fits. */
-        const size_t to = s + F + RESYNC_LEN < N ? s + F + RESYNC_LEN : N;
-        size_t found = N;
-        for (size_t cand = s + 1; cand-- > from && cand + 64 >= s && s < N;)
-            if (change_fits(rec, o, y, ys[k], C, cand, to, cand, F))
-                found = cand;
+        const size_t found = change_start(rec, o, y, ys[k], C, N, F, from, &s);
         if (found >= N && xrun_explains(&po, rec, y, N, s, &o, &from)) {
             anchored = 0;
             k--; /* the same change, from where the schedule resumes */
@@ -838,26 +873,7 @@ static int check_switches(const options *opt, const sig *x, const sig *rec, floa
         }
         from = s + F;
     }
-    size_t first_bad = N;
-    const size_t bad = frames_unlike(rec, y, o0, N, C, &first_bad);
-    if (bad) {
-        printf("live_check: %s: %zu of %zu frames differ from the schedule of changes at offset "
-               "%zu, the first at frame %zu%s\n",
-               opt->xruns > 0 ? "MISMATCH (xruns reported)" : "FAIL", bad, N, o0, first_bad,
-               opt->xruns > 0 && !g_tol ? ": checked piecewise" : "");
-        rc = opt->xruns <= 0 ? 1 : g_tol ? 3 : check_piecewise(&po, rec, y, N, o0);
-        goto done;
-    }
-    if (opt->exact_latency && opt->xruns == 0 && opt->latency >= 0 && (long)o != opt->latency) {
-        printf("live_check: FAIL: as scheduled, but %zu frames late instead of the %ld gpufilt "
-               "reported\n",
-               o, opt->latency);
-        rc = 1;
-        goto done;
-    }
-    printf("live_check: PASS: all %zu frames %s at offset %zu through %d change%s of filter\n", N,
-           g_tol ? "within the bound" : "bit-exact", o, opt->nsw, opt->nsw == 1 ? "" : "s");
-    rc = 0;
+    rc = schedule_verdict(opt, &po, rec, y, N, o0);
 done:
     for (int k = 0; k < opt->nsw; k++)
         if (same_as[k] < 0)

@@ -228,6 +228,24 @@ reported_frames() {
 fifo="$work/control.fifo"
 rm -f "$fifo"
 mkfifo "$fifo"
+# alternating_changes A B N EVERY: N changes, one every EVERY s, between
+# coefficient files A (the first filter) and B in turn: live_check's
+# --switch arguments into `specs`; send_changes (a `during` function) sends
+# them to gpufilt once it has started.
+alternating_changes() {
+    alt_a=$1 alt_b=$2 alt_n=$3 alt_every=$4 specs=""
+    local i
+    for i in $(seq 1 "$alt_n"); do specs="$specs --switch coeffs:$(alt_file "$i")"; done
+}
+alt_file() { [ $(($1 % 2)) = 1 ] && echo "$alt_b" || echo "$alt_a"; }
+send_changes() {
+    wait_started "$1" || return 1
+    local i
+    for i in $(seq 1 "$alt_n"); do
+        sleep "$alt_every"
+        echo "coeffs $(alt_file "$i")" >"$fifo" || return 1
+    done
+}
 
 # Soak: one long case, no second try: any xrun or wrong frame fails. With
 # GPUFILT_LIVE_SOAK_SWITCH=S, a change every S s between two 255-tap
@@ -244,18 +262,8 @@ if [ "$soak" != 0 ]; then
             "--frames $frames, --device $device"
         "$check" --make-coeffs 255 11 >"$work/soakA.txt"
         "$check" --make-coeffs 255 12 >"$work/soakB.txt"
-        soak_file() { [ $(($1 % 2)) = 1 ] && echo "$work/soakB.txt" || echo "$work/soakA.txt"; }
-        specs=""
-        for i in $(seq 1 "$nsw"); do specs="$specs --switch coeffs:$(soak_file "$i")"; done
-        soak_switches() {
-            wait_started "$1" || return 1
-            local i
-            for i in $(seq 1 "$nsw"); do
-                sleep "$every"
-                echo "coeffs $(soak_file "$i")" >"$fifo" || return 1
-            done
-        }
-        during=soak_switches more_check=reported_frames
+        alternating_changes "$work/soakA.txt" "$work/soakB.txt" "$nsw" "$every"
+        during=send_changes more_check=reported_frames
         run_case soak "--coeffs $work/soakA.txt $specs --fade 960" --coeffs "$work/soakA.txt" \
             --method direct --control "$fifo" --frames "$frames" --stats
     else
@@ -492,21 +500,11 @@ if [ "$switch_taps" -gt 0 ]; then
     nsw=$((total / every - 1))
     "$check" --make-coeffs "$switch_taps" 7 >"$work/swA.txt"
     "$check" --make-coeffs "$switch_taps" 8 >"$work/swB.txt"
-    sw_file() { [ $(($1 % 2)) = 1 ] && echo "$work/swB.txt" || echo "$work/swA.txt"; }
-    specs=""
-    for i in $(seq 1 "$nsw"); do specs="$specs --switch coeffs:$(sw_file "$i")"; done
-    switch_every() {
-        wait_started "$1" || return 1
-        local i
-        for i in $(seq 1 "$nsw"); do
-            sleep "$every"
-            echo "coeffs $(sw_file "$i")" >"$fifo" || return 1
-        done
-    }
+    alternating_changes "$work/swA.txt" "$work/swB.txt" "$nsw" "$every"
     echo "live_jack: switch_long: $nsw changes between two $switch_taps-tap filters, one every" \
         "$every s for $total s"
     was_during=$during was_more=$more_check
-    during=switch_every more_check=reported_frames seconds=$total
+    during=send_changes more_check=reported_frames seconds=$total
     case_with_retry switch_long "--coeffs $work/swA.txt --fft-partition $frames $specs --fade 960" \
         --coeffs "$work/swA.txt" --method fft --control "$fifo" --frames "$frames" ||
         fails=$((fails + 1))
