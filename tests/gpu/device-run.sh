@@ -88,7 +88,8 @@ step "machine"
 
 step "build (sm_90, -Werror)"
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DGPUFILT_CUDA=ON \
-    -DGPUFILT_CUDA_ARCHITECTURES=90 -DGPUFILT_WERROR=ON >"$OUT/build.log" 2>&1 &&
+    -DGPUFILT_CUDA_ARCHITECTURES=90 -DGPUFILT_WERROR=ON \
+    ${GPUFILT_PYTHON:+-DGPUFILT_TEST_PYTHON="$GPUFILT_PYTHON"} >"$OUT/build.log" 2>&1 &&
     cmake --build build-gpu -j "$(nproc)" >>"$OUT/build.log" 2>&1
 rc=$?
 tail -5 "$OUT/build.log"

@@ -743,11 +743,31 @@ static int xrun_explains(const options *po, const sig *rec, const float *y, size
     return 1;
 }
 
+/* The sum of squared differences between recording frames o + [from, to)
+ * and the change at s. */
+static double change_sse(const sig *rec, size_t o, const float *old, const float *nu, int C,
+                         size_t from, size_t to, size_t s, size_t F)
+{
+    double d = 0;
+    for (size_t i = from; i < to; i++)
+        for (int c = 0; c < C; c++) {
+            const size_t j = i * (size_t)C + (size_t)c;
+            const double e =
+                (double)rec->p[(o + i) * (size_t)C + (size_t)c] - scheduled(old, nu, i, j, s, F);
+            d += e * e;
+        }
+    return d;
+}
+
 /* Where the recording (at offset o) leaves y, the old output settled
  * before `from`, into *left; and where the change to nu's output starts:
- * the crossfade's first frame is *left, or a little earlier where its
- * first weights moved a sample less than the tolerance: the earliest
- * start that fits. N where none does. */
+ * the crossfade's first frame is *left, or earlier where its first
+ * weights moved a sample less than the tolerance (within a bound as loose
+ * as a 2^20-tap FFT method's, up to a few crossfades earlier). Of the
+ * starts that fit, the one whose schedule differs least from the
+ * recording (at the right one, by the arithmetic's error; a frame off,
+ * by a crossfade step of the filters' difference), the earliest of equals
+ * (bit for bit, every start that fits differs by 0). N where none fits. */
 static size_t change_start(const sig *rec, size_t o, const float *y, const float *nu, int C,
                            size_t N, size_t F, size_t from, size_t *left)
 {
@@ -756,11 +776,21 @@ static size_t change_start(const sig *rec, size_t o, const float *y, const float
            frame_eq(rec->p + (o + s) * (size_t)C, y + s * (size_t)C, C))
         s++;
     *left = s;
+    if (s >= N)
+        return N;
+    const size_t back = 4 * F + 64;
+    const size_t lo = s - from > back ? s - back : from;
     const size_t to = s + F + RESYNC_LEN < N ? s + F + RESYNC_LEN : N;
     size_t found = N;
-    for (size_t cand = s + 1; cand-- > from && cand + 64 >= s && s < N;)
-        if (change_fits(rec, o, y, nu, C, cand, to, cand, F))
-            found = cand;
+    double best = INFINITY;
+    for (size_t cand = lo; cand <= s; cand++)
+        if (change_fits(rec, o, y, nu, C, cand, to, cand, F)) {
+            const double d = g_tol ? change_sse(rec, o, y, nu, C, lo, to, cand, F) : 0;
+            if (d < best) {
+                best = d;
+                found = cand;
+            }
+        }
     return found;
 }
 

@@ -9,7 +9,13 @@
 # pass the second only with xruns reported (piecewise), and fail the third
 # with or without them. Then a burst of xruns: silences with fragments of
 # the stream between them, one shifted (passes with xruns reported), and
-# the same with a wrong fragment (fails).
+# the same with a wrong fragment (fails). Last, within the FFT method's
+# bound: two changes between 65536-tap filters (in partitions of 16, whose
+# bound is about a fifth of the output's size, as a 2^20-tap filter's in
+# partitions of 256 is), so a crossfade leaves the old output within the
+# bound hundreds of frames after it starts: its start must still be found
+# exactly (the frames gpufilt reports differ from the signal's by one
+# constant), and one that starts 10 frames late must fail.
 #
 #   live_check_self.sh GPUFILT LIVE_CHECK WORKDIR [PYTHON]
 # PYTHON (default python3) makes the signal and splices the schedule with
@@ -24,11 +30,10 @@ fi
 export PYTHONDONTWRITEBYTECODE=1
 mkdir -p "$work" && cd "$work" || exit 2
 fails=0
-expect_rc() { # WANT LABEL ARGS...: live_check's exit status
+run_check() { # WANT LABEL ARGS...: live_check's exit status
     local want=$1 label=$2 rc
     shift 2
-    "$check" --signal x.f32 --channels 2 --taps 1 --switch coeffs:h63.txt --fade 960 \
-        --reported 10000 --latency 512 --exact-latency 1 "$@" >"$label.out"
+    "$check" "$@" >"$label.out"
     rc=$?
     if [ "$rc" = "$want" ]; then
         echo "live_check_self: $label: exit $rc: ok ($(tail -n 1 "$label.out"))"
@@ -37,6 +42,12 @@ expect_rc() { # WANT LABEL ARGS...: live_check's exit status
         cat "$label.out"
         fails=$((fails + 1))
     fi
+}
+expect_rc() { # WANT LABEL ARGS...: the change from --taps 1 to h63.txt at frame 10000
+    local want=$1 label=$2
+    shift 2
+    run_check "$want" "$label" --signal x.f32 --channels 2 --taps 1 --switch coeffs:h63.txt \
+        --fade 960 --reported 10000 --latency 512 --exact-latency 1 "$@"
 }
 "$check" --make-coeffs 63 5 >h63.txt || exit 2
 "$py" -c '
@@ -80,5 +91,39 @@ expect_rc 1 wrong_samples --record bad.f32 --xruns 0
 expect_rc 1 wrong_samples_xruns --record bad.f32 --xruns 1
 expect_rc 0 burst_piecewise --record burst.f32 --xruns 3
 expect_rc 1 burst_wrong_fragment --record burst_bad.f32 --xruns 3
+
+"$check" --make-coeffs 65536 7 >hA.txt && "$check" --make-coeffs 65536 8 >hB.txt || exit 2
+"$py" -c '
+import numpy as np
+x = np.random.default_rng(9).uniform(-0.5, 0.5, (48000, 2)).astype("<f4")
+x[46000, :] = 3.0  # max|x|, in the bound, 6 times the rest: far from the changes
+x.tofile("xl.f32")' || exit 2
+for f in A B; do
+    "$gpufilt" xl.f32 "l$f.f32" --raw f32le --channels 2 --rate 48000 --coeffs "h$f.txt" \
+        --method fft --partition 16 --mode causal --device cpu --quiet || exit 2
+done
+"$py" -c '
+import numpy as np
+a = np.fromfile("lA.f32", "<f4").reshape(-1, 2)
+b = np.fromfile("lB.f32", "<f4").reshape(-1, 2)
+F = 960
+w = ((np.arange(F, dtype=np.float64) + 1) / (F + 1))[:, None]
+def schedule(s1, s2):
+    y = a.copy()
+    for s, old, new in ((s1, a, b), (s2, b, a)):
+        y[s:s + F] = (old[s:s + F].astype(np.float64) * (1 - w)
+                      + new[s:s + F].astype(np.float64) * w).astype(np.float32)
+        y[s + F:] = new[s + F:]
+    z = np.zeros((512, 2), np.float32)
+    return np.concatenate([z, y, z])
+schedule(10000, 30000).tofile("long.f32")
+schedule(10010, 30000).tofile("long_late.f32")' || exit 2
+long_check() { # WANT LABEL RECORDING
+    run_check "$1" "$2" --signal xl.f32 --channels 2 --coeffs hA.txt --fft-partition 16 \
+        --switch coeffs:hB.txt --switch coeffs:hA.txt --fade 960 --reported 20000,40000 \
+        --latency 512 --exact-latency 1 --record "$3" --xruns 0
+}
+long_check 0 fft_bound long.f32
+long_check 1 fft_bound_late long_late.f32
 if [ "$fails" = 0 ]; then echo "live_check_self: PASS"; else echo "live_check_self: $fails failed"; fi
 [ "$fails" = 0 ]
