@@ -155,7 +155,10 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
             gf_chunk c = {
                 .at = n > 1,
                 .pos = pos0 + off,
-                .halo = chunk_halo(e, s, in, off, pos0 + off, &loaded),
+                /* a segment's later chunks follow their device's last:
+                 * no priming, so no halo (near the call's start, making
+                 * one copies the history: 128 MiB at 2^22 taps x 8 ch) */
+                .halo = r > 0 && n > 1 ? NULL : chunk_halo(e, s, in, off, pos0 + off, &loaded),
                 .in = in + off * C * ss,
                 .frames = len,
                 .skip = skip,
