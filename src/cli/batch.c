@@ -260,7 +260,8 @@ typedef struct pool {
 
 typedef struct worker {
     pool *p;
-    gf_cli_options o; /* the batch's options, with this worker's GPU and threads */
+    gf_cli_options o;    /* the batch's options, with this worker's GPU and threads */
+    gf_engine_keep keep; /* its last file's engine (o.keep) */
     pthread_t thread;
 } worker;
 
@@ -291,6 +292,7 @@ static void *worker_main(void *arg)
         if (rc == GF_EXIT_INTERRUPTED)
             break;
     }
+    gf_cli_engine_keep_free(&w->keep);
     pthread_mutex_lock(&p->mu);
     p->running--;
     pthread_cond_broadcast(&p->cv);
@@ -439,6 +441,7 @@ static worker *make_workers(const gf_cli_options *o, pool *p, int *nw)
         w[k].o = *o;
         w[k].o.threads = threads / n > 1 ? (int)(threads / n) : 1;
         w[k].o.policy_threads = (int)threads;
+        w[k].o.keep = &w[k].keep;
         if (ngpus) {
             w[k].o.ngpus = 1;
             w[k].o.gpus[0] = gpus[k % ngpus];

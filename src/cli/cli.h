@@ -117,6 +117,9 @@ typedef struct gf_cli_options {
      * direct method on both) goes to it above GPU_FILE_S of CPU work,
      * rather than twice the start-up's. */
     int gpu_warm;
+    /* A batch's worker: the engine of its last file, taken again where the
+     * next wants the very same one (gf_cli_engine_take); NULL: none. */
+    struct gf_engine_keep *keep;
     /* --gpus: ngpus ordinals in gpus; GF_GPUS_ALL for every device; 0 when
      * not given (gf_cli_choose_gpus decides). */
     int gpus[GF_MAX_DEVICES];
@@ -429,6 +432,27 @@ gf_config gf_cli_engine_config(const gf_cli_options *o, int channels, const gf_t
  * the GPU), a GPU whose set-up fails (GF_ERR_NO_MEMORY, GF_ERR_CUDA,
  * GF_ERR_NO_DEVICE) gives way to the CPU with a one-line notice. */
 int gf_cli_engine_create(const gf_config *c, int fallback, gf_engine **e);
+
+/* A batch worker's engine kept from one file to the next: a GPU engine's
+ * set-up (page-locked buffers, streams, the filter's upload or spectra)
+ * costs more than a short file's filtering. Taken only by a configuration
+ * equal to the one it was made with, field by field and tap by tap, and
+ * reset in between (gf_engine_reset: a new stream, the bytes of a new
+ * engine). Zero-initialised; freed with gf_cli_engine_keep_free. */
+typedef struct gf_engine_keep {
+    gf_engine *e;
+    gf_config c; /* its pointers into the copies below */
+    double *taps;
+    gf_hist_config hist;
+    int gpus[GF_MAX_DEVICES];
+} gf_engine_keep;
+/* The kept engine into *e (1) if `c` is its configuration, else 0 (*e
+ * untouched; a different one is destroyed: the next file is likely alike). */
+int gf_cli_engine_take(gf_engine_keep *k, const gf_config *c, gf_engine **e);
+/* Keep `e`, made with `c` and used without failure, for the next file:
+ * reset, or destroyed where it cannot be (or k is NULL). */
+void gf_cli_engine_keep(gf_engine_keep *k, const gf_config *c, gf_engine *e);
+void gf_cli_engine_keep_free(gf_engine_keep *k);
 /* A running engine failed with st: print one line (backend, status,
  * detail) and return the exit code: GF_EXIT_DEVICE for the GPU (also out
  * of its memory), GF_EXIT_INTERNAL for the host's memory. */

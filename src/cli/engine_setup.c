@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -258,6 +259,89 @@ int gf_cli_engine_create(const gf_config *c, int fallback, gf_engine **e)
     return st == GF_ERR_INVALID_ARGUMENT                           ? GF_EXIT_USAGE
            : st == GF_ERR_NO_MEMORY && c->device != GF_DEVICE_CUDA ? GF_EXIT_INTERNAL
                                                                    : GF_EXIT_DEVICE;
+}
+
+static size_t taps_count(const gf_config *c)
+{
+    const size_t filters = c->outputs            ? (size_t)c->channels * (size_t)c->outputs
+                           : c->taps_per_channel ? (size_t)c->channels
+                                                 : 1;
+    return c->taps ? c->num_taps * filters : 0;
+}
+
+static int hist_same(const gf_hist_config *a, const gf_hist_config *b)
+{
+    if (!a || !b)
+        return a == b;
+    return a->bins == b->bins && a->block_frames == b->block_frames && a->lo == b->lo &&
+           a->hi == b->hi && a->of_input == b->of_input && a->mix == b->mix;
+}
+
+static int config_same(const gf_config *a, const gf_config *b)
+{
+    const size_t n = taps_count(a);
+    return a->num_taps == b->num_taps && a->taps_per_channel == b->taps_per_channel &&
+           a->outputs == b->outputs && a->mode == b->mode && a->method == b->method &&
+           a->partition == b->partition && a->precision == b->precision &&
+           a->channels == b->channels && a->chunk_frames == b->chunk_frames &&
+           a->device == b->device && a->handoff == b->handoff && a->threads == b->threads &&
+           a->cuda_device == b->cuda_device && a->cuda_device_count == b->cuda_device_count &&
+           (!a->cuda_device_count || memcmp(a->cuda_devices, b->cuda_devices,
+                                            (size_t)a->cuda_device_count * sizeof(int)) == 0) &&
+           !a->taps == !b->taps && (!n || memcmp(a->taps, b->taps, n * sizeof(double)) == 0) &&
+           hist_same(a->hist, b->hist);
+}
+
+int gf_cli_engine_take(gf_engine_keep *k, const gf_config *c, gf_engine **e)
+{
+    if (!k || !k->e)
+        return 0;
+    if (!config_same(&k->c, c)) {
+        gf_cli_engine_keep_free(k);
+        return 0;
+    }
+    *e = k->e;
+    k->e = NULL;
+    return 1;
+}
+
+void gf_cli_engine_keep(gf_engine_keep *k, const gf_config *c, gf_engine *e)
+{
+    /* Not an engine the CPU stood in for (its notice is each file's), nor
+     * one with a hand-off (each file's begins on the CPU). */
+    if (!k || !e || c->outputs || c->handoff != GF_DEVICE_NONE ||
+        gf_engine_device(e) != c->device || gf_engine_reset(e) != GF_OK) {
+        gf_engine_destroy(e);
+        return;
+    }
+    gf_cli_engine_keep_free(k);
+    const size_t n = taps_count(c);
+    if (n && !(k->taps = malloc(n * sizeof(double)))) {
+        gf_engine_destroy(e);
+        return;
+    }
+    if (n)
+        memcpy(k->taps, c->taps, n * sizeof(double));
+    k->c = *c;
+    k->c.taps = n ? k->taps : NULL;
+    if (c->hist) {
+        k->hist = *c->hist;
+        k->c.hist = &k->hist;
+    }
+    if (c->cuda_device_count) {
+        memcpy(k->gpus, c->cuda_devices, (size_t)c->cuda_device_count * sizeof(int));
+        k->c.cuda_devices = k->gpus;
+    }
+    k->e = e;
+}
+
+void gf_cli_engine_keep_free(gf_engine_keep *k)
+{
+    if (!k)
+        return;
+    gf_engine_destroy(k->e);
+    free(k->taps);
+    memset(k, 0, sizeof *k);
 }
 
 int gf_cli_engine_failed(gf_engine *e, gf_status st)

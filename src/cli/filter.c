@@ -392,8 +392,15 @@ static int setup_engines(gf_run *r)
     }
     if (O && try_lib_matrix(r, &c, C))
         return setup_verify_of(r, c);
-    if ((rc = gf_cli_engine_create(&c, o->device == GF_DEVICE_AUTO, &r->e[GF_RUN_MAIN])) != 0)
+    if (!gf_cli_engine_take(o->keep, &c, &r->e[GF_RUN_MAIN]) &&
+        (rc = gf_cli_engine_create(&c, o->device == GF_DEVICE_AUTO, &r->e[GF_RUN_MAIN])) != 0)
         return rc;
+    r->made_with = c;
+    if (c.cuda_device_count) {
+        memcpy(r->made_gpus, gpus, (size_t)c.cuda_device_count * sizeof *gpus);
+        r->made_with.cuda_devices = r->made_gpus;
+    }
+    r->made = 1;
     if (device == GF_DEVICE_CUDA && gf_engine_device(r->e[GF_RUN_MAIN]) != GF_DEVICE_CUDA)
         snprintf(r->why, sizeof r->why, "auto: the GPU could not take the filter");
     return setup_verify_of(r, c);
@@ -552,8 +559,12 @@ int gf_run_check_hist(gf_run *r)
     return GF_EXIT_OK;
 }
 
-static void cleanup(gf_run *r)
+static void cleanup(gf_run *r, int rc)
 {
+    if (r->made && rc == GF_EXIT_OK) { /* for the batch worker's next file, or destroyed */
+        gf_cli_engine_keep(r->o->keep, &r->made_with, r->e[GF_RUN_MAIN]);
+        r->e[GF_RUN_MAIN] = NULL;
+    }
     gf_stages_abort(&r->stages); /* no-op once finished */
     gf_sink_abort(&r->sink);     /* no-op after a commit */
     gf_sink_abort(&r->scratch);  /* no-op once removed */
@@ -603,6 +614,6 @@ int gf_filter_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *st
     }
     if (o->json_summary)
         rc = gf_report_json(&r, rc);
-    cleanup(&r);
+    cleanup(&r, rc);
     return rc;
 }

@@ -32,9 +32,14 @@ typedef struct gf_run {
     gf_source src;
     gf_engine *e[GF_RUN_ENGINES]; /* e[GF_RUN_REF]: NULL without --verify (direct) */
     double t[GF_RUN_ENGINES];     /* seconds inside each engine's calls */
-    int in_place;                 /* the backend filters from input blocks into output blocks */
-    gf_verify_exact *exact;       /* with --verify of the FFT method: the exact sums */
-    char why[160];                /* why --device auto chose the backend, or "" */
+    /* e[GF_RUN_MAIN]'s configuration, for a batch worker to keep it
+     * (gf_cli_options.keep) once the file is done; made: 1 once it is set */
+    gf_config made_with;
+    int made_gpus[GF_MAX_DEVICES];
+    int made;
+    int in_place;           /* the backend filters from input blocks into output blocks */
+    gf_verify_exact *exact; /* with --verify of the FFT method: the exact sums */
+    char why[160];          /* why --device auto chose the backend, or "" */
     gf_sink sink;
     gf_stages stages;
     gf_block *cur; /* output block being filled, or NULL */

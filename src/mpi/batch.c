@@ -154,6 +154,8 @@ static int deal(gf_mpi *m, const gf_batch *b, const int64_t *order, results *r)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     const int fd = catcher(m);
+    gf_engine_keep keep = {0}; /* one file's engine for the next (gf_cli_options.keep) */
+    m->o.keep = &keep;
     MPI_Win_lock_all(0, win);
     for (;;) {
         const int64_t one = 1;
@@ -167,6 +169,8 @@ static int deal(gf_mpi *m, const gf_batch *b, const int64_t *order, results *r)
     }
     MPI_Win_unlock_all(win);
     MPI_Win_free(&win);
+    m->o.keep = NULL;
+    gf_cli_engine_keep_free(&keep);
     if (fd >= 0)
         close(fd);
     return m->rc;

@@ -33,6 +33,26 @@ for f in a/x.wav a/y.flac b/w.wav; do
 done
 expect_no_output out/z.wav
 
+# A worker's engine serves its next file where that one wants the very
+# same engine, reset in between: the FFT method's delay line and the
+# direct method's halo start from zeros again, the bytes a new engine's.
+# Largest first: three stereo files in turn (one shorter than the filter),
+# a mono one (another engine), a stereo one again.
+mkdir k
+"$SFTOOL" gen k/k1.wav wav16 2 48000 40000 noise
+"$SFTOOL" gen k/k2.wav wav16 2 48000 30000 noise
+"$SFTOOL" gen k/k3.wav wav16 2 48000 20000 noise
+"$SFTOOL" gen k/k4.wav wav16 1 48000 20000 noise
+"$SFTOOL" gen k/k5.wav wav16 2 48000 700 noise
+for m in fft direct; do
+    expect 0 "" --taps 1001 --method $m --quiet --out-dir "kept-$m" --jobs 1 k/*.wav
+    for f in k1 k2 k3 k4 k5; do
+        "$GPUFILT" "k/$f.wav" "single-$f.wav" --taps 1001 --method $m --quiet
+        assert_eq "$m: $f, after the files before it = its single run" \
+            "$(cmp "single-$f.wav" "kept-$m/$f.wav" && echo same)" same
+    done
+done
+
 # --in-list (comments, blank lines, lines of blanks, CRLF), --out-format
 # renames, --quiet.
 printf 'a/x.wav\r\n# a comment\n\n  \t \n \r\nb/w.wav\n' >list.txt
