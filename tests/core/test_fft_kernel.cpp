@@ -504,7 +504,9 @@ static void conv_chunk(conv_state<T> &f, const dft &d, const T *in, long long m,
                        T *out)
 {
     typedef typename cx<T>::V V;
-    const long long P = f.P, W = f.W;
+    /* channels m + 1 windows apart, as fft_conv.cu lays out a chunk in
+     * buffers of f.W (M + 1) windows a channel: shorter chunks pack closer */
+    const long long P = f.P, W = m + 1;
     gf_host_launch(gf::fft_tile_grid(m * P, f.C), gf::FFT_THREADS, TILE_SMEM,
                    gf::fft_tile_smem<T>(), [&] {
                        gf::fft_planar<T>(in, m, f.C, f.lp, W, f.tail[f.par].data(), f.xp.data(),

@@ -24,7 +24,7 @@ struct fft_conv {
     size_t fft_size;     /* N = 2P: the transform's length */
     size_t partitions;   /* K = ceil(T / P): the filter's partitions */
     size_t chunk_blocks; /* M = chunk frames / P: most blocks in one chunk */
-    size_t windows;      /* W = M + 1: windows per channel in the chunk buffers */
+    size_t windows;      /* M + 1: the most windows per channel the chunk buffers hold */
     size_t ring_slots;   /* R = K - 1 + M: spectra the delay line holds per channel */
     size_t bins;         /* P + 1: bins of one spectrum */
     size_t sstride;      /* bins rounded up to 8: one spectrum's stride */
@@ -306,7 +306,8 @@ static gf_status launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, l
     typedef typename cplx<T>::type V;
     const unsigned ymax = 65535;
     const unsigned C = (unsigned)f->C, O = (unsigned)f->O, my = (unsigned)(m < ymax ? m : ymax);
-    const long long P = (long long)f->P, W = (long long)f->windows;
+    /* W = m + 1 windows a channel: this chunk's, whatever the buffers hold */
+    const long long P = (long long)f->P, W = m + 1;
     int lp = 0;
     while ((1LL << lp) < P)
         lp++;
@@ -388,9 +389,13 @@ static gf_status run_stages(fft_conv *f, cudaStream_t st, const void *d_in, size
                             size_t n)
 {
     const long long m = (long long)(frames / f->P);
-    /* through the last channel's last: C inputs forward, O outputs back */
-    const size_t count_in = (size_t)(f->C - 1) * f->windows + (size_t)m;
-    const size_t count_out = (size_t)(f->O - 1) * f->windows + (size_t)m;
+    /* through the last channel's last: C inputs forward, O outputs back;
+     * channels W = m + 1 windows apart (launch_kernel), so a chunk shorter
+     * than the buffers transforms its own windows and one more a channel,
+     * not the buffers' every window (with chunks of 4 blocks in buffers
+     * of 32, 7 times as many transforms at 8 channels) */
+    const size_t count_in = (size_t)(f->C - 1) * (size_t)(m + 1) + (size_t)m;
+    const size_t count_out = (size_t)(f->O - 1) * (size_t)(m + 1) + (size_t)m;
     /* Each launch's check must see that launch only, not an error an
      * earlier call on this thread left behind and reported. */
     cudaGetLastError();

@@ -4,7 +4,8 @@
  * frames, windows of N = 2P samples, spectra of P + 1 bins.
  *
  * Layouts (T = float or double, V = float2 or double2), channel-major with
- * W = M + 1 windows per channel, so that the windows are a run with a
+ * W = M + 1 windows per channel (M: the chunk's blocks, so a short chunk
+ * packs its channels close), so that the windows are a run with a
  * constant stride the transforms read in place:
  *   in      the chunk, interleaved: frames x C samples
  *   xp      planar: channel c at c W P: [its previous block | the chunk's],
