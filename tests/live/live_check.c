@@ -40,7 +40,12 @@
  * S1,S2,... (gpufilt's frame of each change, in its own count) must differ
  * from the s found by one constant (where the signal started in gpufilt's
  * count). f32 only; with --fft-partition every sample within twice the
- * largest of the filters' bounds. --first SPEC gives the first
+ * largest of the filters' bounds, and with --heard A1,A2,... (gpufilt's
+ * "heard from" frame of each change) a filter that heard the signal for
+ * fewer frames than its length before its crossfade (S - A < T - 1: one
+ * longer than a second) is that filter's output of the signal from frame
+ * s - (S - A) on, not of the whole signal (not with --head, whose
+ * callback's sums hear the whole history). --first SPEC gives the first
  * filter the same way (instead of --taps or --coeffs). With xruns reported
  * a bit-exact schedule is checked piecewise too (below): a departure from
  * it that no change explains is an xrun where the schedule resumes, the
@@ -208,6 +213,7 @@ typedef struct options {
     int nsw;
     size_t fade;
     const char *reported;
+    const char *heard; /* --heard A1,A2,...: gpufilt's "heard from" frame of each change */
     const char *first; /* --first SPEC: the first filter as a --switch SPEC */
 } options;
 
@@ -257,6 +263,8 @@ static int parse_options(int argc, char **argv, options *o)
             o->fade = (size_t)atol(v);
         else if (strcmp(a, "--reported") == 0)
             o->reported = v;
+        else if (strcmp(a, "--heard") == 0)
+            o->heard = v;
         else if (strcmp(a, "--first") == 0)
             o->first = v;
         else if (strcmp(a, "--head") == 0)
@@ -281,7 +289,8 @@ static int parse_options(int argc, char **argv, options *o)
  * 1e-14 of sum|h| max|x|, far inside the FFT method's bound (a 2^20-tap
  * filter over a minute of audio takes seconds, not days). 0, or -1 when
  * out of memory. */
-static int exact_by_fft(const sig *x, int C, int c, size_t T, const double *hd, float *y)
+static int exact_by_fft(const sig *x, int C, int c, size_t T, const double *hd, float *y,
+                        double *yd)
 {
     const size_t N = x->frames;
     size_t L = 2;
@@ -307,8 +316,12 @@ static int exact_by_fft(const sig *x, int C, int c, size_t T, const double *hd, 
             A[k][1] = im;
         }
         fftw_execute(pi);
-        for (size_t i = 0; i < N; i++)
-            y[i * (size_t)C + (size_t)c] = (float)(a[i] / (double)L);
+        for (size_t i = 0; i < N; i++) {
+            if (yd)
+                yd[i * (size_t)C + (size_t)c] = a[i] / (double)L;
+            else
+                y[i * (size_t)C + (size_t)c] = (float)(a[i] / (double)L);
+        }
         fftw_destroy_plan(pa);
         fftw_destroy_plan(pb);
         fftw_destroy_plan(pi);
@@ -350,7 +363,7 @@ static float *filter_oracle(const sig *x, int C, size_t T, const double *h, int 
     if (exact && T >= 1024) {
         int bad = 0;
         for (int c = 0; c < C && !bad; c++)
-            bad = exact_by_fft(x, C, c, T, hd, y) != 0;
+            bad = exact_by_fft(x, C, c, T, hd, y, NULL) != 0;
         free(hf);
         free(hd);
         if (bad)
@@ -384,6 +397,38 @@ static float *filter_oracle(const sig *x, int C, size_t T, const double *h, int 
     free(hf);
     free(hd);
     return y;
+}
+
+/* A filter that began hearing the signal at frame a (gpufilt's engine for
+ * a change of filter hears at most a second of it before it fades in:
+ * docs/live.md): its exact outputs at frames [from, to), the sums over
+ * j = a .. i of h[i - j] x[j], into out ((to - from) x C, in double); by
+ * FFT where built with FFTW. 0, or -1 when out of memory. */
+static int heard_from(const sig *x, int C, size_t a, size_t from, size_t to, const double *h,
+                      size_t T, double *out)
+{
+    const size_t L = to - a;
+#ifdef LIVE_CHECK_FFTW
+    const sig part = {x->p + a * (size_t)C, L};
+    double *all = malloc(L * (size_t)C * sizeof(double));
+    int bad = !all;
+    for (int c = 0; c < C && !bad; c++)
+        bad = exact_by_fft(&part, C, c, T < L ? T : L, h, NULL, all) != 0;
+    if (!bad)
+        memcpy(out, all + (from - a) * (size_t)C, (to - from) * (size_t)C * sizeof(double));
+    free(all);
+    return bad ? -1 : 0;
+#else
+    for (size_t i = from; i < to; i++)
+        for (int c = 0; c < C; c++) {
+            double acc = 0;
+            for (size_t j = a; j <= i; j++)
+                acc += i - j < T ? h[i - j] * (double)x->p[j * (size_t)C + (size_t)c] : 0.0;
+            out[(i - from) * (size_t)C + (size_t)c] = acc;
+        }
+    (void)L;
+    return 0;
+#endif
 }
 
 /* The FFT method's bound (gpufilt.h) plus the float output's rounding. */
@@ -654,15 +699,17 @@ static int switch_taps(const char *spec, double **h, size_t *n)
 /* The schedule's sample j (frame i, channel c folded in) for a change
  * whose crossfade of F frames starts at frame s: old before, the crossfade
  * (as gpufilt's worker computes it), new after. */
+static float crossfade(float old, float nu, size_t p, size_t F)
+{
+    if (p >= F)
+        return nu;
+    const double w = (double)(p + 1) / (double)(F + 1);
+    return (float)((double)old * (1.0 - w) + (double)nu * w);
+}
+
 static float scheduled(const float *old, const float *nu, size_t i, size_t j, size_t s, size_t F)
 {
-    if (i < s)
-        return old[j];
-    const size_t p = i - s;
-    if (p >= F)
-        return nu[j];
-    const double w = (double)(p + 1) / (double)(F + 1);
-    return (float)((double)old[j] * (1.0 - w) + (double)nu[j] * w);
+    return i < s ? old[j] : crossfade(old[j], nu[j], i - s, F);
 }
 
 /* Whether recording frames o + [from, to) hold the change at s. */
@@ -683,11 +730,12 @@ static int change_fits(const sig *rec, size_t o, const float *old, const float *
 
 /* Each change's filter output into ys[k] (one per distinct filter: a
  * repeated SPEC shares the earlier one's, same_as[k] its index, else -1),
- * the largest FFT bound into *tol and the most taps into *max_taps. 0, or
- * 2 (the exit code) after a bad SPEC or out of memory; what was made stays
- * for the caller to free. */
-static int make_oracles(const options *opt, const sig *x, float **ys, int *same_as, double *tol,
-                        size_t *max_taps)
+ * its taps into hk[k] (as the exact oracle sums them: rounded to f32) and
+ * their count into tk[k], the largest FFT bound into *tol and the most
+ * taps into *max_taps. 0, or 2 (the exit code) after a bad SPEC or out of
+ * memory; what was made stays for the caller to free. */
+static int make_oracles(const options *opt, const sig *x, float **ys, double **hk, size_t *tk,
+                        int *same_as, double *tol, size_t *max_taps)
 {
     for (int k = 0; k < opt->nsw; k++) {
         for (int j = 0; j < k && same_as[k] < 0; j++)
@@ -695,6 +743,8 @@ static int make_oracles(const options *opt, const sig *x, float **ys, int *same_
                 same_as[k] = j;
         if (same_as[k] >= 0) {
             ys[k] = ys[same_as[k]];
+            hk[k] = hk[same_as[k]];
+            tk[k] = tk[same_as[k]];
             continue;
         }
         double *h = NULL;
@@ -708,7 +758,13 @@ static int make_oracles(const options *opt, const sig *x, float **ys, int *same_
         ys[k] = filter_oracle(x, opt->C, ok.T, h, 0, opt->fft_partition > 0);
         if (opt->fft_partition)
             *tol = fmax(*tol, fft_bound(&ok, h, x));
-        free(h);
+        const int mean = !h; /* taps:N */
+        if (mean && !(h = malloc(ok.T * sizeof *h)))
+            return 2;
+        for (size_t i = 0; i < ok.T; i++) /* as the exact oracle sums them */
+            h[i] = mean ? (double)(1.0f / (float)ok.T) : (double)(float)h[i];
+        hk[k] = h;
+        tk[k] = ok.T;
         if (!ys[k])
             return 2;
     }
@@ -794,6 +850,66 @@ static size_t change_start(const sig *rec, size_t o, const float *y, const float
     return found;
 }
 
+/*
+ * change_start for a filter that heard the signal only from `gap` frames
+ * before its crossfade (gap < T - 1: its output is not the whole signal's
+ * filtered, docs/live.md): each candidate start s has its own new output,
+ * heard from s - gap. That output is kept in double over the window
+ * [lo, hi) and moved from one candidate to the next by taking out the
+ * one input frame the later start no longer heard; of the starts that
+ * fit within the tolerance, the one differing least from the recording.
+ * N where none fits (or out of memory).
+ */
+static size_t heard_start(const sig *rec, size_t o, const float *y, const sig *x, int C, size_t N,
+                          size_t F, size_t from, size_t gap, const double *h, size_t T,
+                          size_t *left)
+{
+    size_t s = from;
+    while (s < N && o + s < rec->frames &&
+           frame_eq(rec->p + (o + s) * (size_t)C, y + s * (size_t)C, C))
+        s++;
+    *left = s;
+    if (s >= N)
+        return N;
+    const size_t back = 4 * F + 64, Cz = (size_t)C;
+    const size_t lo = s - from > back ? s - back : from;
+    const size_t hi = s + F + RESYNC_LEN < N ? s + F + RESYNC_LEN : N;
+    double *z = o + hi <= rec->frames ? malloc((hi - lo) * Cz * sizeof(double)) : NULL;
+    if (!z || heard_from(x, C, lo > gap ? lo - gap : 0, lo, hi, h, T, z) != 0) {
+        free(z);
+        return N;
+    }
+    size_t found = N;
+    double best = INFINITY;
+    for (size_t cand = lo; cand <= s; cand++) {
+        if (cand > lo && cand - 1 >= gap) { /* frame cand - 1 - gap is no longer heard */
+            const size_t j = cand - 1 - gap;
+            for (size_t i = lo > j ? lo : j; i < hi && i - j < T; i++)
+                for (size_t c = 0; c < Cz; c++)
+                    z[(i - lo) * Cz + c] -= h[i - j] * (double)x->p[j * Cz + c];
+        }
+        double d = 0;
+        int fits = 1;
+        for (size_t i = lo; i < hi && fits; i++)
+            for (size_t c = 0; c < Cz; c++) {
+                const float old = y[i * Cz + c], got = rec->p[(o + i) * Cz + c];
+                const float want =
+                    i < cand ? old : crossfade(old, (float)z[(i - lo) * Cz + c], i - cand, F);
+                if (i >= cand && !sample_eq(got, want)) {
+                    fits = 0;
+                    break;
+                }
+                d += ((double)got - (double)want) * ((double)got - (double)want);
+            }
+        if (fits && d < best) {
+            best = d;
+            found = cand;
+        }
+    }
+    free(z);
+    return found;
+}
+
 /* The whole schedule y against the recording from offset o0, once every
  * change is found: strictly, or piecewise with xruns (po: the most taps);
  * the latency gpufilt reported held to. Returns the exit code. */
@@ -830,11 +946,50 @@ static int schedule_verdict(const options *opt, const options *po, const sig *re
  * on from where the schedule resumes, gpufilt's frame count may differ
  * from the signal's by a new constant after it, and the whole schedule is
  * then checked piecewise (check_piecewise). Returns the exit code. */
+/* From change s on, where its filter heard the signal only from s - gap:
+ * the crossfade into that filter's output, then its output, up to where
+ * the next change may start (span: the frames gpufilt reported between
+ * the two, and some; 0: to the end), into the schedule y. 0, or 2 (the
+ * exit code) when out of memory. */
+static int schedule_heard(const sig *x, int C, size_t N, size_t F, size_t s, size_t gap,
+                          const double *h, size_t T, long long span, float *y)
+{
+    const size_t far = span > 0 ? s + (size_t)span + 4 * F + 16384 : N, end = far < N ? far : N;
+    double *z = malloc((end - s) * (size_t)C * sizeof(double));
+    if (!z || heard_from(x, C, s > gap ? s - gap : 0, s, end, h, T, z) != 0) {
+        free(z);
+        fprintf(stderr, "live_check: out of memory\n");
+        return 2;
+    }
+    for (size_t i = s; i < end; i++)
+        for (size_t c = 0; c < (size_t)C; c++) {
+            float *v = &y[i * (size_t)C + c];
+            *v = crossfade(*v, (float)z[(i - s) * (size_t)C + c], i - s, F);
+        }
+    free(z);
+    return 0;
+}
+
+/* A comma-separated list of frames into v (up to n; -1 where missing). */
+static void frame_list(const char *s, long long *v, int n)
+{
+    for (int k = 0; k < n; k++) {
+        v[k] = s && *s >= '0' && *s <= '9' ? atoll(s) : -1;
+        s = s ? strchr(s, ',') : NULL;
+        s = s ? s + 1 : NULL;
+    }
+}
+
 static int check_switches(const options *opt, const sig *x, const sig *rec, float *y)
 {
     const int C = opt->C;
     const size_t N = x->frames, F = opt->fade;
     float *ys[MAX_SWITCHES] = {NULL};
+    double *hk[MAX_SWITCHES] = {NULL};
+    size_t tk[MAX_SWITCHES] = {0};
+    long long at[MAX_SWITCHES], heard[MAX_SWITCHES]; /* --reported, --heard */
+    frame_list(opt->reported, at, opt->nsw);
+    frame_list(opt->heard, heard, opt->nsw);
     int same_as[MAX_SWITCHES]; /* an earlier change to the same filter, whose oracle serves */
     for (int k = 0; k < MAX_SWITCHES; k++)
         same_as[k] = -1;
@@ -845,7 +1000,7 @@ static int check_switches(const options *opt, const sig *x, const sig *rec, floa
     }
     double tol = g_tol;
     options po = *opt; /* T: the most taps of the filters, for xruns' transients */
-    if (make_oracles(opt, x, ys, same_as, &tol, &po.T) != 0)
+    if (make_oracles(opt, x, ys, hk, tk, same_as, &tol, &po.T) != 0)
         goto done;
     g_tol = 2 * tol;
     if (g_tol)
@@ -858,11 +1013,15 @@ static int check_switches(const options *opt, const sig *x, const sig *rec, floa
     const size_t o0 = o;
     long long shift = 0;
     int anchored = 0; /* the constant is found (again after an xrun) */
-    const char *rep = opt->reported;
-    size_t from = 0; /* frames before this are settled */
+    size_t from = 0;  /* frames before this are settled */
     for (int k = 0; k < opt->nsw; k++) {
         size_t s = from;
-        const size_t found = change_start(rec, o, y, ys[k], C, N, F, from, &s);
+        /* within the bound, a filter that heard less than its length */
+        const long long gap = at[k] >= 0 && heard[k] >= 0 ? at[k] - heard[k] : -1;
+        const int part = g_tol && !g_head && gap >= 0 && (size_t)gap + 1 < tk[k];
+        const size_t found =
+            part ? heard_start(rec, o, y, x, C, N, F, from, (size_t)gap, hk[k], tk[k], &s)
+                 : change_start(rec, o, y, ys[k], C, N, F, from, &s);
         if (found >= N && xrun_explains(&po, rec, y, N, s, &o, &from)) {
             anchored = 0;
             k--; /* the same change, from where the schedule resumes */
@@ -876,20 +1035,23 @@ static int check_switches(const options *opt, const sig *x, const sig *rec, floa
             goto done;
         }
         s = found;
-        for (size_t i = s; i < N; i++)
+        if (part &&
+            schedule_heard(x, C, N, F, s, (size_t)gap, hk[k], tk[k],
+                           k + 1 < opt->nsw && at[k + 1] > at[k] ? at[k + 1] - at[k] : 0, y) != 0)
+            goto done;
+        for (size_t i = s; i < N && !part; i++)
             for (int c = 0; c < C; c++) {
                 const size_t j = i * (size_t)C + (size_t)c;
                 y[j] = scheduled(y, ys[k], i, j, s, F);
             }
-        long long r = -1;
-        if (rep && *rep) {
-            r = atoll(rep);
-            rep = strchr(rep, ',');
-            rep = rep ? rep + 1 : NULL;
-        }
+        const long long r = at[k];
         printf("live_check: change %d (%s): the crossfade of %zu frames starts at signal frame "
-               "%zu (gpufilt reported frame %lld)\n",
+               "%zu (gpufilt reported frame %lld)",
                k + 1, opt->sw[k], F, s, r);
+        if (part)
+            printf("; its filter heard the signal from frame %zu",
+                   s > (size_t)gap ? s - (size_t)gap : 0);
+        printf("\n");
         if (opt->reported) {
             if (r < 0 || (anchored && r - (long long)s != shift)) {
                 printf("live_check: FAIL: gpufilt's frames of the changes and the signal's "
@@ -907,7 +1069,7 @@ static int check_switches(const options *opt, const sig *x, const sig *rec, floa
 done:
     for (int k = 0; k < opt->nsw; k++)
         if (same_as[k] < 0)
-            free(ys[k]);
+            free(ys[k]), free(hk[k]);
     return rc;
 }
 

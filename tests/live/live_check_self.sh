@@ -15,7 +15,10 @@
 # partitions of 256 is), so a crossfade leaves the old output within the
 # bound hundreds of frames after it starts: its start must still be found
 # exactly (the frames gpufilt reports differ from the signal's by one
-# constant), and one that starts 10 frames late must fail.
+# constant), and one that starts 10 frames late must fail. Then filters
+# that heard the signal only from 8192 frames before their crossfades (as
+# gpufilt's do when longer than a second: --heard): passes with the frames
+# they heard from, fails with 4096.
 #
 #   live_check_self.sh GPUFILT LIVE_CHECK WORKDIR [PYTHON]
 # PYTHON (default python3) makes the signal and splices the schedule with
@@ -125,5 +128,35 @@ long_check() { # WANT LABEL RECORDING
 }
 long_check 0 fft_bound long.f32
 long_check 1 fft_bound_late long_late.f32
+
+# what a filter outputs when it hears the signal from frame a on
+for hf in A:0 B:11808 A:27808; do
+    "$py" -c '
+import sys, numpy as np
+x = np.fromfile("x.f32", "<f4").reshape(-1, 2).copy()
+x[:int(sys.argv[1])] = 0
+x.tofile("xh.f32")' "${hf#*:}" || exit 2
+    "$gpufilt" xh.f32 "h${hf%:*}${hf#*:}.f32" --raw f32le --channels 2 --rate 48000 \
+        --coeffs "h${hf%:*}.txt" --method fft --partition 256 --mode causal --device cpu \
+        --quiet || exit 2
+done
+"$py" -c '
+import numpy as np
+ld = lambda n: np.fromfile(n, "<f4").reshape(-1, 2)
+y, F = ld("hA0.f32").copy(), 960
+w = ((np.arange(F, dtype=np.float64) + 1) / (F + 1))[:, None]
+for s, new in ((20000, ld("hB11808.f32")), (36000, ld("hA27808.f32"))):
+    y[s:s + F] = (y[s:s + F].astype(np.float64) * (1 - w)
+                  + new[s:s + F].astype(np.float64) * w).astype(np.float32)
+    y[s + F:] = new[s + F:]
+z = np.zeros((512, 2), np.float32)
+np.concatenate([z, y, z]).tofile("heard.f32")' || exit 2
+heard_check() { # WANT LABEL HEARD
+    run_check "$1" "$2" --signal x.f32 --channels 2 --coeffs hA.txt --fft-partition 256 \
+        --switch coeffs:hB.txt --switch coeffs:hA.txt --fade 960 --reported 30000,46000 \
+        --heard "$3" --latency 512 --exact-latency 1 --record heard.f32 --xruns 0
+}
+heard_check 0 heard 21808,37808
+heard_check 1 heard_wrong 25904,41904
 if [ "$fails" = 0 ]; then echo "live_check_self: PASS"; else echo "live_check_self: $fails failed"; fi
 [ "$fails" = 0 ]

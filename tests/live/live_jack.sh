@@ -220,10 +220,18 @@ wait_started() {
     return 1
 }
 # gpufilt's "filter N from frame F" lines as live_check --reported F1,F2...
+# The frames gpufilt reported for its changes of filter (--reported), and
+# where each new filter began hearing the signal (--heard: what a filter
+# longer than a second outputs); not with --latency zero, whose callback
+# sums the first taps over the whole history (its changes here are of
+# filters far shorter than a second).
 reported_frames() {
-    local f
+    local f a=
     f=$(sed -n 's/^gpufilt: live: filter [0-9]* from frame \([0-9]*\) .*/\1/p' "$1" | paste -sd, -)
-    echo "--reported ${f:-none}"
+    grep -q 'head direct in the callback' "$1" ||
+        a=$(sed -n 's/^gpufilt: live: filter [0-9]* from .*, heard from frame \([0-9]*\)).*/\1/p' \
+            "$1" | paste -sd, -)
+    echo "--reported ${f:-none}${a:+ --heard $a}"
 }
 fifo="$work/control.fifo"
 rm -f "$fifo"
