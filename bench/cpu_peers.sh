@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cpu_peers.sh: gpufilt's CPU FFT filter against FFmpeg's afir and SoX's fir.
 #
-#   bench/cpu_peers.sh BUILD_DIR WORK_DIR [--runs N] [--seconds S] [--keep]
+#   bench/cpu_peers.sh BUILD_DIR WORK_DIR [--runs N] [--seconds S] [--no-wisdom] [--keep]
 #
 # Makes, in WORK_DIR, a deterministic WAV (default 10 minutes, 48 kHz,
 # stereo, 16-bit) with bench_makewav and two mono impulse responses of
@@ -20,6 +20,7 @@
 #   gpufilt T wisdom  gpufilt ... --fft-wisdom WORK/fftw.wisdom: FFTW's
 #                  measured plans (made once with --make-fft-wisdom, kept
 #                  in WORK and reused), shown beside the default plans
+#                  (--no-wisdom: not, where the minute it takes is dear)
 #
 
 # afir's output is as long as its input and not delayed (y[i] = sum_k
@@ -45,7 +46,13 @@ PROG=cpu_peers
 source "$(dirname "$0")/lib.sh"
 
 SECONDS_LEN=600
+WISDOM_CASES=1
 script_option() {
+    if [[ $1 == --no-wisdom ]]; then
+        WISDOM_CASES=0
+        SHIFT=1
+        return 0
+    fi
     [[ $1 == --seconds ]] || return 1
     need_posint "$1" "$2"
     SECONDS_LEN=$2
@@ -79,7 +86,7 @@ for T in 65536 1048576; do
 done
 cat "$IN" >/dev/null
 WISDOM=$WORK/fftw.wisdom
-if [[ ! -s $WISDOM ]]; then
+if [[ $WISDOM_CASES == 1 && ! -s $WISDOM ]]; then
     echo "cpu_peers: measuring FFTW's plans once (--make-fft-wisdom, about a minute)" >&2
     "$GPUFILT" --make-fft-wisdom "$WISDOM" --quiet || die "--make-fft-wisdom failed"
 fi
@@ -109,8 +116,9 @@ for T in 65536 1048576; do
     add_case "gpufilt $T" "\"$GPUFILT\" \"$IN\" \"$OUTDIR/g$T.wav\" --ir \"$WORK/ir$T.wav\" --device cpu --mode causal --quiet" \
         "$(printf "$check" "g$T.wav")"
     # shellcheck disable=SC2059
-    add_case "gpufilt $T wisdom" "\"$GPUFILT\" \"$IN\" \"$OUTDIR/w$T.wav\" --ir \"$WORK/ir$T.wav\" --device cpu --mode causal --quiet --fft-wisdom \"$WISDOM\"" \
-        "$(printf "$check" "w$T.wav")"
+    [[ $WISDOM_CASES == 0 ]] ||
+        add_case "gpufilt $T wisdom" "\"$GPUFILT\" \"$IN\" \"$OUTDIR/w$T.wav\" --ir \"$WORK/ir$T.wav\" --device cpu --mode causal --quiet --fft-wisdom \"$WISDOM\"" \
+            "$(printf "$check" "w$T.wav")"
     if [[ -n $FFMPEG ]]; then
         # shellcheck disable=SC2059
         add_case "afir $T" "\"$FFMPEG\" -nostdin -hide_banner -loglevel error -y -i \"$IN\" -i \"$WORK/ir$T.wav\" -lavfi '[0:a][1:a]$AFIR,aformat=channel_layouts=stereo' \"$OUTDIR/f$T.wav\"" \
@@ -179,8 +187,10 @@ echo "ratios, peer time / gpufilt time ($(nproc) CPUs):"
 ratio "afir 65536" 1.5 "gpufilt 65536" "afir 65536"
 ratio "afir 1048576" 1.5 "gpufilt 1048576" "afir 1048576"
 ratio "sox 65536" 3 "gpufilt 65536" "sox 65536"
-echo "with FFTW's measured plans (--fft-wisdom):"
-ratio "afir 65536" 1.5 "gpufilt 65536 wisdom" "afir 65536"
-ratio "afir 1048576" 1.5 "gpufilt 1048576 wisdom" "afir 1048576"
+if [[ $WISDOM_CASES == 1 ]]; then
+    echo "with FFTW's measured plans (--fft-wisdom):"
+    ratio "afir 65536" 1.5 "gpufilt 65536 wisdom" "afir 65536"
+    ratio "afir 1048576" 1.5 "gpufilt 1048576 wisdom" "afir 1048576"
+fi
 [[ $KEEP == 1 ]] || rm -f "$IN"
 exit "$STATUS"

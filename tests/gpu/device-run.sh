@@ -8,7 +8,8 @@
 #   tests/gpu/device-run.sh [--quick] [--only STEP,...]
 #     --quick: smaller benchmark sizes, sanitizers on the smaller cases
 #     --only:  run only these of: ctest contention demo faults sanitize bench long
-#              multigpu gpuarrays clibench pipes live, and the opt-in profile, trace and soak
+#              multigpu gpuarrays clibench pipes cpupeers live, and the opt-in profile, trace
+#              and soak
 #              (the build always runs; profile, trace and soak run only when named)
 #   MULTI_BENCH=0: the multigpu step without its benchmark
 #   TRACE_CASES (default "2^22 taps, 8 ch|128 ch"): the trace step's bench_multi
@@ -248,6 +249,14 @@ if want pipes && [ -x bench/pipe_bench.sh ]; then
         bench/pipe_bench.sh build-gpu /tmp/gpufilt-pipebench --device $d 2>&1 | tee "$OUT/pipe_bench-$d.log"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     done
+fi
+
+if want cpupeers && [ -x bench/cpu_peers.sh ]; then
+    step "the CPU backend against FFmpeg's afir and SoX's fir on this machine's $(nproc) CPUs"
+    # FFmpeg from tests/gpu/fetch-ffmpeg.sh (this machine has none), SoX from .deps.
+    [ -x .deps/ffmpeg/ffmpeg ] && export PATH="$PWD/.deps/ffmpeg:$PATH"
+    bench/cpu_peers.sh build-gpu /tmp/gpufilt-cpupeers --no-wisdom 2>&1 | tee "$OUT/cpu_peers.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
 if want live; then
