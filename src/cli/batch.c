@@ -310,11 +310,9 @@ static int by_size(const void *a, const void *b)
     return i < j ? -1 : i > j;
 }
 
-/* The GPU is in play for the batch: --device cuda, --gpus, or for --device
- * auto the policy's answer for the largest file (its header read here;
- * only the number of workers depends on this guess, never a file's bytes,
- * which its own run decides). */
-static int gpu_in_play(const gf_cli_options *o, const gf_taps *t, const char *largest)
+/* (Only the number of workers and gpu_warm depend on this guess, never a
+ * file's bytes, which its own run decides.) */
+int gf_batch_gpu_in_play(const gf_cli_options *o, const gf_taps *t, const char *largest)
 {
     if (o->device == GF_DEVICE_CUDA || o->ngpus != 0)
         return 1;
@@ -344,7 +342,7 @@ static int gpu_in_play(const gf_cli_options *o, const gf_taps *t, const char *la
  * for workers on the CPU. */
 static int worker_gpus(const gf_cli_options *o, const gf_taps *t, const char *largest, int *gpus)
 {
-    return gpu_in_play(o, t, largest) ? gf_cli_gpu_list(o, gpus) : 0;
+    return gf_batch_gpu_in_play(o, t, largest) ? gf_cli_gpu_list(o, gpus) : 0;
 }
 
 /* Print the lines of the files done, in the batch's order, from *printed

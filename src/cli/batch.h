@@ -35,4 +35,10 @@ void gf_batch_free(gf_batch *b);
 int gf_batch_file(const gf_cli_options *o, const gf_taps *t, const gf_batch *b, size_t i,
                   volatile sig_atomic_t *stop, int *skipped);
 
+/* Whether the GPU is in play for a batch whose largest input is `largest`:
+ * --device cuda, --gpus, or for --device auto the policy's answer for that
+ * file (its header read here). Its workers (gpufilt-mpi: its ranks) then
+ * run on a started GPU (gf_cli_options.gpu_warm). */
+int gf_batch_gpu_in_play(const gf_cli_options *o, const gf_taps *t, const char *largest);
+
 #endif /* GF_BATCH_H */

@@ -112,10 +112,10 @@ typedef struct gf_cli_options {
      * a batch's worker runs its file on fewer threads than the one file
      * alone would get, but decides its device (and so its bytes) the same. */
     int policy_threads;
-    /* A batch's worker on a GPU (batch.c): its GPU is started once for all
-     * of its files, so a file whose bytes are the same on every device (the
-     * direct method on both) goes to it above GPU_FILE_S of CPU work,
-     * rather than twice the start-up's. */
+    /* A batch's worker on a GPU (batch.c; gpufilt-mpi: a batch's rank):
+     * its GPU is started once for all of its files, so a file whose bytes
+     * are the same on every device (the direct method on both) goes to it
+     * above GPU_FILE_S of CPU work, rather than twice the start-up's. */
     int gpu_warm;
     /* A batch's worker: the engine of its last file, taken again where the
      * next wants the very same one (gf_cli_engine_take); NULL: none. */

@@ -156,6 +156,8 @@ static int deal(gf_mpi *m, const gf_batch *b, const int64_t *order, results *r)
     const int fd = catcher(m);
     gf_engine_keep keep = {0}; /* one file's engine for the next (gf_cli_options.keep) */
     m->o.keep = &keep;
+    /* A rank's GPU, as a batch worker's, starts once for all its files. */
+    m->o.gpu_warm = b->n > 0 && gf_batch_gpu_in_play(&m->o, m->taps, b->in[order[0]]);
     MPI_Win_lock_all(0, win);
     for (;;) {
         const int64_t one = 1;
@@ -170,6 +172,7 @@ static int deal(gf_mpi *m, const gf_batch *b, const int64_t *order, results *r)
     MPI_Win_unlock_all(win);
     MPI_Win_free(&win);
     m->o.keep = NULL;
+    m->o.gpu_warm = 0;
     gf_cli_engine_keep_free(&keep);
     if (fd >= 0)
         close(fd);
