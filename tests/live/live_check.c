@@ -818,12 +818,13 @@ static double change_sse(const sig *rec, size_t o, const float *old, const float
 /* Where the recording (at offset o) leaves y, the old output settled
  * before `from`, into *left; and where the change to nu's output starts:
  * the crossfade's first frame is *left, or earlier where its first
- * weights moved a sample less than the tolerance (within a bound as loose
- * as a 2^20-tap FFT method's, up to a few crossfades earlier). Of the
- * starts that fit, the one whose schedule differs least from the
- * recording (at the right one, by the arithmetic's error; a frame off,
- * by a crossfade step of the filters' difference), the earliest of equals
- * (bit for bit, every start that fits differs by 0). N where none fits. */
+ * weights moved a sample less than the tolerance (bit for bit, up to 64
+ * frames earlier; within a bound as loose as a 2^20-tap FFT method's, up
+ * to a few crossfades). Of the starts that fit, the one whose schedule
+ * differs least from the recording (at the right one, by the arithmetic's
+ * error; a frame off, by a crossfade step of the filters' difference), the
+ * earliest of equals (bit for bit, every start that fits differs by 0). N
+ * where none fits. */
 static size_t change_start(const sig *rec, size_t o, const float *y, const float *nu, int C,
                            size_t N, size_t F, size_t from, size_t *left)
 {
@@ -834,7 +835,8 @@ static size_t change_start(const sig *rec, size_t o, const float *y, const float
     *left = s;
     if (s >= N)
         return N;
-    const size_t back = 4 * F + 64;
+    /* bit for bit, the first weight already moves a sample: as before, 64 */
+    const size_t back = g_tol ? 4 * F + 64 : 64;
     const size_t lo = s - from > back ? s - back : from;
     const size_t to = s + F + RESYNC_LEN < N ? s + F + RESYNC_LEN : N;
     size_t found = N;
