@@ -74,20 +74,25 @@ static void keep_history(gf_engine *e, const unsigned char *in, size_t frames, i
     e->filling = 0;
 }
 
+/* Slot s's chunk in flight, waited for and its histograms merged. */
+static gf_status retire(gf_engine *e, int s, int *inflight)
+{
+    const gf_status st = gf_eng_wait(e, s);
+    if (st != GF_OK)
+        return gf_eng_fail(e, st);
+    inflight[s] = 0;
+    return gf_eng_hist_merge(e, &e->slot[s]);
+}
+
 /* Waits for the chunks in flight (inflight[s] set), merging histograms in
  * the order of slots head, head + 1, ... (stream order, where chunks went
  * to the slots in turn). */
 static gf_status drain(gf_engine *e, int *inflight)
 {
+    gf_status st;
     for (int j = 0; j < e->nslots; j++) {
         const int s = (e->head + j) % e->nslots;
-        if (!inflight[s])
-            continue;
-        gf_status st = gf_eng_wait(e, s);
-        if (st != GF_OK)
-            return gf_eng_fail(e, st);
-        inflight[s] = 0;
-        if ((st = gf_eng_hist_merge(e, &e->slot[s])) != GF_OK)
+        if (inflight[s] && (st = retire(e, s, inflight)) != GF_OK)
             return st;
     }
     return GF_OK;
@@ -143,13 +148,9 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
             if (off >= end)
                 continue;
             const int s = (int)(((size_t)e->head + r * n + j) % (size_t)e->nslots);
-            if (inflight[s]) { /* in turn, the oldest: histograms merge in order */
-                if ((st = gf_eng_wait(e, s)) != GF_OK)
-                    return gf_eng_fail(e, st);
-                inflight[s] = 0;
-                if ((st = gf_eng_hist_merge(e, &e->slot[s])) != GF_OK)
-                    return st;
-            }
+            /* in turn, the oldest: histograms merge in order */
+            if (inflight[s] && (st = retire(e, s, inflight)) != GF_OK)
+                return st;
             const size_t len = end - off < piece ? end - off : piece;
             const size_t skip = off < skip0 ? (skip0 - off < len ? skip0 - off : len) : 0;
             gf_chunk c = {

@@ -712,22 +712,6 @@ static float scheduled(const float *old, const float *nu, size_t i, size_t j, si
     return i < s ? old[j] : crossfade(old[j], nu[j], i - s, F);
 }
 
-/* Whether recording frames o + [from, to) hold the change at s. */
-static int change_fits(const sig *rec, size_t o, const float *old, const float *nu, int C,
-                       size_t from, size_t to, size_t s, size_t F)
-{
-    for (size_t i = from; i < to; i++) {
-        if (o + i >= rec->frames)
-            return 0;
-        for (int c = 0; c < C; c++) {
-            const size_t j = i * (size_t)C + (size_t)c;
-            if (!sample_eq(rec->p[(o + i) * (size_t)C + (size_t)c], scheduled(old, nu, i, j, s, F)))
-                return 0;
-        }
-    }
-    return 1;
-}
-
 /* Each change's filter output into ys[k] (one per distinct filter: a
  * repeated SPEC shares the earlier one's, same_as[k] its index, else -1),
  * its taps into hk[k] (as the exact oracle sums them: rounded to f32) and
@@ -737,6 +721,8 @@ static int change_fits(const sig *rec, size_t o, const float *old, const float *
 static int make_oracles(const options *opt, const sig *x, float **ys, double **hk, size_t *tk,
                         int *same_as, double *tol, size_t *max_taps)
 {
+    for (int k = 0; k < opt->nsw; k++)
+        same_as[k] = -1;
     for (int k = 0; k < opt->nsw; k++) {
         for (int j = 0; j < k && same_as[k] < 0; j++)
             if (strcmp(opt->sw[j], opt->sw[k]) == 0)
@@ -799,55 +785,64 @@ static int xrun_explains(const options *po, const sig *rec, const float *y, size
     return 1;
 }
 
-/* The sum of squared differences between recording frames o + [from, to)
- * and the change at s. */
-static double change_sse(const sig *rec, size_t o, const float *old, const float *nu, int C,
-                         size_t from, size_t to, size_t s, size_t F)
-{
-    double d = 0;
-    for (size_t i = from; i < to; i++)
-        for (int c = 0; c < C; c++) {
-            const size_t j = i * (size_t)C + (size_t)c;
-            const double e =
-                (double)rec->p[(o + i) * (size_t)C + (size_t)c] - scheduled(old, nu, i, j, s, F);
-            d += e * e;
-        }
-    return d;
-}
-
-/* Where the recording (at offset o) leaves y, the old output settled
- * before `from`, into *left; and where the change to nu's output starts:
- * the crossfade's first frame is *left, or earlier where its first
- * weights moved a sample less than the tolerance (bit for bit, up to 64
- * frames earlier; within a bound as loose as a 2^20-tap FFT method's, up
- * to a few crossfades). Of the starts that fit, the one whose schedule
- * differs least from the recording (at the right one, by the arithmetic's
- * error; a frame off, by a crossfade step of the filters' difference), the
- * earliest of equals (bit for bit, every start that fits differs by 0). N
- * where none fits. */
-static size_t change_start(const sig *rec, size_t o, const float *y, const float *nu, int C,
-                           size_t N, size_t F, size_t from, size_t *left)
+/* Where the recording (at offset o) first leaves y, the old output
+ * settled before `from` (N: nowhere); and the window a change's start is
+ * looked for in: the start in [*lo, that frame], up to `back` frames
+ * earlier (its first weights may move a sample less than the tolerance),
+ * and it must fit up to *hi (a crossfade and RESYNC_LEN frames past). */
+static size_t leaves_at(const sig *rec, size_t o, const float *y, int C, size_t N, size_t F,
+                        size_t from, size_t back, size_t *lo, size_t *hi)
 {
     size_t s = from;
     while (s < N && o + s < rec->frames &&
            frame_eq(rec->p + (o + s) * (size_t)C, y + s * (size_t)C, C))
         s++;
-    *left = s;
-    if (s >= N)
+    *lo = s < N && s - from > back ? s - back : from;
+    *hi = s + F + RESYNC_LEN < N ? s + F + RESYNC_LEN : N;
+    return s;
+}
+
+/* Whether recording frames o + [cand, hi) hold the change from y to nu
+ * (nu: the new output over [lo, hi)) starting at cand; within the bound,
+ * the sum of squared differences over [lo, hi) into *d (bit for bit, 0). */
+static int start_fits(const sig *rec, size_t o, const float *y, const float *nu, int C, size_t lo,
+                      size_t hi, size_t cand, size_t F, double *d)
+{
+    const size_t Cz = (size_t)C;
+    *d = 0;
+    for (size_t i = g_tol ? lo : cand; i < hi; i++)
+        for (size_t c = 0; c < Cz; c++) {
+            const float old = y[i * Cz + c], got = rec->p[(o + i) * Cz + c];
+            const float want = i < cand ? old : crossfade(old, nu[(i - lo) * Cz + c], i - cand, F);
+            if (i >= cand && !sample_eq(got, want))
+                return 0;
+            *d += g_tol ? ((double)got - (double)want) * ((double)got - (double)want) : 0.0;
+        }
+    return 1;
+}
+
+/* Where the change to nu's output starts, the recording leaving y (the
+ * old output settled before `from`) at *left: that frame, or earlier
+ * where the crossfade's first weights moved a sample less than the
+ * tolerance (bit for bit, up to 64 frames earlier; within a bound as
+ * loose as a 2^20-tap FFT method's, up to a few crossfades). Of the starts
+ * that fit, the one whose schedule differs least from the recording (at
+ * the right one, by the arithmetic's error; a frame off, by a crossfade
+ * step of the filters' difference), the earliest of equals (bit for bit,
+ * every start that fits differs by 0). N where none fits. */
+static size_t change_start(const sig *rec, size_t o, const float *y, const float *nu, int C,
+                           size_t N, size_t F, size_t from, size_t *left)
+{
+    size_t lo, hi, found = N;
+    /* bit for bit, the first weight already moves a sample: 64 */
+    const size_t s = *left = leaves_at(rec, o, y, C, N, F, from, g_tol ? 4 * F + 64 : 64, &lo, &hi);
+    if (s >= N || o + hi > rec->frames)
         return N;
-    /* bit for bit, the first weight already moves a sample: as before, 64 */
-    const size_t back = g_tol ? 4 * F + 64 : 64;
-    const size_t lo = s - from > back ? s - back : from;
-    const size_t to = s + F + RESYNC_LEN < N ? s + F + RESYNC_LEN : N;
-    size_t found = N;
-    double best = INFINITY;
+    double best = INFINITY, d;
     for (size_t cand = lo; cand <= s; cand++)
-        if (change_fits(rec, o, y, nu, C, cand, to, cand, F)) {
-            const double d = g_tol ? change_sse(rec, o, y, nu, C, lo, to, cand, F) : 0;
-            if (d < best) {
-                best = d;
-                found = cand;
-            }
+        if (start_fits(rec, o, y, nu + lo * (size_t)C, C, lo, hi, cand, F, &d) && d < best) {
+            best = d;
+            found = cand;
         }
     return found;
 }
@@ -858,31 +853,25 @@ static size_t change_start(const sig *rec, size_t o, const float *y, const float
  * filtered, docs/live.md): each candidate start s has its own new output,
  * heard from s - gap. That output is kept in double over the window
  * [lo, hi) and moved from one candidate to the next by taking out the
- * one input frame the later start no longer heard; of the starts that
- * fit within the tolerance, the one differing least from the recording.
- * N where none fits (or out of memory).
+ * one input frame the later start no longer heard. N where none fits (or
+ * out of memory).
  */
 static size_t heard_start(const sig *rec, size_t o, const float *y, const sig *x, int C, size_t N,
                           size_t F, size_t from, size_t gap, const double *h, size_t T,
                           size_t *left)
 {
-    size_t s = from;
-    while (s < N && o + s < rec->frames &&
-           frame_eq(rec->p + (o + s) * (size_t)C, y + s * (size_t)C, C))
-        s++;
-    *left = s;
-    if (s >= N)
+    size_t lo, hi, found = N;
+    const size_t s = *left = leaves_at(rec, o, y, C, N, F, from, 4 * F + 64, &lo, &hi);
+    const size_t Cz = (size_t)C, n = s < N ? (hi - lo) * Cz : 0;
+    if (s >= N || o + hi > rec->frames)
         return N;
-    const size_t back = 4 * F + 64, Cz = (size_t)C;
-    const size_t lo = s - from > back ? s - back : from;
-    const size_t hi = s + F + RESYNC_LEN < N ? s + F + RESYNC_LEN : N;
-    double *z = o + hi <= rec->frames ? malloc((hi - lo) * Cz * sizeof(double)) : NULL;
-    if (!z || heard_from(x, C, lo > gap ? lo - gap : 0, lo, hi, h, T, z) != 0) {
+    double *z = malloc(n * sizeof(double)), best = INFINITY, d;
+    float *nu = malloc(n * sizeof(float));
+    if (!z || !nu || heard_from(x, C, lo > gap ? lo - gap : 0, lo, hi, h, T, z) != 0) {
         free(z);
+        free(nu);
         return N;
     }
-    size_t found = N;
-    double best = INFINITY;
     for (size_t cand = lo; cand <= s; cand++) {
         if (cand > lo && cand - 1 >= gap) { /* frame cand - 1 - gap is no longer heard */
             const size_t j = cand - 1 - gap;
@@ -890,25 +879,15 @@ static size_t heard_start(const sig *rec, size_t o, const float *y, const sig *x
                 for (size_t c = 0; c < Cz; c++)
                     z[(i - lo) * Cz + c] -= h[i - j] * (double)x->p[j * Cz + c];
         }
-        double d = 0;
-        int fits = 1;
-        for (size_t i = lo; i < hi && fits; i++)
-            for (size_t c = 0; c < Cz; c++) {
-                const float old = y[i * Cz + c], got = rec->p[(o + i) * Cz + c];
-                const float want =
-                    i < cand ? old : crossfade(old, (float)z[(i - lo) * Cz + c], i - cand, F);
-                if (i >= cand && !sample_eq(got, want)) {
-                    fits = 0;
-                    break;
-                }
-                d += ((double)got - (double)want) * ((double)got - (double)want);
-            }
-        if (fits && d < best) {
+        for (size_t k = 0; k < n; k++)
+            nu[k] = (float)z[k];
+        if (start_fits(rec, o, y, nu, C, lo, hi, cand, F, &d) && d < best) {
             best = d;
             found = cand;
         }
     }
     free(z);
+    free(nu);
     return found;
 }
 
@@ -938,16 +917,6 @@ static int schedule_verdict(const options *opt, const options *po, const sig *re
     return 0;
 }
 
-/* With --switch: the schedule of changes
- * (see the top). y holds the first filter's output and becomes the whole
- * schedule's. With --fft-partition a sample may differ by twice the
- * largest of the filters' bounds: each engine's output within its own,
- * the crossfade's weights sum to 1, and the crossfade's rounding is within
- * the output rounding each bound holds. With xruns reported, a departure
- * that is no change may be an xrun (xrun_explains): the changes are found
- * on from where the schedule resumes, gpufilt's frame count may differ
- * from the signal's by a new constant after it, and the whole schedule is
- * then checked piecewise (check_piecewise). Returns the exit code. */
 /* From change s on, where its filter heard the signal only from s - gap:
  * the crossfade into that filter's output, then its output, up to where
  * the next change may start (span: the frames gpufilt reported between
@@ -972,6 +941,34 @@ static int schedule_heard(const sig *x, int C, size_t N, size_t F, size_t s, siz
     return 0;
 }
 
+/* From change s on, where its filter heard the whole signal: the
+ * crossfade into nu, that filter's output, then nu, into the schedule y. */
+static void schedule_whole(int C, size_t N, size_t F, size_t s, const float *nu, float *y)
+{
+    for (size_t i = s; i < N; i++)
+        for (size_t c = 0; c < (size_t)C; c++) {
+            const size_t j = i * (size_t)C + c;
+            y[j] = scheduled(y, nu, i, j, s, F);
+        }
+}
+
+/* gpufilt's frame r of a change the recording has at signal frame s:
+ * whether the two differ by the constant of the change before (*shift,
+ * once *anchored: after an xrun it is found again), which becomes r - s.
+ * A line says why not. */
+static int shift_holds(long long r, size_t s, long long *shift, int *anchored)
+{
+    if (r < 0 || (*anchored && r - (long long)s != *shift)) {
+        printf("live_check: FAIL: gpufilt's frames of the changes and the signal's "
+               "differ by %lld, not %lld as at the change before\n",
+               r - (long long)s, *shift);
+        return 0;
+    }
+    *shift = r - (long long)s;
+    *anchored = 1;
+    return 1;
+}
+
 /* A comma-separated list of frames into v (up to n; -1 where missing). */
 static void frame_list(const char *s, long long *v, int n)
 {
@@ -982,6 +979,16 @@ static void frame_list(const char *s, long long *v, int n)
     }
 }
 
+/* With --switch: the schedule of changes
+ * (see the top). y holds the first filter's output and becomes the whole
+ * schedule's. With --fft-partition a sample may differ by twice the
+ * largest of the filters' bounds: each engine's output within its own,
+ * the crossfade's weights sum to 1, and the crossfade's rounding is within
+ * the output rounding each bound holds. With xruns reported, a departure
+ * that is no change may be an xrun (xrun_explains): the changes are found
+ * on from where the schedule resumes, gpufilt's frame count may differ
+ * from the signal's by a new constant after it, and the whole schedule is
+ * then checked piecewise (check_piecewise). Returns the exit code. */
 static int check_switches(const options *opt, const sig *x, const sig *rec, float *y)
 {
     const int C = opt->C;
@@ -993,8 +1000,6 @@ static int check_switches(const options *opt, const sig *x, const sig *rec, floa
     frame_list(opt->reported, at, opt->nsw);
     frame_list(opt->heard, heard, opt->nsw);
     int same_as[MAX_SWITCHES]; /* an earlier change to the same filter, whose oracle serves */
-    for (int k = 0; k < MAX_SWITCHES; k++)
-        same_as[k] = -1;
     int rc = 2;
     if (opt->f64) {
         fprintf(stderr, "live_check: --switch checks f32 only\n");
@@ -1037,33 +1042,21 @@ static int check_switches(const options *opt, const sig *x, const sig *rec, floa
             goto done;
         }
         s = found;
-        if (part &&
-            schedule_heard(x, C, N, F, s, (size_t)gap, hk[k], tk[k],
-                           k + 1 < opt->nsw && at[k + 1] > at[k] ? at[k + 1] - at[k] : 0, y) != 0)
+        const long long span = k + 1 < opt->nsw && at[k + 1] > at[k] ? at[k + 1] - at[k] : 0;
+        if (!part)
+            schedule_whole(C, N, F, s, ys[k], y);
+        else if (schedule_heard(x, C, N, F, s, (size_t)gap, hk[k], tk[k], span, y) != 0)
             goto done;
-        for (size_t i = s; i < N && !part; i++)
-            for (int c = 0; c < C; c++) {
-                const size_t j = i * (size_t)C + (size_t)c;
-                y[j] = scheduled(y, ys[k], i, j, s, F);
-            }
-        const long long r = at[k];
         printf("live_check: change %d (%s): the crossfade of %zu frames starts at signal frame "
                "%zu (gpufilt reported frame %lld)",
-               k + 1, opt->sw[k], F, s, r);
+               k + 1, opt->sw[k], F, s, at[k]);
         if (part)
             printf("; its filter heard the signal from frame %zu",
                    s > (size_t)gap ? s - (size_t)gap : 0);
         printf("\n");
-        if (opt->reported) {
-            if (r < 0 || (anchored && r - (long long)s != shift)) {
-                printf("live_check: FAIL: gpufilt's frames of the changes and the signal's "
-                       "differ by %lld, not %lld as at the change before\n",
-                       r - (long long)s, shift);
-                rc = 1;
-                goto done;
-            }
-            shift = r - (long long)s;
-            anchored = 1;
+        if (opt->reported && !shift_holds(at[k], s, &shift, &anchored)) {
+            rc = 1;
+            goto done;
         }
         from = s + F;
     }
