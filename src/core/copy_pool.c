@@ -1,4 +1,4 @@
-/* Large host copies split over a few threads (copy_pool.h). */
+/* Host work split over a few threads (copy_pool.h). */
 #include "copy_pool.h"
 
 #include <pthread.h>
@@ -17,21 +17,11 @@ struct gf_copy_pool {
     pthread_t th[MAX_COPY_THREADS];
     int nth;      /* workers (the caller is one more) */
     unsigned gen; /* job generation: workers wait for it to change */
-    int pending;  /* workers still copying the current job */
+    int pending;  /* workers still on the current job */
     int quit;
-    unsigned char *dst;
-    const unsigned char *src;
-    size_t n;
+    void (*fn)(void *arg, int i, int pieces); /* the current job */
+    void *arg;
 };
-
-/* Piece i of n split into `pieces` cache-line-aligned parts. */
-static void piece(const gf_copy_pool *p, int i, int pieces)
-{
-    const size_t per = ((p->n + (size_t)pieces - 1) / (size_t)pieces + 63) & ~(size_t)63;
-    const size_t lo = (size_t)i * per, hi = lo + per < p->n ? lo + per : p->n;
-    if (lo < hi)
-        memcpy(p->dst + lo, p->src + lo, hi - lo);
-}
 
 static void *worker(void *arg)
 {
@@ -46,8 +36,10 @@ static void *worker(void *arg)
             break;
         seen = p->gen;
         const int pieces = p->nth + 1;
+        void (*fn)(void *, int, int) = p->fn;
+        void *job = p->arg;
         pthread_mutex_unlock(&p->mu);
-        piece(p, me + 1, pieces);
+        fn(job, me + 1, pieces);
         pthread_mutex_lock(&p->mu);
         if (--p->pending == 0)
             pthread_cond_signal(&p->done);
@@ -103,24 +95,49 @@ void gf_copy_pool_destroy(gf_copy_pool *p)
     free(p);
 }
 
+void gf_pool_run(gf_copy_pool *p, void (*fn)(void *arg, int i, int pieces), void *arg)
+{
+    if (!p) {
+        fn(arg, 0, 1);
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->fn = fn;
+    p->arg = arg;
+    p->pending = p->nth;
+    p->gen++;
+    pthread_cond_broadcast(&p->go);
+    const int pieces = p->nth + 1;
+    pthread_mutex_unlock(&p->mu);
+    fn(arg, 0, pieces);
+    pthread_mutex_lock(&p->mu);
+    while (p->pending > 0)
+        pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+typedef struct copy_job {
+    unsigned char *dst;
+    const unsigned char *src;
+    size_t n;
+} copy_job;
+
+/* Piece i of the copy split into `pieces` cache-line-aligned parts. */
+static void copy_piece(void *arg, int i, int pieces)
+{
+    const copy_job *c = arg;
+    const size_t per = ((c->n + (size_t)pieces - 1) / (size_t)pieces + 63) & ~(size_t)63;
+    const size_t lo = (size_t)i * per, hi = lo + per < c->n ? lo + per : c->n;
+    if (lo < hi)
+        memcpy(c->dst + lo, c->src + lo, hi - lo);
+}
+
 void gf_copy(gf_copy_pool *p, void *dst, const void *src, size_t n)
 {
     if (!p || n < SPLIT_MIN) {
         memcpy(dst, src, n);
         return;
     }
-    pthread_mutex_lock(&p->mu);
-    p->dst = dst;
-    p->src = src;
-    p->n = n;
-    p->pending = p->nth;
-    p->gen++;
-    pthread_cond_broadcast(&p->go);
-    const int pieces = p->nth + 1;
-    pthread_mutex_unlock(&p->mu);
-    piece(p, 0, pieces);
-    pthread_mutex_lock(&p->mu);
-    while (p->pending > 0)
-        pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    copy_job c = {dst, src, n};
+    gf_pool_run(p, copy_piece, &c);
 }

@@ -320,12 +320,16 @@ static gf_status start_handoff(gf_engine *e, const gf_backend_params *p, char *d
 }
 
 /* Step 8: staging copies to and from page-locked slots, split over threads
- * where a backend asks for it (one thread does a fraction of PCIe's rate). */
+ * where a backend asks for it (one thread does a fraction of PCIe's rate),
+ * and so is the widening of histogram counts, as many bytes again at 4096
+ * bins, which would otherwise hold up the submission of the next chunk. */
 static void start_copies(gf_engine *e)
 {
     if (e->ops->split_copies || (e->handoff_ops && e->handoff_ops->split_copies)) {
         const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         e->copies = gf_copy_pool_create(cpus < 8 ? (int)cpus : 8);
+        if (e->hist)
+            gf_hist_state_use_pool(e->hist, e->copies);
     }
 }
 

@@ -12,6 +12,8 @@
  */
 #include "hist.h"
 
+#include "copy_pool.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,15 @@ typedef struct hist_acc {
     uint64_t min_inv, max_key, sq_lo, sq_hi;
     uint64_t below, above, nan, big;
 } hist_acc;
+
+/* One partial's counts (16- or 32-bit) to widen into a record's u64
+ * counts: stored (fresh: the block's first partial; the buffer holds
+ * garbage) or added. */
+typedef struct widen {
+    uint64_t *dst;
+    const void *src;
+    int fresh;
+} widen;
 
 /*
  * Counts live in buffers of `bins` uint64_t, one per record, that move
@@ -46,6 +57,9 @@ struct gf_hist_state {
     uint64_t *out_buf; /* the buffer of the record handed out last (NULL: none) */
     uint64_t **spare;  /* recycled buffers [0, nspare) */
     size_t nspare, spare_cap;
+    gf_copy_pool *pool; /* widens large merges' counts, or NULL */
+    widen *jobs;        /* a merge's counts to widen */
+    size_t njobs, jobs_cap;
 };
 void gf_hist_plan_make(const gf_hist_config *hc, int channels, int slots, size_t *chunk_frames,
                        gf_hist_plan *plan)
@@ -64,7 +78,8 @@ void gf_hist_plan_make(const gf_hist_config *hc, int channels, int slots, size_t
     p->mix = hc->mix;
     p->channels = channels;
     p->nrec = hc->mix ? 1 : channels;
-    p->part_bytes = (sizeof(gf_hist_part) + hc->bins * sizeof(uint32_t) + 7) & ~(size_t)7;
+    p->count_bytes = hc->block_frames * (size_t)(hc->mix ? channels : 1) <= UINT16_MAX ? 2 : 4;
+    p->part_bytes = gf_hist_part_size(hc->bins, p->count_bytes);
 
     /* Segments that fit the budget, at least 2; then the longest chunk that
      * touches no more: n frames touch at most (n + B - 2) / B + 1 blocks. */
@@ -127,6 +142,11 @@ gf_hist_state *gf_hist_state_create(const gf_hist_plan *plan)
     return h;
 }
 
+void gf_hist_state_use_pool(gf_hist_state *h, gf_copy_pool *pool)
+{
+    h->pool = pool;
+}
+
 void gf_hist_state_destroy(gf_hist_state *h)
 {
     if (!h)
@@ -139,6 +159,7 @@ void gf_hist_state_destroy(gf_hist_state *h)
     for (size_t i = 0; i < h->nspare; i++)
         free(h->spare[i]);
     free(h->out_buf);
+    free(h->jobs);
     free(h->acc);
     free(h->acc_buf);
     free(h->q);
@@ -268,10 +289,9 @@ static gf_status emit(gf_hist_state *h)
     return GF_OK;
 }
 
-/* Add a partial to a record's accumulator; fresh: the block's first
- * partial, whose counts are stored (the buffer holds garbage). */
-static void add_part(hist_acc *a, uint64_t *restrict bins, const gf_hist_part *part, size_t nbins,
-                     int fresh)
+/* Add a partial's header to a record's accumulator (its counts are
+ * widened after: widen_bins). */
+static void add_head(hist_acc *a, const gf_hist_part *part)
 {
     if (part->min_inv > a->min_inv)
         a->min_inv = part->min_inv;
@@ -283,13 +303,41 @@ static void add_part(hist_acc *a, uint64_t *restrict bins, const gf_hist_part *p
     a->above += part->above;
     a->nan += part->nan;
     a->big += part->big;
-    const uint32_t *restrict pb = (const uint32_t *)(part + 1);
-    if (fresh)
-        for (size_t i = 0; i < nbins; i++)
-            bins[i] = pb[i];
-    else
-        for (size_t i = 0; i < nbins; i++)
-            bins[i] += pb[i];
+}
+
+/* Below this many counts a merge widens them on the caller's thread alone
+ * (waking the pool costs tens of microseconds; 2 channels x 256 bins x a
+ * few blocks is a few microseconds' work). */
+#define WIDEN_SPLIT_MIN ((size_t)1 << 16)
+
+/* Piece i of `pieces` of a merge's widening: bins [lo, hi), cache-line
+ * aligned in the u64 counts, of every job, so each thread writes its own
+ * lines of every record whatever the number of jobs. */
+#define WIDEN(S, src)                        \
+    do {                                     \
+        S s = (src);                         \
+        if (fresh)                           \
+            for (size_t k = lo; k < hi; k++) \
+                d[k] = s[k];                 \
+        else                                 \
+            for (size_t k = lo; k < hi; k++) \
+                d[k] += s[k];                \
+    } while (0)
+
+static void widen_piece(void *arg, int i, int pieces)
+{
+    const gf_hist_state *h = arg;
+    const size_t n = h->p.bins;
+    const size_t per = ((n + (size_t)pieces - 1) / (size_t)pieces + 7) & ~(size_t)7;
+    const size_t lo = (size_t)i * per, hi = lo + per < n ? lo + per : n;
+    for (size_t j = 0; j < h->njobs && lo < hi; j++) {
+        uint64_t *restrict d = h->jobs[j].dst;
+        const int fresh = h->jobs[j].fresh;
+        if (h->p.count_bytes == 2)
+            WIDEN(const uint16_t *restrict, h->jobs[j].src);
+        else
+            WIDEN(const uint32_t *restrict, h->jobs[j].src);
+    }
 }
 
 gf_status gf_hist_merge(gf_hist_state *h, void *parts, uint64_t pos, size_t frames)
@@ -300,24 +348,39 @@ gf_status gf_hist_merge(gf_hist_state *h, void *parts, uint64_t pos, size_t fram
     size_t first;
     const size_t nseg = gf_hist_segments(p, pos, frames, &first);
     size_t off = 0;
-    for (size_t k = 0; k < nseg; k++) {
+    if (nseg * (size_t)p->nrec > h->jobs_cap) { /* max_segs x nrec, unless chunks grew */
+        widen *j = realloc(h->jobs, nseg * (size_t)p->nrec * sizeof *j);
+        if (!j)
+            return GF_ERR_NO_MEMORY;
+        h->jobs = j;
+        h->jobs_cap = nseg * (size_t)p->nrec;
+    }
+    gf_status st = GF_OK;
+    /* Headers and records in order here; the counts (the bulk: a u32 per
+     * bin read, a u64 written) after, at once, split over the pool. A
+     * record's buffer is widened into after its block was queued, before
+     * this returns and anyone can pop it. */
+    h->njobs = 0;
+    for (size_t k = 0; k < nseg && st == GF_OK; k++) {
         size_t len = k == 0 ? first : p->block;
         if (len > frames - off)
             len = frames - off;
         const int fresh = h->acc_frames == 0;
         if (fresh)
             h->acc_block = (pos + off) / p->block;
-        for (int r = 0; r < p->nrec; r++)
-            add_part(&h->acc[r], h->acc_buf[r], gf_hist_part_at(parts, p, k, (size_t)r), p->bins,
-                     fresh);
+        for (int r = 0; r < p->nrec; r++) {
+            const gf_hist_part *part = gf_hist_part_at(parts, p, k, (size_t)r);
+            add_head(&h->acc[r], part);
+            h->jobs[h->njobs++] = (widen){h->acc_buf[r], part + 1, fresh};
+        }
         h->acc_frames += len;
         off += len;
-        if (h->acc_frames == p->block) {
-            gf_status st = emit(h);
-            if (st != GF_OK)
-                return st;
-        }
+        if (h->acc_frames == p->block)
+            st = emit(h);
     }
+    if (st != GF_OK) /* the engine fails; the records are not handed out */
+        return st;
+    gf_pool_run(h->njobs * p->bins >= WIDEN_SPLIT_MIN ? h->pool : NULL, widen_piece, h);
     h->next_pos = pos + frames;
     return GF_OK;
 }

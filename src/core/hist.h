@@ -66,15 +66,20 @@ typedef struct gf_hist_plan {
     size_t block; /* frames per block */
     int of_input, mix;
     int channels;
-    int nrec;          /* records per block: 1 with mix, else channels */
-    size_t part_bytes; /* one partial: header + bins, a multiple of 8 */
-    size_t max_segs;   /* most segments (blocks touched) in one chunk */
+    int nrec;           /* records per block: 1 with mix, else channels */
+    size_t count_bytes; /* a partial's counts: 2 (uint16_t) where its samples fit, else 4 */
+    size_t part_bytes;  /* one partial: header + counts, a multiple of 8 */
+    size_t max_segs;    /* most segments (blocks touched) in one chunk */
 } gf_hist_plan;
 
 /*
- * One partial histogram: the header below, then uint32_t bins[bins], the
- * whole padded to part_bytes. All zero bytes is the empty partial. Counts
- * are 32-bit: a partial covers one chunk, at most 2^30 samples.
+ * One partial histogram: the header below, then bins[bins] counts of
+ * count_bytes each, the whole padded to part_bytes. All zero bytes is the
+ * empty partial. A partial covers one segment of one chunk: at most block
+ * x (mix ? channels : 1) samples, and 2^30 in all. Where that is at most
+ * 65535 (48000-frame blocks of each channel) counts are 16-bit, which
+ * halves what comes back from a GPU: at 4096 bins, 8 KiB a partial
+ * against 192 KB of f32 samples, instead of 16 KiB.
  *   min_inv  ~key of the smallest non-NaN sample (0: none yet)
  *   max_key  key of the largest non-NaN sample (0: none yet)
  *   sq_hi:sq_lo  sum over the non-NaN samples with |x| < 4096 of
@@ -94,6 +99,21 @@ typedef struct gf_hist_part {
 GF_HD static inline uint32_t *gf_hist_part_bins(gf_hist_part *p)
 {
     return (uint32_t *)(p + 1);
+}
+
+/* Bytes of a partial of `bins` counts of count_bytes each. */
+static inline size_t gf_hist_part_size(size_t bins, size_t count_bytes)
+{
+    return (sizeof(gf_hist_part) + bins * count_bytes + 7) & ~(size_t)7;
+}
+
+/* Count one sample in bin b of partial part (plan p's counts). */
+static inline void gf_hist_part_count(const gf_hist_plan *p, gf_hist_part *part, uint32_t b)
+{
+    if (p->count_bytes == 2)
+        ((uint16_t *)(part + 1))[b]++;
+    else
+        ((uint32_t *)(part + 1))[b]++;
 }
 
 static inline gf_hist_part *gf_hist_part_at(void *parts, const gf_hist_plan *p, size_t seg,
@@ -323,8 +343,12 @@ void gf_hist_count_parts(const gf_hist_plan *p, const void *data, size_t ss, siz
 
 /* The engine's block accumulators and record queue. */
 typedef struct gf_hist_state gf_hist_state;
+struct gf_copy_pool;
 
 gf_hist_state *gf_hist_state_create(const gf_hist_plan *plan);
+/* Large merges widen their counts over pool's threads (copy_pool.h; NULL,
+ * the default: the caller's thread alone); the pool must outlive h. */
+void gf_hist_state_use_pool(gf_hist_state *h, struct gf_copy_pool *pool);
 void gf_hist_state_destroy(gf_hist_state *h);
 void gf_hist_state_reset(gf_hist_state *h);
 /* Merge a chunk's partials; chunks must come in stream order (pos is

@@ -8,10 +8,12 @@
 
 #include <string.h>
 
-/* One partial: frames [f0, f1) of the chunk, channels [c0, c1). */
-#define GF_HIST_PART_LOOP(T)                                                            \
+/* One partial: frames [f0, f1) of the chunk, channels [c0, c1), samples
+ * of type T, counts of type B. */
+#define GF_HIST_PART_LOOP(T, B)                                                         \
     do {                                                                                \
         const T *x = data;                                                              \
+        B *bins = (B *)(part + 1);                                                      \
         for (size_t f = f0; f < f1; f++)                                                \
             for (size_t ch = c0; ch < c1; ch++) {                                       \
                 const uint32_t b = gf_hist_sample(&p->rule, &a, (double)x[f * C + ch]); \
@@ -29,14 +31,17 @@ static void one_part(const gf_hist_plan *p, const void *data, size_t ss, size_t 
     if (f1 > frames)
         f1 = frames;
     const size_t c0 = p->mix ? 0 : rec, c1 = p->mix ? C : rec + 1;
-    uint32_t *bins = gf_hist_part_bins(part);
     memset(part, 0, p->part_bytes);
     gf_hist_part a;
     memset(&a, 0, sizeof a);
-    if (ss == sizeof(float))
-        GF_HIST_PART_LOOP(float);
+    if (ss == sizeof(float) && p->count_bytes == 2)
+        GF_HIST_PART_LOOP(float, uint16_t);
+    else if (ss == sizeof(float))
+        GF_HIST_PART_LOOP(float, uint32_t);
+    else if (p->count_bytes == 2)
+        GF_HIST_PART_LOOP(double, uint16_t);
     else
-        GF_HIST_PART_LOOP(double);
+        GF_HIST_PART_LOOP(double, uint32_t);
     *part = a;
 }
 

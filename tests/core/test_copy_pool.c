@@ -1,7 +1,8 @@
 /*
  * copy_pool.c: split copies give the bytes memcpy gives, for sizes around
  * the split threshold, odd lengths and odd alignments, many times in a row
- * (the pool's hand-over between jobs), with 2 to 9 threads and with none.
+ * (the pool's hand-over between jobs), with 2 to 9 threads and with none;
+ * and gf_pool_run calls each piece once, as many as the pool has threads.
  */
 #include "copy_pool.h"
 #include "test_util.h"
@@ -33,15 +34,42 @@ static int copy_sizes(gf_copy_pool *p, int threads)
     return bad;
 }
 
+typedef struct run_count {
+    int calls[32]; /* piece i's calls (each its own element: no race) */
+    int pieces[32];
+} run_count;
+
+static void count_piece(void *arg, int i, int pieces)
+{
+    run_count *r = arg;
+    r->calls[i]++;
+    r->pieces[i] = pieces;
+}
+
+/* gf_pool_run on pool p of `threads` threads (1: no pool). */
+static int run_pieces(gf_copy_pool *p, int threads)
+{
+    int bad = 0;
+    for (int round = 0; round < 50 && !bad; round++) {
+        run_count r = {{0}, {0}};
+        gf_pool_run(p, count_piece, &r);
+        for (int i = 0; i < 32; i++)
+            bad += TU_CHECK(r.calls[i] == (i < threads) && (i >= threads || r.pieces[i] == threads),
+                            "%d threads: piece %d called %d times with %d pieces", threads, i,
+                            r.calls[i], r.pieces[i]);
+    }
+    return bad;
+}
+
 static int test_pools(void)
 {
-    int bad = copy_sizes(NULL, 1);
+    int bad = copy_sizes(NULL, 1) + run_pieces(NULL, 1);
     bad += TU_CHECK(gf_copy_pool_create(1) == NULL, "a pool of one thread");
     for (int threads = 2; threads <= 9 && !bad; threads++) {
         gf_copy_pool *p = gf_copy_pool_create(threads);
         bad += TU_CHECK(p != NULL, "no pool of %d threads", threads);
         for (int round = 0; round < 3 && !bad; round++)
-            bad += copy_sizes(p, threads);
+            bad += copy_sizes(p, threads) + run_pieces(p, threads);
         gf_copy_pool_destroy(p);
     }
     return bad;

@@ -583,10 +583,11 @@ static int test_tiny_blocks(void)
         gf_status st = gf_engine_create(&c, &e, NULL, 0);
         if (st != GF_OK)
             return TU_FAIL("tiny blocks: create: %s", gf_strerror(st));
-        /* One slot; a segment is 8 partials of 48 + 4 * 65536 bytes (2 MiB):
-         * 64 MiB hold 32 segments, so chunks of 31 frames (1 frame a block). */
+        /* One slot; a segment is 8 partials of 48 + 2 * 65536 bytes (16-bit
+         * counts: a partial counts one sample), 1,048,960 bytes: 64 MiB hold
+         * 63 segments, so chunks of 63 frames (1 frame a block). */
         const size_t L = gf_engine_chunk_frames(e);
-        bad += TU_CHECK(L == 31, "tiny blocks: chunk of %zu frames, expected 31", L);
+        bad += TU_CHECK(L == 63, "tiny blocks: chunk of %zu frames, expected 63", L);
         size_t off = 0, n = 0, got = 0;
         gf_hist_record r;
         tu_rng rng = {5};

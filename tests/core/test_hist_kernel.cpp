@@ -164,7 +164,8 @@ static void run_grid(block_pool &pool, const gf::hist_geometry &g, bool mix, con
  * every edge and its neighbours (as doubles and as the floats around
  * them), lo and hi and their neighbours, zeros, subnormals, squares just
  * below and above 2^-64 and 1, |x| around 4096, infinities, NaN, huge
- * values. Headers are compared after every sample, bins per sample.
+ * values. Headers are compared after every sample, bins per sample, and
+ * the 16-bit counting (two counts to a word) adds to the same bin.
  */
 template <typename T>
 static int check_samples(const gf_hist_rule &r, const std::vector<double> &vals)
@@ -176,18 +177,30 @@ static int check_samples(const gf_hist_rule &r, const std::vector<double> &vals)
     p.block = 1;
     p.channels = 1;
     p.nrec = 1;
-    p.part_bytes = (sizeof(gf_hist_part) + r.bins * 4 + 7) & ~(size_t)7;
+    p.count_bytes = 4;
+    p.part_bytes = gf_hist_part_size(r.bins, 4);
     p.max_segs = 1;
     const gf::hist_geometry g = gf::hist_geometry_for(&p, 0, 1, 1, 96 * 1024);
     const gf::hist_consts c = gf::hist_consts_of(g.a);
     gf::hist_thread<T> h = {};
     gf_hist_part want = {};
-    std::vector<unsigned> bins(r.bins, 0u);
+    gf::hist_thread<T> h16 = {};
+    std::vector<unsigned> bins(r.bins, 0u), words((r.bins + 1) / 2, 0u);
     for (double dv : vals) {
         const T v = (T)dv;
         const uint32_t wb = gf_hist_sample(&r, &want, (double)v);
         std::fill(bins.begin(), bins.end(), 0u);
-        gf::hist_fast(c, h, bins.data(), v);
+        std::fill(words.begin(), words.end(), 0u);
+        gf::hist_fast<T, false>(c, h, bins.data(), v);
+        gf::hist_fast<T, true>(c, h16, words.data(), v);
+        for (uint32_t i = 0; i < r.bins; i++)
+            if (bins[i] != ((words[i / 2] >> (16 * (i % 2))) & 0xffffu)) {
+                fprintf(stderr,
+                        "test_hist_kernel: hist_fast<%s> with 16-bit counts on %a: bin "
+                        "%u differs\n",
+                        sizeof(T) == 4 ? "float" : "double", (double)v, i);
+                return 1;
+            }
         gf_hist_part got;
         gf::hist_thread_out(h, got);
         uint32_t gb = GF_HIST_NO_BIN;
@@ -273,8 +286,10 @@ struct random_case {
     std::vector<double> xd;
 };
 
-/* The config, plan, chunk and position of a case, drawn from rng. */
-static void draw_case(std::mt19937_64 &rng, random_case &k)
+/* The config, plan, chunk and position of a case, drawn from rng; wide:
+ * 65536 bins in blocks of 100000 frames (global partials, 32-bit counts:
+ * the rarest draw). */
+static void draw_case(std::mt19937_64 &rng, random_case &k, bool wide)
 {
     static const size_t binsv[] = {1, 3, 64, 256, 4096, 16384, 65536};
     static const size_t blockv[] = {1, 3, 100, 777, 4096, 100000};
@@ -291,6 +306,10 @@ static void draw_case(std::mt19937_64 &rng, random_case &k)
     size_t chunk = 1 + rng() % 8000;
     if (hc.block_frames < 10 && chunk > 150)
         chunk = 1 + rng() % 150;
+    if (wide) {
+        hc.bins = 65536;
+        hc.block_frames = 100000;
+    }
     gf_hist_plan_make(&hc, k.C, 3, &chunk, &k.p);
     k.frames = 1 + rng() % chunk;
     k.pos = rng() % 1000000;
@@ -334,7 +353,8 @@ static void draw_samples(std::mt19937_64 &rng, random_case &k)
 
 /* Which of the kernel's ways of holding partials the cases took. */
 struct kernel_paths {
-    int priv = 0, global = 0, groups = 0, big = 0;
+    int priv[2] = {0, 0}, global[2] = {0, 0}; /* [0]: 32-bit counts, [1]: 16-bit */
+    int groups = 0, big = 0;
 };
 
 /* Case c's partials from the kernel on the pool (on a grid for 1 to 3 SMs)
@@ -353,8 +373,8 @@ static int check_case(block_pool &pool, std::mt19937_64 &rng, int c, random_case
         run_grid(pool, g, k.p.mix != 0, k.xf.data(), got.data());
     else
         run_grid(pool, g, k.p.mix != 0, k.xd.data(), got.data());
-    seen.priv |= g.a.priv;
-    seen.global |= !g.a.priv;
+    seen.priv[g.a.half] |= g.a.priv;
+    seen.global[g.a.half] |= !g.a.priv;
     seen.groups |= g.grid.y > 1;
     seen.big |= g.smem > 48 * 1024;
     if (want == got)
@@ -364,11 +384,11 @@ static int check_case(block_pool &pool, std::mt19937_64 &rng, int c, random_case
         i++;
     fprintf(stderr,
             "test_hist_kernel: case %d (%s, %d ch, %zu bins, block %zu, %s, %zu frames at "
-            "%llu; grid %ux%u, F %lld, G %d, priv %d): partial %zu differs at "
-            "byte %zu\n",
+            "%llu; grid %ux%u, F %lld, G %d, priv %d, %zu-byte counts): partial %zu differs "
+            "at byte %zu\n",
             c, k.f32 ? "f32" : "f64", k.C, k.hc.bins, k.hc.block_frames, k.hc.mix ? "mix" : "each",
             k.frames, (unsigned long long)k.pos, g.grid.x, g.grid.y, g.a.F, g.a.G, g.a.priv,
-            i / k.p.part_bytes, i % k.p.part_bytes);
+            k.p.count_bytes, i / k.p.part_bytes, i % k.p.part_bytes);
     return 1;
 }
 
@@ -383,13 +403,17 @@ int main(int argc, char **argv)
     int bad = 0;
     for (int c = 0; c < cases && !bad; c++) {
         random_case k{};
-        draw_case(rng, k);
+        draw_case(rng, k, c == 0);
         draw_samples(rng, k);
         bad = check_case(pool, rng, c, k, seen);
     }
-    if (!bad && cases >= 40 && !(seen.priv && seen.global && seen.groups && seen.big)) {
-        fprintf(stderr, "test_hist_kernel: the cases missed a kernel path (%d %d %d %d)\n",
-                seen.priv, seen.global, seen.groups, seen.big);
+    if (!bad && cases >= 40 &&
+        !(seen.priv[0] && seen.priv[1] && seen.global[0] && seen.global[1] && seen.groups &&
+          seen.big)) {
+        fprintf(stderr,
+                "test_hist_kernel: the cases missed a kernel path (shared 32/16-bit %d %d, "
+                "global %d %d, groups %d, big %d)\n",
+                seen.priv[0], seen.priv[1], seen.global[0], seen.global[1], seen.groups, seen.big);
         bad = 1;
     }
     if (bad) {

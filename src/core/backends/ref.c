@@ -75,7 +75,7 @@ static void ref_hist(const ref_state *s, const gf_chunk *c)
             gf_hist_part *part = gf_hist_part_at(c->hist, hp, seg, hp->mix ? 0 : ch);
             const uint32_t b = gf_hist_sample(&hp->rule, part, x);
             if (b != GF_HIST_NO_BIN)
-                gf_hist_part_bins(part)[b]++;
+                gf_hist_part_count(hp, part, b);
         }
     }
 }

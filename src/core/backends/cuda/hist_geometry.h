@@ -23,16 +23,18 @@ enum { HIST_THREADS = 256 };
 /* One launch over one chunk (hist_geometry computes it). */
 struct hist_args {
     gf_hist_rule rule;
-    long long frames;  /* frames histogrammed */
-    long long first;   /* frames in segment 0 (may exceed frames) */
-    long long block;   /* frames per block */
-    long long F;       /* frames per thread block, within a segment */
-    unsigned nb0, nbB; /* thread blocks for segment 0, for every later segment */
-    int C;             /* channels */
-    int G;             /* channels per group (each, <= HIST_THREADS); C with mix */
-    int nrec;          /* partials per segment: C (each) or 1 (mix) */
-    size_t part_bytes;
-    int priv; /* partials of the thread block in shared memory */
+    long long frames;       /* frames histogrammed */
+    long long first;        /* frames in segment 0 (may exceed frames) */
+    long long block;        /* frames per block */
+    long long F;            /* frames per thread block, within a segment */
+    unsigned nb0, nbB;      /* thread blocks for segment 0, for every later segment */
+    int C;                  /* channels */
+    int G;                  /* channels per group (each, <= HIST_THREADS); C with mix */
+    int nrec;               /* partials per segment: C (each) or 1 (mix) */
+    size_t part_bytes;      /* a partial in global memory */
+    size_t smem_part_bytes; /* one in shared memory: 32-bit counts */
+    int half;               /* the global partials' counts are 16-bit (hist.h) */
+    int priv;               /* partials of the thread block in shared memory */
     /* For float samples: the smallest float >= lo and the largest <= hi,
      * so that float v < lo, v > hi are the float compares v < lo_f,
      * v > hi_f (no float lies between lo and lo_f, or hi_f and hi). */
@@ -84,13 +86,15 @@ static inline hist_geometry hist_geometry_for(const gf_hist_plan *p, uint64_t po
     a.C = p->channels;
     a.nrec = p->nrec;
     a.part_bytes = p->part_bytes;
+    a.smem_part_bytes = gf_hist_part_size(p->bins, 4);
+    a.half = p->count_bytes == 2;
     int groups = 1;
     if (p->mix) {
         a.G = p->channels;
-        a.priv = p->part_bytes <= smem_cap;
-        g.smem = a.priv ? p->part_bytes : 0;
+        a.priv = a.smem_part_bytes <= smem_cap;
+        g.smem = a.priv ? a.smem_part_bytes : 0;
     } else {
-        size_t fit = smem_cap / p->part_bytes;
+        size_t fit = smem_cap / a.smem_part_bytes;
         a.priv = fit >= 1;
         size_t G = a.priv ? fit : (size_t)HIST_THREADS;
         if (G > (size_t)HIST_THREADS)
@@ -99,7 +103,7 @@ static inline hist_geometry hist_geometry_for(const gf_hist_plan *p, uint64_t po
             G = (size_t)p->channels;
         a.G = (int)G;
         groups = (p->channels + a.G - 1) / a.G;
-        g.smem = a.priv ? G * p->part_bytes : 0;
+        g.smem = a.priv ? G * a.smem_part_bytes : 0;
     }
     if (g.nseg == 0)
         return g;

@@ -233,7 +233,11 @@ static __device__ __forceinline__ void hist_add128(uint64_t &sq_lo, uint64_t &sq
 #endif
 }
 
-template <typename T>
+/* One sample v into the thread's header h and its bin of bins: 32-bit
+ * counts, or (HALF) 16-bit ones, two to a 32-bit word, the bin's half of
+ * its word added to (a partial holds at most 65535 samples: hist.h, so
+ * neither half carries into the other). */
+template <typename T, bool HALF>
 __device__ __forceinline__ void hist_fast(const hist_consts &c, hist_thread<T> &h, unsigned *bins,
                                           T v)
 {
@@ -267,8 +271,12 @@ __device__ __forceinline__ void hist_fast(const hist_consts &c, hist_thread<T> &
     const double e0 = gf_hist_dadd(c.lo, gf_hist_dmul(id, c.step));
     const double e1 = gf_hist_dadd(c.lo, gf_hist_dmul(gf_hist_dadd(id, 1.0), c.step));
     const uint32_t b = i - (uint32_t)(x < e0) + (uint32_t)(i + 1 < c.bins && x >= e1);
-    if (!(below | above | isnan_))
-        atomicAdd(bins + b, 1u);
+    if (!(below | above | isnan_)) {
+        if (HALF)
+            atomicAdd(bins + (b >> 1), 1u << ((b & 1u) << 4));
+        else
+            atomicAdd(bins + b, 1u);
+    }
 }
 
 /* A thread's header in hist.h's form. */
@@ -288,7 +296,7 @@ __device__ __forceinline__ void hist_thread_out(const hist_thread<T> &h, gf_hist
 /* Samples x[i], i = i0, i0 + st, ... < i1, into header out and bins, with
  * four loads issued before they are counted; the header comes back in
  * hist.h's form. */
-template <typename T>
+template <typename T, bool HALF>
 __device__ __forceinline__ void hist_run_fast(const T *__restrict__ x, long long i0, long long st,
                                               long long i1, const hist_args &a, gf_hist_part &out,
                                               unsigned *bins)
@@ -299,13 +307,13 @@ __device__ __forceinline__ void hist_run_fast(const T *__restrict__ x, long long
     for (; i + 3 * st < i1; i += 4 * st) {
         const T v0 = __ldg(x + i), v1 = __ldg(x + i + st), v2 = __ldg(x + i + 2 * st),
                 v3 = __ldg(x + i + 3 * st);
-        hist_fast(c, h, bins, v0);
-        hist_fast(c, h, bins, v1);
-        hist_fast(c, h, bins, v2);
-        hist_fast(c, h, bins, v3);
+        hist_fast<T, HALF>(c, h, bins, v0);
+        hist_fast<T, HALF>(c, h, bins, v1);
+        hist_fast<T, HALF>(c, h, bins, v2);
+        hist_fast<T, HALF>(c, h, bins, v3);
     }
     for (; i < i1; i += st)
-        hist_fast(c, h, bins, __ldg(x + i));
+        hist_fast<T, HALF>(c, h, bins, __ldg(x + i));
     hist_thread_out(h, out);
 }
 
@@ -313,9 +321,10 @@ __device__ __forceinline__ void hist_run_fast(const T *__restrict__ x, long long
  * One thread block's work: frames [f0, f1) of segment seg, channels
  * [c0, c0 + G) (each) or all (mix, G = 1 partial). PRIV: its partials in
  * shared memory (a separate instantiation, so the compiler sees shared
- * addresses and emits shared atomics), else straight in global memory.
+ * addresses and emits shared atomics), with 32-bit counts, else straight
+ * in global memory. HALF: the global partials' counts are 16-bit.
  */
-template <typename T, bool MIX, bool PRIV>
+template <typename T, bool MIX, bool PRIV, bool HALF>
 __device__ __forceinline__ void hist_block(const T *__restrict__ x, unsigned char *global0,
                                            const hist_args &a, long long f0, long long f1, int c0,
                                            int G)
@@ -323,9 +332,10 @@ __device__ __forceinline__ void hist_block(const T *__restrict__ x, unsigned cha
     extern __shared__ __align__(16) unsigned char gf_hist_smem[];
     const int tid = threadIdx.x;
     unsigned char *mine = PRIV ? gf_hist_smem : global0;
+    const size_t pb = PRIV ? a.smem_part_bytes : a.part_bytes; /* partials of `mine` */
     if (PRIV) {
         unsigned *w = reinterpret_cast<unsigned *>(gf_hist_smem);
-        const int words = (int)((size_t)G * a.part_bytes / 4);
+        const int words = (int)((size_t)G * pb / 4);
         for (int i = tid; i < words; i += HIST_THREADS)
             w[i] = 0;
         __syncthreads();
@@ -336,7 +346,8 @@ __device__ __forceinline__ void hist_block(const T *__restrict__ x, unsigned cha
     int lowest; /* lanes this far apart and more share a partial; 64: none do */
     if (MIX) {
         p = reinterpret_cast<gf_hist_part *>(mine);
-        hist_run_fast(x, f0 * a.C + tid, HIST_THREADS, f1 * a.C, a, h, gf_hist_part_bins(p));
+        hist_run_fast<T, HALF && !PRIV>(x, f0 * a.C + tid, HIST_THREADS, f1 * a.C, a, h,
+                                        gf_hist_part_bins(p));
         lowest = 1;
     } else {
         /* Thread tid < S reads channel c0 + tid % G of frames f0 + tid / G,
@@ -344,10 +355,10 @@ __device__ __forceinline__ void hist_block(const T *__restrict__ x, unsigned cha
          * empty header. */
         const int S = (HIST_THREADS / G) * G;
         const int g = tid % G;
-        p = reinterpret_cast<gf_hist_part *>(mine + (size_t)g * a.part_bytes);
+        p = reinterpret_cast<gf_hist_part *>(mine + (size_t)g * pb);
         const long long i0 = (f0 + tid / G) * a.C + c0 + g, st = (long long)(S / G) * a.C;
         if (tid < S)
-            hist_run_fast(x, i0, st, f1 * a.C, a, h, gf_hist_part_bins(p));
+            hist_run_fast<T, HALF && !PRIV>(x, i0, st, f1 * a.C, a, h, gf_hist_part_bins(p));
         lowest = G <= 32 && (G & (G - 1)) == 0 ? G : 64;
     }
     hist_warp_reduce(h, lowest);
@@ -356,20 +367,28 @@ __device__ __forceinline__ void hist_block(const T *__restrict__ x, unsigned cha
 
     if (PRIV) {
         __syncthreads();
+        const unsigned bins = a.rule.bins;
         for (int j = 0; j < G; j++) {
-            const unsigned *sb = gf_hist_part_bins(
-                reinterpret_cast<gf_hist_part *>(mine + (size_t)j * a.part_bytes));
+            const unsigned *sb =
+                gf_hist_part_bins(reinterpret_cast<gf_hist_part *>(mine + (size_t)j * pb));
             unsigned *gb = gf_hist_part_bins(
                 reinterpret_cast<gf_hist_part *>(global0 + (size_t)j * a.part_bytes));
-            for (unsigned i = tid; i < a.rule.bins; i += HIST_THREADS) {
-                const unsigned c = sb[i];
-                if (c)
-                    atomicAdd(gb + i, c);
-            }
+            if (HALF) /* two counts to a word: bins 2w (low half) and 2w + 1 */
+                for (unsigned w = tid; w < (bins + 1) / 2; w += HIST_THREADS) {
+                    const unsigned c = sb[2 * w] | (2 * w + 1 < bins ? sb[2 * w + 1] << 16 : 0u);
+                    if (c)
+                        atomicAdd(gb + w, c);
+                }
+            else
+                for (unsigned i = tid; i < bins; i += HIST_THREADS) {
+                    const unsigned c = sb[i];
+                    if (c)
+                        atomicAdd(gb + i, c);
+                }
         }
         for (int j = tid; j < G; j += HIST_THREADS)
             hist_flush(reinterpret_cast<gf_hist_part *>(global0 + (size_t)j * a.part_bytes),
-                       *reinterpret_cast<const gf_hist_part *>(mine + (size_t)j * a.part_bytes));
+                       *reinterpret_cast<const gf_hist_part *>(mine + (size_t)j * pb));
     }
 }
 
@@ -402,10 +421,14 @@ __global__ void __launch_bounds__(HIST_THREADS)
     const int c0 = MIX ? 0 : (int)blockIdx.y * a.G;
     const int G = MIX ? 1 : (a.C - c0 < a.G ? a.C - c0 : a.G); /* partials of this block */
     unsigned char *global0 = parts + ((size_t)seg * a.nrec + c0) * a.part_bytes;
-    if (a.priv)
-        hist_block<T, MIX, true>(x, global0, a, f0, f1, c0, G);
+    if (a.priv && a.half)
+        hist_block<T, MIX, true, true>(x, global0, a, f0, f1, c0, G);
+    else if (a.priv)
+        hist_block<T, MIX, true, false>(x, global0, a, f0, f1, c0, G);
+    else if (a.half)
+        hist_block<T, MIX, false, true>(x, global0, a, f0, f1, c0, G);
     else
-        hist_block<T, MIX, false>(x, global0, a, f0, f1, c0, G);
+        hist_block<T, MIX, false, false>(x, global0, a, f0, f1, c0, G);
 }
 
 } // namespace gf
