@@ -150,7 +150,9 @@ int gf_mpi_hist_gather(gf_mpi *m);
 
 /* SIGTERM, SIGINT and SIGHUP remove the files and the directory named
  * below, then end the rank (exit 130), or with `stop` (a batch, whose
- * file runs remove their own) set *stop and return. */
+ * file runs remove their own) set *stop and return. An MPI error on
+ * MPI_COMM_WORLD or a communicator made from it after this (a peer died)
+ * removes them and aborts the job (exit 1). */
 void gf_mpi_reap_install(volatile sig_atomic_t *stop);
 /* A temporary file (copied; up to 8), and the scratch directory. */
 void gf_mpi_reap_file(const char *path);

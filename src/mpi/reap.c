@@ -9,9 +9,16 @@
  * survives cleans up, rank 0's files included when rank 0 was the one
  * killed. Only async-signal-safe calls (unlink, rmdir, _exit) run in the
  * handler, on names copied in before the count that publishes them.
+ *
+ * A rank talking to the killed one often learns first, from MPI: its
+ * connection broke. MPI's default handler (errors are fatal) would end the
+ * rank there, before mpirun's SIGTERM, with its files left (seen on a
+ * loaded machine); so an MPI error handler removes them too, then aborts
+ * the job.
  */
 #include "mpi.h"
 
+#include <mpi.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,12 +31,18 @@ static char g_dir[PATH_MAX];
 static volatile sig_atomic_t g_has_dir;
 static volatile sig_atomic_t *g_stop; /* a batch: stop instead of exit */
 
-static void on_signal(int sig)
+/* The files and the directory, gone. */
+static void reap_now(void)
 {
     for (sig_atomic_t i = 0; i < g_npath; i++)
         unlink(g_path[i]);
     if (g_has_dir)
         rmdir(g_dir);
+}
+
+static void on_signal(int sig)
+{
+    reap_now();
     if (g_stop) {
         *g_stop = sig;
         return;
@@ -37,8 +50,20 @@ static void on_signal(int sig)
     _exit(GF_EXIT_INTERRUPTED);
 }
 
+static void on_mpi_error(MPI_Comm *comm, int *code, ...)
+{
+    (void)code;
+    reap_now();
+    MPI_Abort(*comm, GF_EXIT_INTERNAL);
+}
+
 void gf_mpi_reap_install(volatile sig_atomic_t *stop)
 {
+    MPI_Errhandler eh;
+    if (MPI_Comm_create_errhandler(on_mpi_error, &eh) == MPI_SUCCESS) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh); /* communicators made later inherit it */
+        MPI_Errhandler_free(&eh);
+    }
     g_stop = stop;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
