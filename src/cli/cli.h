@@ -160,6 +160,7 @@ typedef struct gf_cli_options {
 
     /* Live audio: --live / --list-devices and their options. */
     int stats;
+    int no_mlock; /* --no-mlock: leave the live process's memory unlocked */
     const char *live_in, *live_out, *host_api; /* NULL = default device / API */
     size_t live_frames;                        /* frames per callback, 0 = default */
     double duration;                           /* seconds, 0 = until interrupted */

@@ -118,6 +118,7 @@ static void help_streams(FILE *f)
             "      --frames F        frames per audio buffer (default 256)\n"
             "      --duration S      stop after S seconds\n"
             "      --stats           print xrun counts every second\n"
+            "      --no-mlock        leave memory unlocked (locked where allowed otherwise)\n"
             "      --control FILE    change the filter while playing: commands from FILE (a\n"
             "                        FIFO, or - for standard input), one a line: ir PATH,\n"
             "                        coeffs PATH, taps N, design options (lowpass 1000),\n"

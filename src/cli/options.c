@@ -138,6 +138,7 @@ static const opt_spec specs[] = {
     {"frames", 0, ARG_SIZE, F(live_frames), 1, 65536, NULL},
     {"duration", 0, ARG_SECONDS, F(duration), 0, 0, NULL},
     {"stats", 0, ARG_FLAG, F(stats), 0, 0, NULL},
+    {"no-mlock", 0, ARG_FLAG, F(no_mlock), 0, 0, NULL},
     {"control", 0, ARG_STRING, F(control), 0, 0, NULL},
     {"crossfade", 0, ARG_SIZE, F(crossfade_ms), 0, 10000, NULL},
     {"latency", 0, ARG_CHOICE, F(latency), 0, 0, latencies},
@@ -474,7 +475,7 @@ static int check_given(const gf_cli_options *o, const char *const *given)
         gf_cli_error("--seed sets the dither's noise: it does nothing with --dither none");
         return GF_EXIT_USAGE;
     }
-    static const char *const live_only[] = {"control", "crossfade", "latency", NULL};
+    static const char *const live_only[] = {"control", "crossfade", "latency", "no-mlock", NULL};
     if (o->action != GF_ACTION_LIVE && (name = first_given(given, live_only))) {
         gf_cli_error("--%s is for --live (it needs a stream that plays)", name);
         return GF_EXIT_USAGE;

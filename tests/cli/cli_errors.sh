@@ -90,6 +90,7 @@ expect 2 "${E}--latency: 'none' is not one of block, zero, auto" --live --taps 5
 # writes histogram records yet.
 expect 2 "${E}--latency zero: --hist and --hist-png record the worker's engine, which filters only the tail (use --latency block)" --live --taps 5 --latency zero --hist h.csv
 expect 2 "${E}--latency is for --live (it needs a stream that plays)" in.wav out.wav --taps 5 --latency block
+expect 2 "${E}--no-mlock is for --live (it needs a stream that plays)" in.wav out.wav --taps 5 --no-mlock
 # FFTW's wisdom: made alone, read before anything is filtered.
 expect 2 "${E}--make-fft-wisdom takes only --partition and --quiet (not --taps)" --make-fft-wisdom w.txt --taps 5
 expect 2 "${E}unexpected argument 'in.wav' (--make-fft-wisdom takes no IN or OUT)" --make-fft-wisdom w.txt in.wav

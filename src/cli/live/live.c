@@ -611,7 +611,9 @@ int gf_live_run(const gf_cli_options *o, gf_taps *t, volatile sig_atomic_t *stop
         rc = choose_devices(lv, &cfg);
     if (!rc)
         rc = setup_engine(lv, &cfg, t);
-    if (!rc) /* the engines made, before the streams and threads start */
+    if (!rc && lv->o->no_mlock)
+        snprintf(lv->lock_why, sizeof lv->lock_why, "--no-mlock");
+    else if (!rc) /* the engines made, before the streams and threads start */
         lv->locked = gf_live_lock_memory(lv->lock_why, sizeof lv->lock_why);
     /* The worker turns a block around within the priming: one block leaves
      * it one period (output is taken before input is posted). */
