@@ -290,7 +290,7 @@ static gf_status emit(gf_hist_state *h)
 }
 
 /* Add a partial's header to a record's accumulator (its counts are
- * widened after: widen_bins). */
+ * widened after: widen_piece). */
 static void add_head(hist_acc *a, const gf_hist_part *part)
 {
     if (part->min_inv > a->min_inv)
@@ -310,9 +310,7 @@ static void add_head(hist_acc *a, const gf_hist_part *part)
  * few blocks is a few microseconds' work). */
 #define WIDEN_SPLIT_MIN ((size_t)1 << 16)
 
-/* Piece i of `pieces` of a merge's widening: bins [lo, hi), cache-line
- * aligned in the u64 counts, of every job, so each thread writes its own
- * lines of every record whatever the number of jobs. */
+/* Counts [lo, hi) of src, of type S, stored or added into d. */
 #define WIDEN(S, src)                        \
     do {                                     \
         S s = (src);                         \
@@ -324,6 +322,9 @@ static void add_head(hist_acc *a, const gf_hist_part *part)
                 d[k] += s[k];                \
     } while (0)
 
+/* Piece i of `pieces` of a merge's widening: bins [lo, hi), cache-line
+ * aligned in the u64 counts, of every job, so each thread writes its own
+ * lines of every record whatever the number of jobs. */
 static void widen_piece(void *arg, int i, int pieces)
 {
     const gf_hist_state *h = arg;
@@ -348,7 +349,7 @@ gf_status gf_hist_merge(gf_hist_state *h, void *parts, uint64_t pos, size_t fram
     size_t first;
     const size_t nseg = gf_hist_segments(p, pos, frames, &first);
     size_t off = 0;
-    if (nseg * (size_t)p->nrec > h->jobs_cap) { /* max_segs x nrec, unless chunks grew */
+    if (nseg * (size_t)p->nrec > h->jobs_cap) { /* room for this merge's jobs */
         widen *j = realloc(h->jobs, nseg * (size_t)p->nrec * sizeof *j);
         if (!j)
             return GF_ERR_NO_MEMORY;
@@ -356,10 +357,11 @@ gf_status gf_hist_merge(gf_hist_state *h, void *parts, uint64_t pos, size_t fram
         h->jobs_cap = nseg * (size_t)p->nrec;
     }
     gf_status st = GF_OK;
-    /* Headers and records in order here; the counts (the bulk: a u32 per
-     * bin read, a u64 written) after, at once, split over the pool. A
-     * record's buffer is widened into after its block was queued, before
-     * this returns and anyone can pop it. */
+    /* Headers and records in order here; the counts (the bulk: a 16- or
+     * 32-bit count per bin read, a u64 written) after, at once, split over
+     * the pool where it is worth waking. A record's buffer is widened into
+     * after its block was queued, before this returns and anyone can pop
+     * it. */
     h->njobs = 0;
     for (size_t k = 0; k < nseg && st == GF_OK; k++) {
         size_t len = k == 0 ? first : p->block;

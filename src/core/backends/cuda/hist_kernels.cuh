@@ -8,10 +8,11 @@
  *
  * Work split: every thread block covers frames [f0, f1) inside ONE segment
  * and a group of G channels (each), or all channels (mix), so it touches
- * exactly G (or 1) partials. Those are privatised in shared memory, same
- * layout as in global memory: the block zeroes them, counts bins with
- * shared atomics, and at the end adds its non-zero bins to the global
- * partials with global atomics. Where even one partial does not fit shared
+ * exactly G (or 1) partials. Those are privatised in shared memory, laid
+ * out as in global memory but always with 32-bit counts: the block zeroes
+ * them, counts bins with shared atomics, and at the end adds its non-zero
+ * bins to the global partials with global atomics (16-bit global counts,
+ * hist.h: two to a 32-bit atomic). Where even one partial does not fit shared
  * memory (very many bins), bins are counted with global atomics directly.
  *
  * Each thread keeps its own header (below/above/nan/big, min/max keys, the
