@@ -24,6 +24,9 @@
 # GPUFILT_LIVE_SWITCH_TAPS (default 0: not run) and GPUFILT_LIVE_SWITCH_SECONDS
 # (default 60): a case that changes between two filters of that many taps
 # every 2 s (tests/gpu/device-run.sh: 2^20 taps on the cuda backend).
+# GPUFILT_LIVE_STOP_DELAY (default 0): seconds gpufilt plays on after
+# jack_feed has ended and closed its client, before its SIGTERM: --stats'
+# lines then tell xruns at the recorder's exit from xruns at gpufilt's stop.
 # Exit 77 (skipped) where jackd or the JACK client tools are missing.
 set -u
 
@@ -129,6 +132,7 @@ run_case() {
         echo "live_jack: $name: FAIL: the commands to gpufilt did not all go out"
         frc=1
     fi
+    sleep "${GPUFILT_LIVE_STOP_DELAY:-0}"
     kill -TERM "$gpufilt_pid" 2>/dev/null
     local grc=0
     # The timeout guards against a stop that hangs.
