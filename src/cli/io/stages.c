@@ -24,6 +24,15 @@ static void q_destroy(gf_blockq *q)
     pthread_cond_destroy(&q->cv);
 }
 
+/* Wait on q's condition (q->mu held) for `step` seconds at most from now. */
+static void q_wait_for(gf_blockq *q, double now, double step)
+{
+    const double until = now + step;
+    struct timespec t = {.tv_sec = (time_t)until};
+    t.tv_nsec = (long)((until - (double)t.tv_sec) * 1e9);
+    pthread_cond_timedwait(&q->cv, &q->mu, &t);
+}
+
 /* Queues never overflow: each holds at most its pool and the end marker. */
 static void q_push(gf_blockq *q, gf_block *b)
 {
@@ -74,10 +83,7 @@ static gf_block *q_pop_or_stop(gf_blockq *q, const volatile sig_atomic_t *stop, 
         double step = 0.05;
         if (timeout >= 0 && timeout - (now - start) < step)
             step = timeout - (now - start) + 1e-9;
-        const double until = now + step;
-        struct timespec t = {.tv_sec = (time_t)until};
-        t.tv_nsec = (long)((until - (double)t.tv_sec) * 1e9);
-        pthread_cond_timedwait(&q->cv, &q->mu, &t);
+        q_wait_for(q, now, step);
     }
     if (!q->closed && q->count > 0) {
         b = q->items[q->head];
@@ -141,7 +147,11 @@ static void *writer_main(void *arg)
     for (;;) {
         gf_block *b = q_pop(&st->out_full);
         if (!b || b->frames == 0) {
+            /* Told under out_free's lock, on its condition: wait_writer. */
+            pthread_mutex_lock(&st->out_free.mu);
             atomic_store(&st->writer_done, 1);
+            pthread_cond_broadcast(&st->out_free.cv);
+            pthread_mutex_unlock(&st->out_free.mu);
             return NULL;
         }
         if (!st->write_failed &&
@@ -267,21 +277,37 @@ static void join_and_free(gf_stages *st)
     free_blocks(st);
 }
 
+/* Wait until the writer has returned; 0 once *stop has been set for
+ * `grace` seconds first. The writer says so on out_free's condition; *stop
+ * (a signal handler's, which cannot wake it) is looked at every 50 ms. */
+static int wait_writer(gf_stages *st, const volatile sig_atomic_t *stop, double grace)
+{
+    gf_blockq *q = &st->out_free;
+    double since = -1;
+    pthread_mutex_lock(&q->mu);
+    while (!atomic_load(&st->writer_done)) {
+        const double now = gf_now();
+        if (*stop) {
+            if (since < 0)
+                since = now;
+            if (now - since >= grace)
+                break;
+        }
+        q_wait_for(q, now, 0.05);
+    }
+    const int done = atomic_load(&st->writer_done);
+    pthread_mutex_unlock(&q->mu);
+    return done;
+}
+
 int gf_stages_finish(gf_stages *st, const volatile sig_atomic_t *stop)
 {
     static gf_block end = {NULL, 0};
     q_push(&st->out_full, &end);
     /* Wait for the writer; after a signal, for 2 s at most. */
-    double waited = 0;
-    while (!atomic_load(&st->writer_done)) {
-        if (*stop && waited >= 2.0) {
-            gf_stages_abort(st);
-            return GF_EXIT_INTERRUPTED;
-        }
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-        if (*stop)
-            waited += 0.01;
+    if (!wait_writer(st, stop, 2.0)) {
+        gf_stages_abort(st);
+        return GF_EXIT_INTERRUPTED;
     }
     pthread_join(st->writer, NULL);
     stop_reader(st); /* it has stopped at EOF, unless a signal ended the stream */
