@@ -3,10 +3,17 @@
  * records what comes back, frame-accurately.
  *
  *   jack_feed [--target NAME] [--channels C] [--seconds S] [--rate-check R]
- *             [--timeout S] [--started FILE] --signal X.f32 --record Y.f32
+ *             [--timeout S] [--started FILE] [--hold FILE] --signal X.f32
+ *             --record Y.f32
  *
  * --started FILE: FILE is created once the signal's first frame has been
  * played (a script waits for it to act on gpufilt while the signal plays).
+ * --hold FILE: once the recording is complete, its files written and its
+ * line printed, FILE is created and the clients stay in the graph (playing
+ * silence) until FILE is removed (or --timeout seconds pass): a script
+ * stops gpufilt first, so that what the clients' leaving does to the graph
+ * is not counted as gpufilt's. A second line then says how many xruns
+ * JACK reported until the clients left ("xruns by the close N").
  *
  * Two JACK clients, so that the graph has no cycle and JACK runs them in
  * order within each period: "gf_play" (outputs) -> gpufilt -> "gf_rec"
@@ -30,7 +37,7 @@
  *
  * Prints one line "jack_feed: ..." with the period, rate, the loopback's
  * offset ("loopback N frames", -1: not found) and the number of xruns JACK
- * reported while it ran. Exit 0 on success, 1 on failure, 77 when
+ * reported until the recording was complete. Exit 0 on success, 1 on failure, 77 when
  * no JACK server can be reached.
  */
 #include <jack/jack.h>
@@ -43,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define GF_PI      3.14159265358979323846
 #define MAX_CH     8
@@ -184,7 +192,7 @@ static int find_ports(jack_client_t *cl, const char *client, int in, const char 
 static void usage(void)
 {
     fprintf(stderr, "usage: jack_feed [--target NAME] [--channels C] [--seconds S] "
-                    "[--timeout S] [--started FILE] --signal X.f32 --record Y.f32\n");
+                    "[--timeout S] [--started FILE] [--hold FILE] --signal X.f32 --record Y.f32\n");
 }
 
 static int write_file(const char *path, const float *p, size_t n)
@@ -199,7 +207,7 @@ static int write_file(const char *path, const float *p, size_t n)
 }
 
 typedef struct args {
-    const char *target, *sig_path, *rec_path, *started_path;
+    const char *target, *sig_path, *rec_path, *started_path, *hold_path;
     int C;
     double seconds, timeout;
 } args;
@@ -228,6 +236,8 @@ static int parse_args(int argc, char **argv, args *a)
             a->rec_path = v;
         else if (strcmp(o, "--started") == 0)
             a->started_path = v;
+        else if (strcmp(o, "--hold") == 0)
+            a->hold_path = v;
         else {
             usage();
             return 1;
@@ -389,6 +399,20 @@ static int play_and_record(feed *f, double rate, double t_end, const char *start
     return 0;
 }
 
+/* Create `path`, then wait until it is gone or `timeout` seconds pass. */
+static void hold(const char *path, double timeout)
+{
+    FILE *m = fopen(path, "w");
+    if (!m) {
+        fprintf(stderr, "jack_feed: cannot create %s\n", path);
+        return;
+    }
+    fclose(m);
+    const double t_end = now_s() + timeout;
+    while (access(path, F_OK) == 0 && now_s() < t_end)
+        sleep_ms(20);
+}
+
 /* Where x[0..63] (first channel) first stands in the loopback recording;
  * -1 if nowhere. */
 static long loopback_offset(const feed *f)
@@ -423,8 +447,7 @@ int main(int argc, char **argv)
             play_and_record(&f, rate, t_end, a.started_path) == 0)
             rc = 0;
     }
-    jack_deactivate(f.play);
-    jack_deactivate(f.rec);
+    /* The recording is complete: the recorder writes nothing more. */
     if (rc == 0 && (write_file(a.sig_path, f.x, f.N * (size_t)a.C) != 0 ||
                     write_file(a.rec_path, f.y, f.R * (size_t)a.C) != 0)) {
         fprintf(stderr, "jack_feed: cannot write %s / %s\n", a.sig_path, a.rec_path);
@@ -434,6 +457,13 @@ int main(int argc, char **argv)
            "loopback %ld frames, JACK xruns %d\n",
            f.N, a.C, f.R, rate, (unsigned)period, rc == 0 ? loopback_offset(&f) : -1L,
            atomic_load(&f.xruns));
+    fflush(stdout);
+    if (rc == 0 && a.hold_path)
+        hold(a.hold_path, a.timeout);
+    jack_deactivate(f.play);
+    jack_deactivate(f.rec);
+    if (a.hold_path)
+        printf("jack_feed: xruns by the close %d\n", atomic_load(&f.xruns));
     jack_client_close(f.play);
     jack_client_close(f.rec);
     free(f.x);
