@@ -467,8 +467,9 @@ gf_status gf_engine_reset(gf_engine *e);
  * becomes ready to `out` (capacity `frames` + the engine's latency bound, see
  * gf_engine_max_pending), returning the count in *produced. Blocks until done.
  * Equivalent to a push/pull loop, byte for byte. With the CUDA backend and
- * page-locked `in` and `out` (see gf_host_alloc) chunks are copied straight
- * between those buffers and the GPU, with no staging copy.
+ * page-locked `in` and `out` (gf_host_alloc, or gf_host_register of the
+ * caller's memory) chunks are copied straight between those buffers and
+ * the GPU, with no staging copy.
  */
 gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *out,
                             size_t *produced);
@@ -742,6 +743,25 @@ gf_status gf_fft_wisdom_load(const char *path, char *detail, size_t detail_len);
  */
 void *gf_host_alloc(size_t bytes);
 void gf_host_free(void *p);
+
+/**
+ * Page-lock `bytes` of the caller's own memory at `p` (cudaHostRegister)
+ * where CUDA is available, so that gf_engine_process takes it as it takes
+ * gf_host_alloc's: straight between it and the GPU, with no staging copy.
+ * Staging copies every byte twice on the host (in and out) and is bound by
+ * the host's memory; registered buffers run at the PCIe rate. Registering
+ * costs about as much as copying the buffer a few times: it pays for
+ * buffers used for several calls. The memory must stay allocated until
+ * gf_host_unregister(p), and two registrations may not share a memory
+ * page (give each buffer pages of its own: posix_memalign to 4096).
+ * Where CUDA is not available it does nothing and returns GF_OK (the CPU
+ * backends take any memory). GF_ERR_INVALID_ARGUMENT for a NULL `p` or 0
+ * bytes; GF_ERR_CUDA when the driver refuses (the reason in detail, which
+ * may be NULL). Thread-safe.
+ */
+gf_status gf_host_register(void *p, size_t bytes, char *detail, size_t detail_len);
+/** Undo gf_host_register(p) (before the memory is freed); NULL: a no-op. */
+void gf_host_unregister(void *p);
 
 /* ---- Filter design ----------------------------------------------------
  *

@@ -304,7 +304,9 @@ void bench_transfers(const options &o, const device_info &d, cudaStream_t st, ce
 void bench_seeds(const options &o, const device_info &d, cudaStream_t st, ceilings *ce,
                  kernel_best *kb);
 /* c. the host-to-host pipeline (pipeline.cu) */
-void bench_pipeline(const options &o, const ceilings &ce, best *best_pipe);
+/* Section c; the best pinned row, the best pageable row (staged or
+ * registered with gf_host_register). */
+void bench_pipeline(const options &o, const ceilings &ce, best *best_pipe, best *best_pageable);
 /* h. histograms (hist.cu) */
 void bench_hist(const options &o, const device_info &d, cudaStream_t st, hist_result *res);
 

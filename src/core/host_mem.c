@@ -1,5 +1,6 @@
 /*
- * gf_host_alloc / gf_host_free, gf_cuda_available and the CUDA device
+ * gf_host_alloc / gf_host_free, gf_host_register / gf_host_unregister,
+ * gf_cuda_available and the CUDA device
  * queries: the public entry points that work with or without CUDA compiled
  * in, and with or without the CUDA module (gf_cuda.h) on this machine.
  *
@@ -92,6 +93,25 @@ void gf_host_free(void *user)
         return;
     }
     free(p);
+}
+
+gf_status gf_host_register(void *p, size_t bytes, char *detail, size_t detail_len)
+{
+    char why[256] = "";
+    if (!p || !bytes)
+        return GF_ERR_INVALID_ARGUMENT;
+    const gf_cuda_module *m = cuda();
+    const gf_status st = m && m->probe() ? m->host_register(p, bytes, why, sizeof why) : GF_OK;
+    if (detail && detail_len)
+        snprintf(detail, detail_len, "%s", why);
+    return st;
+}
+
+void gf_host_unregister(void *p)
+{
+    const gf_cuda_module *m = cuda();
+    if (p && m && m->probe())
+        m->host_unregister(p);
 }
 
 size_t gf_host_available(void)

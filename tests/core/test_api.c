@@ -1093,6 +1093,25 @@ static int test_host_memory(void)
     gf_host_free(NULL);
     bad += TU_CHECK(gf_host_alloc(SIZE_MAX) == NULL, "gf_host_alloc(SIZE_MAX) succeeded");
 
+    /* gf_host_register: arguments checked; the caller's memory registered
+     * (a no-op without CUDA), still its own, and released. */
+    char why[256] = "x";
+    unsigned char *m = malloc(1 << 20);
+    bad += TU_CHECK(gf_host_register(NULL, 64, why, sizeof why) == GF_ERR_INVALID_ARGUMENT,
+                    "gf_host_register(NULL) was taken");
+    bad += TU_CHECK(m && gf_host_register(m, 0, NULL, 0) == GF_ERR_INVALID_ARGUMENT,
+                    "gf_host_register of 0 bytes was taken");
+    if (m) {
+        const gf_status st = gf_host_register(m, 1 << 20, why, sizeof why);
+        bad += TU_CHECK(st == GF_OK && why[0] == '\0', "gf_host_register: %s (%s)", gf_strerror(st),
+                        why);
+        memset(m, 9, 1 << 20);
+        bad += TU_CHECK(m[0] == 9 && m[(1 << 20) - 1] == 9, "registered memory did not hold");
+        gf_host_unregister(m);
+        free(m);
+    }
+    gf_host_unregister(NULL);
+
     /* Host buffers work as engine input and output, with the same result. */
     enum { N = 5000, C = 2 };
     float *in = gf_host_alloc(N * C * sizeof(float));

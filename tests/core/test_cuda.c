@@ -24,10 +24,31 @@
 
 #define WHOLE SIZE_MAX
 
-/* Process the input through a CUDA engine with page-locked input (and
- * output, unless plain_out) buffers and compare with expected. */
+/* The buffers of check_pinned: both page-locked (gf_host_alloc), the
+ * output malloc'd, or both malloc'd and registered (gf_host_register). */
+enum { BOTH_PINNED, PLAIN_OUT, REGISTERED };
+
+static void *buffer(size_t bytes, int pinned)
+{
+    void *p = NULL;
+    if (pinned)
+        return gf_host_alloc(bytes);
+    /* Pages of its own: registrations may not share one. */
+    return posix_memalign(&p, 4096, (bytes + 4095) / 4096 * 4096) == 0 ? p : NULL;
+}
+
+static void buffer_free(void *p, int pinned)
+{
+    if (pinned)
+        gf_host_free(p);
+    else
+        free(p);
+}
+
+/* Process the input through a CUDA engine with the buffers of `how` and
+ * compare with expected. */
 static int check_pinned(const char *label, const gf_config *cfg, const void *in, size_t frames,
-                        const void *expected, tu_pattern pieces, int plain_out)
+                        const void *expected, tu_pattern pieces, int how)
 {
     const size_t fb = (size_t)cfg->channels * tu_sample_size(cfg->precision);
     gf_engine *probe = NULL;
@@ -35,23 +56,32 @@ static int check_pinned(const char *label, const gf_config *cfg, const void *in,
         return 1;
     const size_t cap = frames + gf_engine_max_pending(probe) + 1;
     gf_engine_destroy(probe);
-    void *pin = gf_host_alloc(frames * fb + 1);
-    void *pout = plain_out ? malloc(cap * fb) : gf_host_alloc(cap * fb);
-    int bad = 0;
+    const int pin_in = how != REGISTERED, pin_out = how == BOTH_PINNED;
+    void *pin = buffer(frames * fb + 1, pin_in), *pout = buffer(cap * fb, pin_out);
+    int bad = 0, registered = 0;
     if (!pin || !pout) {
         bad = TU_FAIL("%s: cannot allocate %zu + %zu frames", label, frames, cap);
-    } else {
+    } else if (how == REGISTERED) {
+        char why[256];
+        gf_status st = gf_host_register(pin, frames * fb + 1, why, sizeof why);
+        if (st == GF_OK && (st = gf_host_register(pout, cap * fb, why, sizeof why)) != GF_OK)
+            gf_host_unregister(pin);
+        registered = st == GF_OK;
+        bad = TU_CHECK(registered, "%s: gf_host_register: %s (%s)", label, gf_strerror(st), why);
+    }
+    if (!bad) {
         memcpy(pin, in, frames * fb);
         bad = tu_filter_into(label, cfg, pin, frames, 1, pieces, TU_ALL, pout, cap);
         if (!bad)
             bad = tu_compare(label, expected, pout, frames * (size_t)cfg->channels,
                              tu_sample_size(cfg->precision), (size_t)cfg->channels);
     }
-    gf_host_free(pin);
-    if (plain_out)
-        free(pout);
-    else
-        gf_host_free(pout);
+    if (registered) {
+        gf_host_unregister(pin);
+        gf_host_unregister(pout);
+    }
+    buffer_free(pin, pin_in);
+    buffer_free(pout, pin_out);
     return bad;
 }
 
@@ -68,7 +98,7 @@ static int golden_pinned(const tu_golden *cases, size_t n, size_t *runs)
             snprintf(label, sizeof label, "%s (%s) on cuda, chunk %zu, pinned process", g->name,
                      g->file, chunks[c]);
             bad += check_pinned(label, &cfg, g->x, g->frames, g->y,
-                                c == 1 ? TU_RANDOM(150, i) : TU_ALL, 0);
+                                c == 1 ? TU_RANDOM(150, i) : TU_ALL, BOTH_PINNED);
             ++*runs;
         }
     }
@@ -127,14 +157,19 @@ static int run_signal(const tu_signal_case *sc)
                             TU_ALL);
         snprintf(label, sizeof label, "%s: cuda chunk %zu, %zu frames, pinned process whole",
                  sc->name, chunk, frames);
-        bad += check_pinned(label, &c, in, frames, oracle, TU_ALL, 0);
+        bad += check_pinned(label, &c, in, frames, oracle, TU_ALL, BOTH_PINNED);
         snprintf(label, sizeof label, "%s: cuda chunk %zu, %zu frames, pinned process pieces",
                  sc->name, chunk, frames);
-        bad += check_pinned(label, &c, in, frames, oracle, TU_RANDOM(3 * chunk + 1, i + 3), 0);
+        bad += check_pinned(label, &c, in, frames, oracle, TU_RANDOM(3 * chunk + 1, i + 3),
+                            BOTH_PINNED);
         snprintf(label, sizeof label, "%s: cuda chunk %zu, %zu frames, pinned in, malloc'd out",
                  sc->name, chunk, frames);
-        bad += check_pinned(label, &c, in, frames, oracle, TU_ALL, 1);
-        runs += 5;
+        bad += check_pinned(label, &c, in, frames, oracle, TU_ALL, PLAIN_OUT);
+        snprintf(label, sizeof label, "%s: cuda chunk %zu, %zu frames, registered process pieces",
+                 sc->name, chunk, frames);
+        bad += check_pinned(label, &c, in, frames, oracle, TU_RANDOM(4 * chunk + 3, i + 4),
+                            REGISTERED);
+        runs += 6;
     }
     free(oracle);
     tu_input_free(&input);
@@ -181,7 +216,8 @@ static int long_taps_case(const tu_signal_case *sc, size_t i)
                             TU_RANDOM(5000, k + 1));
         snprintf(label, sizeof label, "%s: cuda chunk %zu, pinned process", sc->name,
                  c.chunk_frames);
-        bad += check_pinned(label, &c, in, sc->frames, oracle, TU_RANDOM(9000, k + 2), 0);
+        bad += check_pinned(label, &c, in, sc->frames, oracle, TU_RANDOM(9000, k + 2),
+                            k % 2 ? REGISTERED : BOTH_PINNED);
     }
     /* A chunk shorter than the halo: the halo spans several chunks. */
     if (!bad) {

@@ -102,6 +102,9 @@ static int absent(const char *what, const char *reason)
                     (void *)p);
     if (p) {
         memset(p, 7, 100);
+        bad += TU_CHECK(gf_host_register(p, 100, NULL, 0) == GF_OK,
+                        "%s: gf_host_register is not a no-op", what);
+        gf_host_unregister(p);
         gf_host_free(p);
     }
     bad += cuda_refused(what, reason);

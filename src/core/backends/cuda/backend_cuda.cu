@@ -92,6 +92,22 @@ static void cuda_pinned_free(void *p)
         cudaFreeHost(p);
 }
 
+static gf_status cuda_register(void *p, size_t bytes, char *why, size_t why_len)
+{
+    const cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+    if (e == cudaSuccess)
+        return GF_OK;
+    cudaGetLastError();
+    snprintf(why, why_len, "cudaHostRegister of %zu bytes: %s", bytes, cudaGetErrorString(e));
+    return GF_ERR_CUDA;
+}
+
+static void cuda_unregister(void *p)
+{
+    if (cudaHostUnregister(p) != cudaSuccess)
+        cudaGetLastError(); /* not registered here: nothing to undo */
+}
+
 static int cuda_count(void)
 {
     int n = 0;
@@ -606,6 +622,8 @@ static const gf_cuda_module cuda_module = {
     .probe = cuda_probe,
     .pinned_alloc = cuda_pinned_alloc,
     .pinned_free = cuda_pinned_free,
+    .host_register = cuda_register,
+    .host_unregister = cuda_unregister,
     .count = cuda_count,
     .describe = cuda_describe,
 };

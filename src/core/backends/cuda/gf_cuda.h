@@ -25,7 +25,7 @@ extern "C" {
 /* Bumped whenever gf_cuda_module, gf_backend_ops, gf_backend_params,
  * gf_chunk or gf_hist_plan change: a module built from other sources is
  * refused rather than trusted. */
-#define GF_CUDA_MODULE_INTERFACE 3
+#define GF_CUDA_MODULE_INTERFACE 4
 
 typedef struct gf_cuda_module {
     int interface;      /* GF_CUDA_MODULE_INTERFACE of the sources it was built from */
@@ -37,6 +37,10 @@ typedef struct gf_cuda_module {
     /* Page-locked host memory (cudaHostAlloc) or NULL; free. */
     void *(*pinned_alloc)(size_t bytes);
     void (*pinned_free)(void *p);
+    /* Page-lock the caller's memory (cudaHostRegister, portable): GF_OK,
+     * or GF_ERR_CUDA with the driver's reason in why[why_len]; undo. */
+    gf_status (*host_register)(void *p, size_t bytes, char *why, size_t why_len);
+    void (*host_unregister)(void *p);
     /* CUDA devices present: 0 when the driver or the devices are missing. */
     int (*count)(void);
     /* Device index (0 <= index < count()) into *info, which the caller
