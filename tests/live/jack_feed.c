@@ -8,12 +8,12 @@
  *
  * --started FILE: FILE is created once the signal's first frame has been
  * played (a script waits for it to act on gpufilt while the signal plays).
- * --hold FILE: once the recording is complete, its files written and its
- * line printed, FILE is created and the clients stay in the graph (playing
- * silence) until FILE is removed (or --timeout seconds pass): a script
- * stops gpufilt first, so that what the clients' leaving does to the graph
- * is not counted as gpufilt's. A second line then says how many xruns
- * JACK reported until the clients left ("xruns by the close N").
+ * --hold FILE: once the recording is complete, FILE is created and the
+ * clients stay in the graph (playing silence) until FILE is removed (or
+ * --timeout seconds pass): a script stops gpufilt first, so that neither
+ * the clients' leaving nor the writing of the files (after it) is counted
+ * as gpufilt's. A second line then says how many xruns JACK reported until
+ * the clients left ("xruns by the close N").
  *
  * Two JACK clients, so that the graph has no cycle and JACK runs them in
  * order within each period: "gf_play" (outputs) -> gpufilt -> "gf_rec"
@@ -447,7 +447,17 @@ int main(int argc, char **argv)
             play_and_record(&f, rate, t_end, a.started_path) == 0)
             rc = 0;
     }
-    /* The recording is complete: the recorder writes nothing more. */
+    /* The recording is complete (the recorder writes nothing more): its
+     * xruns, then the hold; the files only once the clients have left (a
+     * 600 s recording is 460 MB: written while gpufilt played, on a 2-CPU
+     * machine, they starved the server and gpufilt, and their xruns were
+     * counted as gpufilt's). */
+    const int xruns = atomic_load(&f.xruns);
+    if (rc == 0 && a.hold_path)
+        hold(a.hold_path, a.timeout);
+    jack_deactivate(f.play);
+    jack_deactivate(f.rec);
+    const int xruns_closed = atomic_load(&f.xruns);
     if (rc == 0 && (write_file(a.sig_path, f.x, f.N * (size_t)a.C) != 0 ||
                     write_file(a.rec_path, f.y, f.R * (size_t)a.C) != 0)) {
         fprintf(stderr, "jack_feed: cannot write %s / %s\n", a.sig_path, a.rec_path);
@@ -455,15 +465,9 @@ int main(int argc, char **argv)
     }
     printf("jack_feed: played %zu frames x %d ch, recorded %zu; rate %.0f Hz, period %u frames, "
            "loopback %ld frames, JACK xruns %d\n",
-           f.N, a.C, f.R, rate, (unsigned)period, rc == 0 ? loopback_offset(&f) : -1L,
-           atomic_load(&f.xruns));
-    fflush(stdout);
-    if (rc == 0 && a.hold_path)
-        hold(a.hold_path, a.timeout);
-    jack_deactivate(f.play);
-    jack_deactivate(f.rec);
+           f.N, a.C, f.R, rate, (unsigned)period, rc == 0 ? loopback_offset(&f) : -1L, xruns);
     if (a.hold_path)
-        printf("jack_feed: xruns by the close %d\n", atomic_load(&f.xruns));
+        printf("jack_feed: xruns by the close %d\n", xruns_closed);
     jack_client_close(f.play);
     jack_client_close(f.rec);
     free(f.x);

@@ -12,9 +12,9 @@
 #       a signal through gpufilt --live --taps 255 (direct) against the dummy
 #       driver, recorded and compared with the causal filter bit for bit;
 #       prints the xrun counts (gpufilt's and jackd's); fails on any xrun
-#       up to gpufilt's exit or any frame that differs. GPUFILT_LIVE_SOAK_SWITCH=S2: a change of
-#       filter every S2 s (two 255-tap filters in turn), checked against
-#       the schedule
+#       up to gpufilt's exit or any frame that differs.
+#       GPUFILT_LIVE_SOAK_SWITCH=S2: a change of filter every S2 s (two
+#       255-tap filters in turn), checked against the schedule
 #
 # Environment: GPUFILT_LIVE_DEVICE = cpu (default), cuda, ref or auto: the
 # backend under test. GPUFILT_LIVE_FRAMES (default 256) and
@@ -125,8 +125,8 @@ run_case() {
         during_pid=$!
     fi
     # jack_feed holds its clients in the graph once the recording is
-    # complete (the hold file) until gpufilt has stopped: what their leaving
-    # does to the graph is not gpufilt's to answer for.
+    # complete (the hold file) until gpufilt has stopped, and only then
+    # leaves and writes its files: neither is gpufilt's to answer for.
     local hold="$work/$name.hold"
     rm -f "$hold"
     timeout $((seconds + 60)) "$feed" --channels 2 --seconds "$seconds" --timeout 20 \
