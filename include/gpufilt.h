@@ -748,8 +748,8 @@ void gf_host_free(void *p);
  * Page-lock `bytes` of the caller's own memory at `p` (cudaHostRegister)
  * where CUDA is available, so that gf_engine_process takes it as it takes
  * gf_host_alloc's: straight between it and the GPU, with no staging copy.
- * Staging copies every byte twice on the host (in and out) and is bound by
- * the host's memory; registered buffers run at the PCIe rate. Registering
+ * Staging copies every byte twice on the host (in and out), which bounds
+ * it by the host's memory traffic; registered buffers run at PCIe rate. Registering
  * costs about as much as copying the buffer a few times: it pays for
  * buffers used for several calls. The memory must stay allocated until
  * gf_host_unregister(p), and two registrations may not share a memory
