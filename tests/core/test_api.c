@@ -973,15 +973,12 @@ static int test_device_names(void)
     return bad;
 }
 
-/* The typed queries: the device kind of an engine, whether a backend is
- * available, and the CUDA devices present, without an engine. (91 lines: a
- * list of independent assertions, one per query and argument, in order.) */
-static int test_device_queries(void)
+/* The typed queries: the device kind of an engine (engine_devices),
+ * whether a backend is built and available (backend_queries), and the CUDA
+ * devices present, without an engine (cuda_device_queries). */
+static int engine_devices(int have_cuda)
 {
     int bad = 0;
-    const int have_cuda = gf_cuda_available();
-    const int built_cuda = strstr(gf_version(), "cuda") != NULL;
-
     bad += TU_CHECK(gf_engine_device(NULL) == GF_DEVICE_AUTO, "gf_engine_device(NULL) = %d",
                     (int)gf_engine_device(NULL));
     const gf_device kinds[] = {GF_DEVICE_REF, GF_DEVICE_CPU};
@@ -1009,7 +1006,12 @@ static int test_device_queries(void)
     else
         bad += TU_FAIL("auto engine: create failed");
     gf_engine_destroy(e);
+    return bad;
+}
 
+static int backend_queries(int have_cuda, int built_cuda)
+{
+    int bad = 0;
     bad += TU_CHECK(gf_backend_available(GF_DEVICE_REF) == 1, "ref available = %d",
                     gf_backend_available(GF_DEVICE_REF));
     bad += TU_CHECK(gf_backend_available(GF_DEVICE_CPU) == 1, "cpu available = %d",
@@ -1029,8 +1031,12 @@ static int test_device_queries(void)
                     gf_backend_built(GF_DEVICE_CUDA), built_cuda);
     bad += TU_CHECK(gf_backend_built(GF_DEVICE_AUTO) == 0 && gf_backend_built((gf_device)4) == 0,
                     "auto or device 4 built");
+    return bad;
+}
 
-    int count = -7;
+static int cuda_device_queries(int have_cuda, int built_cuda)
+{
+    int bad = 0, count = -7;
     bad += TU_CHECK(gf_cuda_device_count(NULL) == GF_ERR_INVALID_ARGUMENT,
                     "gf_cuda_device_count(NULL)");
     gf_status st = gf_cuda_device_count(&count);
@@ -1068,6 +1074,14 @@ static int test_device_queries(void)
                info.total_bytes >> 20, info.free_bytes >> 20, info.major, info.minor);
     }
     return bad;
+}
+
+static int test_device_queries(void)
+{
+    const int have_cuda = gf_cuda_available();
+    const int built_cuda = strstr(gf_version(), "cuda") != NULL;
+    return engine_devices(have_cuda) + backend_queries(have_cuda, built_cuda) +
+           cuda_device_queries(have_cuda, built_cuda);
 }
 
 static int test_host_memory(void)

@@ -33,6 +33,17 @@ static void q_wait_for(gf_blockq *q, double now, double step)
     pthread_cond_timedwait(&q->cv, &q->mu, &t);
 }
 
+/* 1 once *stop has been set for `grace` seconds (*since: when it was first
+ * seen set, -1 before; now: the clock). */
+static int stop_held(const volatile sig_atomic_t *stop, double *since, double now, double grace)
+{
+    if (!*stop)
+        return 0;
+    if (*since < 0)
+        *since = now;
+    return now - *since >= grace;
+}
+
 /* Queues never overflow: each holds at most its pool and the end marker. */
 static void q_push(gf_blockq *q, gf_block *b)
 {
@@ -72,14 +83,8 @@ static gf_block *q_pop_or_stop(gf_blockq *q, const volatile sig_atomic_t *stop, 
         const double now = gf_now();
         if (start < 0)
             start = now;
-        if (timeout >= 0 && now - start >= timeout)
+        if ((timeout >= 0 && now - start >= timeout) || stop_held(stop, &since, now, grace))
             break;
-        if (*stop) {
-            if (since < 0)
-                since = now;
-            if (now - since >= grace)
-                break;
-        }
         double step = 0.05;
         if (timeout >= 0 && timeout - (now - start) < step)
             step = timeout - (now - start) + 1e-9;
@@ -287,12 +292,8 @@ static int wait_writer(gf_stages *st, const volatile sig_atomic_t *stop, double 
     pthread_mutex_lock(&q->mu);
     while (!atomic_load(&st->writer_done)) {
         const double now = gf_now();
-        if (*stop) {
-            if (since < 0)
-                since = now;
-            if (now - since >= grace)
-                break;
-        }
+        if (stop_held(stop, &since, now, grace))
+            break;
         q_wait_for(q, now, 0.05);
     }
     const int done = atomic_load(&st->writer_done);
