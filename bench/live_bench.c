@@ -13,7 +13,9 @@
  * median, p99 and maximum are printed as a fraction of the block's period
  * at 48 kHz (block / 48000 s), the budget a real-time stream gives it.
  *
- *   live_bench [--blocks N] [--warmup N] [--device cpu|cuda|both]
+ *   live_bench [--blocks N] [--warmup N] [--device cpu|cuda|both] [--channels N]
+ *
+ * --channels N: only the rows of N channels (e.g. to profile one row).
  *
  * Each row's output is checked once: the last block's, channels 0 and C-1,
  * against the exact causal filter of the stream (double), within
@@ -320,7 +322,7 @@ done:
 
 int main(int argc, char **argv)
 {
-    int blocks = 2000, warmup = 200, want_cpu = 1, want_cuda = 1;
+    int blocks = 2000, warmup = 200, want_cpu = 1, want_cuda = 1, only_channels = 0;
     gf_device dev = GF_DEVICE_AUTO;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--blocks") == 0)
@@ -334,9 +336,11 @@ int main(int argc, char **argv)
                  (dev == GF_DEVICE_CPU || dev == GF_DEVICE_CUDA)) {
             want_cpu = dev == GF_DEVICE_CPU;
             want_cuda = dev == GF_DEVICE_CUDA;
+        } else if (strcmp(argv[i], "--channels") == 0 && atoi(argv[i + 1]) > 0) {
+            only_channels = atoi(argv[i + 1]);
         } else {
-            fprintf(stderr,
-                    "usage: live_bench [--blocks N] [--warmup N] [--device cpu|cuda|both]\n");
+            fprintf(stderr, "usage: live_bench [--blocks N] [--warmup N] [--device cpu|cuda|both] "
+                            "[--channels N]\n");
             return 2;
         }
     }
@@ -358,7 +362,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const row *w = &rows[i];
         const int cuda = w->dev == GF_DEVICE_CUDA;
-        if ((!cuda && !want_cpu) || (cuda && !want_cuda))
+        if ((!cuda && !want_cpu) || (cuda && !want_cuda) ||
+            (only_channels && w->channels != only_channels))
             continue;
         const double period = (double)w->block / RATE;
         char name[96];
