@@ -220,13 +220,12 @@ static void mac_setup(mac_io<T> &io, int C, long long P, long long K, long long 
 /* The instance fft_conv.cu's pick_mac takes: several runs per thread
  * unless split or a single run. */
 template <typename T, int BT>
-static void mac_run(const mac_io<T> &io, unsigned gy, int split,
-                    std::vector<typename cx<T>::V> &out, std::vector<typename cx<T>::V> &ring)
+static void mac_launch(const mac_io<T> &io, unsigned gy, int split,
+                       std::vector<typename cx<T>::V> &out, std::vector<typename cx<T>::V> &ring)
 {
-    const unsigned bx = (unsigned)((io.bins + gf::FFT_THREADS - 1) / gf::FFT_THREADS);
     auto mac = io.runs > 1 && !split ? gf::fft_mac<T, BT, gf::mac_tile<T>::KT, true>
                                      : gf::fft_mac<T, BT, gf::mac_tile<T>::KT, false>;
-    gf_host_launch(dim3(bx, gy, (unsigned)io.C), gf::FFT_THREADS, NO_SMEM, 0, [&] {
+    gf_host_launch(dim3(gf::mac_grid_x(io.C, io.bins), gy), gf::FFT_THREADS, NO_SMEM, 0, [&] {
         mac(io.spec.data(), ring.data(), io.H.data(), out.data(), io.m, io.W, io.C, io.K, io.R,
             io.head, io.bins, io.sstride, io.per_channel, split, PW, io.inputs);
     });
@@ -246,7 +245,7 @@ template <typename T, int BT> static void mac_check_tile(const mac_io<T> &io, co
         const long long ty = tiles * (split ? io.runs : 1);
         for (unsigned g : {(unsigned)std::min(ty, 65535LL), 1u}) {
             std::vector<V> out(want.size(), V{nan_of<T>(), nan_of<T>()}), ring = io.ring;
-            mac_run<T, BT>(io, g, split, out, ring);
+            mac_launch<T, BT>(io, g, split, out, ring);
             const long long dp = first_diff(out, want), dr = first_diff(ring, io.want_ring);
             if (dp >= 0 || dr >= 0)
                 FAIL("fft_mac<%s, BT %d> %s: C %d inputs %d K %lld (S %lld) m %lld R %lld head "
@@ -381,6 +380,13 @@ template <typename T> static void kernel_cases()
             check_mac<T>(2, 8, K, M, 1, 0, 1, rng);
             check_mac<T>(1, 8, K, M, M, 0, 3, rng);
         }
+    /* One filter for 2 and 3 channels over 2 and 3 runs, chunks of 1 and 3
+     * blocks (one-block tiles, split: threads of one channel and bin, their
+     * blocks sharing channels). */
+    for (int C : {2, 3})
+        for (long long K : {(long long)gf::MAC_KS + 1, 2LL * gf::MAC_KS + 5})
+            for (long long m : {1LL, 3LL})
+                check_mac<T>(C, 8, K, 6, m, 0, 0, rng);
     /* Bins past one thread block (P = 512: 513 bins, 3 blocks in x). */
     check_mac<T>(2, 512, 3, 4, 3, 0, 0, rng);
     check_mac<T>(1, 512, gf::MAC_KS + 2, 2, 2, 1, 0, rng);
@@ -518,8 +524,8 @@ static void conv_chunk(conv_state<T> &f, const dft &d, const T *in, long long m,
     const int bt = m >= gf::mac_tile<T>::BT ? gf::mac_tile<T>::BT : m >= 4 ? 4 : 1;
     const int split = f.S > 1 && m < PW;
     const long long ty = (m + bt - 1) / bt * (split ? f.S : 1);
-    const dim3 grid((unsigned)((f.bins + gf::FFT_THREADS - 1) / gf::FFT_THREADS),
-                    (unsigned)std::min(ty, 65535LL), (unsigned)f.C);
+    const dim3 grid(gf::mac_grid_x(f.C, f.bins), (unsigned)std::min(ty, 65535LL));
+    const unsigned bx = (unsigned)((f.bins + gf::FFT_THREADS - 1) / gf::FFT_THREADS);
     V *sums = split ? f.part.data() : f.Y.data();
     const bool multi = f.S > 1 && !split;
     typedef void (*mac_fn)(const V *, V *, const V *, V *, long long, long long, int, long long,
@@ -536,7 +542,7 @@ static void conv_chunk(conv_state<T> &f, const dft &d, const T *in, long long m,
             f.ss, f.nh > 1, split, PW, 0);
     });
     if (split)
-        gf_host_launch(dim3(grid.x, (unsigned)std::min(m, 65535LL), (unsigned)f.C), gf::FFT_THREADS,
+        gf_host_launch(dim3(bx, (unsigned)std::min(m, 65535LL), (unsigned)f.C), gf::FFT_THREADS,
                        NO_SMEM, 0, [&] {
                            gf::fft_reduce<T>(f.part.data(), f.Y.data(), m, W, f.C, f.S, PW, f.bins,
                                              f.ss);
@@ -612,7 +618,7 @@ template <typename T> static void stream_cases()
      * (3 runs); streams of more blocks than the ring holds. */
     const stream_case cases[] = {
         {1, 0, 1, 4, 3, 64, 0},      {2, 0, 5, 4, 3, 200, 2},     {3, 1, 37, 16, 4, 1200, 7},
-        {1, 0, 300, 8, 20, 2400, 0}, {2, 1, 2100, 8, 5, 4800, 3},
+        {1, 0, 300, 8, 20, 2400, 0}, {2, 1, 2100, 8, 5, 4800, 3}, {3, 0, 2100, 8, 5, 4800, 1},
     };
     for (const stream_case &k : cases)
         check_stream<T>(k);

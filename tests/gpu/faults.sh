@@ -115,9 +115,13 @@ for what in "the filter's spectra" "the delay line" "a chunk's blocks" "a chunk'
     [[ ";$whats" == *";$what;"* ]] && pass || fail "no allocation for $what failed (failed: $whats)"
 done
 rm -f out.wav
-# A failing or out-of-memory plan, the filter's spectra (their plan, their
-# transform, the kernel that scales them), the delay line's clearing.
+# A failing or out-of-memory plan, the check that the plans for a chunk's
+# few windows compute as the batch's (a transform each way), the filter's
+# spectra (their plan, their transform, the kernel that scales them), the
+# delay line's clearing.
 setup=("cufftCreate:2|CUDA error: cufftCreate failed: $CUFFT"
+    "cufftExecR2C:2|CUDA error: cufftExecR2C failed: $CUFFT"
+    "cufftExecC2R:1|CUDA error: cufftExecC2R failed: $CUFFT"
     "cufftMakePlanMany:1|CUDA error: cufftMakePlanMany failed: $CUFFT"
     "cufftMakePlanMany:2:oom|out of memory: cufftMakePlanMany failed: $CUFFT_OOM"
     "cufftPlanMany:1:oom|out of memory: cufftPlanMany failed: $CUFFT_OOM"
@@ -153,7 +157,8 @@ for spec in "fft_planar launch:3" "fft_mac launch:3" "fft_emit launch:3" cufftSe
         in.wav out.wav "${fft[@]}" --device cuda
     expect_no_output out.wav
 done
-for spec in cufftExecD2Z:3 cufftExecZ2D:3; do
+# (f64: set-up's D2Z are the plans' check's two and the spectra's)
+for spec in cufftExecD2Z:4 cufftExecZ2D:3; do
     fault "$spec" 5 "${E}cuda backend failed: CUDA error: ${spec%%:*} failed: $CUFFT" \
         in.wav out.wav "${fft[@]}" --precision f64 --device cuda
     expect_no_output out.wav

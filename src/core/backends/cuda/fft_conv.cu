@@ -31,6 +31,7 @@ struct fft_conv {
     size_t k_runs;       /* S = ceil(K / MAC_KS): split-K runs of the multiply-accumulate */
     size_t runs;         /* runs an output sums: S, or a matrix's C S */
     size_t group;        /* transforms per cuFFT call: from P alone, never from the chunk */
+    size_t few;          /* max(C, O) W where less than group (live audio's chunks), else 0 */
     size_t slots;        /* windows the buffers hold: max(C, O) W rounded up to whole groups */
     /* planar: the chunk's blocks per channel behind its previous one (xp
      * in fft_kernels.cuh); win, spec, Y: windows, their spectra, output
@@ -42,6 +43,10 @@ struct fft_conv {
     size_t head;  /* ring slot of the next block */
     cufftHandle r2c, c2r;
     int have_r2c, have_c2r;
+    /* plans of `few` transforms, kept only where they compute every
+     * transform as the group's plans do (check_few) */
+    cufftHandle r2c_few, c2r_few;
+    int have_r2c_few, have_c2r_few;
     void *work;
 };
 
@@ -53,6 +58,10 @@ void fft_conv_destroy(fft_conv *f)
         cufftDestroy(f->r2c);
     if (f->have_c2r)
         cufftDestroy(f->c2r);
+    if (f->have_r2c_few)
+        cufftDestroy(f->r2c_few);
+    if (f->have_c2r_few)
+        cufftDestroy(f->c2r_few);
     void *bufs[] = {f->planar, f->win, f->spec,    f->Y,       f->part,
                     f->ring,   f->H,   f->tail[0], f->tail[1], f->work};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -61,30 +70,128 @@ void fft_conv_destroy(fft_conv *f)
     free(f);
 }
 
-/* The batched plans, without work areas yet; *work receives the larger
- * one's size. Every transform goes through a plan of f->group transforms,
- * whatever the chunk: cuFFT may compute a transform differently in plans
- * of different batch sizes, and output must not depend on the chunk. The
- * forward plan reads overlapping windows in place (distance P). */
-static gf_status make_plans(fft_conv *f, size_t *work, char *err, size_t n)
+/* A forward (R2C) and an inverse (C2R) plan of `batch` transforms, without
+ * work areas; *work receives the larger one's size if larger. The forward
+ * plan reads overlapping windows in place (distance P). */
+static gf_status make_pair(fft_conv *f, int batch, cufftHandle *r2c, int *have_r2c,
+                           cufftHandle *c2r, int *have_c2r, size_t *work, char *err, size_t n)
 {
     int N = (int)f->fft_size, inembed = (int)f->fft_size, onembed = (int)f->sstride;
-    const int batch = (int)f->group;
     const int f32 = f->prec == GF_PRECISION_F32;
     size_t w1 = 0, w2 = 0;
-    GF_TRY(err, n, cufftCreate(&f->r2c));
-    f->have_r2c = 1;
-    GF_TRY(err, n, cufftCreate(&f->c2r));
-    f->have_c2r = 1;
-    GF_TRY(err, n, cufftSetAutoAllocation(f->r2c, 0));
-    GF_TRY(err, n, cufftSetAutoAllocation(f->c2r, 0));
+    GF_TRY(err, n, cufftCreate(r2c));
+    *have_r2c = 1;
+    GF_TRY(err, n, cufftCreate(c2r));
+    *have_c2r = 1;
+    GF_TRY(err, n, cufftSetAutoAllocation(*r2c, 0));
+    GF_TRY(err, n, cufftSetAutoAllocation(*c2r, 0));
     GF_TRY(err, n,
-           cufftMakePlanMany(f->r2c, 1, &N, &inembed, 1, (int)f->P, &onembed, 1, (int)f->sstride,
+           cufftMakePlanMany(*r2c, 1, &N, &inembed, 1, (int)f->P, &onembed, 1, (int)f->sstride,
                              f32 ? CUFFT_R2C : CUFFT_D2Z, batch, &w1));
     GF_TRY(err, n,
-           cufftMakePlanMany(f->c2r, 1, &N, &onembed, 1, (int)f->sstride, &inembed, 1,
+           cufftMakePlanMany(*c2r, 1, &N, &onembed, 1, (int)f->sstride, &inembed, 1,
                              (int)f->fft_size, f32 ? CUFFT_C2R : CUFFT_Z2D, batch, &w2));
-    *work = w1 > w2 ? w1 : w2;
+    *work = w1 > *work ? w1 : *work;
+    *work = w2 > *work ? w2 : *work;
+    return GF_OK;
+}
+
+/* The batched plans; *work receives the largest work area. Every transform
+ * goes through a plan of f->group transforms, whatever the chunk: cuFFT
+ * may compute a transform differently in plans of different batch sizes,
+ * and output must not depend on the chunk. Where every chunk has fewer
+ * (f->few), plans of that many too, kept if check_few finds them the same. */
+static gf_status make_plans(fft_conv *f, size_t *work, char *err, size_t n)
+{
+    *work = 0;
+    GF_TRY(err, n,
+           make_pair(f, (int)f->group, &f->r2c, &f->have_r2c, &f->c2r, &f->have_c2r, work, err, n));
+    if (f->few)
+        GF_TRY(err, n,
+               make_pair(f, (int)f->few, &f->r2c_few, &f->have_r2c_few, &f->c2r_few,
+                         &f->have_c2r_few, work, err, n));
+    return GF_OK;
+}
+
+/* One cuFFT call of plan: forward (w: reals, sp: spectra) or back. */
+static gf_status exec_plan(const fft_conv *f, cufftHandle plan, int forward, void *w, void *sp,
+                           char *err, size_t n)
+{
+    const int f32 = f->prec == GF_PRECISION_F32;
+    if (forward && f32)
+        GF_TRY(err, n, cufftExecR2C(plan, (cufftReal *)w, (cufftComplex *)sp));
+    else if (forward)
+        GF_TRY(err, n, cufftExecD2Z(plan, (cufftDoubleReal *)w, (cufftDoubleComplex *)sp));
+    else if (f32)
+        GF_TRY(err, n, cufftExecC2R(plan, (cufftComplex *)sp, (cufftReal *)w));
+    else
+        GF_TRY(err, n, cufftExecZ2D(plan, (cufftDoubleComplex *)sp, (cufftDoubleReal *)w));
+    return GF_OK;
+}
+
+/* Whether `few` transforms of pseudo-random windows come out of the few
+ * plans with the same bits as out of the group's, forward and back (*same);
+ * h: host room for the windows, both sets of spectra and of outputs. */
+static gf_status few_same(fft_conv *f, unsigned char *h, int *same, char *err, size_t n)
+{
+    const size_t cb = 2 * f->ss, reals = (f->few + 1) * f->P, nspec = f->few * f->sstride;
+    const size_t nwin = f->few * f->fft_size;
+    unsigned char *s1 = h + reals * f->ss, *s2 = s1 + nspec * cb, *w1 = s2 + nspec * cb,
+                  *w2 = w1 + nwin * f->ss;
+    unsigned x = 12345;
+    for (size_t i = 0; i < reals; i++) {
+        x = x * 1664525u + 1013904223u;
+        const double v = (double)(x >> 8) / 16777216.0 - 0.5;
+        if (f->prec == GF_PRECISION_F32)
+            ((float *)h)[i] = (float)v;
+        else
+            ((double *)h)[i] = v;
+    }
+    GF_TRY(err, n, cudaMemcpy(f->planar, h, reals * f->ss, cudaMemcpyHostToDevice));
+    GF_TRY(err, n, exec_plan(f, f->r2c, 1, f->planar, f->spec, err, n));
+    GF_TRY(err, n, exec_plan(f, f->r2c_few, 1, f->planar, f->Y, err, n));
+    GF_TRY(err, n, cudaMemcpy(s1, f->spec, nspec * cb, cudaMemcpyDeviceToHost));
+    GF_TRY(err, n, cudaMemcpy(s2, f->Y, nspec * cb, cudaMemcpyDeviceToHost));
+    *same = 1;
+    for (size_t t = 0; t < f->few; t++)
+        *same &= memcmp(s1 + t * f->sstride * cb, s2 + t * f->sstride * cb, f->bins * cb) == 0;
+    /* back from the same spectra (a C2R may overwrite its input: a copy each) */
+    GF_TRY(err, n, cudaMemcpy(f->Y, f->spec, f->slots * f->sstride * cb, cudaMemcpyDeviceToDevice));
+    GF_TRY(err, n, exec_plan(f, f->c2r, 0, f->win, f->spec, err, n));
+    GF_TRY(err, n, cudaMemcpy(w1, f->win, nwin * f->ss, cudaMemcpyDeviceToHost));
+    GF_TRY(err, n, exec_plan(f, f->c2r_few, 0, f->win, f->Y, err, n));
+    GF_TRY(err, n, cudaMemcpy(w2, f->win, nwin * f->ss, cudaMemcpyDeviceToHost));
+    *same &= memcmp(w1, w2, nwin * f->ss) == 0;
+    return GF_OK;
+}
+
+/* Keep the few plans only if they compute as the group's (few_same). cuFFT
+ * promises nothing across batch sizes; measured (an H200, CUDA 13, sizes
+ * 128 to 8192, batches 1 to 1000 against 2^22 reals): the same bits at
+ * every batch but 1, where one size in f32 and one in f64 differ. The
+ * buffers are left as alloc_buffers made them. */
+static gf_status check_few(fft_conv *f, char *err, size_t n)
+{
+    if (!f->few)
+        return GF_OK;
+    const size_t bytes = (f->few + 1) * f->P * f->ss +
+                         2 * (f->few * f->sstride * 2 * f->ss + f->few * f->fft_size * f->ss);
+    unsigned char *h = (unsigned char *)malloc(bytes);
+    if (!h) {
+        snprintf(err, n, "cannot allocate %zu bytes to check the FFT plans", bytes);
+        return GF_ERR_NO_MEMORY;
+    }
+    int same = 0;
+    const gf_status st = few_same(f, h, &same, err, n);
+    free(h);
+    GF_TRY(err, n, st);
+    if (!same) {
+        cufftDestroy(f->r2c_few);
+        cufftDestroy(f->c2r_few);
+        f->have_r2c_few = f->have_c2r_few = 0;
+    }
+    GF_TRY(err, n, cudaMemset(f->planar, 0, (f->slots + 1) * f->P * f->ss));
+    GF_TRY(err, n, cudaMemset(f->Y, 0, f->slots * f->sstride * 2 * f->ss));
     return GF_OK;
 }
 
@@ -213,6 +320,10 @@ static gf_status alloc_buffers(fft_conv *f, size_t work, char *err, size_t n)
         GF_TRY(err, n, dev_alloc(&f->work, work, "cuFFT's work area", err, n));
         GF_TRY(err, n, cufftSetWorkArea(f->r2c, f->work));
         GF_TRY(err, n, cufftSetWorkArea(f->c2r, f->work));
+        if (f->few) {
+            GF_TRY(err, n, cufftSetWorkArea(f->r2c_few, f->work));
+            GF_TRY(err, n, cufftSetWorkArea(f->c2r_few, f->work));
+        }
     }
     return GF_OK;
 }
@@ -223,6 +334,7 @@ static gf_status setup(fft_conv *f, const gf_backend_params *p, char *err, size_
     size_t work = 0;
     GF_TRY(err, n, make_plans(f, &work, err, n));
     GF_TRY(err, n, alloc_buffers(f, work, err, n));
+    GF_TRY(err, n, check_few(f, err, n));
     GF_TRY(err, n, make_spectra(f, p, err, n));
     GF_TRY(err, n, fft_conv_reset(f, 0, err, n));
     GF_TRY(err, n, cudaDeviceSynchronize());
@@ -261,6 +373,7 @@ gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err,
     f->group = f->fft_size >= ((size_t)1 << 22) ? 1 : ((size_t)1 << 22) / f->fft_size;
     const size_t wide = (size_t)(f->O > f->C ? f->O : f->C);
     f->slots = (wide * f->windows + f->group - 1) / f->group * f->group;
+    f->few = wide * f->windows < f->group ? wide * f->windows : 0;
     const gf_status st = setup(f, p, err, n);
     if (st != GF_OK) {
         fft_conv_destroy(f);
@@ -323,7 +436,7 @@ static gf_status launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, l
         const int bt = m >= mac_tile<T>::BT ? mac_tile<T>::BT : m >= 4 ? 4 : 1;
         const int split = f->runs > 1 && m < FFT_PART_BLOCKS;
         const long long tiles = (m + bt - 1) / bt, ty = tiles * (split ? (long long)f->runs : 1);
-        const dim3 grid(bx, (unsigned)(ty < ymax ? ty : ymax), O);
+        const dim3 grid(mac_grid_x(O, f->bins), (unsigned)(ty < ymax ? ty : ymax), 1);
         V *out = split ? (V *)f->part : (V *)f->Y;
         auto mac = pick_mac<T>(bt, f->runs > 1 && !split);
         mac<<<grid, FFT_THREADS, 0, st>>>((const V *)f->spec, (V *)f->ring, (const V *)f->H, out, m,
@@ -358,26 +471,20 @@ static gf_status launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, l
 }
 
 /* The transforms of the chunk's first `count` windows (or spectra), in
- * calls of f->group. */
+ * calls of f->group, or in one call of the few plans where they were kept. */
 static gf_status transform(fft_conv *f, cudaStream_t st, int forward, size_t count, char *err,
                            size_t n)
 {
-    const int f32 = f->prec == GF_PRECISION_F32;
-    cufftHandle plan = forward ? f->r2c : f->c2r;
+    /* (the few plans: every chunk's count) */
+    const int few = f->have_r2c_few;
+    cufftHandle plan = forward ? (few ? f->r2c_few : f->r2c) : (few ? f->c2r_few : f->c2r);
     GF_TRY(err, n, cufftSetStream(plan, st));
-    for (size_t g = 0; g < count; g += f->group) {
+    for (size_t g = 0; g < count; g += few ? f->few : f->group) {
         unsigned char *w = forward ? (unsigned char *)f->planar + g * f->P * f->ss
                                    : (unsigned char *)f->win + g * f->fft_size * f->ss;
         unsigned char *sp =
             (unsigned char *)(forward ? f->spec : f->Y) + g * f->sstride * 2 * f->ss;
-        if (forward && f32)
-            GF_TRY(err, n, cufftExecR2C(plan, (cufftReal *)w, (cufftComplex *)sp));
-        else if (forward)
-            GF_TRY(err, n, cufftExecD2Z(plan, (cufftDoubleReal *)w, (cufftDoubleComplex *)sp));
-        else if (f32)
-            GF_TRY(err, n, cufftExecC2R(plan, (cufftComplex *)sp, (cufftReal *)w));
-        else
-            GF_TRY(err, n, cufftExecZ2D(plan, (cufftDoubleComplex *)sp, (cufftDoubleReal *)w));
+        GF_TRY(err, n, exec_plan(f, plan, forward, w, sp, err, n));
     }
     return GF_OK;
 }

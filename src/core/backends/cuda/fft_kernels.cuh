@@ -171,9 +171,59 @@ template <typename V> struct mac_view {
     long long m, K, R, head, sstride;
 };
 
+/* mac_run for one block b (BT = 1; chunks of few blocks, live audio's
+ * one): no X is reused, so the loads only need to be many in flight. The
+ * partitions k <= b read this chunk's spectra; the rest the ring, from
+ * slot (head + b - k) mod R down, in runs without a wrap, KT at a time.
+ * (R >= K: a partition's X is never before the ring's oldest.) The same
+ * fused multiply-adds in the same order as mac_run's tiles. Measured at
+ * 128 channels x 2^20 taps, one block of 128 (H200): 0.33 ms a block,
+ * where the tiles' code (64-bit slot arithmetic per step, 91 registers)
+ * took 0.67 ms. */
+template <typename V, int KT>
+__device__ __forceinline__ V mac_one(const mac_view<V> &v, long long b, long long k_lo,
+                                     long long k_hi)
+{
+    V acc = V{0, 0};
+    const int ss = (int)v.sstride;
+    const V *hp = v.hc + (size_t)k_lo * v.sstride;
+    long long k = k_lo;
+    for (; k < k_hi && k <= b; k++, hp += ss)
+        cmac(acc, *hp, v.sc[(size_t)(b - k) * v.sstride]);
+    if (k == k_hi)
+        return acc;
+    int slot = (int)(((v.head + b - k) % v.R + v.R) % v.R);
+    const V *xp = v.rc + (size_t)slot * v.sstride;
+    while (k < k_hi) {
+        /* slot down to 0 without a wrap */
+        long long n = k_hi - k < (long long)slot + 1 ? k_hi - k : (long long)slot + 1;
+        k += n;
+        slot -= (int)n;
+        for (; n >= KT; n -= KT, hp += KT * ss, xp -= KT * ss) {
+            V h[KT], x[KT];
+#pragma unroll
+            for (int i = 0; i < KT; i++) {
+                h[i] = hp[i * ss];
+                x[i] = xp[-i * ss];
+            }
+#pragma unroll
+            for (int i = 0; i < KT; i++)
+                cmac(acc, h[i], x[i]);
+        }
+        for (; n > 0; n--, hp += ss, xp -= ss)
+            cmac(acc, *hp, *xp);
+        if (slot < 0) {
+            slot = (int)v.R - 1;
+            xp = v.rc + (size_t)slot * v.sstride;
+        }
+    }
+    return acc;
+}
+
 /* acc[i] = sum over partitions k in [k_lo, k_hi), in k order, of H_k X_(b0+i-k):
- * H and X loaded once per step of KT partitions and reused from registers. */
-template <typename V, int BT, int KT>
+ * H and X loaded once per step of KT partitions and reused from registers
+ * (one block, BT = 1: the overload below). */
+template <typename V, int KT, int BT>
 __device__ __forceinline__ void mac_run(const mac_view<V> &v, long long b0, long long k_lo,
                                         long long k_hi, V (&acc)[BT])
 {
@@ -207,6 +257,13 @@ __device__ __forceinline__ void mac_run(const mac_view<V> &v, long long b0, long
     }
 }
 
+template <typename V, int KT>
+__device__ __forceinline__ void mac_run(const mac_view<V> &v, long long b0, long long k_lo,
+                                        long long k_hi, V (&acc)[1])
+{
+    acc[0] = mac_one<V, KT>(v, b0, k_lo, k_hi);
+}
+
 /*
  * The delay-line multiply-accumulate, for MAC_BT blocks of one bin of one
  * output channel per thread. Summation order, whatever the tile or the
@@ -223,8 +280,9 @@ __device__ __forceinline__ void mac_run(const mac_view<V> &v, long long b0, long
  * input's spectra later chunks will need (the last K - 1 blocks) into the
  * ring, in slots this chunk does not read. MULTI: a thread may sum more
  * than one run (split = 0 and more than one run); without it the kernel
- * keeps one set of accumulators. Grid: x over bins, y striding over block
- * tiles (x runs when split), z over output channels.
+ * keeps one set of accumulators. Grid: x over the (output channel, bin)
+ * pairs, channel-major (no idle lanes where the bins are few, e.g. 129),
+ * y striding over block tiles (x runs when split).
  */
 template <typename T, int MAC_BT, int MAC_KT, bool MULTI>
 __global__ void __launch_bounds__(FFT_THREADS)
@@ -235,12 +293,13 @@ __global__ void __launch_bounds__(FFT_THREADS)
             int inputs)
 {
     typedef typename cplx<T>::type V;
-    const long long f = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long tiles = (m + MAC_BT - 1) / MAC_BT, S = (K + MAC_KS - 1) / MAC_KS;
     const long long runs = S * (inputs > 0 ? inputs : 1);
-    const int c = (int)blockIdx.z;
-    if (f >= bins)
+    if (g >= bins * C)
         return;
+    const int c = (int)(g / bins);
+    const long long f = g - (long long)c * bins;
     /* run r: its input's spectra and ring, and the filter into c */
     auto view = [&](long long r) {
         const int in = inputs > 0 ? (int)(r / S) : c;
@@ -260,15 +319,13 @@ __global__ void __launch_bounds__(FFT_THREADS)
         V total[MAC_BT];
         {
             const long long s = r0 % S;
-            mac_run<V, MAC_BT, MAC_KT>(view(r0), b0, s * MAC_KS, min(s * MAC_KS + MAC_KS, K),
-                                       total);
+            mac_run<V, MAC_KT>(view(r0), b0, s * MAC_KS, min(s * MAC_KS + MAC_KS, K), total);
         }
         if (MULTI)
             for (long long r = r0 + 1; r < r1; r++) {
                 const long long s = r % S;
                 V acc[MAC_BT];
-                mac_run<V, MAC_BT, MAC_KT>(view(r), b0, s * MAC_KS, min(s * MAC_KS + MAC_KS, K),
-                                           acc);
+                mac_run<V, MAC_KT>(view(r), b0, s * MAC_KS, min(s * MAC_KS + MAC_KS, K), acc);
 #pragma unroll
                 for (int bi = 0; bi < MAC_BT; bi++)
                     total[bi] = V{total[bi].x + acc[bi].x, total[bi].y + acc[bi].y};
@@ -297,6 +354,12 @@ __global__ void __launch_bounds__(FFT_THREADS)
             }
         }
     }
+}
+
+/* The x of fft_mac's grid: a thread per (output channel, bin). */
+static inline unsigned mac_grid_x(long long channels, long long bins)
+{
+    return (unsigned)((channels * bins + FFT_THREADS - 1) / FFT_THREADS);
 }
 
 /* Y = the runs' partial sums (pw blocks per channel in part) added in run
