@@ -3,7 +3,9 @@
  * overlap-save with a frequency-domain delay line on the device, cuFFT
  * plans made at create with a fixed batch (2^22 reals a call, from P
  * alone), so every block is transformed by the same plan whatever the
- * chunk.
+ * chunk; where the chunk buffers hold fewer windows than that (live
+ * audio), plans of that many too, used only if a check at create finds
+ * every transform's bits the same as the fixed batch's.
  *
  * A chunk runs on one stream, in stream order: the chunk deinterleaved
  * behind each channel's previous block (fft_planar), a batched R2C reading
