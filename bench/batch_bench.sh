@@ -10,10 +10,11 @@
 #
 #   gpufilt --out-dir OUT IN... ARGS WORKERS
 #
-# for each WORKERS of --workers (default: "--gpus 0|--gpus 0,1|--gpus 0
-# --jobs NCPU|--gpus 0,1 --jobs NCPU" where a second GPU exists, "--gpus
-# 0|--gpus 0,0|--gpus 0 --jobs NCPU" with one, and "--device cpu --jobs
-# 1|--device cpu --jobs 2" without a GPU), with ARGS (default
+# for each WORKERS of --workers (default: "--gpus 0 --jobs 1|--gpus 0,1
+# --jobs 1|--gpus 0|--gpus 0,1|--gpus 0,1 --jobs NCPU" where a second GPU
+# exists, "--gpus 0 --jobs 1|--gpus 0|--gpus 0 --jobs NCPU" with one, and
+# "--device cpu --jobs 1|--device cpu --jobs 2" without a GPU: one worker
+# a GPU, then the default's two a GPU for direct filters), with ARGS (default
 # "--taps 4095 --method direct"). Prints seconds, each case's speed-up over
 # the first, the bytes read per second, and whether every output of each
 # case equals the first case's byte for byte (they must: a batch's outputs
@@ -91,9 +92,9 @@ if [[ -z $WORKERS ]]; then
     # one worker per GPU, then as many workers as CPUs dealt over the GPUs
     # (a file's decoding and encoding run on its worker's thread)
     if ((ngpu >= 2)); then
-        WORKERS="--gpus 0|--gpus 0,1|--gpus 0 --jobs $(nproc)|--gpus 0,1 --jobs $(nproc)"
+        WORKERS="--gpus 0 --jobs 1|--gpus 0,1 --jobs 1|--gpus 0|--gpus 0,1|--gpus 0,1 --jobs $(nproc)"
     elif ((ngpu == 1)); then
-        WORKERS="--gpus 0|--gpus 0,0|--gpus 0 --jobs $(nproc)"
+        WORKERS="--gpus 0 --jobs 1|--gpus 0|--gpus 0 --jobs $(nproc)"
     else
         WORKERS="--device cpu --jobs 1|--device cpu --jobs 2"
     fi

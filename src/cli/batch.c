@@ -310,6 +310,25 @@ static int by_size(const void *a, const void *b)
     return i < j ? -1 : i > j;
 }
 
+/* The header of path into *info: 0, or -1 where it cannot be read (a
+ * header libsndfile would loop on is refused by the file's own run). */
+static int probe_info(const char *path, SF_INFO *info)
+{
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char why[160];
+    if (fd < 0 || gf_header_probe(fd, NULL, 0, why, sizeof why)) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    memset(info, 0, sizeof *info);
+    SNDFILE *sf = sf_open_fd(fd, SFM_READ, info, SF_TRUE);
+    if (!sf)
+        return -1;
+    sf_close(sf);
+    return 0;
+}
+
 /* (Only the number of workers and gpu_warm depend on this guess, never a
  * file's bytes, which its own run decides.) */
 int gf_batch_gpu_in_play(const gf_cli_options *o, const gf_taps *t, const char *largest)
@@ -318,24 +337,35 @@ int gf_batch_gpu_in_play(const gf_cli_options *o, const gf_taps *t, const char *
         return 1;
     if (o->device != GF_DEVICE_AUTO || !gf_backend_built(GF_DEVICE_CUDA))
         return 0;
-    /* (a header libsndfile would loop on is refused by the file's own run) */
-    const int fd = open(largest, O_RDONLY | O_CLOEXEC);
-    char why[160];
-    if (fd < 0 || gf_header_probe(fd, NULL, 0, why, sizeof why)) {
-        if (fd >= 0)
-            close(fd);
-        return 0;
-    }
     SF_INFO info;
-    memset(&info, 0, sizeof info);
-    SNDFILE *sf = sf_open_fd(fd, SFM_READ, &info, SF_TRUE);
-    if (!sf)
+    if (probe_info(largest, &info))
         return 0;
-    sf_close(sf);
     const gf_job job = {.frames = info.frames, .channels = info.channels, .taps = t->n ? t->n : 1};
     gf_device handoff = GF_DEVICE_NONE;
     return gf_cli_choose_device(o, &job, &handoff, NULL, 0) == GF_DEVICE_CUDA ||
            handoff == GF_DEVICE_CUDA;
+}
+
+/* Workers a GPU without --jobs: two where the filter takes the direct
+ * method (by the cost model for the largest file's channels), whose engine
+ * holds no more than its chunk buffers on the GPU, so that one worker
+ * decodes or encodes its file while the other's is on the GPU (two H200s,
+ * 64 files at 4095 taps: two workers on one GPU 1.35x one, a worker on
+ * each of two GPUs 1.01x: docs/scaling.md); one
+ * for the FFT method, whose engines each hold a filter's spectra and
+ * delay line there. */
+static int workers_per_gpu(const gf_cli_options *o, const gf_taps *t, const char *largest)
+{
+    gf_method m = o->method;
+    SF_INFO info;
+    if (o->jobs > 0)
+        return 1;
+    if (m == GF_METHOD_AUTO)
+        m = probe_info(largest, &info)
+                ? GF_METHOD_FFT
+                : gf_method_choose(t->n ? t->n : 1, info.channels, o->precision, GF_DEVICE_CUDA,
+                                   o->partition);
+    return m == GF_METHOD_DIRECT ? 2 : 1;
 }
 
 /* The workers' GPUs into gpus (at most GF_MAX_DEVICES): their count, or 0
@@ -427,9 +457,11 @@ static void pool_free(pool *p)
 static worker *make_workers(const gf_cli_options *o, pool *p, int *nw)
 {
     int gpus[GF_MAX_DEVICES];
-    const int ngpus = worker_gpus(o, p->t, p->b->in[p->order[0]], gpus);
+    const char *largest = p->b->in[p->order[0]];
+    const int ngpus = worker_gpus(o, p->t, largest, gpus);
     const int jobs = o->jobs > 0 ? o->jobs : 1;
-    int n = jobs > ngpus ? jobs : ngpus;
+    const int on_gpus = ngpus ? ngpus * workers_per_gpu(o, p->t, largest) : 0;
+    int n = jobs > on_gpus ? jobs : on_gpus;
     n = (size_t)n < p->b->n ? n : (int)p->b->n;
     long threads = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
     threads = threads > 0 ? threads : 1;

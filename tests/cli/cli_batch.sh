@@ -111,6 +111,23 @@ expect 0 "gpufilt: batch: 3 files to 'jgpu' on 3 workers: 3 filtered, *" --taps 
 for f in a.wav d.wav e.wav; do
     assert_eq "--gpus 0 --jobs 3: $f = --jobs 1's" "$(cmp "jobs1/$f" "jgpu/$f" && echo same)" same
 done
+# Without --jobs: two workers a GPU where the filter takes the direct
+# method (named, or the cost model's at 7 taps), one for the FFT method.
+for args in "--method direct" ""; do
+    rm -rf jgpu
+    # shellcheck disable=SC2086
+    expect 0 "gpufilt: batch: 3 files to 'jgpu' on 2 workers: 3 filtered, *" --taps 7 $args \
+        --gpus 0 --out-dir jgpu j/a.wav j/d.wav j/e.wav
+done
+for f in a.wav d.wav e.wav; do
+    assert_eq "--gpus 0, two workers: $f = --jobs 1's" "$(cmp "jobs1/$f" "jgpu/$f" && echo same)" same
+done
+rm -rf jgpu
+expect 0 "gpufilt: batch: 3 files to 'jgpu' on 1 worker: 3 filtered, *" --taps 7 --method fft \
+    --gpus 0 --out-dir jgpu j/a.wav j/d.wav j/e.wav
+rm -rf jgpu
+expect 0 "gpufilt: batch: 3 files to 'jgpu' on 1 worker: 3 filtered, *" --taps 7 --jobs 1 \
+    --gpus 0 --out-dir jgpu j/a.wav j/d.wav j/e.wav
 
 # --verify's lines too come in the batch's order, each file's whole: the
 # largest file is given first and finishes last.

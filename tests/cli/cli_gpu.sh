@@ -137,6 +137,17 @@ for args in "--taps 255 --method direct" "--taps 20000 --method fft --partition 
         assert_eq "batch --gpus 0,0 $args: f$n.wav = its run on the GPU" \
             "$(cmp one.wav "bout/f$n.wav" && echo same)" same
     done
+    # without --jobs, one GPU named: two workers for the direct method, one for FFT
+    workers="2 workers"
+    [[ $args != *fft* ]] || workers="1 worker"
+    rm -rf bout2
+    # shellcheck disable=SC2086
+    expect 0 "gpufilt: batch: 5 files to 'bout2' on $workers: 5 filtered, *" $args --device cuda \
+        --gpus 0 --out-dir bout2 batch/f1.wav batch/f2.wav batch/f3.wav batch/f4.wav batch/f5.wav
+    for n in 1 2 3 4 5; do
+        assert_eq "batch --gpus 0 $args: f$n.wav = --gpus 0,0's" \
+            "$(cmp "bout/f$n.wav" "bout2/f$n.wav" && echo same)" same
+    done
 done
 # --device auto: a worker's GPU starts once for its files, so it takes a
 # file whose method is direct on both devices from 0.02 s of CPU work
