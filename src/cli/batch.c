@@ -460,7 +460,17 @@ static worker *make_workers(const gf_cli_options *o, pool *p, int *nw)
     const char *largest = p->b->in[p->order[0]];
     const int ngpus = worker_gpus(o, p->t, largest, gpus);
     const int jobs = o->jobs > 0 ? o->jobs : 1;
-    const int on_gpus = ngpus ? ngpus * workers_per_gpu(o, p->t, largest) : 0;
+    /* at least one a --gpus entry ("0,0": two on GPU 0), and by default
+     * workers_per_gpu for each GPU named */
+    int distinct = 0;
+    for (int i = 0; i < ngpus; i++) {
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= gpus[j] == gpus[i];
+        distinct += !seen;
+    }
+    const int per = ngpus ? distinct * workers_per_gpu(o, p->t, largest) : 0;
+    const int on_gpus = per > ngpus ? per : ngpus;
     int n = jobs > on_gpus ? jobs : on_gpus;
     n = (size_t)n < p->b->n ? n : (int)p->b->n;
     long threads = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);

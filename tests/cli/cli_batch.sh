@@ -112,12 +112,13 @@ for f in a.wav d.wav e.wav; do
     assert_eq "--gpus 0 --jobs 3: $f = --jobs 1's" "$(cmp "jobs1/$f" "jgpu/$f" && echo same)" same
 done
 # Without --jobs: two workers a GPU where the filter takes the direct
-# method (named, or the cost model's at 7 taps), one for the FFT method.
-for args in "--method direct" ""; do
+# method (named, or the cost model's at 7 taps), one for the FFT method;
+# "0,0" names GPU 0 once more, not two more workers.
+for args in "--method direct --gpus 0" "--gpus 0" "--gpus 0,0"; do
     rm -rf jgpu
     # shellcheck disable=SC2086
     expect 0 "gpufilt: batch: 3 files to 'jgpu' on 2 workers: 3 filtered, *" --taps 7 $args \
-        --gpus 0 --out-dir jgpu j/a.wav j/d.wav j/e.wav
+        --out-dir jgpu j/a.wav j/d.wav j/e.wav
 done
 for f in a.wav d.wav e.wav; do
     assert_eq "--gpus 0, two workers: $f = --jobs 1's" "$(cmp "jobs1/$f" "jgpu/$f" && echo same)" same
