@@ -601,12 +601,9 @@ static size_t ready_after(gf_method m, size_t T, size_t B, size_t frames)
     return got;
 }
 
-/* A flat list of independent checks of the NUPC queries and refusals
- * (the level scheme by hand, its properties over random shapes, the bound
- * worked out by hand, latency, reset): long (about 130 lines) because each
- * check is a few lines of expected values, clearer in one place than
- * spread over helpers. */
-static int test_nupc_api(void)
+/* The NUPC level scheme: by hand, its properties over random shapes, the
+ * ranges gf_nupc_levels refuses, the default partitions and the cost. */
+static int nupc_levels_checks(void)
 {
     int bad = 0;
     /* The scheme: sizes double, 2 partitions below M, the rest at M. */
@@ -661,8 +658,15 @@ static int test_nupc_api(void)
     bad += TU_CHECK(gf_method_cost(300, GF_DEVICE_CPU, GF_METHOD_NUPC, 256) ==
                         gf_method_cost(300, GF_DEVICE_CPU, GF_METHOD_FFT, 256),
                     "one level costs what FFT costs");
+    return bad;
+}
 
-    /* The bound, by hand: h = 1, f64, |x| <= 1; levels as `a` above
+/* A NUPC engine: its bound worked out by hand, the method, partition and
+ * chunk in use, reset, and the devices that run it. */
+static int nupc_engine_checks(void)
+{
+    int bad = 0;
+    /* The bound, by hand: h = 1, f64, |x| <= 1; levels as `a` in nupc_levels_checks
      * (M = gf_partition_choose(1000) = 256): sum (2 log2(2S) + K + 4) taps_l
      * = 16*32 + 18*64 + 20*128 + 22*256 + 25*520 = 22856, plus (5 - 1) * 1000. */
     double *h = malloc(1000 * sizeof(double));
@@ -727,7 +731,13 @@ static int test_nupc_api(void)
     c.device = GF_DEVICE_REF;
     bad += expect_status("ref with nupc", &c, GF_ERR_UNSUPPORTED, "no NUPC method");
     free(h);
+    return bad;
+}
 
+/* The NUPC queries and refusals: levels, an engine, latency. */
+static int test_nupc_api(void)
+{
+    int bad = nupc_levels_checks() + nupc_engine_checks();
     /* Latency: output comes in partitions of B, FFT's in partitions of P
      * (gf_partition_choose(1000) = 256). */
     const size_t n1 = ready_after(GF_METHOD_NUPC, 1000, 64, 1000);

@@ -102,10 +102,11 @@ static gf_status cuda_register(void *p, size_t bytes, char *why, size_t why_len)
     return GF_ERR_CUDA;
 }
 
+/* (gf_host_unregister's, and the hand-off's through cuda_host_unregister) */
 static void cuda_unregister(void *p)
 {
     if (cudaHostUnregister(p) != cudaSuccess)
-        cudaGetLastError(); /* not registered here: nothing to undo */
+        cudaGetLastError(); /* not registered here, or teardown: nothing to report */
 }
 
 static int cuda_count(void)
@@ -581,8 +582,7 @@ static gf_status cuda_host_register(void *state, void *p, size_t bytes)
 static void cuda_host_unregister(void *state, void *p)
 {
     (void)state;
-    if (cudaHostUnregister(p) != cudaSuccess)
-        cudaGetLastError(); /* teardown reports nothing */
+    cuda_unregister(p);
 }
 
 static const gf_backend_ops gf_backend_cuda = {
