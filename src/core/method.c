@@ -17,6 +17,7 @@
  * where neither rises above it, direct is as fast, and exact.
  */
 #include "backends/backend.h"
+#include "backends/nupc_scheme.h"
 
 /* Direct up to this many taps whatever the model says: short filters are
  * cheap either way, and direct is exact. */
@@ -62,31 +63,9 @@ size_t gf_nupc_max_partition(size_t taps, size_t first, gf_device device)
     return m > first ? m : first;
 }
 
-static int pow2_in_range(size_t p)
-{
-    return p >= GF_MIN_PARTITION && p <= GF_MAX_PARTITION && (p & (p - 1)) == 0;
-}
-
-/* Sizes double from `first` to `max`; below max a level takes 2
- * partitions, so level l >= 1 starts at o_l = 2 (2^l - 1) B >= S_l, and
- * its blocks can be computed ahead of their outputs (gpufilt.h). */
 size_t gf_nupc_levels(size_t taps, size_t first, size_t max, gf_nupc_level *out)
 {
-    if (taps < 1 || taps > GF_MAX_FFT_TAPS || !pow2_in_range(first) || !pow2_in_range(max) ||
-        first > max || !out)
-        return 0;
-    size_t n = 0, offset = 0, size = first;
-    while (offset < taps && n < GF_NUPC_MAX_LEVELS) {
-        const size_t rest = taps - offset;
-        size_t k = (rest + size - 1) / size;
-        if (size < max && k > 2)
-            k = 2;
-        out[n++] = (gf_nupc_level){size, offset, k, k * size < rest ? k * size : rest};
-        offset += k * size;
-        if (size < max)
-            size *= 2;
-    }
-    return n;
+    return gf_nupc_scheme(taps, first, max, out);
 }
 
 static double log2_size(size_t n)

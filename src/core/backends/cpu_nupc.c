@@ -15,6 +15,7 @@
 #define _GNU_SOURCE /* syscall */
 #endif
 #include "cpu_nupc.h"
+#include "nupc_scheme.h"
 
 #include "fft/fft.h"
 
@@ -119,20 +120,6 @@ void gf_cpu_nupc_reset(gf_cpu_nupc *n)
             pthread_mutex_unlock(&v->mu);
     }
     n->pos = 0;
-}
-
-/* Level l's taps: h[o .. o + taps) of every filter, in the precision. */
-static void *segment(const gf_backend_params *p, const gf_nupc_level *lv, size_t ss)
-{
-    const int filters = p->taps_per_channel ? p->channels : 1;
-    unsigned char *g = malloc((size_t)filters * lv->taps * ss);
-    if (!g)
-        return NULL;
-    for (int h = 0; h < filters; h++)
-        memcpy(g + (size_t)h * lv->taps * ss,
-               (const unsigned char *)p->taps + ((size_t)h * p->num_taps + lv->offset) * ss,
-               lv->taps * ss);
-    return g;
 }
 
 /* A level runs on a thread of its own where its slack holds this many
@@ -306,7 +293,7 @@ static gf_status level_make(gf_cpu_nupc *n, const gf_backend_params *p, int thre
     v->fb = fb;
     v->cap = (n->chunk + S - 1) / S * S;
     v->ring_frames = n->chunk + lv->offset + S;
-    void *g = segment(p, lv, n->ss);
+    void *g = gf_nupc_segment(p, lv, n->ss);
     gf_backend_params q = *p;
     q.method = GF_METHOD_FFT;
     q.num_taps = lv->taps;
