@@ -46,6 +46,7 @@ if(GPUFILT_HAVE_CUDA)
     src/core/backends/cuda/backend_cuda.cu
     src/core/backends/cuda/backend_cuda_direct.cu
     src/core/backends/cuda/backend_cuda_fft.cu
+    src/core/backends/cuda/backend_cuda_nupc.cu
     src/core/backends/cuda/fir_launch.cu
     src/core/backends/cuda/hist_launch.cu
     src/core/backends/cuda/fft_conv.cu

@@ -24,10 +24,10 @@ _MODES = {"same": 0, "causal": 1, "full": 2}
 _METHODS = {"auto": 0, "direct": 1, "fft": 2, "nupc": 3}
 _METHOD_NAMES = {v: k for k, v in _METHODS.items()}
 _DEVICES = {"auto": 0, "cpu": 1, "cuda": 2, "ref": 3}
-# Methods that only some devices run (gpufilt.h), with those devices
-# ("auto" then runs on the cpu): refused here, before the library would
-# answer "no usable GPU" where the method could never run anyway.
-_METHOD_DEVICES = {"nupc": ("cpu", "auto")}
+# Methods that only some devices run (gpufilt.h), with those devices:
+# refused here, before the library would answer "no usable GPU" where the
+# method could never run anyway.
+_METHOD_DEVICES = {"nupc": ("cpu", "cuda", "auto")}
 _DTYPES = {0: np.float32, 1: np.float64}
 
 
@@ -88,8 +88,8 @@ def _method_on(method: str, device: str) -> None:
     """ValueError for a method the device never runs (both names already checked)."""
     devices = _METHOD_DEVICES.get(method)
     if devices is not None and device not in devices:
-        raise ValueError("method %r runs on the cpu backend only: device must be %s, not %r"
-                         % (method, " or ".join(map(repr, devices)), device))
+        raise ValueError("method %r does not run on the %r backend: device must be %s"
+                         % (method, device, ", ".join(map(repr, devices))))
 
 
 def _integer(value: Any, what: str, lo: int, hi: int) -> int:
@@ -206,8 +206,7 @@ class Engine:
         in whole partitions; "nupc": non-uniformly partitioned FFT
         convolution, partitions growing from `partition` frames, its output
         in whole first partitions (lower latency than "fft" for long
-        filters), on the cpu backend only (device "cpu", or "auto", which
-        then runs on the CPU; "cuda" and "ref" raise ValueError); "auto":
+        filters), on the cpu and cuda backends ("ref" raises ValueError); "auto":
         "direct" or "fft" by the cost model, never "nupc". "fft" and
         "nupc" are exact to within `error_bound`.
     partition : int
@@ -246,7 +245,7 @@ class Engine:
     128 frames, so output comes 128 frames at a time (on the CPU):
 
     >>> with gpufilt.Engine(taps=np.ones(5000) / 5000, mode="causal", method="nupc",
-    ...                     partition=128, chunk_frames=128) as e:
+    ...                     partition=128, chunk_frames=128, device="cpu") as e:
     ...     e.push(np.zeros(300, np.float32))
     ...     (e.method, e.partition, e.backend, len(e.pull()))
     ('nupc', 128, 'cpu', 256)

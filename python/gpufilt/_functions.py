@@ -189,8 +189,8 @@ def _filter_gpu(x: Any, ha: np.ndarray, mode: str, axis: Any, method: str, devic
         raise ValueError("gpufilt: x is in GPU memory: device must be 'auto' or 'cuda', not %r "
                          "(copy x to the host to filter it there)" % (device,))
     if method == "nupc":
-        raise ValueError("gpufilt: x is in GPU memory, which the 'nupc' method (the cpu "
-                         "backend's) cannot filter: method 'auto', 'direct' or 'fft'")
+        raise ValueError("gpufilt: x is in GPU memory, which the 'nupc' method cannot filter "
+                         "(it filters host memory): method 'auto', 'direct' or 'fft'")
     d = _device.adapter(x)
     xg = d.take(x)
     p = _plan(d.view(xg), ha, mode, axis, method, "cuda", dtype, what)
@@ -275,8 +275,8 @@ def convolve(x: ArrayLike, h: ArrayLike, mode: Mode = "full", axis: int = -1,
         integer, or an array on a GPU that neither cupy (not installed)
         nor torch can read.
     ValueError
-        A `mode`, `method`, `device` or `dtype` not listed, "nupc" on a
-        device other than "cpu" or "auto", shapes that do not broadcast,
+        A `mode`, `method`, `device` or `dtype` not listed, "nupc" on
+        device "ref", shapes that do not broadcast,
         an empty signal or filter; for `x` in GPU memory, `method` "nupc"
         or a `device` other than "auto" or "cuda".
     numpy.exceptions.AxisError

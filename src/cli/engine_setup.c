@@ -54,10 +54,6 @@ gf_device gf_cli_choose_device(const gf_cli_options *o, const gf_job *j, gf_devi
         *handoff = GF_DEVICE_NONE;
     if (o->device != GF_DEVICE_AUTO)
         return o->device;
-    if (o->method == GF_METHOD_NUPC) { /* the method is the cpu backend's alone */
-        snprintf(why, n, "auto: --method nupc runs on the cpu");
-        return GF_DEVICE_CPU;
-    }
     /* The CPU's work per frame: the method it would run, in direct
      * multiply-adds (the library's cost model); live audio runs the direct
      * method where its block cannot be the FFT partition. */
@@ -210,6 +206,27 @@ size_t gf_cli_live_partition(size_t block)
 {
     const int pow2 = (block & (block - 1)) == 0;
     return pow2 && block >= GF_MIN_PARTITION && block <= GF_MAX_PARTITION ? block : 0;
+}
+
+/* On the CPU, a filter this many partitions long takes the NUPC method: a
+ * period's own work is a few small partitions', the larger ones run on
+ * threads of their own ahead of when their outputs are due (cpu_nupc.c),
+ * where the FFT method multiplies every partition of the filter every
+ * period. */
+#define LIVE_NUPC_PERIODS 1024
+/* On the GPU, where channels x taps reach this too: below it the FFT
+ * method's one pass over its delay line costs the worker less than the
+ * levels' launches do (live_bench on an H200, 128-frame blocks, 2^20 taps,
+ * p99 of the period, FFT / NUPC: 2 channels 2.9% / 7.6%, 32 6.2 / 7.7,
+ * 64 8.4 / 7.9, 128 15.9 / 10.3). */
+#define LIVE_GPU_NUPC_WORK ((size_t)1 << 26)
+
+int gf_cli_live_nupc(gf_device device, int channels, size_t taps, size_t partition)
+{
+    if (partition == 0 || taps / partition < LIVE_NUPC_PERIODS)
+        return 0;
+    return device == GF_DEVICE_CPU ||
+           (device == GF_DEVICE_CUDA && (size_t)channels * taps >= LIVE_GPU_NUPC_WORK);
 }
 
 gf_config gf_cli_engine_config(const gf_cli_options *o, int channels, const gf_taps *t,

@@ -72,7 +72,8 @@ check() {
     if "$EXACTSUM" "$in" "$out" "$mode" "$taps" "$p" "$prec" 2>exact.txt; then
         pass
     else
-        fail "$what: $(tail -n 1 exact.txt)"
+        fail "$what: $(tail -n 1 exact.txt) (kept as failed-$in-$out, $(wc -c <"$out") bytes)"
+        cp "$out" "failed-$in-$out"
     fi
 }
 
@@ -161,13 +162,10 @@ fi
 
 # 3b. The NUPC method (levels of B .. M; M the FFT partition the cost
 #    model picks for the taps, at least 256): mono and stereo, 16- and
-#    24-bit, chunks that are not a whole number of M, f64. The cpu
-#    backend's method: not on cuda.
-if [ "$DEVICE" = cpu ]; then
-    check m1.wav same mean:5000 wav:float nupc:16:512 --method nupc --partition 16
-    check s2.wav causal mean:40000 wav:pcm_24 nupc:256:4096 --method nupc --chunk 1000
-    check s2.wav full mean:3000 wav:pcm_24 nupc:64:256 --method nupc --partition 64 --precision f64
-fi
+#    24-bit, chunks that are not a whole number of M, f64.
+check m1.wav same mean:5000 wav:float nupc:16:512 --method nupc --partition 16
+check s2.wav causal mean:40000 wav:pcm_24 nupc:256:4096 --method nupc --chunk 1000
+check s2.wav full mean:3000 wav:pcm_24 nupc:64:256 --method nupc --partition 64 --precision f64
 
 # 4. The direct method, bit-exact: a mean of 8 (sums exact in f32) and
 #    asymmetric dyadic taps (a shift or reversal shows), at lengths around
@@ -204,12 +202,10 @@ else
     fail "stream: $(tail -n 1 exact.txt)"
 fi
 rc=0
-[ "$DEVICE" = cpu ] && { "$PIPETOOL" feed 8 8000 0 <st.f32 | "$GPUFILT" - st-nupc.wav --raw f32le \
-    -c 1 -r 48000 --out-format wav:pcm_16 --taps 40 --method nupc --partition 16 --quiet --dither none \
-    2>stderr.txt || rc=$?; }
-if [ "$DEVICE" != cpu ]; then
-    : # the NUPC method is the cpu backend's
-elif [ "$rc" != 0 ]; then
+"$PIPETOOL" feed 8 8000 0 <st.f32 | "$GPUFILT" - st-nupc.wav --raw f32le -c 1 -r 48000 \
+    --out-format wav:pcm_16 --taps 40 --method nupc --partition 16 --device "$DEVICE" --quiet \
+    --dither none 2>stderr.txt || rc=$?
+if [ "$rc" != 0 ]; then
     fail "nupc stream: exit $rc ($(tail -n 1 stderr.txt))"
 elif "$EXACTSUM" st.wav st-nupc.wav same mean:40 nupc:16:256 f32 2>exact.txt; then
     pass

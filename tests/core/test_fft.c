@@ -346,8 +346,9 @@ static int test_seams(void)
     if (g_method == GF_METHOD_NUPC) { /* many levels, partial blocks of each at every seam */
         bad += seams_case(5000, 16, 2, 1, GF_MODE_CAUSAL, GF_PRECISION_F32, 12000);
         /* Levels up to 2048 frames: at chunks of 16 and 48 frames those of
-         * 1024 and 2048 run on threads of their own (cpu_nupc.c), against
-         * the default chunk's in line. */
+         * 1024 and 2048 run on threads of their own (cpu_nupc.c), on the GPU
+         * those from 128 (chunks of 16) or 256 (48) on streams of their own
+         * (backend_cuda_nupc.cu), against the default chunk's in line. */
         bad += seams_case(20000, 16, 2, 1, GF_MODE_SAME, GF_PRECISION_F32, 40000);
         bad += seams_case(2000, 32, 1, 0, GF_MODE_SAME, g_f64 ? GF_PRECISION_F64 : GF_PRECISION_F32,
                           6001);
@@ -688,11 +689,12 @@ static int nupc_engine_checks(void)
         bad += TU_CHECK(gf_engine_error_bound(e, 0, 1.0) == 26856 * eps,
                         "NUPC bound %.17g, expected %.17g", gf_engine_error_bound(e, 0, 1.0),
                         26856 * eps);
-        bad += TU_CHECK(gf_engine_method(e) == GF_METHOD_NUPC && gf_engine_partition(e) == 16 &&
-                            gf_engine_chunk_frames(e) == 262144 &&
-                            gf_engine_device(e) == GF_DEVICE_CPU,
-                        "method %d, partition %zu, chunk %zu", (int)gf_engine_method(e),
-                        gf_engine_partition(e), gf_engine_chunk_frames(e));
+        bad +=
+            TU_CHECK(gf_engine_method(e) == GF_METHOD_NUPC && gf_engine_partition(e) == 16 &&
+                         gf_engine_chunk_frames(e) == (g_dev == GF_DEVICE_CPU ? 262144 : 2097152) &&
+                         gf_engine_device(e) == g_dev,
+                     "method %d, partition %zu, chunk %zu", (int)gf_engine_method(e),
+                     gf_engine_partition(e), gf_engine_chunk_frames(e));
         gf_config got;
         gf_engine_get_config(e, &got);
         bad += TU_CHECK(got.method == GF_METHOD_NUPC && got.partition == 16, "config in use");
@@ -721,12 +723,13 @@ static int nupc_engine_checks(void)
         free(o2);
     }
     gf_engine_destroy(e);
-    /* The automatic device runs it where it can; ref cannot. */
+    /* The automatic device runs it: the GPU where there is one (both
+     * backends have it); ref cannot. */
     c.device = GF_DEVICE_AUTO;
     e = NULL;
-    bad +=
-        TU_CHECK(gf_engine_create(&c, &e, NULL, 0) == GF_OK && gf_engine_device(e) == GF_DEVICE_CPU,
-                 "auto device with NUPC: cpu");
+    const gf_device want = gf_cuda_available() ? GF_DEVICE_CUDA : GF_DEVICE_CPU;
+    bad += TU_CHECK(gf_engine_create(&c, &e, NULL, 0) == GF_OK && gf_engine_device(e) == want,
+                    "auto device with NUPC: %s", want == GF_DEVICE_CUDA ? "cuda" : "cpu");
     gf_engine_destroy(e);
     c.device = GF_DEVICE_REF;
     bad += expect_status("ref with nupc", &c, GF_ERR_UNSUPPORTED, "no NUPC method");

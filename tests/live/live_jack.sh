@@ -413,11 +413,12 @@ case_with_retry zero_fft3000_f32 \
 # The NUPC method (on the cpu the default for a filter of 1024 blocks or
 # more), the 64-frame block its first partition: 30,000 taps in levels of
 # 64 .. 4096 frames, on the worker but for the largest, which runs on a
-# thread of its own (cpu_nupc.c). Checked within the FFT bound at P = 64,
-# which exceeds NUPC's (its levels' partitions are longer, their K far
-# smaller).
+# thread of its own (cpu_nupc.c); on cuda, those from 512 frames on on
+# streams of their own (backend_cuda_nupc.cu). Checked within the FFT
+# bound at P = 64, which exceeds NUPC's (its levels' partitions are longer,
+# their K far smaller). The ref backend has no NUPC method.
 cases=16
-if [ "$device" = cpu ]; then
+if [ "$device" != ref ]; then
     cases=17
     "$check" --make-coeffs 30000 7 >"$work/taps30000.txt"
     pa_block=64

@@ -12,7 +12,7 @@
  * Methods are small interfaces inside the backend (cuda_method in
  * backend_cuda.h: set-up, per-slot set-up, run one chunk, reset, release),
  * chosen once at create, each in a file of its own (backend_cuda_direct.cu,
- * backend_cuda_fft.cu); the slot streams, uploads and downloads are the
+ * backend_cuda_fft.cu, backend_cuda_nupc.cu); the slot streams, uploads and downloads are the
  * same for every method.
  *
  * FFT method (fft_conv.h): the delay line makes every chunk depend on the
@@ -259,7 +259,9 @@ static gf_status cuda_create(const gf_backend_params *p, void **state, char *det
     if (!s)
         return GF_ERR_NO_MEMORY;
     s->p = *p;
-    s->m = p->method == GF_METHOD_FFT ? &cuda_fft : &cuda_direct;
+    s->m = p->method == GF_METHOD_FFT    ? &cuda_fft
+           : p->method == GF_METHOD_NUPC ? &cuda_nupc
+                                         : &cuda_direct;
     s->dev = p->cuda_device;
     s->ss = p->precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     s->host_channels = p->host_channels ? p->host_channels : p->channels;
@@ -267,9 +269,11 @@ static gf_status cuda_create(const gf_backend_params *p, void **state, char *det
     s->out_channels = p->outputs ? p->outputs : p->channels;
     s->host_out = p->outputs ? p->outputs : s->host_channels;
     /* The halo: the direct method's T-1 frames, or the FFT method's
-     * history to prime with (multi.c; usually none). */
-    s->hs =
-        (p->method == GF_METHOD_FFT ? p->history_frames : p->num_taps - 1) * (size_t)p->channels;
+     * history to prime with (multi.c; usually none); NUPC keeps its own. */
+    s->hs = (p->method == GF_METHOD_FFT    ? p->history_frames
+             : p->method == GF_METHOD_NUPC ? 0
+                                           : p->num_taps - 1) *
+            (size_t)p->channels;
     s->const_page = -1;
     if (p->hist) {
         s->hist = *p->hist;
@@ -590,8 +594,10 @@ static const gf_backend_ops gf_backend_cuda = {
     .device = GF_DEVICE_CUDA,
     .slots = CUDA_SLOTS,
     .chunk_samples = (size_t)1 << 21, /* a few MB per transfer amortises its fixed cost */
-    .methods_f32 = GF_METHOD_BIT(GF_METHOD_DIRECT) | GF_METHOD_BIT(GF_METHOD_FFT),
-    .methods_f64 = GF_METHOD_BIT(GF_METHOD_DIRECT) | GF_METHOD_BIT(GF_METHOD_FFT),
+    .methods_f32 = GF_METHOD_BIT(GF_METHOD_DIRECT) | GF_METHOD_BIT(GF_METHOD_FFT) |
+                   GF_METHOD_BIT(GF_METHOD_NUPC),
+    .methods_f64 = GF_METHOD_BIT(GF_METHOD_DIRECT) | GF_METHOD_BIT(GF_METHOD_FFT) |
+                   GF_METHOD_BIT(GF_METHOD_NUPC),
     .histograms = 1,
     .auto_rank = 2, /* preferred wherever a device is usable */
     .split_copies = 1,

@@ -4,7 +4,8 @@
  * creates the state, moves the data and keeps the streams; each method
  * queues a chunk's filtering in its own file: backend_cuda_direct.cu (one
  * FIR kernel, taps in the constant bank), backend_cuda_fft.cu (fft_conv.h
- * on a compute stream of its own).
+ * on a compute stream of its own), backend_cuda_nupc.cu (one fft_conv a
+ * level of the NUPC method, the levels due later on streams of their own).
  */
 #ifndef GF_BACKEND_CUDA_H
 #define GF_BACKEND_CUDA_H
@@ -35,6 +36,7 @@ typedef struct cuda_slot {
 } cuda_slot;
 
 typedef struct cuda_method cuda_method;
+typedef struct nupc_levels nupc_levels;
 
 typedef struct cuda_state {
     gf_backend_params p;
@@ -52,7 +54,8 @@ typedef struct cuda_state {
     void *d_taps;
     gf::fir_plan fir;     /* which kernel, how launched (direct method) */
     gf::fft_conv *fft;    /* transforms and delay line (FFT method), or NULL */
-    cudaStream_t compute; /* FFT method: every chunk's filtering, in order */
+    nupc_levels *nupc;    /* the levels (NUPC method), or NULL */
+    cudaStream_t compute; /* FFT and NUPC methods: every chunk's filtering, in order */
     int sms;              /* multiprocessors: sizes the histogram grid */
     gf_hist_plan hist;
     int has_hist;
@@ -85,8 +88,10 @@ struct cuda_method {
     void (*release)(cuda_state *s);
 };
 
-/* The two methods (backend_cuda_direct.cu, backend_cuda_fft.cu). */
+/* The methods (backend_cuda_direct.cu, backend_cuda_fft.cu,
+ * backend_cuda_nupc.cu). */
 extern const cuda_method cuda_direct;
 extern const cuda_method cuda_fft;
+extern const cuda_method cuda_nupc;
 
 #endif /* GF_BACKEND_CUDA_H */
