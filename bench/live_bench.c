@@ -4,10 +4,11 @@
  * For each row (backend, channels, block size, taps) an engine set up
  * exactly as gpufilt --live sets it up (causal, f32, one block per chunk,
  * the FFT method's partition equal to the block where the cost model picks
- * FFT; on the CPU, the NUPC method with the block as its first partition
- * for a filter of 1024 blocks or more, and its larger levels on threads of
- * their own, whose work is not the worker's unless it waits for them; a
- * "uniform" row keeps the FFT method, to compare) filters a stream block
+ * FFT; the NUPC method with the block as its first partition for a
+ * filter of 1024 blocks or more, on the GPU of 2^26 channel-taps or more
+ * too (gf_cli_live_nupc), its larger levels on threads (CPU) or streams
+ * (GPU) of their own, whose work is not the worker's unless it waits for
+ * them; a row may name the method instead, to compare) filters a stream block
  * by block with push + submit + wait + pull,
  * the worker's round trip. After a warm-up, each block is timed; the
  * median, p99 and maximum are printed as a fraction of the block's period
@@ -30,7 +31,7 @@
  * head's plus the tail's from 2 blocks before, checked the same way. The
  * percentages are then the larger of the two, the callback and the worker
  * (each has the period). NUPC rows feed a block every period, as audio
- * does (their larger levels' threads work in that time); the others run
+ * does (their larger levels' threads or streams work in that time); the others run
  * their blocks back to back.
  *
  * Targets, each a PASS/MISS line (SKIP without a usable GPU):
@@ -76,9 +77,9 @@ typedef struct row {
     gf_device dev;
     int channels;
     size_t block, taps;
-    double target; /* p99 / period at most, or 0: no target */
-    int zero;      /* --latency zero: a head in the callback, the tail on the worker */
-    int uniform;   /* 1: the FFT method where gpufilt --live takes NUPC (to compare) */
+    double target;    /* p99 / period at most, or 0: no target */
+    int zero;         /* --latency zero: a head in the callback, the tail on the worker */
+    gf_method method; /* GF_METHOD_AUTO: as gpufilt --live; else this one (to compare) */
 } row;
 
 /* The table: the short filters on both backends, then the long ones. */
@@ -100,12 +101,19 @@ static const row rows[] = {
     {GF_DEVICE_CUDA, 2, 128, 65536, 0, 0, 0},
     {GF_DEVICE_CUDA, 2, 128, 1 << 20, 0.10, 0, 0},
     {GF_DEVICE_CUDA, 128, 128, 1 << 20, 0.15, 0, 0},
+    {GF_DEVICE_CUDA, 2, 128, 1 << 20, 0, 0, GF_METHOD_NUPC},
+    {GF_DEVICE_CUDA, 32, 128, 1 << 20, 0, 0, GF_METHOD_FFT},
+    {GF_DEVICE_CUDA, 32, 128, 1 << 20, 0, 0, GF_METHOD_NUPC},
+    {GF_DEVICE_CUDA, 64, 128, 1 << 20, 0, 0, GF_METHOD_FFT},
+    {GF_DEVICE_CUDA, 64, 128, 1 << 20, 0, 0, GF_METHOD_NUPC},
+    {GF_DEVICE_CUDA, 128, 128, 1 << 20, 0, 0, GF_METHOD_FFT},
     {GF_DEVICE_CPU, 2, 128, 4095, 0, 1, 0},
     {GF_DEVICE_CPU, 2, 256, 65536, 0, 1, 0},
     {GF_DEVICE_CPU, 2, 128, 1 << 20, 0.50, 1, 0},
-    {GF_DEVICE_CPU, 2, 128, 1 << 20, 0, 1, 1},
+    {GF_DEVICE_CPU, 2, 128, 1 << 20, 0, 1, GF_METHOD_FFT},
     {GF_DEVICE_CUDA, 2, 64, 4095, 0, 1, 0},
     {GF_DEVICE_CUDA, 2, 64, 1 << 20, 0.25, 1, 0},
+    {GF_DEVICE_CUDA, 2, 64, 1 << 20, 0, 1, GF_METHOD_NUPC},
 };
 
 /* What the output check needs: every input frame of channels 0 and C-1,
@@ -173,9 +181,11 @@ static gf_engine *make_engine(const row *w, float *h, gf_live_head *head)
     c.chunk_frames = w->block;
     c.partition = w->block; /* a power of two here: one block in, one block out */
     c.device = w->dev;
-    /* As gpufilt --live: on the CPU, NUPC for a filter of 1024 blocks or more
-     * (the block its first partition), unless the row compares. */
-    if (w->dev == GF_DEVICE_CPU && !w->uniform && c.num_taps / w->block >= 1024)
+    /* As gpufilt --live: NUPC for a long filter (the block its first
+     * partition), unless the row names a method. */
+    if (w->method != GF_METHOD_AUTO)
+        c.method = w->method;
+    else if (gf_cli_live_nupc(w->dev, w->channels, c.num_taps, w->block))
         c.method = GF_METHOD_NUPC;
     char detail[256];
     gf_engine *e = NULL;

@@ -421,6 +421,13 @@ int gf_cli_make_wisdom(const gf_cli_options *o);
  * policy and live audio's set-up both ask here. */
 size_t gf_cli_live_partition(size_t block);
 
+/* Whether live audio, unless --method says otherwise, takes the NUPC
+ * method (its first partition the block's `partition`, from
+ * gf_cli_live_partition) for `channels` x `taps` on `device`: a filter of
+ * 1024 partitions or more, and on the GPU one of 2^26 channel-taps or more
+ * too (engine_setup.c says why). live_bench asks here as gpufilt does. */
+int gf_cli_live_nupc(gf_device device, int channels, size_t taps, size_t partition);
+
 /* The engine the options describe: channels, taps (t->h NULL: the mean
  * filter of t->n), mode, precision, chunk, threads, `device` and the
  * hand-off (GF_DEVICE_AUTO: none); no histograms. */

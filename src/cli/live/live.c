@@ -79,22 +79,16 @@ static int choose_devices(gf_live *lv, gf_pa_config *cfg)
     return GF_EXIT_OK;
 }
 
-/* A filter this many periods long takes, on the CPU, the NUPC method. */
-#define LIVE_NUPC_PERIODS 1024
-
 /* The method for a period of period_frames frames: the FFT method's
  * partition is the period (gf_cli_live_partition); a period that cannot be
- * one leaves the direct method. On the CPU, unless --method says
- * otherwise, a filter of LIVE_NUPC_PERIODS periods or more takes the NUPC
- * method with the period as its first partition: a period's own work is a
- * few small partitions', the larger ones run on threads of their own ahead
- * of when their outputs are due (cpu_nupc.c), where the FFT method
- * multiplies every partition of the filter every period. */
+ * one leaves the direct method. Unless --method says otherwise, a long
+ * filter takes the NUPC method with the period as its first partition
+ * (gf_cli_live_nupc). */
 static int live_method(const gf_live *lv, const gf_taps *t, gf_config *c)
 {
     if ((c->partition = gf_cli_live_partition(lv->period_frames)) != 0) {
-        if (c->method == GF_METHOD_AUTO && c->device == GF_DEVICE_CPU &&
-            t->n / c->partition >= LIVE_NUPC_PERIODS)
+        if (c->method == GF_METHOD_AUTO &&
+            gf_cli_live_nupc(c->device, lv->channels, t->n, c->partition))
             c->method = GF_METHOD_NUPC;
         return GF_EXIT_OK;
     }
