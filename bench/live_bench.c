@@ -5,7 +5,7 @@
  * exactly as gpufilt --live sets it up (causal, f32, one block per chunk,
  * the FFT method's partition equal to the block where the cost model picks
  * FFT; the NUPC method with the block as its first partition for a
- * filter of 1024 blocks or more, on the GPU of 2^26 channel-taps or more
+ * filter of 1024 blocks or more, on the GPU of 2^27 channel-taps or more
  * too (gf_cli_live_nupc), its larger levels on threads (CPU) or streams
  * (GPU) of their own, whose work is not the worker's unless it waits for
  * them; a row may name the method instead, to compare) filters a stream block

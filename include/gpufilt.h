@@ -76,8 +76,12 @@
  * On the cpu backend a level whose slack o_l - S_l is 32 chunks or more
  * (gf_config.chunk_frames of a few B, as a live engine's) runs on a thread
  * of its own, created with the engine (at nice 10 on Linux), and the call
- * that needs its outputs waits for it; its bytes are the same.
- * CPU backend only (GF_ERR_UNSUPPORTED elsewhere); never chosen by
+ * that needs its outputs waits for it; on the cuda backend (since 0.6) one
+ * whose slack is 4 chunks or more runs on a CUDA stream of its own at the
+ * device's lowest priority (the chunk's own work at its highest), its
+ * blocks queued one such level a chunk, and a chunk waits only for the
+ * blocks it sums. Either way its bytes are the same. The cpu and cuda
+ * backends (GF_ERR_UNSUPPORTED elsewhere), one device; never chosen by
  * GF_METHOD_AUTO.
  *
  * Lifecycle: gf_engine_create / gf_engine_push + gf_engine_pull (any number
@@ -144,7 +148,7 @@ typedef enum gf_method {
     GF_METHOD_AUTO = 0,   /* the cost model's choice (gf_method_choose) */
     GF_METHOD_DIRECT = 1, /* direct form: bit-exact, up to GF_MAX_TAPS taps */
     GF_METHOD_FFT = 2,    /* partitioned FFT convolution: cpu and cuda backends */
-    GF_METHOD_NUPC = 3    /* non-uniformly partitioned FFT convolution: cpu backend (0.5) */
+    GF_METHOD_NUPC = 3    /* non-uniformly partitioned FFT convolution: cpu (0.5), cuda (0.6) */
 } gf_method;
 
 typedef enum gf_precision {

@@ -250,7 +250,7 @@ def convolve(x: ArrayLike, h: ArrayLike, mode: Mode = "full", axis: int = -1,
         "direct" sums in the library's order (bit-identical on CPU and
         GPU); "fft" is partitioned FFT convolution, within a stated error
         bound; "nupc" is non-uniformly partitioned FFT convolution, within
-        its own bound, on the CPU only (device "cpu" or "auto"): its low
+        its own bound, on the CPU or a GPU (not "ref"): its low
         latency serves streams (`Engine`), a whole array gains nothing
         from it; "auto" picks "direct" or "fft" by the filter's length and
         the device.

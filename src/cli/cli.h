@@ -424,7 +424,7 @@ size_t gf_cli_live_partition(size_t block);
 /* Whether live audio, unless --method says otherwise, takes the NUPC
  * method (its first partition the block's `partition`, from
  * gf_cli_live_partition) for `channels` x `taps` on `device`: a filter of
- * 1024 partitions or more, and on the GPU one of 2^26 channel-taps or more
+ * 1024 partitions or more, and on the GPU one of 2^27 channel-taps or more
  * too (engine_setup.c says why). live_bench asks here as gpufilt does. */
 int gf_cli_live_nupc(gf_device device, int channels, size_t taps, size_t partition);
 

@@ -215,11 +215,12 @@ size_t gf_cli_live_partition(size_t block)
  * period. */
 #define LIVE_NUPC_PERIODS 1024
 /* On the GPU, where channels x taps reach this too: below it the FFT
- * method's one pass over its delay line costs the worker less than the
- * levels' launches do (live_bench on an H200, 128-frame blocks, 2^20 taps,
- * p99 of the period, FFT / NUPC: 2 channels 2.9% / 7.6%, 32 6.2 / 7.7,
- * 64 8.4 / 7.9, 128 15.9 / 10.3). */
-#define LIVE_GPU_NUPC_WORK ((size_t)1 << 26)
+ * method's one pass over its delay line costs the worker as little as the
+ * levels' launches or less, with shorter tails (live_bench on an H200,
+ * 128-frame blocks, 2^20 taps, p99 of the period, FFT / NUPC: 2 channels
+ * 2.9% / 7.6%, 32 6.2 / 7.7, 64 8.4-9.1 / 7.9-10.9, 128 15.5 / 10.3;
+ * docs/live.md). */
+#define LIVE_GPU_NUPC_WORK ((size_t)1 << 27)
 
 int gf_cli_live_nupc(gf_device device, int channels, size_t taps, size_t partition)
 {
