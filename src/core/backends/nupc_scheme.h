@@ -1,13 +1,16 @@
 /*
- * The NUPC method's level scheme (gpufilt.h: gf_nupc_levels) and a level's
- * segment of the taps, for the library and for the backends built as
- * modules, which link nothing of it (gf_cuda.h): one definition, inline.
+ * The NUPC method's level scheme (gpufilt.h: gf_nupc_levels), a level's
+ * segment of the taps, and the CUDA backend's schedule of the levels
+ * (backend_cuda_nupc.cu), for the library and for the backends built as
+ * modules, which link nothing of it (gf_cuda.h): one definition, inline,
+ * which a host test (tests/core/test_nupc_sched.c) checks too.
  */
 #ifndef GF_NUPC_SCHEME_H
 #define GF_NUPC_SCHEME_H
 
 #include "backend.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +55,61 @@ static inline void *gf_nupc_segment(const gf_backend_params *p, const gf_nupc_le
                (const unsigned char *)p->taps + ((size_t)h * p->num_taps + lv->offset) * ss,
                lv->taps * ss);
     return g;
+}
+
+/* ---- the CUDA backend's schedule; F: the most frames of an engine chunk ---- */
+
+/* A level runs on a stream of its own where its slack o_l - S_l holds this
+ * many chunks: the GPU then has that many periods of a live engine to run
+ * it in. */
+#define GF_NUPC_ASYNC_CHUNKS 4
+
+static inline int gf_nupc_gpu_async(const gf_nupc_level *lv, size_t l, size_t F)
+{
+    return l > 0 && lv->offset - lv->size >= GF_NUPC_ASYNC_CHUNKS * F;
+}
+
+/* Level lv's ring of outputs, in frames (those of input frame t at slot t
+ * mod R): whole blocks, at least o_l + F + S_l, so that a block's run
+ * overwrites only outputs summed chunks before. */
+static inline size_t gf_nupc_out_frames(const gf_nupc_level *lv, size_t F)
+{
+    return ((lv->offset + F + lv->size - 1) / lv->size + 1) * lv->size;
+}
+
+/* The levels' shared ring of input, in frames: a multiple of the largest
+ * partition M (so every level's block is contiguous in it), at least F +
+ * o_l + S_l for every level, so that a chunk's copy overwrites only input
+ * every level is done with. */
+static inline size_t gf_nupc_in_frames(const gf_nupc_level *lv, size_t L, size_t M, size_t F)
+{
+    size_t reach = 0;
+    for (size_t l = 0; l < L; l++)
+        reach = lv[l].offset + lv[l].size > reach ? lv[l].offset + lv[l].size : reach;
+    return (F + reach + M - 1) / M * M;
+}
+
+/* The levels on streams of their own (async[l]) that queue their complete
+ * blocks in a chunk that brings the input to `given` frames, each having
+ * queued taken[l]: every one whose outputs the chunk's sum reads and are
+ * not queued (given - o_l > taken[l]), and where none is, the one due
+ * first (least taken[l] + o_l) with a complete block: one level's launches
+ * a chunk, not every level's that a block boundary completes at once, as
+ * zita-convolver staggers its larger partitions. A bit mask of levels. */
+static inline uint32_t gf_nupc_stagger(const gf_nupc_level *lv, size_t L, const int *async,
+                                       const uint64_t *taken, uint64_t given)
+{
+    uint32_t forced = 0;
+    size_t due = L;
+    for (size_t l = 0; l < L; l++) {
+        if (!async[l] || given - taken[l] < lv[l].size)
+            continue;
+        if (given > lv[l].offset && given - lv[l].offset > taken[l])
+            forced |= (uint32_t)1 << l;
+        else if (due == L || taken[l] + lv[l].offset < taken[due] + lv[due].offset)
+            due = l;
+    }
+    return forced ? forced : due < L ? (uint32_t)1 << due : 0;
 }
 
 #endif /* GF_NUPC_SCHEME_H */

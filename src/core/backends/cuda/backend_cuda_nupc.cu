@@ -16,12 +16,14 @@
  *                order, each add rounded (nupc_sum), as the CPU sums.
  *
  * Level 0 and the levels due soon run on the compute stream, in line. A
- * level whose slack o_l - S_l holds LEVEL_ASYNC_CHUNKS chunks runs on a
+ * level whose slack o_l - S_l holds GF_NUPC_ASYNC_CHUNKS chunks runs on a
  * stream of its own at the device's lowest priority (the compute stream has
  * the highest). Its complete blocks are queued there by one chunk, at
  * most one such level a chunk, the one due first (the launches cost the
  * calling thread tens of microseconds a level), or all that a chunk's sum
- * needs where one would be late; the compute stream waits, through an
+ * needs where one would be late (gf_nupc_stagger, nupc_scheme.h, with the
+ * rings' sizes; test_nupc_sched checks the orderings below over many
+ * schemes and chunkings); the compute stream waits, through an
  * event recorded after the level's run, only for the blocks a chunk's sum
  * reads, which were queued chunks before. So a big level's transforms and
  * multiply-adds run beside the small levels' of later chunks instead of
@@ -45,10 +47,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A level runs on a stream of its own where its slack holds this many
- * chunks: the GPU then has that many periods of a live engine to run it. */
-#define LEVEL_ASYNC_CHUNKS 4
 
 /* Events a level on its own stream keeps: the runs a sum may need are
  * those of the last o_l + F frames, two or three; more is only a choice
@@ -168,7 +166,7 @@ static gf_status level_make(cuda_state *s, nupc_levels *n, const gf_nupc_level *
     const size_t S = lv->size, F = s->p.chunk_frames, fb = (size_t)s->p.channels * s->ss;
     v->lv = *lv;
     v->cap = (F + S - 1) / S * S;
-    v->R = ((lv->offset + F + S - 1) / S + 1) * S;
+    v->R = gf_nupc_out_frames(lv, F);
     void *g = gf_nupc_segment(&s->p, lv, s->ss);
     if (!g) {
         snprintf(s->err, sizeof s->err, "cannot allocate a level's taps");
@@ -190,7 +188,7 @@ static gf_status level_make(cuda_state *s, nupc_levels *n, const gf_nupc_level *
     if (!gf::ok(gf::dev_alloc((void **)&v->ring, v->R * fb, "a level's outputs", s->err,
                               sizeof s->err)))
         return level_failed(s, l, lv, GF_ERR_NO_MEMORY);
-    if (l == 0 || lv->offset - S < LEVEL_ASYNC_CHUNKS * F)
+    if (!gf_nupc_gpu_async(lv, l, F))
         return GF_OK;
     GF_TRY(s->err, sizeof s->err,
            cudaStreamCreateWithPriority(&v->stream, cudaStreamNonBlocking, low_priority));
@@ -217,14 +215,11 @@ static gf_status setup_nupc(cuda_state *s)
     s->nupc = n;
     gf_nupc_level lv[GF_NUPC_MAX_LEVELS];
     const size_t L = gf_nupc_scheme(s->p.num_taps, s->p.partition, s->p.max_partition, lv);
-    size_t reach = 0; /* the most o_l + S_l */
     for (size_t l = 0; l < L; l++) {
         n->L = l + 1;
         GF_TRY(s->err, sizeof s->err, level_make(s, n, &lv[l], l, least));
-        reach = lv[l].offset + lv[l].size > reach ? lv[l].offset + lv[l].size : reach;
     }
-    const size_t M = s->p.max_partition, F = s->p.chunk_frames;
-    n->R_in = (F + reach + M - 1) / M * M;
+    n->R_in = gf_nupc_in_frames(lv, L, s->p.max_partition, s->p.chunk_frames);
     GF_TRY(s->err, sizeof s->err,
            gf::dev_alloc((void **)&n->in, n->R_in * (size_t)s->p.channels * s->ss,
                          "the NUPC method's input", s->err, sizeof s->err));
@@ -310,26 +305,19 @@ static gf_status run_nupc(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
     GF_TRY(s->err, sizeof s->err,
            ring_put(s, n, n->pos, (const unsigned char *)sl->d_in, c->frames));
     GF_TRY(s->err, sizeof s->err, cudaEventRecord(n->staged, s->compute));
-    /* The levels on their own streams, staggered (as zita-convolver staggers
-     * its larger partitions): those whose outputs this chunk's sum reads
-     * queue their complete blocks now; where none had to, the one due
-     * first does. So a chunk queues one level's work, not every level's
-     * that a block boundary completes at once. */
-    nupc_level *due = NULL;
-    int forced = 0;
+    /* The levels on their own streams, staggered (gf_nupc_stagger). */
+    gf_nupc_level lv[GF_NUPC_MAX_LEVELS];
+    int async[GF_NUPC_MAX_LEVELS];
+    uint64_t taken[GF_NUPC_MAX_LEVELS];
     for (size_t l = 0; l < n->L; l++) {
-        nupc_level *v = &n->level[l];
-        if (!v->stream || given - v->taken < v->lv.size)
-            continue;
-        if (given > v->lv.offset && given - v->lv.offset > v->taken) {
-            GF_TRY(s->err, sizeof s->err, level_start(s, n, v, given));
-            forced = 1;
-        } else if (!due || v->taken + v->lv.offset < due->taken + due->lv.offset) {
-            due = v;
-        }
+        lv[l] = n->level[l].lv;
+        async[l] = n->level[l].stream != NULL;
+        taken[l] = n->level[l].taken;
     }
-    if (due && !forced)
-        GF_TRY(s->err, sizeof s->err, level_start(s, n, due, given));
+    const uint32_t start = gf_nupc_stagger(lv, n->L, async, taken, given);
+    for (size_t l = 0; l < n->L; l++)
+        if (start >> l & 1)
+            GF_TRY(s->err, sizeof s->err, level_start(s, n, &n->level[l], given));
     for (size_t l = 0; l < n->L; l++)
         if (!n->level[l].stream)
             GF_TRY(s->err, sizeof s->err, level_queue(s, n, &n->level[l], given, s->compute));
