@@ -12,8 +12,8 @@
  * Methods are small interfaces inside the backend (cuda_method in
  * backend_cuda.h: set-up, per-slot set-up, run one chunk, reset, release),
  * chosen once at create, each in a file of its own (backend_cuda_direct.cu,
- * backend_cuda_fft.cu, backend_cuda_nupc.cu); the slot streams, uploads and downloads are the
- * same for every method.
+ * backend_cuda_fft.cu, backend_cuda_nupc.cu); the slot streams, uploads
+ * and downloads are the same for every method.
  *
  * FFT method (fft_conv.h): the delay line makes every chunk depend on the
  * one before, so the filtering of every chunk runs on one compute stream,
