@@ -121,8 +121,8 @@ static gf_status pick_backend(gf_engine *e, const gf_config *c, char *detail, si
 {
     if (c->device == GF_DEVICE_AUTO) {
         const gf_backend_ops *o = gf_backend_auto();
-        /* A method asked for that the choice lacks (NUPC on cuda): the
-         * fallback's, which has every method. */
+        /* A method asked for that the choice lacks: the fallback's, which
+         * has every method. */
         const unsigned can = !o                                 ? 0
                              : c->precision == GF_PRECISION_F32 ? o->methods_f32
                                                                 : o->methods_f64;
