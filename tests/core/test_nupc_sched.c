@@ -25,11 +25,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-
-typedef struct level_state {
-    uint64_t taken;  /* frames queued to run */
-    uint64_t joined; /* frames the sums have waited for (own stream) */
-} level_state;
+#include <string.h>
 
 static unsigned long long rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -41,24 +37,143 @@ static uint64_t rng(void)
     return rng_state;
 }
 
+/* One stream through the schedule: the levels, which run on streams of
+ * their own, what each has queued, what the sums have waited for (own
+ * stream), the rings' sizes. */
+typedef struct stream {
+    gf_nupc_level lv[GF_NUPC_MAX_LEVELS];
+    size_t L, F, Rin, R[GF_NUPC_MAX_LEVELS];
+    int async[GF_NUPC_MAX_LEVELS];
+    uint64_t taken[GF_NUPC_MAX_LEVELS];
+    uint64_t joined[GF_NUPC_MAX_LEVELS];
+    char what[128];
+} stream;
+
+/* The levels of taps T (first partition B, largest M) and the rings for
+ * chunks of at most F frames: 0, or 1 where their shapes are wrong. */
+static int stream_init(stream *z, size_t T, size_t B, size_t M, size_t F, int random_chunks)
+{
+    memset(z, 0, sizeof *z);
+    snprintf(z->what, sizeof z->what, "T %zu, B %zu, M %zu, F %zu%s", T, B, M, F,
+             random_chunks ? " (random chunks)" : "");
+    z->F = F;
+    if ((z->L = gf_nupc_scheme(T, B, M, z->lv)) == 0) {
+        fprintf(stderr, "%s: no levels\n", z->what);
+        return 1;
+    }
+    for (size_t l = 0; l < z->L; l++) {
+        z->async[l] = gf_nupc_gpu_async(&z->lv[l], l, F);
+        z->R[l] = gf_nupc_out_frames(&z->lv[l], F);
+        if (z->R[l] % z->lv[l].size != 0) {
+            fprintf(stderr, "%s: level %zu's ring of %zu frames\n", z->what, l, z->R[l]);
+            return 1;
+        }
+    }
+    z->Rin = gf_nupc_in_frames(z->lv, z->L, M, F);
+    if (z->Rin % M != 0) {
+        fprintf(stderr, "%s: input ring of %zu frames, not whole partitions of %zu\n", z->what,
+                z->Rin, M);
+        return 1;
+    }
+    return 0;
+}
+
+/* The chunk [pos, pos + f) copied into the input ring overwrites input
+ * frames up to pos + f - Rin: every level must be done with them (in line:
+ * run; on a stream: waited for). */
+static int check_copy(const stream *z, uint64_t pos, size_t f)
+{
+    int bad = 0;
+    for (size_t l = 0; l < z->L; l++) {
+        const uint64_t done = z->async[l] ? z->joined[l] : z->taken[l];
+        if (pos + f > z->Rin && pos + f - z->Rin > done) {
+            fprintf(stderr,
+                    "%s: chunk at %llu overwrites input up to %llu, level %zu is done "
+                    "with %llu\n",
+                    z->what, (unsigned long long)pos, (unsigned long long)(pos + f - z->Rin), l,
+                    (unsigned long long)done);
+            bad = 1;
+        }
+    }
+    return bad;
+}
+
 /* Queue level l's complete blocks up to `given` at a chunk starting at
  * stream frame pos: each block's run overwrites the outputs R_l frames
  * before its own, which must have been summed (frames < pos). */
-static int queue_level(const gf_nupc_level *v, level_state *st, size_t R, uint64_t given,
-                       uint64_t pos, const char *what)
+static int queue_level(stream *z, size_t l, uint64_t given, uint64_t pos)
 {
+    const gf_nupc_level *v = &z->lv[l];
     int bad = 0;
-    while (given - st->taken >= v->size) {
-        const uint64_t g = st->taken;
-        if (g + v->size + v->offset > pos + R) {
+    while (given - z->taken[l] >= v->size) {
+        const uint64_t g = z->taken[l];
+        if (g + v->size + v->offset > pos + z->R[l]) {
             fprintf(stderr,
                     "%s: level at %zu (S %zu): the run of input %llu overwrites outputs up to "
                     "%llu, not yet summed (chunk at %llu)\n",
-                    what, v->offset, v->size, (unsigned long long)g,
-                    (unsigned long long)(g + v->size + v->offset - R), (unsigned long long)pos);
+                    z->what, v->offset, v->size, (unsigned long long)g,
+                    (unsigned long long)(g + v->size + v->offset - z->R[l]),
+                    (unsigned long long)pos);
             bad = 1;
         }
-        st->taken += v->size;
+        z->taken[l] += v->size;
+    }
+    return bad;
+}
+
+/* A chunk's queueing: the levels gf_nupc_stagger starts on their streams,
+ * then those in line. `one`: at most one level may start (chunks of one
+ * block); *forced counts the levels whose outputs were due. */
+static int queue_chunk(stream *z, uint64_t pos, uint64_t given, int one, size_t *forced)
+{
+    const uint32_t start = gf_nupc_stagger(z->lv, z->L, z->async, z->taken, given);
+    size_t started = 0;
+    int bad = 0;
+    for (size_t l = 0; l < z->L; l++) {
+        if (!z->async[l] && (start >> l & 1)) {
+            fprintf(stderr, "%s: level %zu, in line, given to a stream\n", z->what, l);
+            bad = 1;
+        }
+        if (z->async[l] && given > z->lv[l].offset && given - z->lv[l].offset > z->taken[l])
+            (*forced)++;
+        if (start >> l & 1) {
+            started++;
+            bad |= queue_level(z, l, given, pos);
+        }
+    }
+    if (one && started > 1) {
+        fprintf(stderr, "%s: chunk at %llu queued %zu levels\n", z->what, (unsigned long long)pos,
+                started);
+        bad = 1;
+    }
+    for (size_t l = 0; l < z->L; l++)
+        if (!z->async[l])
+            bad |= queue_level(z, l, given, pos);
+    return bad;
+}
+
+/* The chunk's sum reads outputs [pos, given): level l's of input up to
+ * given - o_l, which must be queued; on a stream, the sum waits for the
+ * event at the end of the block holding the last (the least the backend
+ * may wait for). */
+static int check_sum(stream *z, uint64_t pos, uint64_t given)
+{
+    int bad = 0;
+    for (size_t l = 0; l < z->L; l++) {
+        if (given <= z->lv[l].offset)
+            continue;
+        const uint64_t need = given - z->lv[l].offset;
+        if (z->taken[l] < need) {
+            fprintf(stderr,
+                    "%s: chunk at %llu sums level %zu's outputs of input up to %llu, queued up "
+                    "to %llu\n",
+                    z->what, (unsigned long long)pos, l, (unsigned long long)need,
+                    (unsigned long long)z->taken[l]);
+            bad = 1;
+        }
+        const uint64_t end = (need + z->lv[l].size - 1) / z->lv[l].size * z->lv[l].size;
+        if (z->async[l] && end > z->joined[l])
+            z->joined[l] = end;
     }
     return bad;
 }
@@ -69,91 +184,17 @@ static int queue_level(const gf_nupc_level *v, level_state *st, size_t R, uint64
  * levels the stagger forced. */
 static int run(size_t T, size_t B, size_t M, size_t F, int random_chunks, size_t *forced)
 {
-    gf_nupc_level lv[GF_NUPC_MAX_LEVELS];
-    const size_t L = gf_nupc_scheme(T, B, M, lv);
-    char what[128];
-    snprintf(what, sizeof what, "T %zu, B %zu, M %zu, F %zu%s", T, B, M, F,
-             random_chunks ? " (random chunks)" : "");
-    if (L == 0) {
-        fprintf(stderr, "%s: no levels\n", what);
+    stream z;
+    if (stream_init(&z, T, B, M, F, random_chunks))
         return 1;
-    }
-    int async[GF_NUPC_MAX_LEVELS];
-    uint64_t taken[GF_NUPC_MAX_LEVELS];
-    size_t R[GF_NUPC_MAX_LEVELS];
-    level_state st[GF_NUPC_MAX_LEVELS] = {{0, 0}};
-    for (size_t l = 0; l < L; l++) {
-        async[l] = gf_nupc_gpu_async(&lv[l], l, F);
-        R[l] = gf_nupc_out_frames(&lv[l], F);
-        if (R[l] % lv[l].size != 0) {
-            fprintf(stderr, "%s: level %zu's ring of %zu frames\n", what, l, R[l]);
-            return 1;
-        }
-    }
-    const size_t Rin = gf_nupc_in_frames(lv, L, M, F);
-    if (Rin % M != 0) {
-        fprintf(stderr, "%s: input ring of %zu frames, not whole partitions of %zu\n", what, Rin,
-                M);
-        return 1;
-    }
     int bad = 0;
-    const uint64_t total = 3 * ((uint64_t)Rin + T + 2 * M);
+    const uint64_t total = 3 * ((uint64_t)z.Rin + T + 2 * M);
     for (uint64_t pos = 0; pos < total && !bad;) {
         const size_t f = random_chunks ? B * (1 + (size_t)(rng() % (F / B))) : F;
-        /* the copy overwrites input frames [pos + f - Rin - f, pos + f - Rin) */
-        for (size_t l = 0; l < L; l++) {
-            const uint64_t done = async[l] ? st[l].joined : st[l].taken;
-            if (pos + f > Rin && pos + f - Rin > done) {
-                fprintf(stderr,
-                        "%s: chunk at %llu overwrites input up to %llu, level %zu is done with "
-                        "%llu\n",
-                        what, (unsigned long long)pos, (unsigned long long)(pos + f - Rin), l,
-                        (unsigned long long)done);
-                bad = 1;
-            }
-        }
         const uint64_t given = pos + f;
-        for (size_t l = 0; l < L; l++)
-            taken[l] = st[l].taken;
-        const uint32_t start = gf_nupc_stagger(lv, L, async, taken, given);
-        size_t started = 0;
-        for (size_t l = 0; l < L; l++) {
-            if (!async[l] && (start >> l & 1)) {
-                fprintf(stderr, "%s: level %zu, in line, given to a stream\n", what, l);
-                bad = 1;
-            }
-            if (async[l] && given > lv[l].offset && given - lv[l].offset > st[l].taken)
-                (*forced)++;
-            if (start >> l & 1) {
-                started++;
-                bad |= queue_level(&lv[l], &st[l], R[l], given, pos, what);
-            }
-        }
-        if (started > 1 && !random_chunks && F == B) {
-            fprintf(stderr, "%s: chunk at %llu queued %zu levels\n", what, (unsigned long long)pos,
-                    started);
-            bad = 1;
-        }
-        for (size_t l = 0; l < L; l++)
-            if (!async[l])
-                bad |= queue_level(&lv[l], &st[l], R[l], given, pos, what);
-        /* the sum reads outputs [pos, given): inputs up to given - o_l */
-        for (size_t l = 0; l < L; l++) {
-            if (given <= lv[l].offset)
-                continue;
-            const uint64_t need = given - lv[l].offset;
-            if (st[l].taken < need) {
-                fprintf(stderr,
-                        "%s: chunk at %llu sums level %zu's outputs of input up to %llu, "
-                        "queued up to %llu\n",
-                        what, (unsigned long long)pos, l, (unsigned long long)need,
-                        (unsigned long long)st[l].taken);
-                bad = 1;
-            }
-            const uint64_t end = (need + lv[l].size - 1) / lv[l].size * lv[l].size;
-            if (async[l] && end > st[l].joined)
-                st[l].joined = end; /* the event at the end of the block holding need - 1 */
-        }
+        bad |= check_copy(&z, pos, f);
+        bad |= queue_chunk(&z, pos, given, !random_chunks && F == B, forced);
+        bad |= check_sum(&z, pos, given);
         pos = given;
     }
     return bad;

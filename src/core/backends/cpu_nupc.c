@@ -294,15 +294,7 @@ static gf_status level_make(gf_cpu_nupc *n, const gf_backend_params *p, int thre
     v->cap = (n->chunk + S - 1) / S * S;
     v->ring_frames = n->chunk + lv->offset + S;
     void *g = gf_nupc_segment(p, lv, n->ss);
-    gf_backend_params q = *p;
-    q.method = GF_METHOD_FFT;
-    q.num_taps = lv->taps;
-    q.taps = g;
-    q.partition = S;
-    q.max_partition = S;
-    q.chunk_frames = v->cap;
-    q.history_frames = 0;
-    q.hist = NULL;
+    const gf_backend_params q = gf_nupc_level_params(p, lv, g, v->cap);
     gf_status st =
         g ? gf_cpu_fft_create(&q, threads, &v->fft, detail, detail_size) : GF_ERR_NO_MEMORY;
     free(g);

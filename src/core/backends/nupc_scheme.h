@@ -57,6 +57,26 @@ static inline void *gf_nupc_segment(const gf_backend_params *p, const gf_nupc_le
     return g;
 }
 
+/* The params of level lv's FFT method, from the NUPC method's p: its
+ * segment of the taps (gf_nupc_segment), partition S_l, chunks of `cap`
+ * frames (whole blocks), no history to prime, no histograms (the NUPC
+ * method counts its output). */
+static inline gf_backend_params gf_nupc_level_params(const gf_backend_params *p,
+                                                     const gf_nupc_level *lv, const void *taps,
+                                                     size_t cap)
+{
+    gf_backend_params q = *p;
+    q.method = GF_METHOD_FFT;
+    q.num_taps = lv->taps;
+    q.taps = taps;
+    q.partition = lv->size;
+    q.max_partition = lv->size;
+    q.chunk_frames = cap;
+    q.history_frames = 0;
+    q.hist = NULL;
+    return q;
+}
+
 /* ---- the CUDA backend's schedule; F: the most frames of an engine chunk ---- */
 
 /* A level runs on a stream of its own where its slack o_l - S_l holds this

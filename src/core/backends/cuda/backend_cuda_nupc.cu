@@ -53,13 +53,13 @@
  * among more (the latest always covers what a sum needs). */
 #define LEVEL_EVENTS 8
 
+/* Level l's device state; its scheme, stream flag and progress are the
+ * arrays of nupc_levels, as gf_nupc_stagger reads them. */
 typedef struct nupc_level {
-    gf_nupc_level lv; /* its partition S, offset o, partitions K, taps */
     gf::fft_conv *fft;
     size_t cap;          /* most frames of one run: whole blocks */
     unsigned char *ring; /* R x C outputs: those of input frame t at slot t mod R */
     size_t R;
-    uint64_t taken;      /* input frames queued to run (a multiple of S) */
     cudaStream_t stream; /* its own (low priority), or NULL: the compute stream */
     cudaEvent_t ev[LEVEL_EVENTS];
     uint64_t ev_end[LEVEL_EVENTS]; /* ev[i]: the level's runs up to this input frame */
@@ -69,6 +69,9 @@ typedef struct nupc_level {
 
 struct nupc_levels {
     size_t L;
+    gf_nupc_level lv[GF_NUPC_MAX_LEVELS]; /* partition S, offset o, partitions K, taps */
+    int async[GF_NUPC_MAX_LEVELS];        /* level l runs on a stream of its own */
+    uint64_t taken[GF_NUPC_MAX_LEVELS];   /* input frames level l has queued (whole blocks) */
     nupc_level level[GF_NUPC_MAX_LEVELS];
     unsigned char *in; /* R_in x C input */
     size_t R_in;
@@ -117,7 +120,7 @@ static gf_status sum_queue(cuda_state *s, const nupc_levels *n, size_t frames, s
         const nupc_level *v = &n->level[l];
         /* the input frame of output pos + skip, pos + skip - o, mod R */
         const long long R = (long long)v->R;
-        const long long t = (long long)(n->pos + skip) - (long long)v->lv.offset;
+        const long long t = (long long)(n->pos + skip) - (long long)n->lv[l].offset;
         a.ring[l] = (const T *)v->ring;
         a.base[l] = (t % R + R) % R;
         a.R[l] = R;
@@ -159,12 +162,11 @@ static gf_status level_failed(cuda_state *s, size_t l, const gf_nupc_level *lv, 
 
 /* Level l: its FFT method over its segment of the taps, its output ring,
  * and its stream and events where it runs on its own. */
-static gf_status level_make(cuda_state *s, nupc_levels *n, const gf_nupc_level *lv, size_t l,
-                            int low_priority)
+static gf_status level_make(cuda_state *s, nupc_levels *n, size_t l, int low_priority)
 {
     nupc_level *v = &n->level[l];
+    const gf_nupc_level *lv = &n->lv[l];
     const size_t S = lv->size, F = s->p.chunk_frames, fb = (size_t)s->p.channels * s->ss;
-    v->lv = *lv;
     v->cap = (F + S - 1) / S * S;
     v->R = gf_nupc_out_frames(lv, F);
     void *g = gf_nupc_segment(&s->p, lv, s->ss);
@@ -172,15 +174,7 @@ static gf_status level_make(cuda_state *s, nupc_levels *n, const gf_nupc_level *
         snprintf(s->err, sizeof s->err, "cannot allocate a level's taps");
         return GF_ERR_NO_MEMORY;
     }
-    gf_backend_params q = s->p;
-    q.method = GF_METHOD_FFT;
-    q.num_taps = lv->taps;
-    q.taps = g;
-    q.partition = S;
-    q.max_partition = S;
-    q.chunk_frames = v->cap;
-    q.history_frames = 0;
-    q.hist = NULL;
+    const gf_backend_params q = gf_nupc_level_params(&s->p, lv, g, v->cap);
     const gf_status st = gf::fft_conv_create(&q, &v->fft, s->err, sizeof s->err);
     free(g);
     if (st != GF_OK)
@@ -188,7 +182,7 @@ static gf_status level_make(cuda_state *s, nupc_levels *n, const gf_nupc_level *
     if (!gf::ok(gf::dev_alloc((void **)&v->ring, v->R * fb, "a level's outputs", s->err,
                               sizeof s->err)))
         return level_failed(s, l, lv, GF_ERR_NO_MEMORY);
-    if (!gf_nupc_gpu_async(lv, l, F))
+    if (!(n->async[l] = gf_nupc_gpu_async(lv, l, F)))
         return GF_OK;
     GF_TRY(s->err, sizeof s->err,
            cudaStreamCreateWithPriority(&v->stream, cudaStreamNonBlocking, low_priority));
@@ -213,13 +207,12 @@ static gf_status setup_nupc(cuda_state *s)
         return GF_ERR_NO_MEMORY;
     }
     s->nupc = n;
-    gf_nupc_level lv[GF_NUPC_MAX_LEVELS];
-    const size_t L = gf_nupc_scheme(s->p.num_taps, s->p.partition, s->p.max_partition, lv);
+    const size_t L = gf_nupc_scheme(s->p.num_taps, s->p.partition, s->p.max_partition, n->lv);
     for (size_t l = 0; l < L; l++) {
         n->L = l + 1;
-        GF_TRY(s->err, sizeof s->err, level_make(s, n, &lv[l], l, least));
+        GF_TRY(s->err, sizeof s->err, level_make(s, n, l, least));
     }
-    n->R_in = gf_nupc_in_frames(lv, L, s->p.max_partition, s->p.chunk_frames);
+    n->R_in = gf_nupc_in_frames(n->lv, L, s->p.max_partition, s->p.chunk_frames);
     GF_TRY(s->err, sizeof s->err,
            gf::dev_alloc((void **)&n->in, n->R_in * (size_t)s->p.channels * s->ss,
                          "the NUPC method's input", s->err, sizeof s->err));
@@ -236,16 +229,19 @@ static gf_status slot_setup_nupc(cuda_state *s, cuda_slot *sl)
     return GF_OK;
 }
 
-/* Queue level v's runs of the blocks the input ring completes (up to
- * `given`) on stream st, each a run of at most cap frames that crosses
- * neither ring's end; on its own stream, an event after each run. */
-static gf_status level_queue(cuda_state *s, nupc_levels *n, nupc_level *v, uint64_t given,
-                             cudaStream_t st)
+/* Queue level l's runs of the blocks the input ring completes (up to
+ * `given`) on its stream (or the compute stream), each a run of at most cap
+ * frames that crosses neither ring's end; on its own stream, an event
+ * after each run. */
+static gf_status level_queue(cuda_state *s, nupc_levels *n, size_t l, uint64_t given)
 {
-    const size_t S = v->lv.size, fb = (size_t)s->p.channels * s->ss;
-    while (given - v->taken >= S) {
-        const size_t at_in = (size_t)(v->taken % n->R_in), at_out = (size_t)(v->taken % v->R);
-        size_t k = (size_t)(given - v->taken);
+    nupc_level *v = &n->level[l];
+    cudaStream_t st = v->stream ? v->stream : s->compute;
+    uint64_t *taken = &n->taken[l];
+    const size_t S = n->lv[l].size, fb = (size_t)s->p.channels * s->ss;
+    while (given - *taken >= S) {
+        const size_t at_in = (size_t)(*taken % n->R_in), at_out = (size_t)(*taken % v->R);
+        size_t k = (size_t)(given - *taken);
         k = k < v->cap ? k : v->cap;
         k = k < n->R_in - at_in ? k : n->R_in - at_in;
         k = k < v->R - at_out ? k : v->R - at_out;
@@ -253,10 +249,10 @@ static gf_status level_queue(cuda_state *s, nupc_levels *n, nupc_level *v, uint6
         GF_TRY(s->err, sizeof s->err,
                gf::fft_conv_run(v->fft, st, n->in + at_in * fb, k, 0, v->ring + at_out * fb, s->err,
                                 sizeof s->err));
-        v->taken += k;
+        *taken += k;
         if (v->stream) {
             GF_TRY(s->err, sizeof s->err, cudaEventRecord(v->ev[v->next_ev], v->stream));
-            v->ev_end[v->next_ev] = v->taken;
+            v->ev_end[v->next_ev] = *taken;
             v->next_ev = (v->next_ev + 1) % LEVEL_EVENTS;
             v->nev += v->nev < LEVEL_EVENTS;
         }
@@ -264,12 +260,12 @@ static gf_status level_queue(cuda_state *s, nupc_levels *n, nupc_level *v, uint6
     return GF_OK;
 }
 
-/* Level v, on its own stream: its complete blocks, after the input ring's
+/* Level l, on its own stream: its complete blocks, after the input ring's
  * last copy. */
-static gf_status level_start(cuda_state *s, nupc_levels *n, nupc_level *v, uint64_t given)
+static gf_status level_start(cuda_state *s, nupc_levels *n, size_t l, uint64_t given)
 {
-    GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(v->stream, n->staged, 0));
-    return level_queue(s, n, v, given, v->stream);
+    GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(n->level[l].stream, n->staged, 0));
+    return level_queue(s, n, l, given);
 }
 
 /* The compute stream waits for level v's runs up to input frame `need`:
@@ -306,26 +302,16 @@ static gf_status run_nupc(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
            ring_put(s, n, n->pos, (const unsigned char *)sl->d_in, c->frames));
     GF_TRY(s->err, sizeof s->err, cudaEventRecord(n->staged, s->compute));
     /* The levels on their own streams, staggered (gf_nupc_stagger). */
-    gf_nupc_level lv[GF_NUPC_MAX_LEVELS];
-    int async[GF_NUPC_MAX_LEVELS];
-    uint64_t taken[GF_NUPC_MAX_LEVELS];
-    for (size_t l = 0; l < n->L; l++) {
-        lv[l] = n->level[l].lv;
-        async[l] = n->level[l].stream != NULL;
-        taken[l] = n->level[l].taken;
-    }
-    const uint32_t start = gf_nupc_stagger(lv, n->L, async, taken, given);
+    const uint32_t start = gf_nupc_stagger(n->lv, n->L, n->async, n->taken, given);
     for (size_t l = 0; l < n->L; l++)
         if (start >> l & 1)
-            GF_TRY(s->err, sizeof s->err, level_start(s, n, &n->level[l], given));
+            GF_TRY(s->err, sizeof s->err, level_start(s, n, l, given));
     for (size_t l = 0; l < n->L; l++)
-        if (!n->level[l].stream)
-            GF_TRY(s->err, sizeof s->err, level_queue(s, n, &n->level[l], given, s->compute));
-    for (size_t l = 0; l < n->L; l++) {
-        nupc_level *v = &n->level[l];
-        if (v->stream && given > v->lv.offset) /* its outputs up to `given` */
-            GF_TRY(s->err, sizeof s->err, level_join(s, v, given - v->lv.offset));
-    }
+        if (!n->async[l])
+            GF_TRY(s->err, sizeof s->err, level_queue(s, n, l, given));
+    for (size_t l = 0; l < n->L; l++)
+        if (n->async[l] && given > n->lv[l].offset) /* its outputs up to `given` */
+            GF_TRY(s->err, sizeof s->err, level_join(s, &n->level[l], given - n->lv[l].offset));
     if (c->frames > c->skip)
         GF_TRY(s->err, sizeof s->err,
                s->p.precision == GF_PRECISION_F32
@@ -352,7 +338,7 @@ static gf_status reset_nupc(cuda_state *s)
                gf::fft_conv_reset(v->fft, s->compute, s->err, sizeof s->err));
         GF_TRY(s->err, sizeof s->err,
                cudaMemsetAsync(v->ring, 0, v->R * (size_t)s->p.channels * s->ss, s->compute));
-        v->taken = 0;
+        n->taken[l] = 0;
         v->nev = 0;
         v->next_ev = 0;
         v->joined = 0;
