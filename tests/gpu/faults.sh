@@ -14,6 +14,11 @@
 #     methods, with histograms; each kernel and cuFFT transform of the FFT
 #     method, f32 and f64): one line, exit 5, nothing left behind, also
 #     with --device auto (only a set-up failure falls back to the CPU);
+#   - the NUPC method: out of GPU memory at each allocation (a level's
+#     named), its streams and events at set-up, and mid-run the copy into
+#     its input ring, a level's event and the waits on it, the sum, a
+#     level's kernel: one line, exit 5, nothing left behind; with --device
+#     auto a set-up failure hands the job to the CPU, same bytes;
 #   - a real out-of-memory: an FFT filter larger than the GPU (where the GPU
 #     has less than 100 GiB): the need and the free memory in the message.
 #
@@ -176,6 +181,68 @@ expect_no_output out.wav
 fault "fft_reduce launch:5" 5 "${E}cuda backend failed: CUDA error: fft_reduce launch failed: $DEV" \
     in.wav out.wav --taps 20000 --method fft --partition 128 --chunk 1024 --device cuda
 expect_no_output out.wav
+# The NUPC method: 5000 taps in levels of 64 .. 512 frames, each an FFT
+# method with a ring of outputs; with chunks of 64 frames the last level
+# runs on a stream of its own. Out of GPU memory at each allocation in
+# turn: one line (a level's allocation names the level), exit 5, nothing
+# left behind, until N passes the last allocation and the run gives the
+# bytes of a run without faults.
+nupc=(--taps 5000 --method nupc --partition 64 --chunk 64)
+"$GPUFILT" in.wav nupcref.wav "${nupc[@]}" --device cuda --quiet
+whats=
+n=0
+while [ $n -lt 150 ]; do
+    n=$((n + 1))
+    rc=0
+    GPUFILT_FAULT=cudaMalloc:$n "$GPUFILT" in.wav out.wav "${nupc[@]}" --device cuda >stdout.txt 2>stderr.txt || rc=$?
+    [ $rc -ne 0 ] || break
+    if [ $rc -eq 5 ] && grep -q "^${E}cannot set up the cuda filter: out of GPU memory: [0-9.]* MiB for .*, [0-9.]* MiB free of [0-9.]*\(, in NUPC level [0-3] (partition [0-9]*)\)\?\$" stderr.txt; then
+        pass
+    else
+        fail "NUPC, GPUFILT_FAULT=cudaMalloc:$n: exit $rc: $(cat stderr.txt)"
+    fi
+    one_line "NUPC, GPUFILT_FAULT=cudaMalloc:$n"
+    expect_no_output out.wav
+    whats+="$(sed -n 's/.* MiB for \([^,]*\), .*free of [0-9.]*\(.*\)/\1\2/p' stderr.txt);"
+done
+[ $rc -eq 0 ] && pass || fail "NUPC: cudaMalloc:$n still fails"
+"$SFTOOL" cmp nupcref.wav out.wav && pass || fail "NUPC: the run past the last allocation differs from one without faults"
+for what in "the delay line, in NUPC level 0 (partition 64)" "a level's outputs, in NUPC level 0 (partition 64)" \
+    "the filter's spectra, in NUPC level 3 (partition 512)" "a level's outputs, in NUPC level 3 (partition 512)" \
+    "the NUPC method's input"; do
+    [[ ";$whats" == *";$what;"* ]] && pass || fail "NUPC: no allocation for $what failed (failed: $whats)"
+done
+rm -f out.wav
+# The priorities, the last level's stream and events at set-up; mid-run,
+# the copy into the input ring, the last level's event and the waits on
+# it, the sum, and a level's kernel.
+setup=("cudaDeviceGetStreamPriorityRange:1|CUDA error: cudaDeviceGetStreamPriorityRange failed: $DEV"
+    "cudaStreamCreateWithPriority(&v->stream:1|CUDA error: cudaStreamCreateWithPriority failed: $DEV"
+    "cudaEventCreateWithFlags(&v->ev:3|CUDA error: cudaEventCreateWithFlags failed: $DEV")
+for c in "${setup[@]}"; do
+    fault "${c%%|*}" 5 "${E}cannot set up the cuda filter: ${c#*|}" in.wav out.wav "${nupc[@]}" --device cuda
+    expect_no_output out.wav
+done
+for spec in "cudaMemcpyAsync(n->in:5" "cudaEventRecord(v->ev:2" "cudaStreamWaitEvent(n->level:2" \
+    "cudaStreamWaitEvent(s->compute, v->ev:2" "nupc_sum launch:7" "fft_mac launch:40"; do
+    name=${spec%%:*}
+    name=${name%%(*}
+    fault "$spec" 5 "${E}cuda backend failed: CUDA error: $name failed: $DEV" \
+        in.wav out.wav "${nupc[@]}" --device cuda
+    expect_no_output out.wav
+done
+# --device auto (a job the cost model gives the GPU): a set-up failure,
+# and the CPU takes over with its own bytes.
+nupcl=(--taps 1048576 --method nupc --threads 1 --quiet)
+"$GPUFILT" long.wav nupccpu.wav "${nupcl[@]}" --device cpu
+fault cudaMalloc:1 0 "gpufilt: warning: the GPU cannot take this filter (out of GPU memory: *" \
+    long.wav autonupc.wav "${nupcl[@]}"
+one_line "NUPC, out of GPU memory, --device auto"
+grep -q ", in NUPC level 0 (partition 256)): filtering on the CPU\$" stderr.txt ||
+    fail "NUPC: not level 0's first allocation: $(cat stderr.txt)"
+"$SFTOOL" cmp nupccpu.wav autonupc.wav && pass || fail "NUPC: the CPU fallback's output differs from --device cpu"
+rm -f autonupc.wav
+
 # With --device auto only a set-up failure falls back to the CPU: a failure
 # mid-run is the same error as with --device cuda, and leaves nothing.
 for spec in "fft_mac launch:2" cufftExecC2R:2; do

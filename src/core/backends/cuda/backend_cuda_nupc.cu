@@ -151,12 +151,13 @@ static gf_status ring_put(cuda_state *s, nupc_levels *n, uint64_t at, const unsi
     return GF_OK;
 }
 
-/* A level's failure at create: its detail, said to be that level's. */
+/* A level's failure at create: its detail, said to be that level's (after
+ * it, so that an "out of ..." detail still opens the message). */
 static gf_status level_failed(cuda_state *s, size_t l, const gf_nupc_level *lv, gf_status st)
 {
-    char why[sizeof s->err];
-    snprintf(why, sizeof why, "%s", s->err);
-    snprintf(s->err, sizeof s->err, "NUPC level %zu (partition %zu): %.200s", l, lv->size, why);
+    const size_t used = strlen(s->err);
+    snprintf(s->err + used, sizeof s->err - used, ", in NUPC level %zu (partition %zu)", l,
+             lv->size);
     return st;
 }
 
@@ -179,9 +180,10 @@ static gf_status level_make(cuda_state *s, nupc_levels *n, size_t l, int low_pri
     free(g);
     if (st != GF_OK)
         return level_failed(s, l, lv, st);
-    if (!gf::ok(gf::dev_alloc((void **)&v->ring, v->R * fb, "a level's outputs", s->err,
-                              sizeof s->err)))
-        return level_failed(s, l, lv, GF_ERR_NO_MEMORY);
+    const gf_status a =
+        gf::dev_alloc((void **)&v->ring, v->R * fb, "a level's outputs", s->err, sizeof s->err);
+    if (a != GF_OK) /* out of GPU memory, or the device's error */
+        return level_failed(s, l, lv, a);
     if (!(n->async[l] = gf_nupc_gpu_async(lv, l, F)))
         return GF_OK;
     GF_TRY(s->err, sizeof s->err,
