@@ -55,6 +55,33 @@ find_nvcc() {
     fi
 }
 
+# cuFFTDx's headers (NVIDIA MathDx, header-only: the CUDA FFT method's
+# fused transforms) from PyPI's nvidia-mathdx, once, into build-deps/mathdx;
+# where they cannot be fetched the build takes cuFFT's transforms instead.
+MATHDX_VERSION=25.6.0
+fetch_mathdx() {
+    local dir=build-deps/mathdx
+    if [ ! -f "$dir/include/cufftdx.hpp" ]; then
+        echo "build.sh: fetching cuFFTDx's headers (nvidia-mathdx $MATHDX_VERSION)"
+        rm -rf build-deps/whl "$dir"
+        if ! python3 -m pip download -q --no-deps -d build-deps/whl "nvidia-mathdx==$MATHDX_VERSION"; then
+            echo "build.sh: note: nvidia-mathdx could not be fetched: the FFT method uses cuFFT's transforms" >&2
+            return 0
+        fi
+        python3 - build-deps/whl/nvidia_mathdx-$MATHDX_VERSION-py3-none-any.whl "$dir" <<'PY'
+import sys, zipfile
+want = ("nvidia/mathdx/include/cufftdx", "nvidia/mathdx/include/commondx",
+        "nvidia/mathdx/external/cutlass/include")
+with zipfile.ZipFile(sys.argv[1]) as z:
+    for m in z.namelist():
+        if m.startswith(want):
+            z.extract(m, sys.argv[2] + ".x")
+PY
+        mv "$dir.x/nvidia/mathdx" "$dir" && rm -rf "$dir.x" build-deps/whl
+    fi
+    export MATHDX_ROOT=$PWD/$dir
+}
+
 jobs=$(nproc)
 
 configure_build() { # DIR [cmake args...]
@@ -91,6 +118,7 @@ case "${1:-}" in
 demo)
     install_missing
     find_nvcc
+    ! command -v nvcc >/dev/null || fetch_mathdx
     configure_build build -DCMAKE_BUILD_TYPE=Release
     ./build/gpufilt audio/demo.wav build/demo-filtered.wav --taps 63 --verify
     ;;
@@ -102,6 +130,7 @@ test)
     cuda=OFF
     if command -v nvcc >/dev/null; then
         cuda=ON
+        fetch_mathdx
     else
         echo "build.sh: no nvcc: the CUDA backend is not built (its kernels still run on the host)"
     fi

@@ -50,6 +50,7 @@ if(GPUFILT_HAVE_CUDA)
     src/core/backends/cuda/fir_launch.cu
     src/core/backends/cuda/hist_launch.cu
     src/core/backends/cuda/fft_conv.cu
+    src/core/backends/cuda/fft_dx.cu
     src/core/backends/cuda/cuda_check.cu)
   set_target_properties(gpufilt_cuda_objects PROPERTIES
     POSITION_INDEPENDENT_CODE ON
@@ -61,6 +62,18 @@ if(GPUFILT_HAVE_CUDA)
     PUBLIC CUDA::cudart_static CUDA::cufft)
   if(GPUFILT_FAULT_INJECTION)
     target_compile_definitions(gpufilt_cuda_objects PRIVATE GPUFILT_FAULT_INJECTION)
+  endif()
+  if(GPUFILT_HAVE_CUFFTDX)
+    # fft_dx_impl.cuh once per size, a source file each (they compile in
+    # parallel: a size's two block FFTs take nvcc about 10 s).
+    foreach(n 1024 2048 4096 8192 16384 32768 65536)
+      set(f ${CMAKE_CURRENT_BINARY_DIR}/fft_dx/fft_dx_${n}.cu)
+      file(CONFIGURE OUTPUT ${f} CONTENT "#define GF_DX_N ${n}\n#include \"fft_dx_impl.cuh\"\n")
+      target_sources(gpufilt_cuda_objects PRIVATE ${f})
+    endforeach()
+    target_compile_definitions(gpufilt_cuda_objects PRIVATE GPUFILT_HAVE_CUFFTDX
+      GF_DX_SM=${GPUFILT_DX_SM}0)
+    target_link_libraries(gpufilt_cuda_objects PRIVATE CuFFTDx::cufftdx)
   endif()
 
   add_library(gpufilt_cuda MODULE $<TARGET_OBJECTS:gpufilt_cuda_objects>)

@@ -73,6 +73,13 @@ if compgen -G ".deps/*.deb" >/dev/null; then
         export GROFF_TMAC_PATH="$prefix/etc/groff:$prefix/usr/share/groff/current/tmac"
     fi
 fi
+# cuFFTDx's headers (the FFT method's fused transforms), as fetch-deps.sh
+# packed them.
+if [ -f .deps/mathdx.tar.xz ]; then
+    mkdir -p /tmp/gpufilt-deps
+    [ -f /tmp/gpufilt-deps/mathdx/include/cufftdx.hpp ] || tar -C /tmp/gpufilt-deps -xJf .deps/mathdx.tar.xz
+    export MATHDX_ROOT=/tmp/gpufilt-deps/mathdx
+fi
 # The Python module's test: the python3 that has numpy and scipy.
 if [ -z "${GPUFILT_PYTHON:-}" ] && python3 -c "import numpy, scipy, venv" 2>/dev/null; then
     export GPUFILT_PYTHON=$(command -v python3)

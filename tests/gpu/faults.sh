@@ -19,6 +19,10 @@
 #     its input ring, a level's event and the waits on it, the sum, a
 #     level's kernel: one line, exit 5, nothing left behind; with --device
 #     auto a set-up failure hands the job to the CPU, same bytes;
+#   - the FFT method's fused transforms (builds with cuFFTDx): out of GPU
+#     memory at each allocation, their shared memory refused at set-up,
+#     each kernel failing mid-run (the sections before take cuFFT's
+#     transforms: GPUFILT_FFT_KERNELS=cufft);
 #   - a real out-of-memory: an FFT filter larger than the GPU (where the GPU
 #     has less than 100 GiB): the need and the free memory in the message.
 #
@@ -90,6 +94,10 @@ for spec in cufftMakePlanMany:1 cufftMakePlanMany:2:oom; do
     rm -f autofft.wav
 done
 
+# From here to the fused transforms' own section below, the FFT method
+# takes cuFFT's transforms (where a build with cuFFTDx would take the fused
+# ones: fft_dx.h), whose calls these cases fail.
+export GPUFILT_FFT_KERNELS=cufft
 # The FFT method's set-up on the GPU (--device cuda), out of GPU memory at
 # each allocation in turn, the backend's own after the FFT method's: one
 # line, exit 5, nothing left behind, until N passes the last allocation
@@ -252,6 +260,54 @@ for spec in "fft_mac launch:2" cufftExecC2R:2; do
         long.wav autofft.wav --taps 4194304 --method fft --threads 1 --quiet
     expect_no_output autofft.wav
 done
+
+# The fused transforms (builds with cuFFTDx; fft_dx.h), at the same
+# filter's partition: out of GPU memory at each allocation in turn (no
+# chunk blocks or windows: the fused kernels read the chunk and write the
+# output themselves), the device's shared memory query and the kernels'
+# shared memory refused at set-up, each kernel failing mid-run.
+unset GPUFILT_FFT_KERNELS
+if [ -d "$BUILD/fft_dx" ]; then
+    "$GPUFILT" in.wav dxref.wav "${fft[@]}" --device cuda --quiet
+    whats=
+    n=0
+    while [ $n -lt 40 ]; do
+        n=$((n + 1))
+        rc=0
+        GPUFILT_FAULT=cudaMalloc:$n "$GPUFILT" in.wav out.wav "${fft[@]}" --device cuda >stdout.txt 2>stderr.txt || rc=$?
+        [ $rc -ne 0 ] || break
+        if [ $rc -eq 5 ] && grep -q "^${E}cannot set up the cuda filter: out of GPU memory: [0-9.]* MiB for .*, [0-9.]* MiB free of [0-9.]*\$" stderr.txt; then
+            pass
+        else
+            fail "fused, GPUFILT_FAULT=cudaMalloc:$n: exit $rc: $(cat stderr.txt)"
+        fi
+        one_line "fused, GPUFILT_FAULT=cudaMalloc:$n"
+        expect_no_output out.wav
+        whats+="$(sed -n 's/.* MiB for \(.*\), [0-9.]* MiB free of .*/\1/p' stderr.txt);"
+    done
+    [ $rc -eq 0 ] && pass || fail "fused: cudaMalloc:$n still fails"
+    "$SFTOOL" cmp dxref.wav out.wav && pass || fail "fused: the run past the last allocation differs from one without faults"
+    for what in "the filter's spectra" "the delay line" "a chunk's spectra" "a chunk's products" \
+        "the last blocks" "the filter's partitions" "the filter's first spectra" "a chunk's input" \
+        "a chunk's output"; do
+        [[ ";$whats" == *";$what;"* ]] && pass || fail "fused: no allocation for $what failed (failed: $whats)"
+    done
+    [[ ";$whats" != *";a chunk's windows;"* ]] && pass || fail "fused: the chunk's windows were allocated"
+    rm -f out.wav
+    for c in "cudaDeviceGetAttribute(&max_smem:1|cudaDeviceGetAttribute" \
+        "cudaFuncSetAttribute(fft_dx_inverse:1|cudaFuncSetAttribute"; do
+        fault "${c%%|*}" 5 "${E}cannot set up the cuda filter: CUDA error: ${c#*|} failed: $DEV" \
+            in.wav out.wav "${fft[@]}" --device cuda
+        expect_no_output out.wav
+    done
+    for k in fft_dx_forward fft_dx_inverse; do
+        fault "$k launch:3" 5 "${E}cuda backend failed: CUDA error: $k launch failed: $DEV" \
+            in.wav out.wav "${fft[@]}" --device cuda
+        expect_no_output out.wav
+    done
+else
+    echo "faults.sh: fused transforms not run: $BUILD was built without cuFFTDx"
+fi
 
 # A real out-of-memory: 1024 channels of a 2^22-tap f64 FFT filter with
 # partition 16 need about 103 GiB of delay line.

@@ -44,4 +44,15 @@ py=${GPUFILT_PYTHON:-python3}
 # machine may have: their pure-Python wheels.
 "$py" -m pip download -q --only-binary=:all: --python-version 3.9 --platform any -d python \
     tomli exceptiongroup typing-extensions
+# cuFFTDx (NVIDIA MathDx, header-only: the CUDA FFT method's fused
+# transforms): its headers and the CUTLASS headers they include, from the
+# PyPI package, packed (xz: 8 MB of 120).
+MATHDX_VERSION=25.6.0
+"$py" -m pip download -q --no-deps -d mathdx-whl "nvidia-mathdx==$MATHDX_VERSION"
+rm -rf mathdx-x && mkdir mathdx-x
+"$py" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
+    mathdx-whl/nvidia_mathdx-$MATHDX_VERSION-py3-none-any.whl mathdx-x
+tar -C mathdx-x/nvidia -cJf mathdx.tar.xz mathdx/include/cufftdx mathdx/include/commondx \
+    mathdx/include/cufftdx.hpp mathdx/external/cutlass/include
+rm -rf mathdx-x mathdx-whl
 du -sh .

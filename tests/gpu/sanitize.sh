@@ -5,8 +5,8 @@
 # global taps, per-channel taps, FFT f32/f64 with short and long filters,
 # histograms, full mode, small chunks, two instances sharing by time and
 # by channel, a true-stereo matrix summed on spectra, in short chunks and
-# by time on two instances), then the library's GPU tests under
-# memcheck. Any report fails the run.
+# by time on two instances, the FFT method's fused transforms), then the
+# library's GPU tests under memcheck. Any report fails the run.
 #
 #   tests/gpu/sanitize.sh BUILD_DIR [OUT_DIR] [--quick]
 #     --quick: the gpufilt matrix only (no library tests)
@@ -47,6 +47,12 @@ runs=(
     "in40.wav --taps 3000 --method fft --partition 256 --gpus 0,0"
     "in2s.wav --coeffs mx.txt --method fft --partition 16 --chunk 128"
     "in.wav --coeffs mx.txt --method fft --partition 256 --chunk 4096 --gpus 0,0"
+    # the fused transforms (builds with cuFFTDx): 3 windows a block at 1024
+    # points, 7 channels, a matrix, a large size
+    "in.wav --taps 3000 --method fft --partition 512 --chunk 3072"
+    "in7.wav --taps 5000 --method fft --partition 2048 --mode full"
+    "in2s.wav --coeffs mx.txt --method fft --partition 512 --chunk 1024"
+    "in.wav --taps 30000 --method fft --partition 8192"
 )
 tools=("memcheck --leak-check full" "racecheck" "synccheck" "initcheck")
 status=0

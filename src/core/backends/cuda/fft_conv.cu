@@ -2,6 +2,7 @@
 #include "fft_conv.h"
 
 #include "cuda_check.h"
+#include "fft_dx.h"
 #include "fft_kernels.cuh"
 
 #include <cufft.h>
@@ -48,6 +49,7 @@ struct fft_conv {
     cufftHandle r2c_few, c2r_few;
     int have_r2c_few, have_c2r_few;
     void *work;
+    int dx; /* the fused transforms (fft_dx.h) instead of planar, cuFFT and emit */
 };
 
 void fft_conv_destroy(fft_conv *f)
@@ -283,9 +285,11 @@ static gf_status alloc_buffers(fft_conv *f, size_t work, char *err, size_t n)
     const size_t ring_bytes = (size_t)f->C * f->ring_slots * f->sstride * cbytes;
     const size_t part_bytes =
         f->runs > 1 ? f->runs * (size_t)FFT_PART_BLOCKS * (size_t)f->O * f->sstride * cbytes : 0;
-    const size_t planar_bytes = (f->slots + 1) * f->P * f->ss;
+    /* (the fused transforms read the chunk and write the output themselves) */
+    const size_t planar_bytes = f->dx ? 0 : (f->slots + 1) * f->P * f->ss;
+    const size_t win_bytes = f->dx ? 0 : f->slots * f->fft_size * f->ss;
     const size_t chunk_bytes =
-        planar_bytes + f->slots * (f->fft_size * f->ss + 2 * f->sstride * cbytes) + part_bytes;
+        planar_bytes + win_bytes + f->slots * 2 * f->sstride * cbytes + part_bytes;
     const size_t tail_bytes = (size_t)f->C * f->P * f->ss;
     /* the spectra's double-precision scratch at create */
     const size_t scratch =
@@ -304,15 +308,18 @@ static gf_status alloc_buffers(fft_conv *f, size_t work, char *err, size_t n)
     }
     GF_TRY(err, n, dev_alloc(&f->H, h_bytes, "the filter's spectra", err, n));
     GF_TRY(err, n, dev_alloc(&f->ring, ring_bytes, "the delay line", err, n));
-    GF_TRY(err, n, dev_alloc(&f->planar, planar_bytes, "a chunk's blocks", err, n));
-    GF_TRY(err, n, dev_alloc(&f->win, f->slots * f->fft_size * f->ss, "a chunk's windows", err, n));
+    if (!f->dx) {
+        GF_TRY(err, n, dev_alloc(&f->planar, planar_bytes, "a chunk's blocks", err, n));
+        GF_TRY(err, n, dev_alloc(&f->win, win_bytes, "a chunk's windows", err, n));
+    }
     GF_TRY(err, n,
            dev_alloc(&f->spec, f->slots * f->sstride * cbytes, "a chunk's spectra", err, n));
     GF_TRY(err, n, dev_alloc(&f->Y, f->slots * f->sstride * cbytes, "a chunk's products", err, n));
     if (part_bytes)
         GF_TRY(err, n, dev_alloc(&f->part, part_bytes, "the split-K sums", err, n));
     /* Transforms past a chunk's end read whatever is there: make it defined. */
-    GF_TRY(err, n, cudaMemset(f->planar, 0, planar_bytes));
+    if (planar_bytes)
+        GF_TRY(err, n, cudaMemset(f->planar, 0, planar_bytes));
     GF_TRY(err, n, cudaMemset(f->Y, 0, f->slots * f->sstride * cbytes));
     GF_TRY(err, n, dev_alloc(&f->tail[0], tail_bytes, "the last blocks", err, n));
     GF_TRY(err, n, dev_alloc(&f->tail[1], tail_bytes, "the last blocks", err, n));
@@ -332,9 +339,13 @@ static gf_status alloc_buffers(fft_conv *f, size_t work, char *err, size_t n)
 static gf_status setup(fft_conv *f, const gf_backend_params *p, char *err, size_t n)
 {
     size_t work = 0;
-    GF_TRY(err, n, make_plans(f, &work, err, n));
+    if (f->prec == GF_PRECISION_F32 && f->fft_size >= GF_DX_MIN_N && f->fft_size <= GF_DX_MAX_N)
+        GF_TRY(err, n, dx_prepare(f->fft_size, &f->dx, err, n));
+    if (!f->dx)
+        GF_TRY(err, n, make_plans(f, &work, err, n));
     GF_TRY(err, n, alloc_buffers(f, work, err, n));
-    GF_TRY(err, n, check_few(f, err, n));
+    if (!f->dx)
+        GF_TRY(err, n, check_few(f, err, n));
     GF_TRY(err, n, make_spectra(f, p, err, n));
     GF_TRY(err, n, fft_conv_reset(f, 0, err, n));
     GF_TRY(err, n, cudaDeviceSynchronize());
@@ -489,6 +500,30 @@ static gf_status transform(fft_conv *f, cudaStream_t st, int forward, size_t cou
     return GF_OK;
 }
 
+/* PLANAR and its forward transforms, or the inverse transforms and EMIT,
+ * as the fused kernels (fft_dx.h). */
+static gf_status run_dx(fft_conv *f, cudaStream_t st, const void *d_in, long long m, long long skip,
+                        void *d_out, stage which, char *err, size_t n)
+{
+    const long long W = m + 1, sstride = (long long)f->sstride;
+    if (which == PLANAR) {
+        dx_forward_args a;
+        a.in = (const float *)d_in;
+        a.m = m;
+        a.C = f->C;
+        a.W = W;
+        a.tail_in = (const float *)f->tail[f->tail_cur];
+        a.tail_out = (float *)f->tail[f->tail_cur ^ 1];
+        a.spec = (float2 *)f->spec;
+        a.sstride = sstride;
+        return dx_forward(f->fft_size, st, a, err, n);
+    }
+    if (m * (long long)f->P <= skip)
+        return GF_OK;
+    const dx_inverse_args a = {(const float2 *)f->Y, m, f->O, W, sstride, skip, (float *)d_out};
+    return dx_inverse(f->fft_size, st, a, err, n);
+}
+
 /* The stages of a chunk, in order: filtered (run), or only taken into the
  * delay line (prime). A forward transform follows PLANAR, an inverse MAC. */
 static gf_status run_stages(fft_conv *f, cudaStream_t st, const void *d_in, size_t frames,
@@ -507,14 +542,16 @@ static gf_status run_stages(fft_conv *f, cudaStream_t st, const void *d_in, size
      * earlier call on this thread left behind and reported. */
     cudaGetLastError();
     for (int i = 0; i < nstages; i++) {
-        if (f->prec == GF_PRECISION_F32)
+        if (f->dx && (stages[i] == PLANAR || stages[i] == EMIT))
+            GF_TRY(err, n, run_dx(f, st, d_in, m, (long long)skip, d_out, stages[i], err, n));
+        else if (f->prec == GF_PRECISION_F32)
             GF_TRY(err, n,
                    launch_kernel<float>(f, st, d_in, m, (long long)skip, d_out, stages[i], err, n));
         else
             GF_TRY(
                 err, n,
                 launch_kernel<double>(f, st, d_in, m, (long long)skip, d_out, stages[i], err, n));
-        if (stages[i] == PLANAR || stages[i] == MAC)
+        if ((stages[i] == PLANAR || stages[i] == MAC) && !f->dx)
             GF_TRY(err, n,
                    transform(f, st, stages[i] == PLANAR, stages[i] == PLANAR ? count_in : count_out,
                              err, n));

@@ -10,7 +10,10 @@
  * A chunk runs on one stream, in stream order: the chunk deinterleaved
  * behind each channel's previous block (fft_planar), a batched R2C reading
  * the overlapping windows in place, the delay-line multiply-accumulate
- * (fft_mac), a batched C2R, the output (fft_emit). Device memory,
+ * (fft_mac), a batched C2R, the output (fft_emit). Where the fused
+ * transforms exist for the size (fft_dx.h: f32, builds with cuFFTDx), one
+ * kernel does fft_planar's and the R2C's work and one the C2R's and
+ * fft_emit's, and no plans, blocks or windows are made. Device memory,
  * allocated at create:
  *   filter spectra  nh x K x (P+1) complex   (nh = 1, or C per-channel)
  *   delay line      C x (K-1+M) x (P+1) complex
