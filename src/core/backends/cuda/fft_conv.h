@@ -18,7 +18,8 @@
  *   filter spectra  nh x K x (P+1) complex   (nh = 1, or C per-channel)
  *   delay line      C x (K-1+M) x (P+1) complex
  *   chunk buffers   C x (M+1) x (P reals + 2P reals + 2 x (P+1) complex),
- *                   each rounded up to whole cuFFT batches, tails 2 x C x P
+ *                   each rounded up to whole cuFFT batches (the fused
+ *                   transforms: the complex ones only), tails 2 x C x P
  *   split-K sums    S x C x 16 x (P+1) complex, S = ceil(K / 128), if S > 1
  *   cuFFT work areas
  * with K = ceil(T/P) and M = chunk frames / P. C++ for backend_cuda_fft.cu.
