@@ -17,7 +17,10 @@
  *   fft_reduce  Y = the runs' partial sums in run order;
  *   fft_emit    the second half of each inverse transform, from frame skip,
  *               interleaved;
- *   fft_scale_spectra.
+ *   fft_scale_spectra;
+ *   the fused transforms' reads and writes (fft_dx.h): each window's reals
+ *               against the planar layout, the tail, the spectra's places,
+ *               the inverse's second halves against fft_emit's output.
  * The sums use the kernel's own cmac (four fused multiply-adds): what is
  * checked is which values meet in which order, not the arithmetic.
  *
@@ -33,6 +36,7 @@
 #include "cuda_runtime.h"
 #include "host_grid.h"
 
+#include "fft_dx.h"
 #include "fft_kernels.cuh"
 
 #include <cstring>
@@ -335,6 +339,86 @@ static void check_emit(int C, int lp, long long M, long long m, long long skip,
              tail_kept ? "" : ", written past the end");
 }
 
+/* ---- the fused transforms' reads and writes (fft_dx.h) ---- */
+
+/* What the fused forward kernel reads for every window (its reals, pairs
+ * at a time) and where it puts the spectrum and the tail, against the
+ * planar layout fft_planar makes and the R2C reads (check_planar's
+ * want_xp); what the fused inverse kernel writes from every window's
+ * inverse transform, against fft_emit's output (check_emit's), nothing
+ * written past it. C channels in, O out. */
+static void check_dx(int C, int O, int lp, long long M, long long m, long long skip,
+                     std::mt19937_64 &rng)
+{
+    const long long P = 1LL << lp, W = M + 1, N = 2 * P, sstride = ((P + 1) + 7) & ~7LL;
+    std::vector<float> in((size_t)(m * P * C)), tail_in((size_t)(C * P));
+    fill(in, rng);
+    fill(tail_in, rng);
+    std::vector<float> want_xp((size_t)(C * W * P)), want_tail((size_t)(C * P));
+    for (int c = 0; c < C; c++) {
+        for (long long n = 0; n < P; n++)
+            want_xp[(size_t)(c * W * P + n)] = tail_in[(size_t)(c * P + n)];
+        for (long long f = 0; f < m * P; f++)
+            want_xp[(size_t)(c * W * P + P + f)] = in[(size_t)(f * C + c)];
+        for (long long t = 0; t < P; t++)
+            want_tail[(size_t)(c * P + t)] = in[(size_t)(((m - 1) * P + t) * C + c)];
+    }
+    std::vector<float> tail_out(want_tail.size(), nan_of<float>());
+    std::vector<float2> spec((size_t)(C * W * sstride));
+    gf::dx_forward_args a = {in.data(),       m,           C,      W, tail_in.data(),
+                             tail_out.data(), spec.data(), sstride};
+    long long bad_read = -1, bad_spec = -1;
+    for (long long w = 0; w < m * C; w++) {
+        const long long b = w / C, c = w % C;
+        for (unsigned j = 0; j < P; j++) {
+            float v[2];
+            gf::dx_window_pair(a, P, w, j, v);
+            for (int h = 0; h < 2; h++)
+                if (bad_read < 0 &&
+                    !same_bits(v[h], want_xp[(size_t)((c * W + b) * P + 2 * j + h)]))
+                    bad_read = w;
+        }
+        if (bad_spec < 0 && gf::dx_spectrum(a, w) != spec.data() + (c * W + b) * sstride)
+            bad_spec = w;
+    }
+    const long long dt = first_diff(tail_out, want_tail);
+    if (bad_read >= 0 || bad_spec >= 0 || dt >= 0)
+        FAIL("dx forward C %d P %lld M %lld m %lld: window %lld read wrong, window %lld's spectrum "
+             "misplaced, tail differs at %lld",
+             C, P, M, m, bad_read, bad_spec, dt);
+
+    std::vector<float> win((size_t)(O * W * N));
+    fill(win, rng);
+    const long long outs = m * P - skip > 0 ? m * P - skip : 0;
+    std::vector<float> want((size_t)(outs * O));
+    for (long long i = 0; i < outs; i++)
+        for (int c = 0; c < O; c++) {
+            const long long n = skip + i, b = n / P, t = n % P;
+            want[(size_t)(i * O + c)] = win[(size_t)((c * W + b) * N + P + t)];
+        }
+    std::vector<float> out(want.size() + 8, nan_of<float>());
+    std::vector<float2> Y((size_t)(O * W * sstride));
+    const gf::dx_inverse_args r = {Y.data(), m, O, W, sstride, skip, out.data()};
+    long long bad_y = -1;
+    for (long long w = 0; w < m * O; w++) {
+        const long long b = w / O, c = w % O;
+        const float *x = win.data() + (c * W + b) * N;
+        for (unsigned j = 0; j < P; j++)
+            gf::dx_output_pair(r, P, w, j, x[2 * j], x[2 * j + 1]);
+        if (bad_y < 0 && gf::dx_product(r, w) != Y.data() + (c * W + b) * sstride)
+            bad_y = w;
+    }
+    std::vector<float> head(out.begin(), out.begin() + (long)want.size());
+    const long long d = first_diff(head, want);
+    bool tail_kept = true;
+    for (size_t i = want.size(); i < out.size(); i++)
+        tail_kept = tail_kept && same_bits(out[i], nan_of<float>());
+    if (d >= 0 || !tail_kept || bad_y >= 0)
+        FAIL("dx inverse O %d P %lld M %lld m %lld skip %lld: differs at %lld%s, window %lld's "
+             "spectrum misplaced",
+             O, P, M, m, skip, d, tail_kept ? "" : ", written past the end", bad_y);
+}
+
 template <typename T> static void check_scale(long long n, std::mt19937_64 &rng)
 {
     typedef typename cx<T>::V V;
@@ -624,8 +708,25 @@ template <typename T> static void stream_cases()
         check_stream<T>(k);
 }
 
+/* The fused transforms' reads and writes: 1, 3 and 8 channels in, a matrix's
+ * 2 in and 4 out; chunks of 1 .. M blocks; outputs from frame 0, from
+ * inside a block and none. */
+static void dx_cases()
+{
+    std::mt19937_64 rng(13);
+    for (int C : {1, 3, 8})
+        for (int lp : {1, 2, 5})
+            for (long long M : {1LL, 5LL})
+                for (long long m : {1LL, M})
+                    for (long long skip : {0LL, (1LL << lp) + 1, m << lp}) {
+                        check_dx(C, C, lp, M, m, skip, rng);
+                        check_dx(2, 4, lp, M, m, skip, rng);
+                    }
+}
+
 int main()
 {
+    dx_cases();
     kernel_cases<float>();
     kernel_cases<double>();
     stream_cases<float>();
@@ -635,6 +736,7 @@ int main()
         return 1;
     }
     printf("test_fft_kernel: fft_planar, fft_mac (3 tiles, 1-3 runs), fft_reduce, fft_emit, "
-           "fft_scale_spectra exact; whole streams within the error bound\n");
+           "fft_scale_spectra exact; the fused transforms' reads and writes; whole streams "
+           "within the error bound\n");
     return 0;
 }

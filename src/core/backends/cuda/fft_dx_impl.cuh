@@ -68,25 +68,17 @@ __global__ void __launch_bounds__(FFT::max_threads_per_block) fft_dx_forward(dx_
         cx td[FFT::storage_size];
         const long long w = (long long)blockIdx.x * FFT::ffts_per_block + threadIdx.y;
         const bool real = w < a.m * a.C; /* the last block's spare FFTs compute on zeros */
-        const long long b = w / a.C;
-        const int c = (int)(w % a.C);
-        const bool last = b == a.m - 1;
         for (unsigned i = 0; i < FFT::input_ept; i++) {
             const unsigned j = threadIdx.x + i * FFT::stride;
             float v[2] = {0, 0};
             if (real && j < FFT::input_length)
-                for (int h = 0; h < 2; h++) {
-                    const long long f = b * P + 2 * j + h - P; /* the chunk's frame */
-                    v[h] = f < 0 ? a.tail_in[c * P + f + P] : a.in[f * a.C + c];
-                    if (last && f >= b * P)
-                        a.tail_out[c * P + f - b * P] = v[h];
-                }
+                dx_window_pair(a, P, w, j, v);
             td[i] = cx{v[0], v[1]};
         }
         FFT().execute(td, gf_dx_smem); /* (every FFT of the block's, at once) */
         if (!real)
             return;
-        float2 *s = a.spec + (c * a.W + b) * a.sstride;
+        float2 *s = dx_spectrum(a, w);
         for (unsigned i = 0; i < FFT::output_ept; i++) {
             const unsigned j = threadIdx.x + i * FFT::stride;
             if (j <= P)
@@ -104,9 +96,7 @@ __global__ void __launch_bounds__(FFT::max_threads_per_block) fft_dx_inverse(dx_
         cx td[FFT::storage_size];
         const long long w = (long long)blockIdx.x * FFT::ffts_per_block + threadIdx.y;
         const bool real = w < a.m * a.O;
-        const long long b = w / a.O;
-        const int c = (int)(w % a.O);
-        const float2 *y = a.Y + (c * a.W + b) * a.sstride;
+        const float2 *y = dx_product(a, w);
         for (unsigned i = 0; i < FFT::input_ept; i++) {
             const unsigned j = threadIdx.x + i * FFT::stride;
             td[i] = real && j <= P ? cx{y[j].x, y[j].y} : cx{0, 0};
@@ -116,12 +106,8 @@ __global__ void __launch_bounds__(FFT::max_threads_per_block) fft_dx_inverse(dx_
             return;
         for (unsigned i = 0; i < FFT::output_ept; i++) {
             const unsigned j = threadIdx.x + i * FFT::stride;
-            if (j >= P / 2 && j < FFT::output_length)
-                for (int h = 0; h < 2; h++) {
-                    const long long f = b * P + 2 * j + h - P; /* the chunk's frame */
-                    if (f >= a.skip)
-                        a.out[(f - a.skip) * a.O + c] = h ? td[i].y : td[i].x;
-                }
+            if (j < FFT::output_length)
+                dx_output_pair(a, P, w, j, td[i].x, td[i].y);
         }
     }
 }
