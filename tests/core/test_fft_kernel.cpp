@@ -91,6 +91,22 @@ template <typename T> static long long first_diff(const std::vector<T> &a, const
     return -1;
 }
 
+/* first_diff over out's first want.size() elements. */
+template <typename T>
+static long long first_diff_head(const std::vector<T> &out, const std::vector<T> &want)
+{
+    return first_diff(std::vector<T>(out.begin(), out.begin() + (long)want.size()), want);
+}
+
+/* Whether out is still NaN (as poisoned) from element n on. */
+template <typename T> static bool untouched_after(const std::vector<T> &out, size_t n)
+{
+    for (size_t i = n; i < out.size(); i++)
+        if (!same_bits(out[i], nan_of<T>()))
+            return false;
+    return true;
+}
+
 template <typename T> static const char *tname()
 {
     return sizeof(T) == 4 ? "f32" : "f64";
@@ -118,14 +134,16 @@ template <typename V> static void fill_c(std::vector<V> &v, std::mt19937_64 &rng
 
 /* ---- fft_planar ---- */
 
-template <typename T> static void check_planar(int C, int lp, long long M, long long m)
+/* The header's planar layout of the chunk `in` (m blocks of P frames, C
+ * channels) behind tail_in, W windows a channel (the rest NaN), and the
+ * tail it leaves: what fft_planar makes and the forward transform reads. */
+template <typename T>
+static void planar_want(const std::vector<T> &in, const std::vector<T> &tail_in, int C, long long P,
+                        long long W, long long m, std::vector<T> &want_xp,
+                        std::vector<T> &want_tail)
 {
-    const long long P = 1LL << lp, W = M + 1;
-    std::mt19937_64 rng(7 + (unsigned)(C * 1000 + lp * 100 + m));
-    std::vector<T> in((size_t)(m * P * C)), tail_in((size_t)(C * P));
-    fill(in, rng);
-    fill(tail_in, rng);
-    std::vector<T> want_xp((size_t)(C * W * P), nan_of<T>()), want_tail((size_t)(C * P));
+    want_xp.assign((size_t)(C * W * P), nan_of<T>());
+    want_tail.assign((size_t)(C * P), T(0));
     for (int c = 0; c < C; c++) {
         for (long long n = 0; n < P; n++)
             want_xp[(size_t)(c * W * P + n)] = tail_in[(size_t)(c * P + n)];
@@ -134,6 +152,33 @@ template <typename T> static void check_planar(int C, int lp, long long M, long 
         for (long long t = 0; t < P; t++)
             want_tail[(size_t)(c * P + t)] = in[(size_t)(((m - 1) * P + t) * C + c)];
     }
+}
+
+/* The output from chunk frame skip on, interleaved: the second half of
+ * each inverse transform in win ((c W + b) 2P), as fft_emit writes it. */
+template <typename T>
+static std::vector<T> emit_want(const std::vector<T> &win, int C, long long P, long long W,
+                                long long m, long long skip)
+{
+    const long long outs = m * P - skip > 0 ? m * P - skip : 0;
+    std::vector<T> want((size_t)(outs * C));
+    for (long long i = 0; i < outs; i++)
+        for (int c = 0; c < C; c++) {
+            const long long n = skip + i, b = n / P, t = n % P;
+            want[(size_t)(i * C + c)] = win[(size_t)((c * W + b) * 2 * P + P + t)];
+        }
+    return want;
+}
+
+template <typename T> static void check_planar(int C, int lp, long long M, long long m)
+{
+    const long long P = 1LL << lp, W = M + 1;
+    std::mt19937_64 rng(7 + (unsigned)(C * 1000 + lp * 100 + m));
+    std::vector<T> in((size_t)(m * P * C)), tail_in((size_t)(C * P));
+    fill(in, rng);
+    fill(tail_in, rng);
+    std::vector<T> want_xp, want_tail;
+    planar_want(in, tail_in, C, P, W, m, want_xp, want_tail);
     std::vector<T> xp(want_xp.size(), nan_of<T>()), tail_out(want_tail.size(), nan_of<T>());
     const dim3 grid = gf::fft_tile_grid(m * P, C);
     gf_host_launch(grid, gf::FFT_THREADS, TILE_SMEM, gf::fft_tile_smem<T>(), [&] {
@@ -316,23 +361,15 @@ static void check_emit(int C, int lp, long long M, long long m, long long skip,
     std::vector<T> win((size_t)(C * W * N));
     fill(win, rng);
     const long long outs = m * P - skip;
-    std::vector<T> want((size_t)((outs > 0 ? outs : 0) * C));
-    for (long long i = 0; i < outs; i++)
-        for (int c = 0; c < C; c++) {
-            const long long n = skip + i, b = n / P, t = n % P;
-            want[(size_t)(i * C + c)] = win[(size_t)((c * W + b) * N + P + t)];
-        }
+    const std::vector<T> want = emit_want(win, C, P, W, m, skip);
     if (outs <= 0)
         return; /* fft_conv.cu launches nothing */
     std::vector<T> out(want.size() + 8, nan_of<T>());
     const dim3 grid = gf::fft_tile_grid(outs, C);
     gf_host_launch(grid, gf::FFT_THREADS, TILE_SMEM, gf::fft_tile_smem<T>(),
                    [&] { gf::fft_emit<T>(win.data(), m, C, lp, W, skip, out.data()); });
-    std::vector<T> head(out.begin(), out.begin() + (long)want.size());
-    const long long d = first_diff(head, want);
-    bool tail_kept = true;
-    for (size_t i = want.size(); i < out.size(); i++)
-        tail_kept = tail_kept && same_bits(out[i], nan_of<T>());
+    const long long d = first_diff_head(out, want);
+    const bool tail_kept = untouched_after(out, want.size());
     if (d >= 0 || !tail_kept)
         FAIL("fft_emit<%s> C %d P %lld m %lld skip %lld grid %u x %u: differs at %lld%s",
              tname<T>(), C, P, m, skip, grid.x, grid.y, d,
@@ -354,15 +391,8 @@ static void check_dx(int C, int O, int lp, long long M, long long m, long long s
     std::vector<float> in((size_t)(m * P * C)), tail_in((size_t)(C * P));
     fill(in, rng);
     fill(tail_in, rng);
-    std::vector<float> want_xp((size_t)(C * W * P)), want_tail((size_t)(C * P));
-    for (int c = 0; c < C; c++) {
-        for (long long n = 0; n < P; n++)
-            want_xp[(size_t)(c * W * P + n)] = tail_in[(size_t)(c * P + n)];
-        for (long long f = 0; f < m * P; f++)
-            want_xp[(size_t)(c * W * P + P + f)] = in[(size_t)(f * C + c)];
-        for (long long t = 0; t < P; t++)
-            want_tail[(size_t)(c * P + t)] = in[(size_t)(((m - 1) * P + t) * C + c)];
-    }
+    std::vector<float> want_xp, want_tail;
+    planar_want(in, tail_in, C, P, W, m, want_xp, want_tail);
     std::vector<float> tail_out(want_tail.size(), nan_of<float>());
     std::vector<float2> spec((size_t)(C * W * sstride));
     gf::dx_forward_args a = {in.data(),       m,           C,      W, tail_in.data(),
@@ -372,13 +402,13 @@ static void check_dx(int C, int O, int lp, long long M, long long m, long long s
         const long long b = w / C, c = w % C;
         for (unsigned j = 0; j < P; j++) {
             float v[2];
-            gf::dx_window_pair(a, P, w, j, v);
+            gf::dx_window_pair(a, P, b, (int)c, j, v);
             for (int h = 0; h < 2; h++)
                 if (bad_read < 0 &&
                     !same_bits(v[h], want_xp[(size_t)((c * W + b) * P + 2 * j + h)]))
                     bad_read = w;
         }
-        if (bad_spec < 0 && gf::dx_spectrum(a, w) != spec.data() + (c * W + b) * sstride)
+        if (bad_spec < 0 && gf::dx_spectrum(a, b, (int)c) != spec.data() + (c * W + b) * sstride)
             bad_spec = w;
     }
     const long long dt = first_diff(tail_out, want_tail);
@@ -389,13 +419,7 @@ static void check_dx(int C, int O, int lp, long long M, long long m, long long s
 
     std::vector<float> win((size_t)(O * W * N));
     fill(win, rng);
-    const long long outs = m * P - skip > 0 ? m * P - skip : 0;
-    std::vector<float> want((size_t)(outs * O));
-    for (long long i = 0; i < outs; i++)
-        for (int c = 0; c < O; c++) {
-            const long long n = skip + i, b = n / P, t = n % P;
-            want[(size_t)(i * O + c)] = win[(size_t)((c * W + b) * N + P + t)];
-        }
+    const std::vector<float> want = emit_want(win, O, P, W, m, skip);
     std::vector<float> out(want.size() + 8, nan_of<float>());
     std::vector<float2> Y((size_t)(O * W * sstride));
     const gf::dx_inverse_args r = {Y.data(), m, O, W, sstride, skip, out.data()};
@@ -404,15 +428,12 @@ static void check_dx(int C, int O, int lp, long long M, long long m, long long s
         const long long b = w / O, c = w % O;
         const float *x = win.data() + (c * W + b) * N;
         for (unsigned j = 0; j < P; j++)
-            gf::dx_output_pair(r, P, w, j, x[2 * j], x[2 * j + 1]);
-        if (bad_y < 0 && gf::dx_product(r, w) != Y.data() + (c * W + b) * sstride)
+            gf::dx_output_pair(r, P, b, (int)c, j, x[2 * j], x[2 * j + 1]);
+        if (bad_y < 0 && gf::dx_product(r, b, (int)c) != Y.data() + (c * W + b) * sstride)
             bad_y = w;
     }
-    std::vector<float> head(out.begin(), out.begin() + (long)want.size());
-    const long long d = first_diff(head, want);
-    bool tail_kept = true;
-    for (size_t i = want.size(); i < out.size(); i++)
-        tail_kept = tail_kept && same_bits(out[i], nan_of<float>());
+    const long long d = first_diff_head(out, want);
+    const bool tail_kept = untouched_after(out, want.size());
     if (d >= 0 || !tail_kept || bad_y >= 0)
         FAIL("dx inverse O %d P %lld M %lld m %lld skip %lld: differs at %lld%s, window %lld's "
              "spectrum misplaced",

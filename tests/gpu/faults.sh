@@ -54,6 +54,46 @@ fault() {
     [ "$2" -eq 0 ] || one_line "GPUFILT_FAULT=$spec"
 }
 
+# sweep_allocations LABEL MAX SUFFIX REF ARGS...: gpufilt in.wav out.wav
+# ARGS with its N-th cudaMalloc out of GPU memory, N = 1, 2, ... (at most
+# MAX): one line (what the allocation was for, its size and the free
+# memory, then SUFFIX, a regex), exit 5, nothing left behind, until N
+# passes the last allocation; that run's output is REF's bytes (a run
+# without faults). LABEL opens the failures' messages; `whats` receives
+# what each failed allocation was for, with SUFFIX's text, ';'-separated.
+sweep_allocations() {
+    local label=$1 max=$2 suffix=$3 ref=$4 n=0 rc=0
+    shift 4
+    whats=
+    while [ $n -lt "$max" ]; do
+        n=$((n + 1))
+        rc=0
+        GPUFILT_FAULT=cudaMalloc:$n "$GPUFILT" in.wav out.wav "$@" >stdout.txt 2>stderr.txt || rc=$?
+        [ $rc -ne 0 ] || break
+        if [ $rc -eq 5 ] && grep -q "^${E}cannot set up the cuda filter: out of GPU memory: [0-9.]* MiB for .*, [0-9.]* MiB free of [0-9.]*$suffix\$" stderr.txt; then
+            pass
+        else
+            fail "${label}GPUFILT_FAULT=cudaMalloc:$n: exit $rc: $(cat stderr.txt)"
+        fi
+        one_line "${label}GPUFILT_FAULT=cudaMalloc:$n"
+        expect_no_output out.wav
+        whats+="$(sed -n 's/.* MiB for \([^,]*\), .*free of [0-9.]*\(.*\)/\1\2/p' stderr.txt);"
+    done
+    [ $rc -eq 0 ] && pass || fail "${label}cudaMalloc:$n still fails"
+    "$SFTOOL" cmp "$ref" out.wav && pass || fail "${label}the run past the last allocation differs from one without faults"
+    rm -f out.wav
+}
+
+# expect_allocs LABEL WHAT...: an allocation for each WHAT failed in the
+# last sweep_allocations.
+expect_allocs() {
+    local label=$1 what
+    shift
+    for what in "$@"; do
+        [[ ";$whats" == *";$what;"* ]] && pass || fail "${label}no allocation for $what failed (failed: $whats)"
+    done
+}
+
 DEV='CUDA-capable device(s) is/are busy or unavailable (cudaErrorDevicesUnavailable)'
 CUFFT='driver or internal cuFFT library error (CUFFT_INTERNAL_ERROR)'
 CUFFT_OOM='cuFFT failed to allocate GPU or CPU memory (CUFFT_ALLOC_FAILED)'
@@ -104,30 +144,10 @@ export GPUFILT_FFT_KERNELS=cufft
 # and the run gives the bytes of a run without faults.
 fft=(--taps 20000 --method fft --chunk 32768)
 "$GPUFILT" in.wav fftref.wav "${fft[@]}" --device cuda --quiet
-whats=
-n=0
-while [ $n -lt 40 ]; do
-    n=$((n + 1))
-    rc=0
-    GPUFILT_FAULT=cudaMalloc:$n "$GPUFILT" in.wav out.wav "${fft[@]}" --device cuda >stdout.txt 2>stderr.txt || rc=$?
-    [ $rc -ne 0 ] || break
-    if [ $rc -eq 5 ] && grep -q "^${E}cannot set up the cuda filter: out of GPU memory: [0-9.]* MiB for .*, [0-9.]* MiB free of [0-9.]*\$" stderr.txt; then
-        pass
-    else
-        fail "GPUFILT_FAULT=cudaMalloc:$n: exit $rc: $(cat stderr.txt)"
-    fi
-    one_line "GPUFILT_FAULT=cudaMalloc:$n"
-    expect_no_output out.wav
-    whats+="$(sed -n 's/.* MiB for \(.*\), [0-9.]* MiB free of .*/\1/p' stderr.txt);"
-done
-[ $rc -eq 0 ] && pass || fail "cudaMalloc:$n still fails"
-"$SFTOOL" cmp fftref.wav out.wav && pass || fail "the run past the last allocation differs from one without faults"
-for what in "the filter's spectra" "the delay line" "a chunk's blocks" "a chunk's windows" \
+sweep_allocations "" 40 "" fftref.wav "${fft[@]}" --device cuda
+expect_allocs "" "the filter's spectra" "the delay line" "a chunk's blocks" "a chunk's windows" \
     "a chunk's spectra" "a chunk's products" "the last blocks" "the filter's partitions" \
-    "the filter's first spectra" "a chunk's input" "a chunk's output"; do
-    [[ ";$whats" == *";$what;"* ]] && pass || fail "no allocation for $what failed (failed: $whats)"
-done
-rm -f out.wav
+    "the filter's first spectra" "a chunk's input" "a chunk's output"
 # A failing or out-of-memory plan, the check that the plans for a chunk's
 # few windows compute as the batch's (a transform each way), the filter's
 # spectra (their plan, their transform, the kernel that scales them), the
@@ -197,30 +217,12 @@ expect_no_output out.wav
 # bytes of a run without faults.
 nupc=(--taps 5000 --method nupc --partition 64 --chunk 64)
 "$GPUFILT" in.wav nupcref.wav "${nupc[@]}" --device cuda --quiet
-whats=
-n=0
-while [ $n -lt 150 ]; do
-    n=$((n + 1))
-    rc=0
-    GPUFILT_FAULT=cudaMalloc:$n "$GPUFILT" in.wav out.wav "${nupc[@]}" --device cuda >stdout.txt 2>stderr.txt || rc=$?
-    [ $rc -ne 0 ] || break
-    if [ $rc -eq 5 ] && grep -q "^${E}cannot set up the cuda filter: out of GPU memory: [0-9.]* MiB for .*, [0-9.]* MiB free of [0-9.]*\(, in NUPC level [0-3] (partition [0-9]*)\)\?\$" stderr.txt; then
-        pass
-    else
-        fail "NUPC, GPUFILT_FAULT=cudaMalloc:$n: exit $rc: $(cat stderr.txt)"
-    fi
-    one_line "NUPC, GPUFILT_FAULT=cudaMalloc:$n"
-    expect_no_output out.wav
-    whats+="$(sed -n 's/.* MiB for \([^,]*\), .*free of [0-9.]*\(.*\)/\1\2/p' stderr.txt);"
-done
-[ $rc -eq 0 ] && pass || fail "NUPC: cudaMalloc:$n still fails"
-"$SFTOOL" cmp nupcref.wav out.wav && pass || fail "NUPC: the run past the last allocation differs from one without faults"
-for what in "the delay line, in NUPC level 0 (partition 64)" "a level's outputs, in NUPC level 0 (partition 64)" \
-    "the filter's spectra, in NUPC level 3 (partition 512)" "a level's outputs, in NUPC level 3 (partition 512)" \
-    "the NUPC method's input"; do
-    [[ ";$whats" == *";$what;"* ]] && pass || fail "NUPC: no allocation for $what failed (failed: $whats)"
-done
-rm -f out.wav
+sweep_allocations "NUPC, " 150 '\(, in NUPC level [0-3] (partition [0-9]*)\)\?' nupcref.wav \
+    "${nupc[@]}" --device cuda
+expect_allocs "NUPC: " "the delay line, in NUPC level 0 (partition 64)" \
+    "a level's outputs, in NUPC level 0 (partition 64)" \
+    "the filter's spectra, in NUPC level 3 (partition 512)" \
+    "a level's outputs, in NUPC level 3 (partition 512)" "the NUPC method's input"
 # The priorities, the last level's stream and events at set-up; mid-run,
 # the copy into the input ring, the last level's event and the waits on
 # it, the sum, and a level's kernel.
@@ -269,31 +271,11 @@ done
 unset GPUFILT_FFT_KERNELS
 if [ -d "$BUILD/fft_dx" ]; then
     "$GPUFILT" in.wav dxref.wav "${fft[@]}" --device cuda --quiet
-    whats=
-    n=0
-    while [ $n -lt 40 ]; do
-        n=$((n + 1))
-        rc=0
-        GPUFILT_FAULT=cudaMalloc:$n "$GPUFILT" in.wav out.wav "${fft[@]}" --device cuda >stdout.txt 2>stderr.txt || rc=$?
-        [ $rc -ne 0 ] || break
-        if [ $rc -eq 5 ] && grep -q "^${E}cannot set up the cuda filter: out of GPU memory: [0-9.]* MiB for .*, [0-9.]* MiB free of [0-9.]*\$" stderr.txt; then
-            pass
-        else
-            fail "fused, GPUFILT_FAULT=cudaMalloc:$n: exit $rc: $(cat stderr.txt)"
-        fi
-        one_line "fused, GPUFILT_FAULT=cudaMalloc:$n"
-        expect_no_output out.wav
-        whats+="$(sed -n 's/.* MiB for \(.*\), [0-9.]* MiB free of .*/\1/p' stderr.txt);"
-    done
-    [ $rc -eq 0 ] && pass || fail "fused: cudaMalloc:$n still fails"
-    "$SFTOOL" cmp dxref.wav out.wav && pass || fail "fused: the run past the last allocation differs from one without faults"
-    for what in "the filter's spectra" "the delay line" "a chunk's spectra" "a chunk's products" \
-        "the last blocks" "the filter's partitions" "the filter's first spectra" "a chunk's input" \
-        "a chunk's output"; do
-        [[ ";$whats" == *";$what;"* ]] && pass || fail "fused: no allocation for $what failed (failed: $whats)"
-    done
+    sweep_allocations "fused, " 40 "" dxref.wav "${fft[@]}" --device cuda
+    expect_allocs "fused: " "the filter's spectra" "the delay line" "a chunk's spectra" \
+        "a chunk's products" "the last blocks" "the filter's partitions" \
+        "the filter's first spectra" "a chunk's input" "a chunk's output"
     [[ ";$whats" != *";a chunk's windows;"* ]] && pass || fail "fused: the chunk's windows were allocated"
-    rm -f out.wav
     for c in "cudaDeviceGetAttribute(&max_smem:1|cudaDeviceGetAttribute" \
         "cudaFuncSetAttribute(fft_dx_inverse:1|cudaFuncSetAttribute"; do
         fault "${c%%|*}" 5 "${E}cannot set up the cuda filter: CUDA error: ${c#*|} failed: $DEV" \

@@ -59,18 +59,17 @@ struct dx_inverse_args {
     float *out;
 };
 
-/* Where the fused kernels read and write, window w = b C + c (channel
- * fastest) with blocks of P frames; the host test (test_fft_kernel.cpp)
- * checks these against fft_planar's and fft_emit's layouts. */
+/* Where the fused kernels read and write for window (c, b) with blocks of
+ * P frames (a kernel numbers its windows w = b C + c, channel fastest, and
+ * divides once); the host test (test_fft_kernel.cpp) checks these against
+ * fft_planar's and fft_emit's layouts. */
 
-/* Window w's reals 2j and 2j + 1 (j < P) into v: chunk frames
+/* Window (c, b)'s reals 2j and 2j + 1 (j < P) into v: chunk frames
  * (b - 1) P + 2j + h, the channel's last block before the chunk where
  * that is negative; the chunk's last block's also into tail_out. */
-__host__ __device__ inline void dx_window_pair(const dx_forward_args &a, long long P, long long w,
-                                               unsigned j, float v[2])
+__host__ __device__ inline void dx_window_pair(const dx_forward_args &a, long long P, long long b,
+                                               int c, unsigned j, float v[2])
 {
-    const long long b = w / a.C;
-    const int c = (int)(w % a.C);
     for (int h = 0; h < 2; h++) {
         const long long f = b * P + 2 * (long long)j + h - P; /* the chunk's frame */
         v[h] = f < 0 ? a.tail_in[c * P + f + P] : a.in[f * a.C + c];
@@ -79,26 +78,24 @@ __host__ __device__ inline void dx_window_pair(const dx_forward_args &a, long lo
     }
 }
 
-/* Window w's spectrum, and the output spectrum of window w. */
-__host__ __device__ inline float2 *dx_spectrum(const dx_forward_args &a, long long w)
+/* Window (c, b)'s spectrum, and its output spectrum. */
+__host__ __device__ inline float2 *dx_spectrum(const dx_forward_args &a, long long b, int c)
 {
-    return a.spec + ((w % a.C) * a.W + w / a.C) * a.sstride;
+    return a.spec + (c * a.W + b) * a.sstride;
 }
-__host__ __device__ inline const float2 *dx_product(const dx_inverse_args &a, long long w)
+__host__ __device__ inline const float2 *dx_product(const dx_inverse_args &a, long long b, int c)
 {
-    return a.Y + ((w % a.O) * a.W + w / a.O) * a.sstride;
+    return a.Y + (c * a.W + b) * a.sstride;
 }
 
-/* Window w's inverse transform, its reals 2j and 2j + 1 (j < P): those of
- * the second half (j >= P / 2) are chunk frames b P + 2j + h - P, written
- * from frame skip on. */
-__host__ __device__ inline void dx_output_pair(const dx_inverse_args &a, long long P, long long w,
-                                               unsigned j, float x0, float x1)
+/* Window (c, b)'s inverse transform, its reals 2j and 2j + 1 (j < P):
+ * those of the second half (j >= P / 2) are chunk frames b P + 2j + h - P,
+ * written from frame skip on. */
+__host__ __device__ inline void dx_output_pair(const dx_inverse_args &a, long long P, long long b,
+                                               int c, unsigned j, float x0, float x1)
 {
     if (2 * (long long)j < P)
         return;
-    const long long b = w / a.O;
-    const int c = (int)(w % a.O);
     for (int h = 0; h < 2; h++) {
         const long long f = b * P + 2 * (long long)j + h - P; /* the chunk's frame */
         if (f >= a.skip)

@@ -68,17 +68,19 @@ __global__ void __launch_bounds__(FFT::max_threads_per_block) fft_dx_forward(dx_
         cx td[FFT::storage_size];
         const long long w = (long long)blockIdx.x * FFT::ffts_per_block + threadIdx.y;
         const bool real = w < a.m * a.C; /* the last block's spare FFTs compute on zeros */
+        const long long b = w / a.C;
+        const int c = (int)(w % a.C);
         for (unsigned i = 0; i < FFT::input_ept; i++) {
             const unsigned j = threadIdx.x + i * FFT::stride;
             float v[2] = {0, 0};
             if (real && j < FFT::input_length)
-                dx_window_pair(a, P, w, j, v);
+                dx_window_pair(a, P, b, c, j, v);
             td[i] = cx{v[0], v[1]};
         }
         FFT().execute(td, gf_dx_smem); /* (every FFT of the block's, at once) */
         if (!real)
             return;
-        float2 *s = dx_spectrum(a, w);
+        float2 *s = dx_spectrum(a, b, c);
         for (unsigned i = 0; i < FFT::output_ept; i++) {
             const unsigned j = threadIdx.x + i * FFT::stride;
             if (j <= P)
@@ -96,7 +98,9 @@ __global__ void __launch_bounds__(FFT::max_threads_per_block) fft_dx_inverse(dx_
         cx td[FFT::storage_size];
         const long long w = (long long)blockIdx.x * FFT::ffts_per_block + threadIdx.y;
         const bool real = w < a.m * a.O;
-        const float2 *y = dx_product(a, w);
+        const long long b = w / a.O;
+        const int c = (int)(w % a.O);
+        const float2 *y = dx_product(a, b, c);
         for (unsigned i = 0; i < FFT::input_ept; i++) {
             const unsigned j = threadIdx.x + i * FFT::stride;
             td[i] = real && j <= P ? cx{y[j].x, y[j].y} : cx{0, 0};
@@ -107,7 +111,7 @@ __global__ void __launch_bounds__(FFT::max_threads_per_block) fft_dx_inverse(dx_
         for (unsigned i = 0; i < FFT::output_ept; i++) {
             const unsigned j = threadIdx.x + i * FFT::stride;
             if (j < FFT::output_length)
-                dx_output_pair(a, P, w, j, td[i].x, td[i].y);
+                dx_output_pair(a, P, b, c, j, td[i].x, td[i].y);
         }
     }
 }
