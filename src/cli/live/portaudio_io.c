@@ -153,12 +153,16 @@ static int on_audio(const void *input, void *output, unsigned long frames,
          * late, stale or not at all: seen on JACK's dummy driver, one
          * period of stale input in place, the next or this one, so 256
          * frames wrong and the filter's T - 1 after them (tests/live, the
-         * soak). This period and the one before are suspect. */
+         * soak); and, on a loaded 2-CPU machine, a period of the next
+         * input two periods before the one flagged (live_jack's
+         * control_f32 under AddressSanitizer: 256 frames played a period
+         * early, just before the muted span). This period and the two
+         * before are suspect. */
         bump(&l->n.pa_in_overflow, 1);
         if (l->head)
             gf_live_zero_dropped(&l->zero, 0);
         else
-            input_gap(l, l->period_frames, frames);
+            input_gap(l, 2 * l->period_frames, frames);
     }
     if (flags & paOutputUnderflow)
         bump(&l->n.pa_out_underflow, 1);
