@@ -317,9 +317,11 @@ static gf_status alloc_buffers(fft_conv *f, size_t work, char *err, size_t n)
     GF_TRY(err, n, dev_alloc(&f->Y, f->slots * f->sstride * cbytes, "a chunk's products", err, n));
     if (part_bytes)
         GF_TRY(err, n, dev_alloc(&f->part, part_bytes, "the split-K sums", err, n));
-    /* Transforms past a chunk's end read whatever is there: make it defined. */
+    /* Transforms past a chunk's end read whatever is there, and check_few
+     * copies whole spectra, padding past the bins included: make it defined. */
     if (planar_bytes)
         GF_TRY(err, n, cudaMemset(f->planar, 0, planar_bytes));
+    GF_TRY(err, n, cudaMemset(f->spec, 0, f->slots * f->sstride * cbytes));
     GF_TRY(err, n, cudaMemset(f->Y, 0, f->slots * f->sstride * cbytes));
     GF_TRY(err, n, dev_alloc(&f->tail[0], tail_bytes, "the last blocks", err, n));
     GF_TRY(err, n, dev_alloc(&f->tail[1], tail_bytes, "the last blocks", err, n));
