@@ -317,11 +317,48 @@ fi
 "$check" --make-coeffs 5 1 >"$work/taps5.txt"
 "$check" --make-coeffs 31 2 >"$work/taps31.txt"
 
+# Xruns made on purpose: gpufilt stopped (SIGSTOP) for 20 ms, about four
+# periods, four times a second apart while 6 s of signal play (each costs
+# the filter's length of silence: 4 x 4351 frames at 4095 taps, within
+# live_check's tenth of the recording). Its JACK client misses those
+# cycles and then runs late, reading later (or the same) buffers: every
+# frame of the recording must still be right, silent or cleanly shifted
+# (live_check's piecewise check), gpufilt must count xruns, and its clock
+# check (input a period off the host's clock) must have seen them itself,
+# not only through PortAudio's input-overflow flag, which JACK's
+# notification thread raises periods later on a loaded machine.
+stop_gpufilt() {
+    wait_started "$1" || return 1
+    for _ in 1 2 3 4; do
+        sleep 1
+        kill -STOP "$gpufilt_pid" || return 1
+        sleep 0.02
+        kill -CONT "$gpufilt_pid" || return 1
+    done
+}
+stopped_case() {
+    local name=$1
+    during=stop_gpufilt seconds=6
+    case_with_retry "$@"
+    local rc=$?
+    during="" seconds=2
+    local xr clock
+    xr=$(sed -n 's/.*stopped after.*xruns \([0-9]*\).*/\1/p' "$work/$name.err")
+    clock=$(sed -n "s/.*stopped after.*off the host's clock \([0-9]*\).*/\1/p" "$work/$name.err")
+    if [ "${xr:-0}" = 0 ] || [ "${clock:-0}" = 0 ]; then
+        echo "live_jack: $name: FAIL: stopped four times, gpufilt counted ${xr:-no} xruns, ${clock:-no} of them on the host's clock"
+        rc=1
+    fi
+    return $rc
+}
+
 fails=0
 case_with_retry taps5_f32 "--coeffs $work/taps5.txt" \
     --coeffs "$work/taps5.txt" --frames "$frames" || fails=$((fails + 1))
 case_with_retry mean255_f32 "--taps 255" \
     --taps 255 --method direct --frames "$frames" || fails=$((fails + 1))
+stopped_case stopped_f32 "--taps 255" --taps 255 --method direct --frames "$frames" ||
+    fails=$((fails + 1))
 case_with_retry taps31_f64 "--coeffs $work/taps31.txt --precision f64" \
     --coeffs "$work/taps31.txt" --precision f64 --frames "$frames" || fails=$((fails + 1))
 # --mix 0.25 folded into the taps: live audio is causal, so the dry path is
@@ -393,6 +430,9 @@ case_with_retry zero_taps5_f32 "--coeffs $work/taps5.txt" \
 case_with_retry zero_direct_f32 "--coeffs $work/tapsz.txt --head $head" \
     --coeffs "$work/tapsz.txt" --method direct --latency zero --frames "$frames" --stats ||
     fails=$((fails + 1))
+stopped_case zero_stopped_f32 "--coeffs $work/tapsz.txt --head $head" \
+    --coeffs "$work/tapsz.txt" --method direct --latency zero --frames "$frames" ||
+    fails=$((fails + 1))
 if ! grep -q " s: .*, callback's head mean [0-9.]* ms, max [0-9.]* ms ([0-9.]*%), worker per block" \
     "$work/zero_direct_f32.err"; then
     echo "live_jack: zero_direct_f32: FAIL: --stats does not time the callback's head"
@@ -424,9 +464,9 @@ case_with_retry zero_fft3000_f32 \
 # streams of their own (backend_cuda_nupc.cu). Checked within the FFT
 # bound at P = 64, which exceeds NUPC's (its levels' partitions are longer,
 # their K far smaller). The ref backend has no NUPC method.
-cases=16
+cases=18
 if [ "$device" != ref ]; then
-    cases=17
+    cases=19
     "$check" --make-coeffs 30000 7 >"$work/taps30000.txt"
     pa_block=64
     case_with_retry nupc30000_f32 "--coeffs $work/taps30000.txt --fft-partition 64" \

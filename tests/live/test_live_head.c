@@ -180,10 +180,12 @@ static void worker_run(worker_sim *w)
 }
 
 /* Runs ZN frames; late: the worker skips callbacks [late, late + 3);
- * drop: at that callback its input ring is full. Returns the frames
- * neither exact nor silent; *quiet the silent ones, *exact_after whether
- * every frame from `after` on is exact. */
-static size_t zero_case(int late, int drop, size_t after, size_t *quiet, int *exact_after)
+ * drop: at that callback its input ring is full; bad: that callback's
+ * input is not the stream's (the host's xrun: noise in its place), with
+ * `flag` flagged before it plays. Returns the frames neither exact nor silent; *quiet the
+ * silent ones, *exact_after whether every frame from `after` on is exact. */
+static size_t zero_case(int late, int drop, int bad, int flag, size_t after, size_t *quiet,
+                        int *exact_after)
 {
     float h[ZT], x[ZN], y[ZN];
     uint64_t s = 99;
@@ -226,9 +228,17 @@ static size_t zero_case(int late, int drop, size_t after, size_t *quiet, int *ex
     *quiet = 0;
     *exact_after = 1;
     for (int cb = 0; cb * ZB < ZN; cb++) {
-        float out[ZB];
+        float out[ZB], noise[ZB];
         const size_t at = (size_t)cb * ZB;
-        *quiet += gf_live_zero_play(&z, x + at, out, ZB);
+        const float *in = x + at;
+        if (cb == bad) {
+            for (size_t j = 0; j < ZB; j++)
+                noise[j] = 0.5f - x[at + j];
+            in = noise;
+            if (flag)
+                gf_live_zero_suspect(&z, ZB);
+        }
+        *quiet += gf_live_zero_play(&z, in, out, ZB);
         for (size_t j = 0; j < ZB; j++) {
             const int exact = memcmp(&out[j], &y[at + j], sizeof(float)) == 0;
             wrong += !exact && out[j] != 0.0f;
@@ -238,7 +248,7 @@ static size_t zero_case(int late, int drop, size_t after, size_t *quiet, int *ex
         if (cb == drop)
             gf_live_zero_dropped(&z, ZB); /* the worker never gets this block */
         else {
-            memcpy(w.x + w.got, x + at, ZB * sizeof(float));
+            memcpy(w.x + w.got, in, ZB * sizeof(float));
             w.got += ZB;
         }
         if (cb < late || cb >= late + 3)
@@ -252,17 +262,24 @@ static void test_zero_play(void)
 {
     size_t quiet;
     int exact_after;
-    CHECK(zero_case(-10, -1, 0, &quiet, &exact_after) == 0);
+    CHECK(zero_case(-10, -1, -1, 0, 0, &quiet, &exact_after) == 0);
     CHECK(quiet == 0 && exact_after);
     /* late for callbacks 10..12: the frames of callbacks 12 and 13 (their
      * tails were due from blocks 10 and 11) silent, every later one exact */
-    CHECK(zero_case(10, -1, 14 * ZB, &quiet, &exact_after) == 0);
+    CHECK(zero_case(10, -1, -1, 0, 14 * ZB, &quiet, &exact_after) == 0);
     CHECK(quiet == 2 * ZB && exact_after);
     /* block 20 never reaches the worker: silent for the tail's length plus
      * twice the ring, then exact (the hole realigns the ring) */
     const size_t mute = ZT - ZH + 2 * ZCAP;
-    CHECK(zero_case(-10, 20, 21 * ZB + mute, &quiet, &exact_after) == 0);
+    CHECK(zero_case(-10, 20, -1, 0, 21 * ZB + mute, &quiet, &exact_after) == 0);
     CHECK(quiet == mute && exact_after); /* (the hole is within the mute) */
+    /* block 30 noise in the stream's place, flagged before it plays: it
+     * and the filter's length after it silent (ZB + ZT frames), then exact */
+    CHECK(zero_case(-10, -1, 30, 1, 30 * ZB + ZB + ZT, &quiet, &exact_after) == 0);
+    CHECK(quiet == ZB + ZT && exact_after);
+    /* unflagged, the same frames play wrong (what the flag is for) */
+    CHECK(zero_case(-10, -1, 30, 0, 30 * ZB + ZB + ZT, &quiet, &exact_after) > 0);
+    CHECK(quiet == 0 && exact_after);
 }
 
 int main(void)

@@ -115,6 +115,15 @@ void gf_live_zero_dropped(gf_live_zero *z, size_t n)
     z->mute = mute_span(z);
 }
 
+void gf_live_zero_suspect(gf_live_zero *z, size_t F)
+{
+    /* head and tail still line up: what hears these F frames is wrong
+     * until the filter's length after them */
+    const unsigned long long span = F + z->head->taps + z->tail_taps;
+    if (span > z->mute)
+        z->mute = span;
+}
+
 /* A change of filter posted (head.h): the crossfade starts at output
  * frame fade_at, past every input frame the worker can have had (all up to
  * this period's end), its warm-up and the tail's delay H; both heads run

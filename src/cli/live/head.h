@@ -101,6 +101,11 @@ size_t gf_live_zero_play(gf_live_zero *z, const float *in, float *out, size_t F)
 /* The worker missed n frames of input (its ring was full). */
 void gf_live_zero_dropped(gf_live_zero *z, size_t n);
 
+/* The host's input of the period about to play (F frames) is suspect (an
+ * xrun: a period skipped or repeated), though the worker gets it too: it
+ * and the filter's length after it play silent. */
+void gf_live_zero_suspect(gf_live_zero *z, size_t F);
+
 /* t as n taps per filter, zeros past its end (the mean filter's 1/T
  * written out); unchanged when it has n or more. 0, or -1 out of memory. */
 int gf_live_pad_taps(gf_taps *t, size_t n);

@@ -359,7 +359,7 @@ static unsigned long long xrun_total(gf_pa_counts *n)
 {
     return get(&n->pa_in_underflow) + get(&n->pa_in_overflow) + get(&n->pa_out_underflow) +
            get(&n->pa_out_overflow) + get(&n->in_full) + get(&n->out_empty) + get(&n->late_events) +
-           get(&n->out_full);
+           get(&n->out_full) + get(&n->clock_jumps);
 }
 
 static void print_counts(gf_live *lv, const char *prefix)
@@ -369,12 +369,13 @@ static void print_counts(gf_live *lv, const char *prefix)
             "gpufilt: live: %sxruns %llu (PortAudio: input underflow %llu, input overflow %llu, "
             "output underflow %llu, output overflow %llu; input ring full %llu [%llu frames "
             "dropped], output ring empty %llu [%llu frames of silence], late output dropped "
-            "%llu [%llu frames], worker found output full %llu [%llu frames]; %llu frames "
-            "silent after gaps in the input)\n",
+            "%llu [%llu frames], worker found output full %llu [%llu frames], input a period "
+            "off the host's clock %llu; %llu frames silent after gaps in the input)\n",
             prefix, xrun_total(n), get(&n->pa_in_underflow), get(&n->pa_in_overflow),
             get(&n->pa_out_underflow), get(&n->pa_out_overflow), get(&n->in_full),
             get(&n->in_dropped), get(&n->out_empty), get(&n->out_silence), get(&n->late_events),
-            get(&n->late_drops), get(&n->out_full), get(&n->out_lost), get(&n->muted));
+            get(&n->late_drops), get(&n->out_full), get(&n->out_lost), get(&n->clock_jumps),
+            get(&n->muted));
 }
 
 /* Page faults (minor and major) so far of the callback's threads (input,

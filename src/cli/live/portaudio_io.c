@@ -9,7 +9,9 @@
 #include <portaudio.h>
 
 #include <errno.h>
+#include <math.h>
 #include <semaphore.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,8 +46,17 @@ struct gf_pa_link {
     /* --latency zero (gf_pa_config): the callback's state (head.h) */
     gf_live_head *head;
     gf_live_zero zero;
-    size_t tail_taps; /* 0: no tail, the rings are not used */
-    size_t out_ss;    /* bytes per sample in the output ring: 4, or 8 for f64 tails */
+    /* The host's clock at each input callback (JACK's frame time), against
+     * the frames taken (clock_check): the input callback's own state. */
+    int clock_watch;           /* the JACK host API */
+    int clock_seen, clock_run; /* a callback seen; callbacks in a row a block apart */
+    int clock_aligned;         /* clock_run reached CLOCK_ALIGNED: the check is on */
+    uint32_t clock_prev;       /* the clock at the last input callback, frames */
+    size_t clock_prev_frames;  /* and the frames it brought */
+    long long clock_dev;       /* the clock's advance less the frames taken, since the first */
+    long long clock_base;      /* its lowest since the check began or last moved */
+    size_t tail_taps;          /* 0: no tail, the rings are not used */
+    size_t out_ss;             /* bytes per sample in the output ring: 4, or 8 for f64 tails */
     PaStream *duplex, *s_in, *s_out;
     int started;
     gf_pa_counts n;
@@ -71,6 +82,62 @@ static void input_gap(gf_pa_link *l, size_t before, size_t after)
         atomic_store_explicit(&l->mute_from, from, memory_order_relaxed);
     if (to > end)
         atomic_store_explicit(&l->mute_to, to, memory_order_relaxed);
+}
+
+/* Callbacks in a row whose clock advanced by about their block before the
+ * clock check is trusted (a host that calls back several times a period,
+ * or once in several, never gets there). */
+#define CLOCK_ALIGNED 16
+
+/* Input skipped or repeated by the host, seen on its clock: JACK's frame
+ * time (PortAudio's currentTime) advances one period a cycle, and each
+ * cycle brings one period of input. clock_dev, the clock's advance less
+ * the frames taken, is the callback's lateness within its cycle plus a
+ * whole period for every cycle skipped (a callback run a cycle late reads
+ * the next cycle's input) and less one for every cycle read twice (a late
+ * client runs its missed cycles back to back, reading the same buffers).
+ * So against the lowest lateness seen (clock_base), a callback is in its
+ * own cycle within [0, 7/8) of a period (a callback merely late comes back:
+ * nothing was lost); at 7/8 or more, or half a period early, input was
+ * skipped or repeated: the last period and this one are suspect, and the
+ * base moves by whole periods. PortAudio's input-overflow flag for the
+ * same xrun comes from JACK's notification thread, periods later on a
+ * loaded machine. Only where each callback is one host period (JACK, with
+ * gpufilt's block the server's): CLOCK_ALIGNED callbacks in a row one
+ * block apart turn the check on. Non-zero: input skipped or repeated. */
+static int clock_jumped(gf_pa_link *l, const PaStreamCallbackTimeInfo *t, size_t frames)
+{
+    if (!l->clock_watch || !t)
+        return 0;
+    /* jack_frame_time is a 32-bit count of frames: differences modulo 2^32 */
+    const uint32_t now = (uint32_t)(unsigned long long)llround(t->currentTime * l->rate);
+    const long long H = (long long)frames;
+    int jumped = 0;
+    if (l->clock_seen) {
+        const long long d = (int32_t)(now - l->clock_prev);
+        l->clock_dev += d - (long long)l->clock_prev_frames;
+        if (!l->clock_aligned) {
+            const int one_block = d >= H / 2 && d <= H + H / 2 && l->clock_prev_frames == frames;
+            l->clock_run = one_block ? l->clock_run + 1 : 0;
+            if (one_block && (l->clock_run == 1 || l->clock_dev < l->clock_base))
+                l->clock_base = l->clock_dev;
+            l->clock_aligned = l->clock_run >= CLOCK_ALIGNED;
+        } else {
+            const long long r = l->clock_dev - l->clock_base;
+            if (r >= H - H / 8 || r < -H / 2) {
+                /* whole periods: floor((r + H/8) / H) */
+                const long long q = r + H / 8, shift = q >= 0 ? q / H : -((-q + H - 1) / H);
+                l->clock_base += shift * H;
+                jumped = 1;
+            } else if (r < 0) {
+                l->clock_base = l->clock_dev;
+            }
+        }
+    }
+    l->clock_seen = 1;
+    l->clock_prev = now;
+    l->clock_prev_frames = frames;
+    return jumped;
 }
 
 /* Silence the frames of out[0 .. n) (stream frames from l->out_pos) that
@@ -140,7 +207,6 @@ static int on_audio(const void *input, void *output, unsigned long frames,
                     void *user)
 {
     gf_pa_link *l = user;
-    (void)time_info;
     /* Who calls: one system call, on each thread's first call only. */
     if (input && !atomic_load_explicit(&l->n.tid_in, memory_order_relaxed))
         atomic_store_explicit(&l->n.tid_in, gf_live_tid(), memory_order_relaxed);
@@ -160,9 +226,16 @@ static int on_audio(const void *input, void *output, unsigned long frames,
          * before are suspect. */
         bump(&l->n.pa_in_overflow, 1);
         if (l->head)
-            gf_live_zero_dropped(&l->zero, 0);
+            gf_live_zero_suspect(&l->zero, frames);
         else
             input_gap(l, 2 * l->period_frames, frames);
+    }
+    if (input && clock_jumped(l, time_info, frames)) {
+        bump(&l->n.clock_jumps, 1);
+        if (l->head)
+            gf_live_zero_suspect(&l->zero, frames);
+        else
+            input_gap(l, l->period_frames, frames);
     }
     if (flags & paOutputUnderflow)
         bump(&l->n.pa_out_underflow, 1);
@@ -437,6 +510,9 @@ int gf_pa_open(gf_pa_link **out, const gf_pa_config *c, gf_source *capture, gf_s
         return GF_EXIT_INTERNAL;
     }
     l->sem_ok = 1;
+    const PaDeviceInfo *din = Pa_GetDeviceInfo(c->in_device);
+    const PaHostApiInfo *api = din ? Pa_GetHostApiInfo(din->hostApi) : NULL;
+    l->clock_watch = api && api->type == paJACK;
     const int rc = open_streams(l, c);
     if (rc) {
         gf_pa_close(l, 0);

@@ -35,6 +35,7 @@ typedef struct gf_pa_counts {
     atomic_ullong out_empty, out_silence;  /* output ring short: silence played */
     atomic_ullong late_events, late_drops; /* frames that came too late, dropped */
     atomic_ullong out_full, out_lost;      /* the worker found the output ring full */
+    atomic_ullong clock_jumps;             /* input callbacks a period off the host's clock */
     atomic_ullong muted;                   /* frames silenced after a gap in the input */
     atomic_ullong frames_in, frames_out;   /* frames captured / played from the ring */
     atomic_ullong raised;                  /* latency added during start-up, frames */
