@@ -8,7 +8,7 @@
 #   tests/gpu/device-run.sh [--quick] [--only STEP,...]
 #     --quick: smaller benchmark sizes, sanitizers on the smaller cases
 #     --only:  run only these of: ctest contention demo faults sanitize bench long
-#              multigpu gpuarrays clibench pipes cpupeers live, and the opt-in profile, trace
+#              multigpu mpiscale gpuarrays clibench pipes cpupeers live, and the opt-in profile, trace
 #              and soak
 #              (the build always runs; profile, trace and soak run only when named)
 #   MULTI_BENCH=0: the multigpu step without its benchmark
@@ -244,6 +244,12 @@ if want multigpu; then
     else
         echo "one GPU here: bench_multi needs two (a two-GPU machine)"
     fi
+fi
+if want mpiscale; then
+    step "MPI ranks on this machine's $(nproc) CPUs: strong and weak scaling, the bytes of one rank"
+    bench/mpi_scaling.sh build-gpu /tmp/gpufilt-mpiscale 2>&1 | tee "$OUT/mpi_scaling.log"
+    rc=${PIPESTATUS[0]}
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || status=1
 fi
 if want clibench && [ -x bench/cli_bench.sh ]; then
     bench/cli_bench.sh build-gpu /tmp/gpufilt-clibench 2>&1 | tee "$OUT/cli_bench.log"

@@ -47,7 +47,7 @@ struct gf_pa_link {
     gf_live_head *head;
     gf_live_zero zero;
     /* The host's clock at each input callback (JACK's frame time), against
-     * the frames taken (clock_check): the input callback's own state. */
+     * the frames taken (clock_jumped): the input callback's own state. */
     int clock_watch;           /* the JACK host API */
     int clock_seen, clock_run; /* a callback seen; callbacks in a row a block apart */
     int clock_aligned;         /* clock_run reached CLOCK_ALIGNED: the check is on */
