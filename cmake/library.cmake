@@ -65,12 +65,18 @@ if(GPUFILT_HAVE_CUDA)
   endif()
   if(GPUFILT_HAVE_CUFFTDX)
     # fft_dx_impl.cuh once per size, a source file each (they compile in
-    # parallel: a size's two block FFTs take nvcc about 10 s).
+    # parallel: a size's two block FFTs take nvcc about 10 s), and
+    # fft_dx_sizes.h, fft_dx.cu's dispatch over the same sizes.
+    set(dx_cases "")
     foreach(n 1024 2048 4096 8192 16384 32768 65536)
       set(f ${CMAKE_CURRENT_BINARY_DIR}/fft_dx/fft_dx_${n}.cu)
       file(CONFIGURE OUTPUT ${f} CONTENT "#define GF_DX_N ${n}\n#include \"fft_dx_impl.cuh\"\n")
       target_sources(gpufilt_cuda_objects PRIVATE ${f})
+      string(APPEND dx_cases " \\\n    case ${n}: return dx_size<${n}>::f(__VA_ARGS__);")
     endforeach()
+    file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/fft_dx/fft_dx_sizes.h CONTENT
+      "/* cmake/library.cmake: the sizes of this build's fused transforms */\n#define GF_DX_SIZES(f, ...)${dx_cases}\n")
+    target_include_directories(gpufilt_cuda_objects PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/fft_dx)
     target_compile_definitions(gpufilt_cuda_objects PRIVATE GPUFILT_HAVE_CUFFTDX
       GF_DX_SM=${GPUFILT_DX_SM}0)
     target_link_libraries(gpufilt_cuda_objects PRIVATE CuFFTDx::cufftdx)
