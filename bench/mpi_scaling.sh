@@ -99,11 +99,16 @@ echo "$PROG: $(run_stamp); gpufilt-mpi ARGS: $ARGS --device cpu --threads 1; med
 time_round_robin "$RUNS" run_case
 summarise_times
 
-# One rank's bytes, from a run of the same program: every case must equal it.
+# One rank's bytes of each input: the one-rank case's output, else a run
+# of the same program (the weak inputs of several ranks); every case must
+# equal them.
 status=0
 ref_of() { # KIND N: the one-rank output of that case's input
-    local in=$WORK/strong.wav ref=$WORK/ref-$1$2.wav
-    [[ $1 == weak ]] && in=$WORK/weak$2.wav
+    local in=$WORK/strong.wav ref=$WORK/ref-strong.wav
+    [[ $1 == weak ]] && in=$WORK/weak$2.wav ref=$WORK/ref-weak$2.wav
+    if [[ $1 == strong || $2 == 1 ]] && [[ -f $WORK/out-${1}1.wav ]]; then
+        ref=$WORK/out-${1}1.wav # the one-rank case of the same input
+    fi
     if [[ ! -f $ref ]]; then
         # shellcheck disable=SC2086
         mpirun --allow-run-as-root -np 1 "$M" "$in" "$ref" $ARGS --device cpu --threads 1 \

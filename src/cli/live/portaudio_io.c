@@ -84,6 +84,16 @@ static void input_gap(gf_pa_link *l, size_t before, size_t after)
         atomic_store_explicit(&l->mute_to, to, memory_order_relaxed);
 }
 
+/* This period's input (frames) and the `periods` before it are suspect:
+ * what hears them plays silent (with --latency zero, from this period on). */
+static void input_suspect(gf_pa_link *l, size_t periods, size_t frames)
+{
+    if (l->head)
+        gf_live_zero_suspect(&l->zero, frames);
+    else
+        input_gap(l, periods * l->period_frames, frames);
+}
+
 /* Callbacks in a row whose clock advanced by about their block before the
  * clock check is trusted (a host that calls back several times a period,
  * or once in several, never gets there). */
@@ -225,17 +235,11 @@ static int on_audio(const void *input, void *output, unsigned long frames,
          * early, just before the muted span). This period and the two
          * before are suspect. */
         bump(&l->n.pa_in_overflow, 1);
-        if (l->head)
-            gf_live_zero_suspect(&l->zero, frames);
-        else
-            input_gap(l, 2 * l->period_frames, frames);
+        input_suspect(l, 2, frames);
     }
     if (input && clock_jumped(l, time_info, frames)) {
         bump(&l->n.clock_jumps, 1);
-        if (l->head)
-            gf_live_zero_suspect(&l->zero, frames);
-        else
-            input_gap(l, l->period_frames, frames);
+        input_suspect(l, 1, frames);
     }
     if (flags & paOutputUnderflow)
         bump(&l->n.pa_out_underflow, 1);
