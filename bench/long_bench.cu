@@ -4,8 +4,9 @@
  *
  *   1. ceilings: pinned host-to-device and device-to-host at once on two
  *      streams (each way, GB/s), and a device-to-device copy;
- *   2. the pipeline: gf_engine_process on the cuda backend, --method auto,
- *      over 2^27 f32 mono samples in page-locked buffers, host to host, for
+ *   2. the pipeline: gf_engine_filter on the cuda backend, --method auto,
+ *      over 2^27 f32 mono samples in page-locked buffers, host to host (and
+ *      beside it, "staged ms", gf_engine_process, flush and pulls), for
  *      T in {5, 255, 4095, 65536, 2^20, 2^22}: input GB/s against the
  *      both-directions each-way rate (target: >= 95% at every T); each run's
  *      output checked at 200-2000 seeded frames against the exact sum (double)
@@ -235,7 +236,8 @@ static void bench_pipeline(const ceilings &ce, size_t N, int reps, bool quick, F
     printf("\npipeline: %zu f32 samples (mono, same mode), page-locked host to host, --method "
            "auto\n",
            N);
-    printf("%9s %-22s %9s %9s %9s %12s\n", "taps", "method", "ms", "GB/s", "% PCIe", "err/bound");
+    printf("%9s %-22s %9s %9s %9s %12s %10s\n", "taps", "method", "ms", "GB/s", "% PCIe",
+           "err/bound", "staged ms");
     std::vector<double> pcts, worsts;
     for (size_t ti = 0; ti < sizeof Ts / sizeof Ts[0]; ti++) {
         const std::vector<double> h = room(Ts[ti]);
@@ -250,19 +252,29 @@ static void bench_pipeline(const ceilings &ce, size_t N, int reps, bool quick, F
             fprintf(stderr, "bench_long: %zu taps: %s: %s\n", Ts[ti], gf_strerror(st), detail);
             exit(2);
         }
-        std::vector<double> t;
-        for (int r = 0; r < reps + 1; r++) {
-            gf_engine_reset(e);
+        /* One gf_engine_filter call (the target's), and beside it the
+         * staged flush: gf_engine_process, gf_engine_flush and pulls. */
+        std::vector<double> t, ts;
+        for (int r = 0; r < 2 * (reps + 1); r++) {
+            const bool staged = r % 2 == 0; /* (the last run gf_engine_filter: checked below) */
             size_t got = 0, more = 0, n = 0;
             const double t0 = now_s();
-            if (gf_engine_process(e, x, N, y, &got) != GF_OK || gf_engine_flush(e) != GF_OK) {
+            gf_status st = GF_OK;
+            if (!staged) {
+                st = gf_engine_filter(e, x, N, y, &got);
+            } else if ((st = gf_engine_reset(e)) == GF_OK &&
+                       (st = gf_engine_process(e, x, N, y, &got)) == GF_OK) {
+                st = gf_engine_flush(e);
+                while (st == GF_OK && (st = gf_engine_pull(e, y + got + more, N, &n)) == GF_OK &&
+                       n > 0)
+                    more += n;
+            }
+            if (st != GF_OK) {
                 fprintf(stderr, "bench_long: engine: %s\n", gf_engine_error(e));
                 exit(2);
             }
-            while (gf_engine_pull(e, y + got + more, N, &n) == GF_OK && n > 0)
-                more += n;
-            if (r > 0)
-                t.push_back(now_s() - t0);
+            if (r > 1)
+                (staged ? ts : t).push_back(now_s() - t0);
             if (got + more != N) {
                 fprintf(stderr, "bench_long: %zu outputs, expected %zu\n", got + more, N);
                 g_wrong = 1;
@@ -273,8 +285,8 @@ static void bench_pipeline(const ceilings &ce, size_t N, int reps, bool quick, F
         char method[40] = "direct";
         if (gf_engine_method(e) == GF_METHOD_FFT)
             snprintf(method, sizeof method, "fft P=%zu", gf_engine_partition(e));
-        printf("%9zu %-22s %9.2f %9.1f %8.1f%% %12.3g\n", Ts[ti], method, 1e3 * s, gbs,
-               100 * gbs / ce.both_each, worst);
+        printf("%9zu %-22s %9.2f %9.1f %8.1f%% %12.3g %10.2f\n", Ts[ti], method, 1e3 * s, gbs,
+               100 * gbs / ce.both_each, worst, 1e3 * median(ts));
         if (json)
             fprintf(json,
                     "%s{\"taps\": %zu, \"method\": \"%s\", \"ms\": %.4f, \"pcie_pct\": %.2f, "

@@ -3,17 +3,19 @@
  *
  * The ceiling: page-locked host to device and device to host at once on
  * every GPU together (one stream each way per GPU), for 1 GPU and for all.
- * Then each case through the library (gf_engine_process on page-locked
- * buffers from gf_host_alloc, one engine created beforehand and reset
- * between runs) on GPU 0 alone and on GPUs 0 .. n-1 (gf_config.cuda_devices):
- * the medians, the speed-up, the traffic as a share of the ceiling of that
- * many GPUs, and whether the bytes equal one GPU's (they must).
+ * Then each case through the library (the whole signal in one
+ * gf_engine_filter call on page-locked buffers from gf_host_alloc; with
+ * --staged, gf_engine_process, gf_engine_flush and pulls as before 0.6's
+ * gf_engine_filter; one engine created beforehand) on GPU 0 alone and on GPUs 0 .. n-1
+ * (gf_config.cuda_devices): the medians, the speed-up, the traffic as a share of the ceiling of
+ * that many GPUs, and whether the bytes equal one GPU's (they must).
  *
  *   bench_multi [--quick] [--reps N] [--devices N] [--case TEXT] [--on I,J,...]
- *               [--chunk FRAMES]
+ *               [--chunk FRAMES] [--staged]
  * (--case: only the cases whose name holds TEXT; --on: these ordinals as
  * the several devices, e.g. 0,0 for two instances on one GPU; --chunk:
- * gf_config.chunk_frames for every engine, instead of the default)
+ * gf_config.chunk_frames for every engine, instead of the default;
+ * --staged: the flush's chunks the staged way, for comparison)
  * Exit: 0, 1 when an output differs from one GPU's, 2 on an error, 77
  * with fewer than two GPUs.
  */
@@ -103,8 +105,12 @@ typedef struct bcase {
     size_t samples, quick_samples; /* f32 samples in all */
 } bcase;
 
+static int g_staged; /* --staged */
+
 /* The median seconds of reps runs of the whole input through e (after one
- * untimed run), and the output of the last. */
+ * untimed run), and the output of the last: one gf_engine_filter call, or
+ * with --staged gf_engine_process, gf_engine_flush and pulls (the flush's
+ * part in *t_flush). */
 static double run_engine(gf_engine *e, const float *in, size_t frames, int channels, float *out,
                          size_t cap, int reps, size_t *produced, double *t_flush)
 {
@@ -112,13 +118,17 @@ static double run_engine(gf_engine *e, const float *in, size_t frames, int chann
     for (int r = 0; r <= reps; r++) {
         size_t got = 0, more = 0;
         const double t0 = now_s();
-        gf_status st = gf_engine_reset(e);
-        if (st == GF_OK)
+        gf_status st = GF_OK;
+        if (!g_staged) {
+            st = gf_engine_filter(e, in, frames, out, &got);
+            more = 0;
+        } else if ((st = gf_engine_reset(e)) == GF_OK) {
             st = gf_engine_process(e, in, frames, out, &got);
+        }
         const double t1 = now_s();
-        if (st == GF_OK)
+        if (st == GF_OK && g_staged)
             st = gf_engine_flush(e);
-        while (st == GF_OK) {
+        while (st == GF_OK && g_staged) {
             st = gf_engine_pull(e, out + got * (size_t)channels, cap - got, &more);
             if (st != GF_OK || more == 0)
                 break;
@@ -217,10 +227,13 @@ static int run_case(const bcase *b, const int *devs, int n, int reps, int quick,
     char by[64] = "time";
     if (first1 > 0) /* by time, every device's channels start at 0 */
         snprintf(by, sizeof by, "channel: %d + %d channels", c0, c1);
-    printf("%-34s flush + pull %.2f / %.2f ms; chunks of %zu frames: GPU 0 %llu (%llu "
-           "frames), GPU 1 %llu (%llu); by %s\n",
-           "", f1 * 1e3, fn * 1e3, gf_engine_chunk_frames(many), (unsigned long long)k0,
-           (unsigned long long)n0, (unsigned long long)k1, (unsigned long long)n1, by);
+    char flush[64] = "one gf_engine_filter";
+    if (g_staged)
+        snprintf(flush, sizeof flush, "flush + pull %.2f / %.2f ms", f1 * 1e3, fn * 1e3);
+    printf("%-34s %s; chunks of %zu frames: GPU 0 %llu (%llu frames), GPU 1 %llu (%llu); by "
+           "%s\n",
+           "", flush, gf_engine_chunk_frames(many), (unsigned long long)k0, (unsigned long long)n0,
+           (unsigned long long)k1, (unsigned long long)n1, by);
     gf_host_free(in);
     gf_host_free(o1);
     gf_host_free(on);
@@ -259,9 +272,11 @@ int main(int argc, char **argv)
             on = argv[++i];
         else if (!strcmp(argv[i], "--chunk") && i + 1 < argc)
             g_chunk = (size_t)strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--staged"))
+            g_staged = 1;
         else {
             fprintf(stderr, "usage: bench_multi [--quick] [--reps N] [--devices N] [--case TEXT] "
-                            "[--on I,J,...] [--chunk FRAMES]\n");
+                            "[--on I,J,...] [--chunk FRAMES] [--staged]\n");
             return 2;
         }
     }

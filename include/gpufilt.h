@@ -479,6 +479,24 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
                             size_t *produced);
 
 /**
+ * A whole signal in host memory: the engine is reset, `frames` frames are
+ * read from `in` and the mode's whole output is written to `out` (same and
+ * causal: `frames` frames; full: frames + T - 1), as gf_engine_process,
+ * gf_engine_flush and gf_engine_pull until nothing is left would give it,
+ * byte for byte; *produced says how many frames were written. Blocks until
+ * done. With the CUDA backend and page-locked `in` and `out` (gf_host_alloc,
+ * gf_host_register), every chunk, the flush's look-ahead among them, goes
+ * straight between those buffers and the GPU(s), pipelined, the
+ * look-ahead's zeros made on the GPU: no staging copy and no wait between
+ * the input's end and the flush (with histograms or a hand-off, the staged
+ * way). Afterwards the engine is as after a flush whose output was pulled
+ * (push refuses until gf_engine_reset); the next call resets it again.
+ * Since 0.6.
+ */
+gf_status gf_engine_filter(gf_engine *e, const void *in, size_t frames, void *out,
+                           size_t *produced);
+
+/**
  * A whole signal in GPU memory, filtered on the GPU, its output written to
  * GPU memory: the engine is reset, `frames` frames are read from `in` and
  * the mode's whole output is written to `out` (same and causal: `frames`

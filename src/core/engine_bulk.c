@@ -9,18 +9,25 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Copy the halo_samples samples that end at in[n_samples] (history, then
- * input) to dst. */
+/* Copy to dst the halo_samples samples that end at sample n of this call's
+ * stream: the history before the call (n < halo_samples), then the input,
+ * whose first `real` samples are in `in`, the rest zeros (gf_engine_filter's
+ * look-ahead). */
 static void tail_samples(const gf_engine *e, unsigned char *dst, const unsigned char *history,
-                         const unsigned char *in, size_t n_samples)
+                         const unsigned char *in, size_t n, size_t real)
 {
     const size_t ss = e->sample_bytes, hs = e->halo_samples;
-    if (n_samples >= hs) {
-        gf_copy(e->copies, dst, in + (n_samples - hs) * ss, hs * ss);
-    } else {
-        gf_copy(e->copies, dst, history + n_samples * ss, (hs - n_samples) * ss);
-        gf_copy(e->copies, dst + (hs - n_samples) * ss, in, n_samples * ss);
+    size_t k = 0; /* samples written */
+    if (n < hs) {
+        gf_copy(e->copies, dst, history + n * ss, (hs - n) * ss);
+        k = hs - n;
     }
+    const size_t from = n > hs ? n - hs : 0, to = n < real ? n : real;
+    if (to > from) {
+        gf_copy(e->copies, dst + k * ss, in + from * ss, (to - from) * ss);
+        k += to - from;
+    }
+    memset(dst + k * ss, 0, (hs - k) * ss);
 }
 
 /* e->history: the halo_samples samples before this call's input (zeros at
@@ -39,21 +46,23 @@ static void load_history(gf_engine *e, int *loaded)
     }
 }
 
-/* The halo of the chunk at frame off of this call (C channels): the input
- * just before it, or (near the start) history plus input assembled in slot
- * s's own buffer; none for a chunk at the stream's start that only primes
- * (the FFT method on several devices takes in history, of which there is
- * none yet). */
-static const unsigned char *chunk_halo(gf_engine *e, int s, const unsigned char *in, size_t off,
-                                       uint64_t pos, int *loaded)
+/* The halo of the chunk at frame off of this call (C channels; the input's
+ * first `frames` frames in `in`, zeros after them): the input just before
+ * it, or (near the start, or past the input's end) history, input and
+ * zeros assembled in slot s's own buffer; none for a chunk at the stream's
+ * start that only primes (the FFT method on several devices takes in
+ * history, of which there is none yet). */
+static const unsigned char *chunk_halo(gf_engine *e, int s, const unsigned char *in, size_t frames,
+                                       size_t off, uint64_t pos, int *loaded)
 {
     const size_t C = e->channels, ss = e->sample_bytes, hs = e->halo_samples;
     if (!hs || (e->mth->halo_primes && pos == 0))
         return NULL;
-    if (off * C >= hs)
+    if (off * C >= hs && off <= frames)
         return in + (off * C - hs) * ss;
-    load_history(e, loaded);
-    tail_samples(e, e->slot[s].in, e->history, in, off * C);
+    if (off * C < hs)
+        load_history(e, loaded);
+    tail_samples(e, e->slot[s].in, e->history, in, off * C, frames * C);
     return e->slot[s].in;
 }
 
@@ -67,7 +76,7 @@ static void keep_history(gf_engine *e, const unsigned char *in, size_t frames, i
     gf_slot *f = &e->slot[e->head];
     if (frames * e->channels < e->halo_samples)
         load_history(e, loaded);
-    tail_samples(e, f->in, e->history, in, frames * e->channels);
+    tail_samples(e, f->in, e->history, in, frames * e->channels, frames * e->channels);
     f->frames = 0;
     f->zero_from = SIZE_MAX;
     e->history_slot = e->head;
@@ -127,15 +136,28 @@ static size_t segment_chunk(const gf_engine *e, size_t frames)
  * Bulk path with nothing buffered: chunks go from `in` to `out` with no
  * staging copy, to the slots in turn; or, in segments (segment_chunk),
  * round r's chunk of segment j to slot head + r n + j, whose device is
- * (head + j) mod n (gf_chunk.at: chunks out of stream order).
+ * (head + j) mod n (gf_chunk.at: chunks out of stream order). `frames`
+ * frames of input (whole quanta), or where the stream `ends` here
+ * (gf_engine_filter), those, the `zeros` frames of its look-ahead and the
+ * padding to whole quanta, the zeros made by the backend
+ * (gf_chunk.zero_frames) and the padding's outputs not written
+ * (gf_chunk.drop_tail).
  */
-static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t frames,
-                                unsigned char *out, size_t *produced)
+static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t frames, int ends,
+                                size_t zeros, unsigned char *out, size_t *produced)
 {
-    const size_t C = e->channels, ss = e->sample_bytes, seg_piece = segment_chunk(e, frames);
-    const size_t n = seg_piece ? (size_t)e->ndev : 1, piece = seg_piece ? seg_piece : e->chunk;
-    const size_t seg = frames / n / e->quantum * e->quantum; /* the last takes the rest */
-    const size_t skip0 = e->skip_left < frames ? e->skip_left : frames;
+    const size_t C = e->channels, ss = e->sample_bytes, total = frames + zeros;
+    const size_t padded = (total + e->quantum - 1) / e->quantum * e->quantum;
+    size_t seg_piece = segment_chunk(e, padded);
+    size_t n = seg_piece ? (size_t)e->ndev : 1;
+    size_t seg = padded / n / e->quantum * e->quantum; /* the last takes the rest */
+    if (n > 1 && (n - 1) * seg >= frames) {            /* a segment would be primed from zeros */
+        seg_piece = 0;
+        n = 1;
+        seg = padded;
+    }
+    const size_t piece = seg_piece ? seg_piece : e->chunk;
+    const size_t skip0 = e->skip_left < total ? e->skip_left : total;
     const uint64_t pos0 = e->in_submitted;
     gf_status st;
     int loaded = 0, last = e->head; /* the last segment's latest slot */
@@ -143,7 +165,7 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
     for (size_t r = 0;; r++) {
         int any = 0;
         for (size_t j = 0; j < n; j++) {
-            const size_t start = j * seg, end = j + 1 == n ? frames : start + seg;
+            const size_t start = j * seg, end = j + 1 == n ? padded : start + seg;
             const size_t off = start + r * piece;
             if (off >= end)
                 continue;
@@ -152,6 +174,8 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
             if (inflight[s] && (st = retire(e, s, inflight)) != GF_OK)
                 return st;
             const size_t len = end - off < piece ? end - off : piece;
+            const size_t real = off < frames ? (frames - off < len ? frames - off : len) : 0;
+            const size_t drop = off + len > total ? off + len - total : 0;
             const size_t skip = off < skip0 ? (skip0 - off < len ? skip0 - off : len) : 0;
             gf_chunk c = {
                 .at = n > 1,
@@ -159,14 +183,17 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
                 /* a segment's later chunks follow their device's last:
                  * no priming, so no halo (near the call's start, making
                  * one copies the history: 128 MiB at 2^22 taps x 8 ch) */
-                .halo = r > 0 && n > 1 ? NULL : chunk_halo(e, s, in, off, pos0 + off, &loaded),
-                .in = in + off * C * ss,
+                .halo =
+                    r > 0 && n > 1 ? NULL : chunk_halo(e, s, in, frames, off, pos0 + off, &loaded),
+                .in = real ? in + off * C * ss : NULL,
                 .frames = len,
+                .zero_frames = len - real,
+                .drop_tail = drop,
                 .skip = skip,
                 .out = out + (off + skip > skip0 ? off + skip - skip0 : 0) * e->out_channels * ss,
             };
-            e->in_real += len;
-            gf_eng_hist_chunk(e, &e->slot[s], &c, len, len - skip);
+            e->in_real += real;
+            gf_eng_hist_chunk(e, &e->slot[s], &c, len - drop, len - skip - drop);
             if ((st = gf_eng_submit(e, s, &c)) != GF_OK)
                 return gf_eng_fail(e, st);
             inflight[s] = 1;
@@ -178,13 +205,17 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
             break;
     }
     e->skip_left -= skip0;
-    *produced = frames - skip0;
+    *produced = total - skip0;
     /* The chunks still in flight, from the oldest in turn (slot last + 1);
      * then the next chunk goes to the last segment's device (slot last +
      * n), whose delay line ends where the stream does. */
     e->head = (last + (int)n) % e->nslots;
     if ((st = drain(e, inflight)) != GF_OK)
         return st;
+    if (ends) {
+        e->flushed = 1; /* push refuses until a reset */
+        return GF_OK;
+    }
     keep_history(e, in, frames, e->head, &loaded);
     return GF_OK;
 }
@@ -211,7 +242,7 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
     if (whole && !e->handoff && e->nsub == 0 && !(e->filling && e->filled > 0) && e->carried == 0 &&
         e->ops->direct_ok(e->backend, in, whole * fb) &&
         e->ops->direct_ok(e->backend, out, whole * fbo)) {
-        if ((st = process_direct(e, in, whole, out, produced)) != GF_OK)
+        if ((st = process_direct(e, in, whole, 0, 0, out, produced)) != GF_OK)
             return st;
         src += whole * fb;
         dst += *produced * fbo;
@@ -240,4 +271,37 @@ gf_status gf_engine_process(gf_engine *e, const void *in, size_t frames, void *o
         *produced += got;
     }
     return GF_OK;
+}
+
+gf_status gf_engine_filter(gf_engine *e, const void *in, size_t frames, void *out, size_t *produced)
+{
+    if (!e || !produced || (frames && (!in || !out)))
+        return GF_ERR_INVALID_ARGUMENT;
+    *produced = 0;
+    gf_status st = gf_engine_reset(e);
+    if (st != GF_OK)
+        return st;
+    const size_t fb = e->channels * e->sample_bytes, fbo = e->out_channels * e->sample_bytes;
+    const size_t zeros = e->cfg.mode == GF_MODE_FULL ? e->num_taps - 1 : e->latency;
+    const size_t outs = frames + zeros - e->skip_left; /* (skip_left: same mode's latency) */
+    /* Every chunk straight from `in` to `out`, the look-ahead's among them,
+     * where the backend makes zeros itself (the histograms' records and a
+     * hand-off take the staged way) */
+    if (frames && e->zero_tail && !e->hist && !e->handoff &&
+        e->ops->direct_ok(e->backend, in, frames * fb) &&
+        e->ops->direct_ok(e->backend, out, outs * fbo))
+        return process_direct(e, in, frames, 1, zeros, out, produced);
+    /* Otherwise as the bulk form, a flush and pulls would do it. */
+    if ((st = gf_engine_process(e, in, frames, out, produced)) != GF_OK ||
+        (st = gf_engine_flush(e)) != GF_OK)
+        return st;
+    for (;;) {
+        size_t got = 0;
+        if ((st = gf_engine_pull(e, (unsigned char *)out + *produced * fbo, outs - *produced,
+                                 &got)) != GF_OK)
+            return st;
+        if (got == 0)
+            return GF_OK;
+        *produced += got;
+    }
 }

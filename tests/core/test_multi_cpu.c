@@ -10,8 +10,9 @@
  * one-device chunks, primed once, where the call is long enough: seg_min,
  * when set, is the least count of chunks each instance must take then,
  * where dealing chunks in turn would give it a few), through
- * gf_engine_process in pieces and through push/pull of random sizes; each
- * run checks that every instance took chunks.
+ * gf_engine_process in pieces, through push/pull of random sizes and
+ * through gf_engine_filter (the look-ahead's chunks in the segments too);
+ * each run checks that every instance took chunks.
  */
 #include "gpufilt.h"
 #include "test_util.h"
@@ -53,7 +54,7 @@ static size_t filters_of(const mcase *k)
 
 /* The run of one engine, instances or not (GPUFILT_CPU_INSTANCES set or
  * unset around its creation), by `how` (0: push/pull, 1: gf_engine_process
- * in pieces, 2: in one call): its output (malloc'd) or NULL; with
+ * in pieces, 2: in one call, 3: gf_engine_filter): its output (malloc'd) or NULL; with
  * instances, the least chunks any of them took into *least (0 where the
  * engine does not report them all). */
 static void *run(const mcase *k, const gf_config *c, const void *x, int instances, int how,
@@ -72,10 +73,19 @@ static void *run(const mcase *k, const gf_config *c, const void *x, int instance
     const size_t ss = tu_sample_size(k->prec), cap = k->frames + gf_engine_max_pending(e) + k->taps;
     void *y = malloc(cap * O * ss);
     size_t got = 0;
-    bad = how ? tu_run_process(e, x, k->frames, y, cap, O * ss,
-                               how == 2 ? TU_ALL : TU_RANDOM(7000, 3), &got)
-              : tu_run_stream(e, x, k->frames, y, cap, O * ss, TU_RANDOM(5000, 4),
-                              TU_RANDOM(6000, 5), &got);
+    if (how == 3) {
+        const gf_status st = gf_engine_filter(e, x, k->frames, y, &got);
+        const size_t want = k->mode == GF_MODE_FULL ? k->frames + k->taps - 1 : k->frames;
+        bad = TU_CHECK(st == GF_OK, "%s: gf_engine_filter: %s: %s", k->name, gf_strerror(st),
+                       gf_engine_error(e));
+        bad += TU_CHECK(got == want, "%s: gf_engine_filter gave %zu frames, not %zu", k->name, got,
+                        want);
+    } else {
+        bad = how ? tu_run_process(e, x, k->frames, y, cap, O * ss,
+                                   how == 2 ? TU_ALL : TU_RANDOM(7000, 3), &got)
+                  : tu_run_stream(e, x, k->frames, y, cap, O * ss, TU_RANDOM(5000, 4),
+                                  TU_RANDOM(6000, 5), &got);
+    }
     if (instances > 1) {
         *least = gf_engine_cuda_devices(e, NULL, 0) == instances ? UINT64_MAX : 0;
         for (int d = 0; d < instances; d++) {
@@ -110,15 +120,15 @@ static int one_case(const mcase *k)
     void *want = run(k, &c, x, 1, 1, NULL);
     bad += TU_CHECK(want != NULL, "%s: one instance did not run", k->name);
     static const char *const hows[] = {"push/pull", "gf_engine_process in pieces",
-                                       "one gf_engine_process"};
-    for (int how = 2; how >= 0 && !bad; how--) {
+                                       "one gf_engine_process", "gf_engine_filter"};
+    for (int how = 3; how >= 0 && !bad; how--) {
         uint64_t least = 0;
         void *got = run(k, &c, x, k->instances, how, &least);
         char what[160];
         snprintf(what, sizeof what, "%s, %d instances, %s", k->name, k->instances, hows[how]);
         bad += TU_CHECK(got != NULL, "%s: did not run", what);
         bad += TU_CHECK(least > 0, "%s: not every instance took chunks", what);
-        if (how == 2 && k->seg_min)
+        if (how >= 2 && k->seg_min)
             bad += TU_CHECK(least >= k->seg_min,
                             "%s: an instance took %llu chunks, not the %llu of a segment", what,
                             (unsigned long long)least, (unsigned long long)k->seg_min);

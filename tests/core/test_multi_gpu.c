@@ -2,7 +2,8 @@
  * Several CUDA devices in one engine (gf_config.cuda_devices): the output
  * is the bytes one device gives, for the direct and the FFT method, every
  * mode, f32 and f64, one filter and per-channel taps, through push/pull of
- * random sizes, gf_engine_process with page-locked buffers (zero-copy) and
+ * random sizes, gf_engine_process with page-locked buffers (zero-copy),
+ * gf_engine_filter (the whole signal, its look-ahead too, zero-copy) and
  * gf_engine_submit's short chunks (fewer frames than the FFT's history,
  * where a device restarts from the stream's start); histograms record for
  * record; a second stream after gf_engine_reset; chunks dealt in turn
@@ -32,10 +33,11 @@ typedef struct mcase {
     gf_method method;
     size_t partition;
     gf_precision prec;
-    size_t chunk;   /* gf_config.chunk_frames; 0: the engine's */
-    size_t frames;  /* input */
-    int way;        /* 0 push/pull, 1 process (page-locked), 2 push + gf_engine_submit */
-    int hist;       /* 0 none, 1 output (each), 2 input (mix) */
+    size_t chunk;  /* gf_config.chunk_frames; 0: the engine's */
+    size_t frames; /* input */
+    int way;  /* 0 push/pull, 1 process (page-locked), 2 push + gf_engine_submit, 3 gf_engine_filter
+               * (page-locked: the look-ahead's chunks straight to the devices too) */
+    int hist; /* 0 none, 1 output (each), 2 input (mix) */
     int by_channel; /* the split expected: 1 by channel, 0 by time */
     int outputs;    /* a matrix (gf_config.outputs), here as many as channels; 0: none */
 } mcase;
@@ -72,6 +74,18 @@ static const mcase cases[] = {
      4096, 40000, 0, 0, 0, 2},
     {"fft f64 matrix 32x32 full by time", 32, 500, 0, GF_MODE_FULL, GF_METHOD_FFT, 256,
      GF_PRECISION_F64, 0, 9001, 2, 0, 0, 32},
+    /* gf_engine_filter: segments ending in the look-ahead, by channel, a
+     * matrix, the direct method's chunks in turn. */
+    {"filter fft f32 same segments", 2, 20000, 0, GF_MODE_SAME, GF_METHOD_FFT, 2048,
+     GF_PRECISION_F32, 0, 2500001, 3, 0, 0, 0},
+    {"filter fft f64 full per-channel", 3, 3000, 1, GF_MODE_FULL, GF_METHOD_FFT, 256,
+     GF_PRECISION_F64, 7000, 120001, 3, 0, 0, 0},
+    {"filter fft f32 40 ch same by channel", 40, 3000, 0, GF_MODE_SAME, GF_METHOD_FFT, 256,
+     GF_PRECISION_F32, 0, 50001, 3, 0, 1, 0},
+    {"filter fft f32 matrix 2x2 full", 2, 3000, 0, GF_MODE_FULL, GF_METHOD_FFT, 256,
+     GF_PRECISION_F32, 4096, 40000, 3, 0, 0, 2},
+    {"filter direct f32 same", 2, 257, 0, GF_MODE_SAME, GF_METHOD_DIRECT, 0, GF_PRECISION_F32, 4096,
+     100003, 3, 0, 0, 0},
 };
 
 /* FNV-1a over bytes. */
@@ -144,6 +158,18 @@ typedef struct result {
     int ndev;
 } result;
 
+/* gf_engine_filter: the mode's whole output, of its exact length. */
+static int run_filter(gf_engine *e, const mcase *m, const unsigned char *in, unsigned char *out,
+                      size_t *produced, const char *label)
+{
+    const gf_status st = gf_engine_filter(e, in, m->frames, out, produced);
+    const size_t n = m->mode == GF_MODE_FULL ? m->frames + m->taps - 1 : m->frames;
+    return TU_CHECK(st == GF_OK, "%s: gf_engine_filter: %s: %s", label, gf_strerror(st),
+                    gf_engine_error(e)) +
+           TU_CHECK(*produced == n, "%s: gf_engine_filter gave %zu frames, not %zu", label,
+                    *produced, n);
+}
+
 static int run_case(const mcase *m, const int *devs, int ndev, const void *x, const double *taps,
                     int second, result *res)
 {
@@ -186,6 +212,8 @@ static int run_case(const mcase *m, const int *devs, int ndev, const void *x, co
         else if (m->way == 1)
             bad = tu_run_process(e, in, m->frames, res->out, cap, fb, TU_FIXED(m->frames / 3 + 1),
                                  &res->produced);
+        else if (m->way == 3)
+            bad = run_filter(e, m, in, res->out, &res->produced, label);
         else
             bad = run_submit(e, in, m->frames, res->out, cap, fb, &res->produced);
         if (!bad && m->hist)
@@ -249,7 +277,7 @@ static int check_list(const int *devs, int ndev)
                                     one.first[0] == 0 && one.channels[0] == m->channels,
                                 "%s: channels %d from %d and %d from %d", what, many.channels[0],
                                 many.first[0], many.channels[1], many.first[1]);
-            } else if (m->way == 1 && m->method == GF_METHOD_FFT) {
+            } else if ((m->way == 1 || m->way == 3) && m->method == GF_METHOD_FFT) {
                 /* gf_engine_process by time, the FFT method: each device a
                  * segment of each call in one-device chunks (engine_bulk.c):
                  * every device takes chunks, the frames add up. */

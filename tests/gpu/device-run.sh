@@ -12,6 +12,8 @@
 #              and soak
 #              (the build always runs; profile, trace and soak run only when named)
 #   MULTI_BENCH=0: the multigpu step without its benchmark
+#   MULTI_EXTRA=1: the multigpu step also deals the 2^22-tap cases' chunks in
+#   turn (GPUFILT_SEGMENTS=0) and measures copy shapes (bench/copy_shapes.py)
 #   TRACE_CASES (default "2^22 taps, 8 ch|128 ch"): the trace step's bench_multi
 #   cases, |-separated: each GPU's timeline, one run each (bench/timeline.py)
 #   SOAK_SECONDS (default 600): the soak's length: live_jack.sh --soak with
@@ -226,7 +228,7 @@ fi
 if want multigpu; then
     step "several GPUs and MPI ranks: the bytes of one GPU; the speed-up against the ceiling of all"
     ngpu=$(nvidia-smi -L | wc -l)
-    (cd build-gpu && ctest --output-on-failure -R 'test_multi_gpu|cli_gpu|mpi_' 2>&1) |
+    (cd build-gpu && ctest --output-on-failure -R 'test_multi_gpu|test_filter_host|cli_gpu|mpi_' 2>&1) |
         tee "$OUT/multi.log" | tail -6
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     if [ "${MULTI_BENCH:-1}" = 0 ]; then
@@ -234,11 +236,17 @@ if want multigpu; then
     elif [ "$ngpu" -ge 2 ]; then
         ./build-gpu/bench/bench_multi $quick 2>&1 | tee "$OUT/bench_multi.log"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-        echo "the FFT method by time again, chunks dealt in turn instead of a segment per GPU:"
-        GPUFILT_SEGMENTS=0 ./build-gpu/bench/bench_multi $quick --case "2^22" 2>&1 |
-            tee "$OUT/bench_multi_in_turn.log"
+        echo "the FFT cases again with the flush staged (gf_engine_process, flush, pulls):"
+        ./build-gpu/bench/bench_multi $quick --staged --case FFT 2>&1 |
+            tee "$OUT/bench_multi_staged.log"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-        python3 bench/copy_shapes.py --reps 3 2>&1 | tee "$OUT/copy_shapes.log"
+        if [ "${MULTI_EXTRA:-0}" = 1 ]; then
+            echo "the FFT method by time again, chunks dealt in turn instead of a segment per GPU:"
+            GPUFILT_SEGMENTS=0 ./build-gpu/bench/bench_multi $quick --case "2^22" 2>&1 |
+                tee "$OUT/bench_multi_in_turn.log"
+            [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+            python3 bench/copy_shapes.py --reps 3 2>&1 | tee "$OUT/copy_shapes.log"
+        fi
         bench/batch_bench.sh build-gpu /tmp/gpufilt-batchbench 2>&1 | tee "$OUT/batch_bench.log"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     else

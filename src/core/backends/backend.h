@@ -126,10 +126,12 @@ typedef struct gf_chunk {
     /* With gf_backend_ops.zero_tail: the last zero_frames of the frames
      * are zeros (the look-ahead after a flush, a last chunk's padding)
      * that the engine did not write into `in`: the backend makes them
-     * where it reads them (a device memset) rather than copying them. */
+     * where it reads them (a device memset) rather than copying them.
+     * `in` is NULL where all are. */
     size_t zero_frames;
-    /* The last drop_tail outputs are not written to `out` (a chunk padded
-     * to whole partitions past the end of the stream: gf_engine_filter_device). */
+    /* With gf_backend_ops.zero_tail: the last drop_tail outputs are not
+     * written to `out` (a chunk padded to whole partitions past the end
+     * of the stream: gf_engine_filter, gf_engine_filter_device). */
     size_t drop_tail;
     size_t skip;
     void *out;
@@ -160,7 +162,8 @@ typedef struct gf_backend_ops {
     int primes;
     /* 1: its FFT method takes a matrix (gf_backend_params.outputs). */
     int matrix;
-    /* 1: honours gf_chunk.zero_frames (never reads those frames of `in`). */
+    /* 1: honours gf_chunk.zero_frames (never reads those frames of `in`)
+     * and gf_chunk.drop_tail. */
     int zero_tail;
     /* 1 when it can be used on this machine now (cached where asking is
      * slow); called before create, from any thread. */

@@ -126,6 +126,9 @@ struct cpu_state {
     gf_hist_plan hist;
     int has_hist;
     size_t hist_first; /* the job's first segment length */
+    /* A chunk's frames and outputs where the engine left zeros to make or
+     * outputs not to write (cpu_submit): made at the first such chunk. */
+    unsigned char *zin, *zout;
 };
 
 /* Direct method: flat outputs [n0, n1). */
@@ -245,6 +248,8 @@ static void cpu_destroy(void *state)
     pthread_mutex_destroy(&s->mu);
     gf_cpu_fft_destroy(s->fft);
     gf_cpu_nupc_destroy(s->nupc);
+    free(s->zin);
+    free(s->zout);
     free(s);
 }
 
@@ -443,13 +448,44 @@ static void cpu_reset(void *state)
         s->m->reset(s);
 }
 
+static void run_chunk(cpu_state *s, const gf_chunk *c)
+{
+    s->m->run(s, c);
+    if (s->has_hist)
+        cpu_hist(s, c);
+}
+
+/* A chunk that ends in zeros the engine did not write (gf_chunk.zero_frames)
+ * or in outputs not to write (drop_tail), a stream's last: filtered in the
+ * backend's own buffers, the zeros made there, the outputs copied out. */
 static gf_status cpu_submit(void *state, int slot, const gf_chunk *c)
 {
     cpu_state *s = state;
     (void)slot;
-    s->m->run(s, c);
-    if (s->has_hist)
-        cpu_hist(s, c);
+    if (!c->zero_frames && !c->drop_tail) {
+        run_chunk(s, c);
+        return GF_OK;
+    }
+    const size_t ss = s->p.precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
+    const size_t fb = (size_t)s->p.channels * ss;
+    const size_t fbo = (size_t)(s->p.outputs ? s->p.outputs : s->p.channels) * ss;
+    if (!s->zin && (!(s->zin = malloc(s->p.chunk_frames * fb)) ||
+                    !(s->zout = malloc(s->p.chunk_frames * fbo)))) {
+        free(s->zin);
+        s->zin = NULL;
+        return GF_ERR_NO_MEMORY;
+    }
+    const size_t real = c->frames - c->zero_frames;
+    if (real)
+        memcpy(s->zin, c->in, real * fb);
+    memset(s->zin + real * fb, 0, c->zero_frames * fb);
+    gf_chunk w = *c;
+    w.in = s->zin;
+    w.zero_frames = 0;
+    w.out = s->zout;
+    w.drop_tail = 0;
+    run_chunk(s, &w);
+    memcpy(c->out, s->zout, (c->frames - c->skip - c->drop_tail) * fbo);
     return GF_OK;
 }
 
@@ -463,6 +499,7 @@ const gf_backend_ops gf_backend_cpu = {
     .histograms = 1,
     .matrix = 1,
     .primes = 1,    /* the FFT method's (prime_fft); GPUFILT_CPU_INSTANCES runs multi.c on it */
+    .zero_tail = 1, /* (cpu_submit) */
     .auto_rank = 1, /* the fallback */
     .available = gf_sync_available,
     .create = cpu_create,

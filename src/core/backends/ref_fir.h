@@ -17,7 +17,7 @@ static void GF_FN(ref_run)(const ref_state *s, const gf_chunk *c)
     GF_T *out = c->out;
     const ptrdiff_t C = s->p.channels, T = (ptrdiff_t)s->p.num_taps;
     const ptrdiff_t hs = (T - 1) * C, z = (ptrdiff_t)(c->frames - c->zero_frames) * C;
-    for (ptrdiff_t j = (ptrdiff_t)c->skip; j < (ptrdiff_t)c->frames; j++)
+    for (ptrdiff_t j = (ptrdiff_t)c->skip; j < (ptrdiff_t)(c->frames - c->drop_tail); j++)
         for (ptrdiff_t ch = 0; ch < C; ch++) {
             const GF_T *h = taps + (s->p.taps_per_channel ? ch * T : 0);
             GF_T acc = h[0] * REF_SAMPLE(halo, in, hs, j * C + ch, z);
