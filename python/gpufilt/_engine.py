@@ -302,6 +302,7 @@ class Engine:
             self._e = None
             raise GpufiltError(st, detail.value.decode(errors="replace"))
         self.channels, self.num_taps = c.channels, c.num_taps
+        self._full = c.mode == _MODES["full"]
         self.dtype = np.dtype(_DTYPES[c.precision])
         self._ready = []
 
@@ -401,6 +402,19 @@ class Engine:
                                            ctypes.byref(got)))
         self._ready.append(out[:got.value])
         return self.pull()
+
+    def filter(self, x: ArrayLike) -> np.ndarray:
+        """A whole signal (gf_engine_filter): the engine reset, every frame of x filtered
+        and the mode's whole output returned, (frames, channels) of self.dtype (full mode:
+        taps - 1 frames more). Afterwards the stream is over (as after flush and pull)."""
+        x = self._frames(x)
+        n = len(x) + (self.num_taps - 1 if self._full else 0)
+        out = np.empty((n, self.channels), self.dtype)
+        got = _size()
+        self._ready = []
+        self._check(_clib.gf_engine_filter(self._live(), x.ctypes.data, len(x), out.ctypes.data,
+                                           ctypes.byref(got)))
+        return out[:got.value]
 
     def _filter_device(self, x_ptr: int, frames: int, y_ptr: int, stream: int) -> int:
         """gf_engine_filter_device: frames x channels at GPU address x_ptr, the mode's whole

@@ -166,10 +166,7 @@ def _run_host(p: _Plan, x: np.ndarray, h: np.ndarray) -> np.ndarray:
         taps = hs if p.one_filter else hs[c0:c1].T
         with Engine(channels=c1 - c0, taps=taps, mode=p.lib_mode, precision=p.dtype,
                     device=p.device, method=p.method) as e:
-            y = [e.process(frames)]
-            e.flush()
-            y.append(e.pull())
-        y = np.concatenate(y) if len(y[1]) else y[0]
+            y = e.filter(frames)
         out[c0:c1] = y[p.start:p.start + p.n_out].T
     return np.moveaxis(out.reshape(p.batch + (p.n_out,)), -1, p.axis)
 
@@ -395,8 +392,5 @@ def filter(x: ArrayLike, taps: Union[int, ArrayLike], mode: str = "same", device
     _taps(taps, channels, a.shape)  # taps against x's channels, both shapes in the message
     with Engine(channels=channels, taps=taps, mode=mode, precision=precision, device=device,
                 method=method, partition=partition, **engine_options) as e:
-        y = [e.process(a)]
-        e.flush()
-        y.append(e.pull())
-    y = np.concatenate(y)
+        y = e.filter(a)
     return y.reshape(-1) if a.ndim == 1 else y

@@ -96,6 +96,8 @@ _declare("gf_engine_push", ctypes.c_int, E, ctypes.c_void_p, size_t, ctypes.POIN
 _declare("gf_engine_pull", ctypes.c_int, E, ctypes.c_void_p, size_t, ctypes.POINTER(size_t))
 _declare("gf_engine_process", ctypes.c_int, E, ctypes.c_void_p, size_t, ctypes.c_void_p,
          ctypes.POINTER(size_t))
+_declare("gf_engine_filter", ctypes.c_int, E, ctypes.c_void_p, size_t, ctypes.c_void_p,
+         ctypes.POINTER(size_t))
 _declare("gf_engine_filter_device", ctypes.c_int, E, ctypes.c_void_p, size_t, ctypes.c_void_p,
          ctypes.POINTER(size_t), ctypes.c_void_p)
 _declare("gf_engine_flush", ctypes.c_int, E)

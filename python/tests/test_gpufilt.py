@@ -177,6 +177,22 @@ class Streaming(unittest.TestCase):
             self.assertEqual(e.latency, 127)
         self.assertTrue(np.array_equal(np.concatenate(out), whole))
 
+    def test_filter_is_the_whole_stream(self):
+        x, h = noise(9001, 3), noise(1000, seed=8, dtype=np.float64)
+        for mode, method in itertools.product(("same", "causal", "full"), ("direct", "fft")):
+            with gpufilt.Engine(channels=3, taps=h, mode=mode, device="cpu", method=method,
+                                chunk_frames=2048) as e:
+                want = [e.process(x)]
+                e.flush()
+                want.append(e.pull())
+                want = np.concatenate(want)
+                y = e.filter(x)
+                self.assertEqual(y.shape, (9001 + (999 if mode == "full" else 0), 3))
+                self.assertTrue(np.array_equal(y, want), (mode, method))
+                self.assertTrue(np.array_equal(e.filter(x), want), (mode, method))  # again
+                with self.assertRaises(gpufilt.GpufiltError):
+                    e.push(x[:1])  # the stream is over
+
     def test_histogram_records(self):
         x = noise(10000, 2, dtype=np.float64) * 2  # some beyond [-1, 1]
         with gpufilt.Engine(channels=2, taps=1, precision="f64", device="cpu",
