@@ -118,13 +118,9 @@ static double run_engine(gf_engine *e, const float *in, size_t frames, int chann
     for (int r = 0; r <= reps; r++) {
         size_t got = 0, more = 0;
         const double t0 = now_s();
-        gf_status st = GF_OK;
-        if (!g_staged) {
-            st = gf_engine_filter(e, in, frames, out, &got);
-            more = 0;
-        } else if ((st = gf_engine_reset(e)) == GF_OK) {
+        gf_status st = g_staged ? gf_engine_reset(e) : gf_engine_filter(e, in, frames, out, &got);
+        if (st == GF_OK && g_staged)
             st = gf_engine_process(e, in, frames, out, &got);
-        }
         const double t1 = now_s();
         if (st == GF_OK && g_staged)
             st = gf_engine_flush(e);
