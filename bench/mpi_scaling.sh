@@ -17,6 +17,12 @@
 # each case's seconds, speed-up and efficiency against one rank, and
 # whether its output equals the one-rank run's byte for byte (it must:
 # gpufilt-mpi writes the bytes of one gpufilt run whatever the ranks).
+# Beside them, in the same rounds, `mpirun -np N gpufilt-mpi --version`:
+# the job's start-up and teardown alone (MPI_Init, the ranks' launch,
+# MPI_Finalize), and the strong case's speed-up without it.
+# MPIRUN_ARGS in the environment: more mpirun options for every case
+# (e.g. "--mca pml ob1", Open MPI's own point-to-point layer instead of
+# UCX's, whose start-up probes the network devices).
 #
 # Exit status: 0 when every case ran and wrote the one-rank bytes, 1
 # otherwise, 2 on bad usage; 77 without mpirun or gpufilt-mpi.
@@ -78,7 +84,7 @@ make_input "$SECONDS_STRONG" "$WORK/strong.wav"
 for n in "${RANK_LIST[@]}"; do make_input $((n * RANK_SECONDS)) "$WORK/weak$n.wav"; done
 
 NAMES=()
-for n in "${RANK_LIST[@]}"; do NAMES+=("strong $n" "weak $n"); done
+for n in "${RANK_LIST[@]}"; do NAMES+=("strong $n" "weak $n" "launch $n"); done
 
 # shellcheck disable=SC2034 # T is time_round_robin's to read
 run_case() {
@@ -88,14 +94,22 @@ run_case() {
     local in=$WORK/strong.wav
     [[ $kind == weak ]] && in=$WORK/weak$n.wav
     t0=$(clock_ns)
-    # shellcheck disable=SC2086 # the options split into words
-    mpirun --allow-run-as-root $over -np "$n" "$M" "$in" "$WORK/out-$kind$n.wav" $ARGS \
-        --device cpu --threads 1 --quiet || die "case '${NAMES[$1]}' failed"
+    if [[ $kind == launch ]]; then
+        # shellcheck disable=SC2086 # the options split into words
+        mpirun --allow-run-as-root $over ${MPIRUN_ARGS:-} -np "$n" "$M" --version >/dev/null ||
+            die "case '${NAMES[$1]}' failed"
+    else
+        # shellcheck disable=SC2086 # the options split into words
+        mpirun --allow-run-as-root $over ${MPIRUN_ARGS:-} -np "$n" "$M" "$in" \
+            "$WORK/out-$kind$n.wav" $ARGS --device cpu --threads 1 --quiet ||
+            die "case '${NAMES[$1]}' failed"
+    fi
     t1=$(clock_ns)
     T=$(seconds_between "$t0" "$t1")
 }
 
-echo "$PROG: $(run_stamp); gpufilt-mpi ARGS: $ARGS --device cpu --threads 1; medians of $RUNS"
+echo "$PROG: $(run_stamp); gpufilt-mpi ARGS: $ARGS --device cpu --threads 1; mpirun" \
+    "${MPIRUN_ARGS:-(no MPIRUN_ARGS)}; medians of $RUNS"
 time_round_robin "$RUNS" run_case
 summarise_times
 
@@ -116,27 +130,42 @@ ref_of() { # KIND N: the one-rank output of that case's input
     fi
     echo "$ref"
 }
+launch_of() { # N: the median of `launch N`
+    local i
+    for i in "${!NAMES[@]}"; do
+        if [[ ${NAMES[$i]} == "launch $1" ]]; then echo "${MEDS[$i]}"; fi
+    done
+}
 for kind in strong weak; do
     if [[ $kind == strong ]]; then
-        echo "strong: one file of $SECONDS_STRONG s (stereo, 16-bit, 48 kHz)"
+        echo "strong: one file of $SECONDS_STRONG s (stereo, 16-bit, 48 kHz); launch: mpirun -np N" \
+            "gpufilt-mpi --version alone"
+        printf '%6s %9s %9s %11s %9s %15s  %s\n' ranks seconds speed-up efficiency launch \
+            "without launch" bytes
     else
         echo "weak: $RANK_SECONDS s of the same a rank"
+        printf '%6s %9s %9s %11s  %s\n' ranks seconds speed-up efficiency bytes
     fi
-    printf '%6s %9s %9s %11s  %s\n' ranks seconds speed-up efficiency bytes
-    t1=""
+    t1="" l1=""
     for i in "${!NAMES[@]}"; do
         read -r k n <<<"${NAMES[$i]}"
         [[ $k == "$kind" ]] || continue
-        [[ -n $t1 ]] || t1=${MEDS[$i]}
+        [[ -n $t1 ]] || t1=${MEDS[$i]} l1=$(launch_of "$n")
         same="= one rank"
         cmp -s "$(ref_of "$k" "$n")" "$WORK/out-$k$n.wav" || {
             same="DIFFER"
             status=1
         }
-        # strong: t1 / tN and that over N; weak: t1 / tN is the efficiency
-        awk -v k="$kind" -v n="$n" -v t="${MEDS[$i]}" -v t1="$t1" -v s="$same" 'BEGIN {
+        # strong: t1 / tN and that over N, and (t1 - l1) / (tN - lN); weak:
+        # t1 / tN is the efficiency
+        awk -v k="$kind" -v n="$n" -v t="${MEDS[$i]}" -v t1="$t1" -v s="$same" \
+            -v l="$(launch_of "$n")" -v l1="$l1" 'BEGIN {
             sp = k == "strong" ? t1 / t : n * t1 / t
-            printf "%6d %9.3f %8.2fx %10.0f%%  %s\n", n, t, sp, 100 * sp / n, s }'
+            if (k == "strong")
+                printf "%6d %9.3f %8.2fx %10.0f%% %9.3f %14.2fx  %s\n", n, t, sp, 100 * sp / n, l,
+                    (t1 - l1) / (t - l), s
+            else
+                printf "%6d %9.3f %8.2fx %10.0f%%  %s\n", n, t, sp, 100 * sp / n, s }'
     done
 done
 [[ $KEEP == 1 ]] || rm -f "$WORK"/out-*.wav "$WORK"/ref-*.wav
