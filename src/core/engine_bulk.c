@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 /* Copy to dst the halo_samples samples that end at sample n of this call's
  * stream: the history before the call (n < halo_samples), then the input,
@@ -133,14 +134,87 @@ static size_t segment_chunk(const gf_engine *e, size_t frames)
 }
 
 /*
+ * The segments of a call of `padded` frames on n devices (n = 1: one, the
+ * whole call): segment j is frames [next[j], end[j]). Every segment after
+ * the first is primed first, from the K partitions before it, which costs
+ * about as much as filtering as many frames (their upload, mostly), so
+ * those segments are that much shorter than the first, where each still
+ * holds 2 chunks and its history; else they are alike. 0 where the last
+ * segment would begin past the input (primed from the look-ahead's zeros,
+ * which are not in memory): no segments.
+ */
+static int split_segments(const gf_engine *e, size_t n, size_t padded, size_t frames, size_t piece,
+                          size_t *next, size_t *end)
+{
+    const size_t q = e->quantum, h = (e->halo_samples / e->channels + q - 1) / q * q;
+    size_t first = padded / n / q * q, rest = first; /* the last takes what is left */
+    if (n > 1) {
+        const size_t a = (padded + (n - 1) * h) / n / q * q;
+        if (a >= 2 * h && a - h >= 2 * piece) {
+            first = a;
+            rest = a - h;
+        }
+    }
+    for (size_t j = 0; j < n; j++) {
+        next[j] = j ? first + (j - 1) * rest : 0;
+        end[j] = j + 1 == n ? padded : next[j] + (j ? rest : first);
+    }
+    return n == 1 || next[n - 1] < frames;
+}
+
+/* Round r's slot of segment j (n segments): head + r n + j, whose device
+ * is (head + j) mod n. */
+static int segment_slot(const gf_engine *e, size_t n, size_t j, size_t r)
+{
+    return (int)(((size_t)e->head + r * n + j) % (size_t)e->nslots);
+}
+
+/* *pick: the segment to give a chunk next, one whose next slot is free
+ * (its chunk there retired), n when every chunk is submitted. With
+ * several devices the segments are tried in turn from the one after
+ * *pick, and where every slot is in flight, polled until one is done:
+ * each device keeps its own pace (a segment's priming would otherwise
+ * hold the others' chunks back). */
+static gf_status free_segment(gf_engine *e, size_t n, const size_t *next, const size_t *end,
+                              const size_t *round, int *inflight, size_t *pick)
+{
+    gf_status st;
+    for (;;) {
+        int left = 0;
+        for (size_t i = 1; i <= n; i++) {
+            const size_t j = (*pick + i) % n;
+            if (next[j] >= end[j])
+                continue;
+            left = 1;
+            const int s = segment_slot(e, n, j, round[j]);
+            int done = !inflight[s];
+            if (!done && n > 1 && (st = gf_eng_query(e, s, &done)) != GF_OK)
+                return gf_eng_fail(e, st);
+            if (!done && n == 1)
+                done = 1; /* one device: wait for it (retire) */
+            if (done) {
+                *pick = j;
+                return inflight[s] ? retire(e, s, inflight) : GF_OK;
+            }
+        }
+        if (!left) {
+            *pick = n;
+            return GF_OK;
+        }
+        const struct timespec poll = {0, 50 * 1000}; /* a chunk takes a millisecond or so */
+        nanosleep(&poll, NULL);
+    }
+}
+
+/*
  * Bulk path with nothing buffered: chunks go from `in` to `out` with no
- * staging copy, to the slots in turn; or, in segments (segment_chunk),
- * round r's chunk of segment j to slot head + r n + j, whose device is
- * (head + j) mod n (gf_chunk.at: chunks out of stream order). `frames`
- * frames of input (whole quanta), or where the stream `ends` here
- * (gf_engine_filter), those, the `zeros` frames of its look-ahead and the
- * padding to whole quanta, the zeros made by the backend
- * (gf_chunk.zero_frames) and the padding's outputs not written
+ * staging copy, to the slots in turn; or, in segments (segment_chunk,
+ * split_segments), each segment's to its device's slots in turn, the
+ * segments fed as their devices free slots (gf_chunk.at: chunks out of
+ * stream order). `frames` frames of input (whole quanta), or where the
+ * stream `ends` here (gf_engine_filter), those, the `zeros` frames of its
+ * look-ahead and the padding to whole quanta, the zeros made by the
+ * backend (gf_chunk.zero_frames) and the padding's outputs not written
  * (gf_chunk.drop_tail).
  */
 static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t frames, int ends,
@@ -148,61 +222,53 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
 {
     const size_t C = e->channels, ss = e->sample_bytes, total = frames + zeros;
     const size_t padded = (total + e->quantum - 1) / e->quantum * e->quantum;
-    size_t seg_piece = segment_chunk(e, padded);
-    size_t n = seg_piece ? (size_t)e->ndev : 1;
-    size_t seg = padded / n / e->quantum * e->quantum; /* the last takes the rest */
-    if (n > 1 && (n - 1) * seg >= frames) {            /* a segment would be primed from zeros */
-        seg_piece = 0;
+    const size_t seg_piece = segment_chunk(e, padded);
+    size_t n = seg_piece ? (size_t)e->ndev : 1, piece = seg_piece ? seg_piece : e->chunk;
+    size_t next[GF_MAX_DEVICES], end[GF_MAX_DEVICES], round[GF_MAX_DEVICES] = {0};
+    if (!split_segments(e, n, padded, frames, piece, next, end)) {
         n = 1;
-        seg = padded;
+        piece = e->chunk;
+        split_segments(e, n, padded, frames, piece, next, end);
     }
-    const size_t piece = seg_piece ? seg_piece : e->chunk;
     const size_t skip0 = e->skip_left < total ? e->skip_left : total;
     const uint64_t pos0 = e->in_submitted;
     gf_status st;
     int loaded = 0, last = e->head; /* the last segment's latest slot */
     int inflight[GF_MAX_SLOTS] = {0};
-    for (size_t r = 0;; r++) {
-        int any = 0;
-        for (size_t j = 0; j < n; j++) {
-            const size_t start = j * seg, end = j + 1 == n ? padded : start + seg;
-            const size_t off = start + r * piece;
-            if (off >= end)
-                continue;
-            const int s = (int)(((size_t)e->head + r * n + j) % (size_t)e->nslots);
-            /* in turn, the oldest: histograms merge in order */
-            if (inflight[s] && (st = retire(e, s, inflight)) != GF_OK)
-                return st;
-            const size_t len = end - off < piece ? end - off : piece;
-            const size_t real = off < frames ? (frames - off < len ? frames - off : len) : 0;
-            const size_t drop = off + len > total ? off + len - total : 0;
-            const size_t skip = off < skip0 ? (skip0 - off < len ? skip0 - off : len) : 0;
-            gf_chunk c = {
-                .at = n > 1,
-                .pos = pos0 + off,
-                /* a segment's later chunks follow their device's last:
-                 * no priming, so no halo (near the call's start, making
-                 * one copies the history: 128 MiB at 2^22 taps x 8 ch) */
-                .halo =
-                    r > 0 && n > 1 ? NULL : chunk_halo(e, s, in, frames, off, pos0 + off, &loaded),
-                .in = real ? in + off * C * ss : NULL,
-                .frames = len,
-                .zero_frames = len - real,
-                .drop_tail = drop,
-                .skip = skip,
-                .out = out + (off + skip > skip0 ? off + skip - skip0 : 0) * e->out_channels * ss,
-            };
-            e->in_real += real;
-            gf_eng_hist_chunk(e, &e->slot[s], &c, len - drop, len - skip - drop);
-            if ((st = gf_eng_submit(e, s, &c)) != GF_OK)
-                return gf_eng_fail(e, st);
-            inflight[s] = 1;
-            any = 1;
-            if (j + 1 == n)
-                last = s;
-        }
-        if (!any)
+    for (size_t j = n - 1;;) {
+        if ((st = free_segment(e, n, next, end, round, inflight, &j)) != GF_OK)
+            return st;
+        if (j == n) /* every chunk submitted */
             break;
+        const int s = segment_slot(e, n, j, round[j]);
+        const size_t off = next[j], len = end[j] - off < piece ? end[j] - off : piece;
+        const size_t real = off < frames ? (frames - off < len ? frames - off : len) : 0;
+        const size_t drop = off + len > total ? off + len - total : 0;
+        const size_t skip = off < skip0 ? (skip0 - off < len ? skip0 - off : len) : 0;
+        gf_chunk c = {
+            .at = n > 1,
+            .pos = pos0 + off,
+            /* a segment's later chunks follow their device's last: no
+             * priming, so no halo (near the call's start, making one
+             * copies the history: 128 MiB at 2^22 taps x 8 ch) */
+            .halo = round[j] > 0 && n > 1 ? NULL
+                                          : chunk_halo(e, s, in, frames, off, pos0 + off, &loaded),
+            .in = real ? in + off * C * ss : NULL,
+            .frames = len,
+            .zero_frames = len - real,
+            .drop_tail = drop,
+            .skip = skip,
+            .out = out + (off + skip > skip0 ? off + skip - skip0 : 0) * e->out_channels * ss,
+        };
+        e->in_real += real;
+        gf_eng_hist_chunk(e, &e->slot[s], &c, len - drop, len - skip - drop);
+        if ((st = gf_eng_submit(e, s, &c)) != GF_OK)
+            return gf_eng_fail(e, st);
+        inflight[s] = 1;
+        next[j] += len;
+        round[j]++;
+        if (j + 1 == n)
+            last = s;
     }
     e->skip_left -= skip0;
     *produced = total - skip0;

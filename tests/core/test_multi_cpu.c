@@ -12,7 +12,9 @@
  * where dealing chunks in turn would give it a few), through
  * gf_engine_process in pieces, through push/pull of random sizes and
  * through gf_engine_filter (the look-ahead's chunks in the segments too);
- * each run checks that every instance took chunks.
+ * each run checks that every instance took chunks, and where segments are
+ * expected, that the later ones are shorter by the history they prime
+ * from.
  */
 #include "gpufilt.h"
 #include "test_util.h"
@@ -56,9 +58,9 @@ static size_t filters_of(const mcase *k)
  * unset around its creation), by `how` (0: push/pull, 1: gf_engine_process
  * in pieces, 2: in one call, 3: gf_engine_filter): its output (malloc'd) or NULL; with
  * instances, the least chunks any of them took into *least (0 where the
- * engine does not report them all). */
+ * engine does not report them all) and each one's frames into frames[]. */
 static void *run(const mcase *k, const gf_config *c, const void *x, int instances, int how,
-                 uint64_t *least)
+                 uint64_t *least, uint64_t *frames)
 {
     char n[16];
     snprintf(n, sizeof n, "%d", instances);
@@ -89,7 +91,7 @@ static void *run(const mcase *k, const gf_config *c, const void *x, int instance
     if (instances > 1) {
         *least = gf_engine_cuda_devices(e, NULL, 0) == instances ? UINT64_MAX : 0;
         for (int d = 0; d < instances; d++) {
-            const uint64_t took = gf_engine_device_chunks(e, d, NULL);
+            const uint64_t took = gf_engine_device_chunks(e, d, &frames[d]);
             *least = took < *least ? took : *least;
         }
     }
@@ -117,21 +119,34 @@ static int one_case(const mcase *k)
     c.chunk_frames = k->chunk;
     const size_t n = k->mode == GF_MODE_FULL ? k->frames + k->taps - 1 : k->frames;
     int bad = 0;
-    void *want = run(k, &c, x, 1, 1, NULL);
+    void *want = run(k, &c, x, 1, 1, NULL, NULL);
     bad += TU_CHECK(want != NULL, "%s: one instance did not run", k->name);
     static const char *const hows[] = {"push/pull", "gf_engine_process in pieces",
                                        "one gf_engine_process", "gf_engine_filter"};
     for (int how = 3; how >= 0 && !bad; how--) {
-        uint64_t least = 0;
-        void *got = run(k, &c, x, k->instances, how, &least);
+        uint64_t least = 0, frames[GF_MAX_DEVICES] = {0};
+        void *got = run(k, &c, x, k->instances, how, &least, frames);
         char what[160];
         snprintf(what, sizeof what, "%s, %d instances, %s", k->name, k->instances, hows[how]);
         bad += TU_CHECK(got != NULL, "%s: did not run", what);
         bad += TU_CHECK(least > 0, "%s: not every instance took chunks", what);
-        if (how >= 2 && k->seg_min)
+        if (how >= 2 && k->seg_min) {
             bad += TU_CHECK(least >= k->seg_min,
                             "%s: an instance took %llu chunks, not the %llu of a segment", what,
                             (unsigned long long)least, (unsigned long long)k->seg_min);
+            /* The later segments, primed from the K partitions before
+             * them, are that much shorter than the first (to whole
+             * partitions; the last takes what is left). gf_engine_filter:
+             * the whole stream in the segments (gf_engine_process leaves
+             * the flush to the last instance). */
+            const uint64_t h = (k->taps + k->partition - 1) / k->partition * k->partition;
+            const uint64_t d = frames[0] - frames[1];
+            bad +=
+                TU_CHECK(how == 2 || (frames[0] > frames[1] && d <= h && d + 2 * k->partition > h),
+                         "%s: segments of %llu and %llu frames, not %llu apart", what,
+                         (unsigned long long)frames[0], (unsigned long long)frames[1],
+                         (unsigned long long)h);
+        }
         if (got)
             bad += tu_compare(what, want, got, n * O, ss, O);
         free(got);
