@@ -187,11 +187,9 @@ static gf_status free_segment(gf_engine *e, size_t n, const size_t *next, const 
                 continue;
             left = 1;
             const int s = segment_slot(e, n, j, round[j]);
-            int done = !inflight[s];
-            if (!done && n > 1 && (st = gf_eng_query(e, s, &done)) != GF_OK)
+            int done = !inflight[s] || n == 1; /* one device: wait for it (retire) */
+            if (!done && (st = gf_eng_query(e, s, &done)) != GF_OK)
                 return gf_eng_fail(e, st);
-            if (!done && n == 1)
-                done = 1; /* one device: wait for it (retire) */
             if (done) {
                 *pick = j;
                 return inflight[s] ? retire(e, s, inflight) : GF_OK;

@@ -70,39 +70,21 @@ static size_t filters_of(const fcase *k)
                             : 1;
 }
 
-/* The reference: x, then the look-ahead's `zeros` frames of zeros pushed
- * as samples (pieces of 1000 frames), pulled as they come, a flush, and
- * pulls until nothing is left; its first outputs are the signal's whole
- * output, which owes nothing to the engine's own zeros after it. (Not
- * tu_run_stream: it takes one frame size for input and output, and a
- * matrix has two.) */
+/* The reference: the stream of x and then the look-ahead's `zeros` frames
+ * of zeros pushed as samples (pieces of 1000 frames) and a flush; its
+ * first outputs are the signal's whole output, which owes nothing to the
+ * engine's own zeros after it. */
 static int stream(gf_engine *e, const unsigned char *x, size_t frames, size_t zeros, size_t fb,
-                  unsigned char *y, size_t cap, size_t fbo, size_t *n, const char *what)
+                  unsigned char *y, size_t cap, size_t fbo, size_t *n)
 {
-    unsigned char *z = calloc(zeros + 1, fb);
-    size_t off = 0, used = 0, got = 0;
-    gf_status st = GF_OK;
-    *n = 0;
-    while (st == GF_OK && off < frames + zeros) {
-        const unsigned char *src = off < frames ? x + off * fb : z + (off - frames) * fb;
-        const size_t left = off < frames ? frames - off : frames + zeros - off;
-        st = gf_engine_push(e, src, left < 1000 ? left : 1000, &used);
-        off += used;
-        if (st == GF_OK)
-            st = gf_engine_pull(e, y + *n * fbo, cap - *n, &got);
-        *n += got;
-    }
-    if (st == GF_OK)
-        st = gf_engine_flush(e);
-    do {
-        got = 0;
-        if (st == GF_OK)
-            st = gf_engine_pull(e, y + *n * fbo, cap - *n, &got);
-        *n += got;
-    } while (st == GF_OK && got > 0);
-    free(z);
-    return TU_CHECK(st == GF_OK, "%s: the stream: %s: %s", what, gf_strerror(st),
-                    gf_engine_error(e));
+    unsigned char *xz = calloc(frames + zeros + 1, fb);
+    if (!xz)
+        return TU_FAIL("calloc(%zu frames)", frames + zeros + 1);
+    memcpy(xz, x, frames * fb);
+    const int bad =
+        tu_run_stream_io(e, xz, frames + zeros, fb, y, cap, fbo, TU_FIXED(1000), TU_ALL, n);
+    free(xz);
+    return bad;
 }
 
 /* One length through one engine: the stream, then gf_engine_filter twice. */
@@ -120,7 +102,7 @@ static int one_length(const fcase *k, gf_engine *e, gf_mode mode, const unsigned
     unsigned char *got = k->pinned ? gf_host_alloc(cap * O * ss) : malloc(cap * O * ss);
     size_t nw = 0, ng = 0;
     int bad = gf_engine_reset(e) != GF_OK;
-    bad += stream(e, x, frames, zeros, (size_t)k->channels * ss, want, cap, O * ss, &nw, what);
+    bad += stream(e, x, frames, zeros, (size_t)k->channels * ss, want, cap, O * ss, &nw);
     bad +=
         TU_CHECK(nw == n + zeros, "%s: the stream gave %zu frames, not %zu", what, nw, n + zeros);
     for (int call = 0; call < 2 && !bad; call++) {
@@ -135,8 +117,7 @@ static int one_length(const fcase *k, gf_engine *e, gf_mode mode, const unsigned
             bad += TU_CHECK(got[i] == 0xA5, "%s: byte %zu past the output written", what, i);
     }
     size_t used = 0;
-    float one = 1;
-    bad += TU_CHECK(gf_engine_push(e, &one, 1, &used) == GF_ERR_STATE,
+    bad += TU_CHECK(gf_engine_push(e, x, 1, &used) == GF_ERR_STATE,
                     "%s: push after gf_engine_filter not refused", what);
     free(want);
     if (k->pinned)
@@ -223,8 +204,7 @@ static int test_histograms(void)
     int bad = tu_create("histograms", &c, &e);
     size_t n = 0, records = 0;
     if (!bad) {
-        bad += stream(e, (const unsigned char *)x, frames, 0, sizeof *x, (unsigned char *)z,
-                      2 * frames, sizeof *z, &n, "histograms");
+        bad += tu_run_stream(e, x, frames, z, 2 * frames, sizeof *z, TU_ALL, TU_ALL, &n);
         while (gf_engine_hist_next(e, &(gf_hist_record){0}) == GF_OK)
             ; /* the stream's records */
         bad += TU_CHECK(gf_engine_filter(e, x, frames, y, &n) == GF_OK && n == frames,

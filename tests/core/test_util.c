@@ -428,6 +428,12 @@ static size_t next_size(tu_pattern *p, tu_rng *r, size_t left)
 int tu_run_stream(gf_engine *e, const void *in, size_t frames, void *out, size_t cap, size_t fb,
                   tu_pattern push, tu_pattern pull, size_t *produced)
 {
+    return tu_run_stream_io(e, in, frames, fb, out, cap, fb, push, pull, produced);
+}
+
+int tu_run_stream_io(gf_engine *e, const void *in, size_t frames, size_t fb, void *out, size_t cap,
+                     size_t fbo, tu_pattern push, tu_pattern pull, size_t *produced)
+{
     tu_rng rpush = {push.seed}, rpull = {pull.seed ^ 0x5555u};
     const unsigned char *src = in;
     unsigned char *dst = out;
@@ -444,7 +450,7 @@ int tu_run_stream(gf_engine *e, const void *in, size_t frames, void *out, size_t
             return TU_FAIL("push(%zu) consumed %zu", n, used);
         off += used;
         size_t m = next_size(&pull, &rpull, cap - total);
-        if ((st = gf_engine_pull(e, dst + total * fb, m, &got)) != GF_OK)
+        if ((st = gf_engine_pull(e, dst + total * fbo, m, &got)) != GF_OK)
             return TU_FAIL("pull(%zu) after %zu frames in: %s (%s)", m, off, gf_strerror(st),
                            gf_engine_error(e));
         if (got > m)
@@ -475,7 +481,7 @@ int tu_run_stream(gf_engine *e, const void *in, size_t frames, void *out, size_t
             m = 1; /* the output buffer is full: one more frame would be a bug anyway */
         if (total + m > cap)
             return TU_FAIL("more than %zu output frames for %zu input frames", cap, frames);
-        if ((st = gf_engine_pull(e, dst + total * fb, m, &got)) != GF_OK)
+        if ((st = gf_engine_pull(e, dst + total * fbo, m, &got)) != GF_OK)
             return TU_FAIL("pull(%zu) after flush: %s (%s)", m, gf_strerror(st),
                            gf_engine_error(e));
         if (got > m)

@@ -178,6 +178,11 @@ typedef struct tu_pattern {
 int tu_run_stream(gf_engine *e, const void *in, size_t frames, void *out, size_t cap, size_t fb,
                   tu_pattern push, tu_pattern pull, size_t *produced);
 
+/* The same where input frames (fb bytes) and output frames (fbo bytes)
+ * differ: a matrix of filters (gf_config.outputs). */
+int tu_run_stream_io(gf_engine *e, const void *in, size_t frames, size_t fb, void *out, size_t cap,
+                     size_t fbo, tu_pattern push, tu_pattern pull, size_t *produced);
+
 /*
  * The same with gf_engine_process calls sized by pieces (each given
  * room for pieces + gf_engine_max_pending frames), then flush and drain.
