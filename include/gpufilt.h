@@ -371,8 +371,8 @@ double gf_method_cost(size_t taps, gf_device device, gf_method method, size_t pa
 /**
  * The partition size the FFT method uses for `taps` taps on `device` when
  * gf_config.partition is 0: the power of two nearest taps / K0 (K0 = 8 on
- * cpu and cuda), kept within 256 .. 2^18 and GF_MIN_PARTITION ..
- * GF_MAX_PARTITION.
+ * cpu and cuda), kept within 256 .. 2^18 on cpu (2^19 on cuda since 0.6)
+ * and GF_MIN_PARTITION .. GF_MAX_PARTITION.
  */
 size_t gf_partition_choose(size_t taps, gf_device device);
 
@@ -385,7 +385,7 @@ size_t gf_nupc_partition_choose(size_t taps, gf_device device);
 /**
  * GF_METHOD_NUPC's largest partition M for `taps` taps and first partition
  * `first` (B): the FFT method's partition for those taps
- * (gf_partition_choose), at least B. Since 0.5.
+ * (gf_partition_choose) up to 2^18, at least B. Since 0.5.
  */
 size_t gf_nupc_max_partition(size_t taps, size_t first, gf_device device);
 

@@ -44,7 +44,7 @@ size_t gf_partition_choose(size_t taps, gf_device device)
 {
     const gf_cost_model m = model_for(device);
     size_t p = pow2_nearest((double)taps / (double)m.k0);
-    const size_t lo = 256, hi = (size_t)1 << 18;
+    const size_t lo = 256, hi = m.max_p;
     p = p < lo ? lo : p > hi ? hi : p;
     p = p < GF_MIN_PARTITION ? GF_MIN_PARTITION : p > GF_MAX_PARTITION ? GF_MAX_PARTITION : p;
     return p;
@@ -57,9 +57,15 @@ size_t gf_nupc_partition_choose(size_t taps, gf_device device)
     return 256;
 }
 
+/* NUPC's largest level stays at most 2^18 frames, where live audio was
+ * measured (bench/NOTES.md, "Pipes and live audio"): a level of 2^19 would double the
+ * burst of work one period's callback may have to wait on. */
+#define NUPC_MAX_LEVEL ((size_t)1 << 18)
+
 size_t gf_nupc_max_partition(size_t taps, size_t first, gf_device device)
 {
-    const size_t m = gf_partition_choose(taps, device);
+    size_t m = gf_partition_choose(taps, device);
+    m = m < NUPC_MAX_LEVEL ? m : NUPC_MAX_LEVEL;
     return m > first ? m : first;
 }
 

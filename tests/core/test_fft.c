@@ -523,7 +523,10 @@ static int test_api(void)
                         gf_partition_choose((size_t)1 << 20, GF_DEVICE_CPU) == 131072 &&
                         gf_partition_choose(65536, GF_DEVICE_CUDA) == 8192 &&
                         gf_partition_choose(10, GF_DEVICE_CPU) == 256 &&
-                        gf_partition_choose(GF_MAX_FFT_TAPS, GF_DEVICE_CUDA) == ((size_t)1 << 18),
+                        gf_partition_choose((size_t)1 << 21, GF_DEVICE_CUDA) == ((size_t)1 << 18) &&
+                        gf_partition_choose((size_t)1 << 22, GF_DEVICE_CUDA) == ((size_t)1 << 19) &&
+                        gf_partition_choose(GF_MAX_FFT_TAPS, GF_DEVICE_CUDA) == ((size_t)1 << 19) &&
+                        gf_partition_choose(GF_MAX_FFT_TAPS, GF_DEVICE_CPU) == ((size_t)1 << 18),
                     "default partitions");
 
     double h[300];
@@ -650,6 +653,8 @@ static int nupc_levels_checks(void)
     bad += TU_CHECK(gf_nupc_partition_choose((size_t)1 << 20, GF_DEVICE_CPU) == 256 &&
                         gf_nupc_max_partition(65536, 256, GF_DEVICE_CPU) == 8192 &&
                         gf_nupc_max_partition((size_t)1 << 20, 256, GF_DEVICE_CPU) == 131072 &&
+                        gf_nupc_max_partition(GF_MAX_FFT_TAPS, 256, GF_DEVICE_CUDA) ==
+                            ((size_t)1 << 18) &&
                         gf_nupc_max_partition(100, 1024, GF_DEVICE_CPU) == 1024,
                     "NUPC's default partitions");
     /* Never the cost model's choice, and its cost is the levels' FFT costs. */

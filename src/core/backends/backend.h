@@ -206,11 +206,12 @@ typedef struct gf_backend_ops {
 /* The cost model of a device kind (method.c): per output sample, in
  * multiply-adds of its direct kernel, the FFT method costs
  * a log2(2P) + b K + f; both methods cost at least floor_t; the default
- * partition is about T / k0. */
+ * partition is about T / k0, at most max_p. */
 typedef struct gf_cost_model {
     double a, b, f;
     double floor_t;
     size_t k0;
+    size_t max_p;
     int direct_only; /* 1: the cost model always chooses the direct method */
 } gf_cost_model;
 
