@@ -25,8 +25,11 @@
  * --quick (smaller sizes: a smoke run) nothing is judged.
  *
  *   bench_long [--quick] [--device-only] [--taps T,...] [--partitions P,...]
- *              [--json FILE]
+ *              [--chunks F,...] [--json FILE]
  *     --device-only: section 3 alone (for a profiler)
+ *     --chunks:      section 2 also at 2^20 and 2^22 taps with these
+ *                    gf_config.chunk_frames (rounded up to whole partitions
+ *                    by the engine; its chunk printed as c=)
  *     --taps:        the lengths of section 3 (default 65536; the target's)
  *     --partitions:  section 3 also at these partition sizes (where
  *                    T/32768 <= P < 2T): to calibrate the cost model
@@ -223,7 +226,76 @@ static void pipeline_target(const std::vector<double> &pct, const std::vector<do
            all_within ? "" : "; an output outside its bound: no result");
 }
 
-static void bench_pipeline(const ceilings &ce, size_t N, int reps, bool quick, FILE *json)
+/* One row of the pipeline: T taps (chunk: gf_config.chunk_frames, 0 for
+ * the engine's), timed through gf_engine_filter and the staged flush in
+ * turn; its % of PCIe returned and its error against the bound in *worst. */
+static double pipeline_row(const ceilings &ce, const float *x, float *y, size_t N, int reps,
+                           size_t T, size_t chunk, double *worst, FILE *json, bool first)
+{
+    const std::vector<double> h = room(T);
+    gf_config c = gf_config_default();
+    c.num_taps = T;
+    c.taps = h.data();
+    c.device = GF_DEVICE_CUDA;
+    c.chunk_frames = chunk;
+    gf_engine *e = NULL;
+    char detail[512];
+    const gf_status st = gf_engine_create(&c, &e, detail, sizeof detail);
+    if (st != GF_OK) {
+        fprintf(stderr, "bench_long: %zu taps: %s: %s\n", T, gf_strerror(st), detail);
+        exit(2);
+    }
+    /* One gf_engine_filter call (the target's), and beside it the staged
+     * flush: gf_engine_process, gf_engine_flush and pulls. */
+    std::vector<double> t, ts;
+    for (int r = 0; r < 2 * (reps + 1); r++) {
+        const bool staged = r % 2 == 0; /* (the last run gf_engine_filter: checked below) */
+        size_t got = 0, more = 0, n = 0;
+        const double t0 = now_s();
+        gf_status st = GF_OK;
+        if (!staged) {
+            st = gf_engine_filter(e, x, N, y, &got);
+        } else if ((st = gf_engine_reset(e)) == GF_OK &&
+                   (st = gf_engine_process(e, x, N, y, &got)) == GF_OK) {
+            st = gf_engine_flush(e);
+            while (st == GF_OK && (st = gf_engine_pull(e, y + got + more, N, &n)) == GF_OK && n > 0)
+                more += n;
+        }
+        if (st != GF_OK) {
+            fprintf(stderr, "bench_long: engine: %s\n", gf_engine_error(e));
+            exit(2);
+        }
+        if (r > 1)
+            (staged ? ts : t).push_back(now_s() - t0);
+        if (got + more != N) {
+            fprintf(stderr, "bench_long: %zu outputs, expected %zu\n", got + more, N);
+            g_wrong = 1;
+        }
+    }
+    const double s = median(t), gbs = (double)N * sizeof(float) / s / 1e9;
+    const double pct = 100 * gbs / ce.both_each;
+    *worst = check_output(e, h, x, y, N);
+    char method[48] = "direct";
+    if (gf_engine_method(e) == GF_METHOD_FFT)
+        snprintf(method, sizeof method, "fft P=%zu", gf_engine_partition(e));
+    if (chunk) /* the row of a --chunks sweep: its chunk beside the method */
+        snprintf(method + strlen(method), sizeof method - strlen(method), " c=%zu",
+                 gf_engine_chunk_frames(e));
+    printf("%9zu %-22s %9.2f %9.1f %8.1f%% %12.3g %10.2f\n", T, method, 1e3 * s, gbs, pct, *worst,
+           1e3 * median(ts));
+    if (json)
+        fprintf(json,
+                "%s{\"taps\": %zu, \"method\": \"%s\", \"chunk\": %zu, \"ms\": %.4f, "
+                "\"pcie_pct\": %.2f, \"within_bound\": %s}",
+                first ? "" : ", ", T, method, gf_engine_chunk_frames(e), 1e3 * s, pct,
+                *worst <= 1.0 ? "true" : "false");
+    gf_engine_destroy(e);
+    fflush(stdout);
+    return pct;
+}
+
+static void bench_pipeline(const ceilings &ce, size_t N, int reps, bool quick,
+                           const std::vector<size_t> &chunks, FILE *json)
 {
     float *x = (float *)gf_host_alloc(N * sizeof(float));
     float *y = (float *)gf_host_alloc((N + ((size_t)1 << 24)) * sizeof(float));
@@ -232,73 +304,25 @@ static void bench_pipeline(const ceilings &ce, size_t N, int reps, bool quick, F
         exit(2);
     }
     fill(x, N, 1);
-    const size_t Ts[] = {5, 255, 4095, 65536, (size_t)1 << 20, (size_t)1 << 22};
+    const std::vector<size_t> Ts = {5, 255, 4095, 65536, (size_t)1 << 20, (size_t)1 << 22};
     printf("\npipeline: %zu f32 samples (mono, same mode), page-locked host to host, --method "
            "auto\n",
            N);
     printf("%9s %-22s %9s %9s %9s %12s %10s\n", "taps", "method", "ms", "GB/s", "% PCIe",
            "err/bound", "staged ms");
     std::vector<double> pcts, worsts;
-    for (size_t ti = 0; ti < sizeof Ts / sizeof Ts[0]; ti++) {
-        const std::vector<double> h = room(Ts[ti]);
-        gf_config c = gf_config_default();
-        c.num_taps = Ts[ti];
-        c.taps = h.data();
-        c.device = GF_DEVICE_CUDA;
-        gf_engine *e = NULL;
-        char detail[512];
-        const gf_status st = gf_engine_create(&c, &e, detail, sizeof detail);
-        if (st != GF_OK) {
-            fprintf(stderr, "bench_long: %zu taps: %s: %s\n", Ts[ti], gf_strerror(st), detail);
-            exit(2);
-        }
-        /* One gf_engine_filter call (the target's), and beside it the
-         * staged flush: gf_engine_process, gf_engine_flush and pulls. */
-        std::vector<double> t, ts;
-        for (int r = 0; r < 2 * (reps + 1); r++) {
-            const bool staged = r % 2 == 0; /* (the last run gf_engine_filter: checked below) */
-            size_t got = 0, more = 0, n = 0;
-            const double t0 = now_s();
-            gf_status st = GF_OK;
-            if (!staged) {
-                st = gf_engine_filter(e, x, N, y, &got);
-            } else if ((st = gf_engine_reset(e)) == GF_OK &&
-                       (st = gf_engine_process(e, x, N, y, &got)) == GF_OK) {
-                st = gf_engine_flush(e);
-                while (st == GF_OK && (st = gf_engine_pull(e, y + got + more, N, &n)) == GF_OK &&
-                       n > 0)
-                    more += n;
-            }
-            if (st != GF_OK) {
-                fprintf(stderr, "bench_long: engine: %s\n", gf_engine_error(e));
-                exit(2);
-            }
-            if (r > 1)
-                (staged ? ts : t).push_back(now_s() - t0);
-            if (got + more != N) {
-                fprintf(stderr, "bench_long: %zu outputs, expected %zu\n", got + more, N);
-                g_wrong = 1;
-            }
-        }
-        const double s = median(t), gbs = (double)N * sizeof(float) / s / 1e9;
-        const double worst = check_output(e, h, x, y, N);
-        char method[40] = "direct";
-        if (gf_engine_method(e) == GF_METHOD_FFT)
-            snprintf(method, sizeof method, "fft P=%zu", gf_engine_partition(e));
-        printf("%9zu %-22s %9.2f %9.1f %8.1f%% %12.3g %10.2f\n", Ts[ti], method, 1e3 * s, gbs,
-               100 * gbs / ce.both_each, worst, 1e3 * median(ts));
-        if (json)
-            fprintf(json,
-                    "%s{\"taps\": %zu, \"method\": \"%s\", \"ms\": %.4f, \"pcie_pct\": %.2f, "
-                    "\"within_bound\": %s}",
-                    ti ? ", " : "", Ts[ti], method, 1e3 * s, 100 * gbs / ce.both_each,
-                    worst <= 1.0 ? "true" : "false");
-        pcts.push_back(100 * gbs / ce.both_each);
+    for (size_t T : Ts) {
+        double worst = 0;
+        pcts.push_back(pipeline_row(ce, x, y, N, reps, T, 0, &worst, json, pcts.empty()));
         worsts.push_back(worst);
-        gf_engine_destroy(e);
-        fflush(stdout);
     }
-    pipeline_target(pcts, worsts, std::vector<size_t>(Ts, Ts + sizeof Ts / sizeof Ts[0]), quick);
+    pipeline_target(pcts, worsts, Ts, quick);
+    /* --chunks: the long filters again at those chunk sizes (not judged). */
+    for (size_t chunk : chunks)
+        for (size_t T : {(size_t)1 << 20, (size_t)1 << 22}) {
+            double worst = 0;
+            pipeline_row(ce, x, y, N, reps, T, chunk, &worst, json, false);
+        }
     gf_host_free(x);
     gf_host_free(y);
 }
@@ -476,7 +500,7 @@ int main(int argc, char **argv)
 {
     int quick = 0, device_only = 0;
     const char *json_path = NULL;
-    std::vector<size_t> device_taps, partitions;
+    std::vector<size_t> device_taps, partitions, chunks;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
@@ -484,9 +508,12 @@ int main(int argc, char **argv)
             device_only = 1;
         else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
             json_path = argv[++i];
-        else if ((strcmp(argv[i], "--taps") == 0 || strcmp(argv[i], "--partitions") == 0) &&
+        else if ((strcmp(argv[i], "--taps") == 0 || strcmp(argv[i], "--partitions") == 0 ||
+                  strcmp(argv[i], "--chunks") == 0) &&
                  i + 1 < argc) {
-            std::vector<size_t> &list = argv[i][2] == 't' ? device_taps : partitions;
+            std::vector<size_t> &list = argv[i][2] == 't'   ? device_taps
+                                        : argv[i][2] == 'p' ? partitions
+                                                            : chunks;
             for (char *t = argv[++i]; *t;) {
                 char *end;
                 list.push_back(strtoull(t, &end, 10));
@@ -496,7 +523,7 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr, "usage: bench_long [--quick] [--device-only] [--taps T,...] "
-                            "[--partitions P,...] [--json FILE]\n");
+                            "[--partitions P,...] [--chunks F,...] [--json FILE]\n");
             return 2;
         }
     }
@@ -515,7 +542,7 @@ int main(int argc, char **argv)
         fprintf(json, "{\"samples\": %zu, \"quick\": %s, \"pcie_each_gbs\": %.3f, \"pipeline\": [",
                 N, quick ? "true" : "false", ce.both_each);
     if (!device_only)
-        bench_pipeline(ce, N, reps, quick != 0, json);
+        bench_pipeline(ce, N, reps, quick != 0, chunks, json);
     if (json)
         fprintf(json, "], ");
     if (device_taps.empty())

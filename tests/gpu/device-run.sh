@@ -14,6 +14,7 @@
 #   MULTI_BENCH=0: the multigpu step without its benchmark
 #   MULTI_EXTRA=1: the multigpu step also deals the 2^22-tap cases' chunks in
 #   turn (GPUFILT_SEGMENTS=0) and measures copy shapes (bench/copy_shapes.py)
+#   LONG_ARGS: more of bench_long's options for the long step (e.g. --chunks)
 #   TRACE_CASES (default "2^22 taps, 8 ch|128 ch"): the trace step's bench_multi
 #   cases, |-separated: each GPU's timeline, one run each (bench/timeline.py)
 #   SOAK_SECONDS (default 600): the soak's length: live_jack.sh --soak with
@@ -173,7 +174,9 @@ if want bench && [ -x build-gpu/bench/bench_gpu ]; then
 fi
 if want long && [ -x build-gpu/bench/bench_long ]; then
     step "long filters: pipeline at 5 .. 2^22 taps, the FFT filter alone, and its peers"
-    ./build-gpu/bench/bench_long $quick --taps 4095,65536,1048576,4194304 --json "$OUT/long.json" 2>&1 | tee "$OUT/long.log"
+    # shellcheck disable=SC2086 # LONG_ARGS: options, split on purpose
+    ./build-gpu/bench/bench_long $quick --taps 4095,65536,1048576,4194304 ${LONG_ARGS:-} \
+        --json "$OUT/long.json" 2>&1 | tee "$OUT/long.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     samples=$([ -n "$quick" ] && echo 16777216 || echo 134217728)
     PYTHONUNBUFFERED=1 python3 bench/peers.py --samples "$samples" --bench-json "$OUT/long.json" 2>&1 |
