@@ -41,7 +41,11 @@ static double direct_bound(const gf_engine *e, const double *h, double max_abs_x
  * taps: 16 partitions made 1 GiB chunks at 128 channels, and 4 took 2^29
  * samples in 72 ms instead of 106 (32 channels: 19.5 ms instead of 26.1);
  * 2 partitions made 8 channels at 2^22 taps 1.6x slower than 4, whose
- * speed there equals 16's.
+ * speed there equals 16's. The 16 partitions stop at 2^22 samples over
+ * all channels (but not below 4): the first chunk's upload and the last's
+ * transforms and download do not overlap the rest, and at 2^22 taps
+ * (P = 2^19) mono chunks of 2^23 frames took 2^27 samples host to host in
+ * 12.00 ms, of 2^22 or 2^21 frames in 11.59 (bench_long --chunks, H200).
  *
  * On several devices (multi.c) a chunk also carries the K partitions
  * before it, which its device takes in first (a forward transform each):
@@ -50,13 +54,17 @@ static double direct_bound(const gf_engine *e, const double *h, double max_abs_x
  * work at K = 8) while long filters still make several chunks of an input
  * a few times their length. Shared by channel, each device sees the whole
  * stream of its channels: no history. */
+#define MAX_BLOCKS_SAMPLES ((size_t)1 << 22)
+
 static void fft_frame(gf_engine *e, size_t partition)
 {
     e->partition = partition ? partition : gf_partition_choose(e->num_taps, e->ops->device);
     e->max_partition = e->partition;
     e->halo_samples = 0;
     e->quantum = e->partition;
-    const size_t blocks = (16 + e->channels - 1) / e->channels;
+    size_t blocks = (16 + e->channels - 1) / e->channels;
+    if (blocks > 4 && blocks * e->partition * e->channels > MAX_BLOCKS_SAMPLES)
+        blocks = MAX_BLOCKS_SAMPLES / e->channels / e->partition;
     e->min_chunk = e->seg_chunk = (blocks > 4 ? blocks : 4) * e->partition;
     if (e->ops == &e->multi_ops && e->split == GF_SPLIT_TIME) {
         const size_t history = (e->num_taps + e->partition - 1) / e->partition * e->partition;

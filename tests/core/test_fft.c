@@ -556,6 +556,33 @@ static int test_api(void)
     bad += TU_CHECK(g1 == 5000 && g2 == 5000, "lengths %zu, %zu", g1, g2);
     bad += tu_compare("after reset", out1, out2, 5000, sizeof(float), 1);
     gf_engine_destroy(e);
+    /* The default chunk: 16 partitions over all channels, at most 2^22
+     * samples' worth of them, at least 4 partitions. */
+    const struct {
+        size_t partition;
+        int channels;
+        size_t chunk;
+    } dc[] = {{(size_t)1 << 17, 1, (size_t)1 << 21},
+              {(size_t)1 << 18, 1, (size_t)1 << 22},
+              {(size_t)1 << 19, 1, (size_t)1 << 22},
+              {(size_t)1 << 19, 2, (size_t)1 << 21},
+              {(size_t)1 << 19, 16, (size_t)1 << 21}};
+    for (size_t i = 0; i < sizeof dc / sizeof dc[0]; i++) {
+        gf_config d = gf_config_default();
+        d.device = g_dev;
+        d.method = GF_METHOD_FFT;
+        d.num_taps = (size_t)1 << 20; /* the mean filter */
+        d.partition = dc[i].partition;
+        d.channels = dc[i].channels;
+        if (gf_engine_create(&d, &e, NULL, 0) != GF_OK) {
+            bad += TU_FAIL("create: partition %zu, %d channels", dc[i].partition, dc[i].channels);
+            continue;
+        }
+        bad += TU_CHECK(gf_engine_chunk_frames(e) == dc[i].chunk,
+                        "partition %zu, %d channels: chunk %zu, expected %zu", dc[i].partition,
+                        dc[i].channels, gf_engine_chunk_frames(e), dc[i].chunk);
+        gf_engine_destroy(e);
+    }
     c.method = GF_METHOD_DIRECT;
     if (gf_engine_create(&c, &e, NULL, 0) == GF_OK) {
         bad += TU_CHECK(gf_engine_error_bound(e, 0, 1.0) == 0 && gf_engine_partition(e) == 0,
