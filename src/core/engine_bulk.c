@@ -136,12 +136,18 @@ static size_t segment_chunk(const gf_engine *e, size_t frames)
 /*
  * The segments of a call of `padded` frames on n devices (n = 1: one, the
  * whole call): segment j is frames [next[j], end[j]). Every segment after
- * the first is primed first, from the K partitions before it, which costs
- * about as much as filtering as many frames (their upload, mostly), so
- * those segments are that much shorter than the first, where each still
- * holds 2 chunks and its history; else they are alike. 0 where the last
- * segment would begin past the input (primed from the look-ahead's zeros,
- * which are not in memory): no segments.
+ * the first is primed first from the h frames before it (K partitions),
+ * the end of the segment before; its device uploads them, which costs
+ * about as much as filtering as many frames. Where the backend lends
+ * (gf_chunk.keep_prime, lend_index), the device before then takes those
+ * frames from it instead of from the host: each middle segment uploads h
+ * more and h less, the first h less, the last h more, so the first is
+ * longer by h/2 and the last shorter by h/2 for every device to move as
+ * many bytes. Otherwise every later segment is shorter than the first by
+ * h. Either way where each segment holds 2 chunks and the first its
+ * history twice; else the segments are alike. 0 where the last segment
+ * would begin past the input (primed from the look-ahead's zeros, which
+ * are not in memory): no segments.
  */
 static int split_segments(const gf_engine *e, size_t n, size_t padded, size_t frames, size_t piece,
                           size_t *next, size_t *end)
@@ -149,10 +155,13 @@ static int split_segments(const gf_engine *e, size_t n, size_t padded, size_t fr
     const size_t q = e->quantum, h = (e->halo_samples / e->channels + q - 1) / q * q;
     size_t first = padded / n / q * q, rest = first; /* the last takes what is left */
     if (n > 1) {
-        const size_t a = (padded + (n - 1) * h) / n / q * q;
-        if (a >= 2 * h && a - h >= 2 * piece) {
+        const size_t a = e->ops->lends ? ((2 * padded + n * h) / (2 * n) + q / 2) / q * q
+                                       : (padded + (n - 1) * h) / n / q * q;
+        const size_t b = e->ops->lends ? (padded / n + q / 2) / q * q : a > h ? a - h : 0;
+        const size_t before_last = a + (n - 2) * b; /* where the last segment begins */
+        if (a >= 2 * h && b >= 2 * piece && before_last + 2 * piece <= padded) {
             first = a;
-            rest = a - h;
+            rest = b;
         }
     }
     for (size_t j = 0; j < n; j++) {
@@ -228,6 +237,13 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
         piece = e->chunk;
         split_segments(e, n, padded, frames, piece, next, end);
     }
+    /* Where segment j + 1's device keeps the h frames it primes from, the
+     * end of segment j (lent[j], which is real input: the last segment
+     * begins in it), segment j's device takes them from there. */
+    const size_t h = e->halo_samples / C;
+    size_t lent[GF_MAX_DEVICES];
+    for (size_t j = 0; j + 1 < n; j++)
+        lent[j] = e->ops->lends ? next[j + 1] - h : SIZE_MAX;
     const size_t skip0 = e->skip_left < total ? e->skip_left : total;
     const uint64_t pos0 = e->in_submitted;
     gf_status st;
@@ -258,6 +274,13 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
             .skip = skip,
             .out = out + (off + skip > skip0 ? off + skip - skip0 : 0) * e->out_channels * ss,
         };
+        if (n > 1 && j > 0 && round[j] == 0)
+            c.keep_prime = e->ops->lends;
+        if (j + 1 < n && round[j] > 0 && round[j + 1] > 0 && off + len > lent[j]) {
+            c.lend_index = segment_slot(e, n, j + 1, 0) % (int)n + 1;
+            c.lend_first = off < lent[j] ? lent[j] - off : 0;
+            c.lend_offset = off + c.lend_first - lent[j];
+        }
         e->in_real += real;
         gf_eng_hist_chunk(e, &e->slot[s], &c, len - drop, len - skip - drop);
         if ((st = gf_eng_submit(e, s, &c)) != GF_OK)

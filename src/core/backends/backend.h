@@ -108,6 +108,23 @@ typedef struct gf_chunk {
      * samples, so the same bytes. */
     void *prime_peer;
     int prime_peer_slot;
+    /* Several instances by time in segments (engine_bulk.c), with
+     * gf_backend_ops.lends: keep_prime = 1 on a segment's primed first
+     * chunk: the instance keeps those prime_frames frames of history on
+     * its device until the next keep or a reset, for the instance of the
+     * segment before, whose last frames they are. lend_index (0: none;
+     * else the instance of another segment, plus 1) on that segment's
+     * last chunks: the chunk's frames [lend_first, frames), real input,
+     * are frames lend_offset .. of what that instance kept, which it was
+     * asked to keep by a chunk submitted before this one. They are in
+     * `in` as well: a backend may read either (the same samples, so the
+     * same bytes); the CUDA backend copies them GPU to GPU, so the host
+     * uploads them once. multi.c turns lend_index into lend_peer, that
+     * instance's state. */
+    int keep_prime;
+    int lend_index;
+    const void *lend_peer;
+    size_t lend_first, lend_offset;
     /* Several instances by time (multi.c): with `at` set, the chunk begins
      * at frame `pos` of the stream, its instance's last chunk or not
      * (gf_engine_process's segments); else it follows the chunk submitted
@@ -165,6 +182,9 @@ typedef struct gf_backend_ops {
     /* 1: honours gf_chunk.zero_frames (never reads those frames of `in`)
      * and gf_chunk.drop_tail. */
     int zero_tail;
+    /* 1: honours gf_chunk.keep_prime and lend_peer (several instances by
+     * time in segments: a segment's history uploaded once). */
+    int lends;
     /* 1 when it can be used on this machine now (cached where asking is
      * slow); called before create, from any thread. */
     int (*available)(void);

@@ -127,8 +127,16 @@ struct cpu_state {
     int has_hist;
     size_t hist_first; /* the job's first segment length */
     /* A chunk's frames and outputs where the engine left zeros to make or
-     * outputs not to write (cpu_submit): made at the first such chunk. */
+     * outputs not to write, or frames to take from another instance
+     * (cpu_submit): made at the first such chunk. */
     unsigned char *zin, *zout;
+    /* gf_chunk.keep_prime: the history this instance primed its segment
+     * with (kept_frames of it), for another instance's lend_peer. Several
+     * cpu instances are a test of multi.c (GPUFILT_CPU_INSTANCES): taking
+     * frames from here rather than from `in` checks the engine's offsets
+     * without a GPU. */
+    unsigned char *kept;
+    size_t kept_frames;
 };
 
 /* Direct method: flat outputs [n0, n1). */
@@ -250,6 +258,7 @@ static void cpu_destroy(void *state)
     gf_cpu_nupc_destroy(s->nupc);
     free(s->zin);
     free(s->zout);
+    free(s->kept);
     free(s);
 }
 
@@ -446,6 +455,7 @@ static void cpu_reset(void *state)
     cpu_state *s = state;
     if (s->m->reset)
         s->m->reset(s);
+    s->kept_frames = 0;
 }
 
 static void run_chunk(cpu_state *s, const gf_chunk *c)
@@ -455,33 +465,69 @@ static void run_chunk(cpu_state *s, const gf_chunk *c)
         cpu_hist(s, c);
 }
 
+/* gf_chunk.keep_prime: the whole history this chunk primes with (the FFT
+ * method's), kept; where there is no room, nothing is (lenders then read
+ * `in`). */
+static void keep_prime(cpu_state *s, const gf_chunk *c, size_t fb)
+{
+    s->kept_frames = 0;
+    if (s->m != &cpu_fft || c->prime_frames != s->p.history_frames || !c->halo)
+        return;
+    if (!s->kept && !(s->kept = malloc(s->p.history_frames * fb)))
+        return;
+    memcpy(s->kept, c->halo, s->p.history_frames * fb);
+    s->kept_frames = s->p.history_frames;
+}
+
+/* The instance whose kept history holds chunk c's frames [lend_first,
+ * real), or NULL. */
+static const cpu_state *lender(const cpu_state *s, const gf_chunk *c, size_t real)
+{
+    const cpu_state *from = c->lend_peer;
+    if (!from || s->m != &cpu_fft || c->prime_frames || c->lend_first >= real ||
+        from->kept_frames < c->lend_offset + (real - c->lend_first))
+        return NULL;
+    return from;
+}
+
 /* A chunk that ends in zeros the engine did not write (gf_chunk.zero_frames)
- * or in outputs not to write (drop_tail), a stream's last: filtered in the
+ * or in outputs not to write (drop_tail), a stream's last, or whose frames
+ * come in part from another instance (lend_peer): filtered in the
  * backend's own buffers, the zeros made there, the outputs copied out. */
 static gf_status cpu_submit(void *state, int slot, const gf_chunk *c)
 {
     cpu_state *s = state;
     (void)slot;
-    if (!c->zero_frames && !c->drop_tail) {
-        run_chunk(s, c);
-        return GF_OK;
-    }
     const size_t ss = s->p.precision == GF_PRECISION_F32 ? sizeof(float) : sizeof(double);
     const size_t fb = (size_t)s->p.channels * ss;
     const size_t fbo = (size_t)(s->p.outputs ? s->p.outputs : s->p.channels) * ss;
+    const size_t real = c->frames - c->zero_frames;
+    if (c->keep_prime)
+        keep_prime(s, c, fb);
+    const cpu_state *from = lender(s, c, real);
+    if (!c->zero_frames && !c->drop_tail && !from) {
+        run_chunk(s, c);
+        return GF_OK;
+    }
     if (!s->zin && (!(s->zin = malloc(s->p.chunk_frames * fb)) ||
                     !(s->zout = malloc(s->p.chunk_frames * fbo)))) {
         free(s->zin);
         s->zin = NULL;
         return GF_ERR_NO_MEMORY;
     }
-    const size_t real = c->frames - c->zero_frames;
-    if (real)
-        memcpy(s->zin, c->in, real * fb);
+    const size_t up = from ? c->lend_first : real; /* the frames read from `in` */
+    if (up)
+        memcpy(s->zin, c->in, up * fb);
+    if (from)
+        memcpy(s->zin + up * fb, from->kept + c->lend_offset * fb, (real - up) * fb);
     memset(s->zin + real * fb, 0, c->zero_frames * fb);
     gf_chunk w = *c;
     w.in = s->zin;
     w.zero_frames = 0;
+    if (!c->zero_frames && !c->drop_tail) {
+        run_chunk(s, &w);
+        return GF_OK;
+    }
     w.out = s->zout;
     w.drop_tail = 0;
     run_chunk(s, &w);
@@ -500,6 +546,7 @@ const gf_backend_ops gf_backend_cpu = {
     .matrix = 1,
     .primes = 1,    /* the FFT method's (prime_fft); GPUFILT_CPU_INSTANCES runs multi.c on it */
     .zero_tail = 1, /* (cpu_submit) */
+    .lends = 1,     /* (cpu_submit: several instances, a test of multi.c) */
     .auto_rank = 1, /* the fallback */
     .available = gf_sync_available,
     .create = cpu_create,

@@ -20,7 +20,10 @@
  * whose bandwidth the devices share. A chunk that follows its instance's
  * last one in the stream (gf_engine_process's segments, gf_chunk.at:
  * each instance a contiguous part of the call) needs no priming: the
- * instance's own delay line is its history.
+ * instance's own delay line is its history. A segment's device also
+ * keeps the history it primed from, and the device of the segment before,
+ * whose last frames they are, copies them from there (gf_chunk.keep_prime,
+ * lend_peer): the host uploads them once.
  *
  * By channel: every chunk goes to every instance, at the same slot, and
  * instance d filters its share of the channels (gf_multi_share) through a
@@ -211,6 +214,12 @@ static gf_status multi_submit(void *state, int slot, const gf_chunk *c)
     const int d = slot % m->n;
     const uint64_t pos = c->at ? c->pos : m->pos;
     gf_chunk one = *c;
+    /* A segment's history kept by its device and lent to the one before
+     * (engine_bulk.c); GPUFILT_PEER_HISTORY=0 uploads it twice instead. */
+    one.keep_prime = m->peer && c->keep_prime;
+    one.lend_peer = m->peer && c->lend_index > 0 && c->lend_index <= m->n && c->lend_index - 1 != d
+                        ? m->st[c->lend_index - 1]
+                        : NULL;
     if (m->history && pos > 0 && !(m->fed[d] && m->next[d] == pos)) {
         if (pos >= m->history) {
             one.prime_frames = m->history;

@@ -182,6 +182,9 @@ static void cuda_destroy(void *state)
     }
     if (s->joined)
         cudaEventDestroy(s->joined);
+    if (s->kept_ready)
+        cudaEventDestroy(s->kept_ready);
+    cudaFree(s->d_kept);
     s->m->release(s);
     cudaGetLastError();
     free(s);
@@ -394,6 +397,49 @@ static gf_status peer_prime(cuda_state *s, cuda_slot *sl, const cuda_state *from
     return GF_OK;
 }
 
+/* gf_chunk.keep_prime: the whole history just uploaded to d_pre (the FFT
+ * method's), copied aside on the device for another instance's chunks;
+ * where there is no room for it, nothing is kept (they upload it). */
+static gf_status keep_prime(cuda_state *s, cuda_slot *sl, const unsigned char *d_pre, size_t pre_f)
+{
+    const size_t bytes = pre_f * (size_t)s->p.channels * s->ss;
+    s->kept_frames = 0;
+    if (s->m != &cuda_fft || pre_f != s->p.history_frames)
+        return GF_OK;
+    if (s->kept_cap < bytes) {
+        cudaFree(s->d_kept); /* (nothing reads it: kept_frames was 0 since the last call) */
+        s->d_kept = NULL;
+        s->kept_cap = 0;
+        if (cudaMalloc(&s->d_kept, bytes) != cudaSuccess) {
+            cudaGetLastError();
+            s->d_kept = NULL;
+            return GF_OK;
+        }
+        s->kept_cap = bytes;
+    }
+    if (!s->kept_ready)
+        GF_TRY(s->err, sizeof s->err,
+               cudaEventCreateWithFlags(&s->kept_ready, cudaEventDisableTiming));
+    GF_TRY(s->err, sizeof s->err,
+           cudaMemcpyAsync(s->d_kept, d_pre, bytes, cudaMemcpyDeviceToDevice, sl->stream));
+    GF_TRY(s->err, sizeof s->err, cudaEventRecord(s->kept_ready, sl->stream));
+    s->kept_frames = pre_f;
+    return GF_OK;
+}
+
+/* The instance (gf_chunk.lend_peer) whose kept history holds chunk c's
+ * frames [lend_first, real), where this device may copy from its device
+ * directly; else NULL (they come up from the host with the rest). */
+static const cuda_state *lend_source(cuda_state *s, const gf_chunk *c, size_t pre_f, size_t real)
+{
+    cuda_state *from = (cuda_state *)c->lend_peer;
+    if (!from || s->m != &cuda_fft || pre_f || c->lend_first >= real ||
+        from->kept_frames < c->lend_offset + (real - c->lend_first) ||
+        s->host_channels != s->p.channels)
+        return NULL;
+    return peer_access(s, from->dev) ? from : NULL;
+}
+
 static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
 {
     cuda_state *s = (cuda_state *)state;
@@ -435,9 +481,20 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
                                cudaMemcpyHostToDevice, sl->stream));
         }
     }
-    if (!joined && real)
+    /* The frames another instance kept (its segment's history) come from
+     * it once their upload there is done; the rest from the host. */
+    const cuda_state *lender = lend_source(s, c, pre_f, real);
+    const size_t up = lender ? c->lend_first : real;
+    if (!joined && up)
         GF_TRY(s->err, sizeof s->err,
-               copy_frames(s, d_in + hs * ss, h_in, real, cudaMemcpyHostToDevice, sl->stream));
+               copy_frames(s, d_in + hs * ss, h_in, up, cudaMemcpyHostToDevice, sl->stream));
+    if (lender) {
+        GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(sl->stream, lender->kept_ready, 0));
+        GF_TRY(s->err, sizeof s->err,
+               cudaMemcpyPeerAsync(d_in + (hs + up * C) * ss, s->dev,
+                                   (const unsigned char *)lender->d_kept + c->lend_offset * C * ss,
+                                   lender->dev, (real - up) * C * ss, sl->stream));
+    }
     if (c->zero_frames)
         GF_TRY(
             s->err, sizeof s->err,
@@ -445,6 +502,8 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
     if (peer)
         GF_TRY(s->err, sizeof s->err,
                peer_prime(s, sl, (const cuda_state *)c->prime_peer, peer, d_pre, pre_f));
+    if (c->keep_prime)
+        GF_TRY(s->err, sizeof s->err, keep_prime(s, sl, d_pre, pre_f));
     sl->held = pre_f + c->frames;
     sl->end = c->frames;
     const gf_status run = s->m->run(s, sl, c);
@@ -492,6 +551,7 @@ static void cuda_reset(void *state)
      * chunk's submit. */
     if (s->m->reset)
         s->reset_failed = s->m->reset(s);
+    s->kept_frames = 0;
 }
 
 static void *cuda_host_alloc(void *state, size_t bytes)
@@ -604,6 +664,7 @@ static const gf_backend_ops gf_backend_cuda = {
     .primes = 1,
     .matrix = 1,
     .zero_tail = 1,
+    .lends = 1,
     .available = cuda_probe,
     .create = cuda_create,
     .destroy = cuda_destroy,

@@ -66,6 +66,13 @@ typedef struct cuda_state {
      * asked already (peer_access in backend_cuda.cu). */
     unsigned long long peer_ok, peer_asked;
     cudaEvent_t joined; /* device_begin: the caller's stream's work so far; NULL until used */
+    /* gf_chunk.keep_prime: the history this instance primed its segment
+     * with, kept_frames of it (0: none) in d_kept (kept_cap bytes), there
+     * once `kept_ready` is done; another instance's chunk copies from it
+     * (lend_peer in backend_cuda.cu). */
+    void *d_kept;
+    size_t kept_cap, kept_frames;
+    cudaEvent_t kept_ready;
     char err[256];
 } cuda_state;
 
