@@ -243,6 +243,10 @@ if want multigpu; then
         ./build-gpu/bench/bench_multi $quick --staged --case FFT 2>&1 |
             tee "$OUT/bench_multi_staged.log"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+        echo "the 2^22-tap cases again with each segment's history uploaded by its GPU (not lent):"
+        GPUFILT_PEER_HISTORY=0 ./build-gpu/bench/bench_multi $quick --case "2^22" 2>&1 |
+            tee "$OUT/bench_multi_not_lent.log"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
         if [ "${MULTI_EXTRA:-0}" = 1 ]; then
             echo "the FFT method by time again, chunks dealt in turn instead of a segment per GPU:"
             GPUFILT_SEGMENTS=0 ./build-gpu/bench/bench_multi $quick --case "2^22" 2>&1 |
