@@ -237,9 +237,9 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
         piece = e->chunk;
         split_segments(e, n, padded, frames, piece, next, end);
     }
-    /* Where segment j + 1's device keeps the h frames it primes from, the
-     * end of segment j (lent[j], which is real input: the last segment
-     * begins in it), segment j's device takes them from there. */
+    /* Segment j + 1's device keeps the h frames it primes from, the end of
+     * segment j from lent[j] (real input: the last segment begins before
+     * the input ends), and segment j's device takes them from there. */
     const size_t h = e->halo_samples / C;
     size_t lent[GF_MAX_DEVICES];
     for (size_t j = 0; j + 1 < n; j++)
