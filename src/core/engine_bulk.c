@@ -171,6 +171,35 @@ static int split_segments(const gf_engine *e, size_t n, size_t padded, size_t fr
     return n == 1 || next[n - 1] < frames;
 }
 
+/*
+ * The length of the next chunk of a run (a segment, or the whole call) at
+ * frame off, its k-th, the run ending at `end`: `piece`, except that on a
+ * pipelined backend the FFT method's first chunks ramp up from piece / 8
+ * (doubling) and its last ones down (each half what is left), in whole
+ * partitions, none under one. Filtering starts only once the first chunk
+ * is uploaded, downloads once it is filtered, and the last chunk's
+ * filtering and download come after every upload: with the host's copies
+ * the limit, those are the time the run adds to its transfers (at 2^22
+ * taps x 8 channels a 4-partition chunk, 64 MiB, took 2.5 ms to upload and
+ * filter). The bytes do not depend on chunk sizes. Not where chunks go to
+ * several devices in turn (each chunk primed, however short).
+ */
+static size_t chunk_len(const gf_engine *e, size_t n, size_t piece, size_t k, size_t off,
+                        size_t end)
+{
+    const size_t left = end - off, q = e->quantum;
+    size_t len = left < piece ? left : piece;
+    if (e->method != GF_METHOD_FFT || e->ops->slots < 2 ||
+        (n == 1 && e->ops == &e->multi_ops && e->split == GF_SPLIT_TIME))
+        return len;
+    const size_t least = piece / 8 / q * q > q ? piece / 8 / q * q : q;
+    const size_t up = k < 3 ? (piece >> (3 - k)) / q * q : piece;
+    const size_t down = (left / 2 + q - 1) / q * q;
+    size_t r = up < down ? up : down;
+    r = r > least ? r : least;
+    return r < len ? r : len;
+}
+
 /* Round r's slot of segment j (n segments): head + r n + j, whose device
  * is (head + j) mod n. */
 static int segment_slot(const gf_engine *e, size_t n, size_t j, size_t r)
@@ -255,7 +284,7 @@ static gf_status process_direct(gf_engine *e, const unsigned char *in, size_t fr
         if (j == n) /* every chunk submitted */
             break;
         const int s = segment_slot(e, n, j, round[j]);
-        const size_t off = next[j], len = end[j] - off < piece ? end[j] - off : piece;
+        const size_t off = next[j], len = chunk_len(e, n, piece, round[j], off, end[j]);
         const size_t real = off < frames ? (frames - off < len ? frames - off : len) : 0;
         const size_t drop = off + len > total ? off + len - total : 0;
         const size_t skip = off < skip0 ? (skip0 - off < len ? skip0 - off : len) : 0;
