@@ -180,7 +180,9 @@ int gf_cli_make_wisdom(const gf_cli_options *o)
     /* Every size at once would write nothing until the end: one size at a
      * time, each file complete (FFTW's wisdom accumulates). */
     enum { FIRST = 32 };
-    const size_t LAST = o->partition ? 2 * o->partition : 262144;
+    /* To the transform of the cpu's largest default partition. */
+    const size_t LAST =
+        2 * (o->partition ? o->partition : gf_partition_choose(GF_MAX_FFT_TAPS, GF_DEVICE_CPU));
     char detail[512];
     int sizes = 0;
     for (size_t n = FIRST; n <= LAST; n *= 2, sizes++) {

@@ -51,7 +51,7 @@ static void help_filter(FILE *f)
             "                        nupc: its first partition B, default 256)\n"
             "      --fft-wisdom FILE the cpu FFT's plans from FFTW wisdom FILE (faster;\n"
             "                        the same FILE gives the same bytes)\n"
-            "      --make-fft-wisdom FILE  measure FFTW's plans (32 .. 262144 points, or\n"
+            "      --make-fft-wisdom FILE  measure FFTW's plans (32 .. 524288 points, or\n"
             "                        2 x --partition) into FILE, once per machine\n"
             "  -p, --precision P     f32 (default) or f64 arithmetic\n"
             "\n"
