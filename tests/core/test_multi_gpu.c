@@ -13,7 +13,8 @@
  * each device, each its channels (gf_engine_device_channels), with odd
  * shares and per-channel taps. The lists are {0, 0} (two instances on one
  * GPU: the same code paths on any machine with a GPU) and, where there are
- * two GPUs, {0, 1} and {1, 0}.
+ * two GPUs, {0, 1} and {1, 0}. An argument runs only the cases whose name
+ * holds it (tests/gpu/sanitize.sh: "segments").
  *
  * Exits 77 (skipped) where no CUDA device is usable.
  */
@@ -229,11 +230,15 @@ static int run_case(const mcase *m, const int *devs, int ndev, const void *x, co
     return bad;
 }
 
+static const char *g_only; /* argv[1]: only the cases whose name holds it */
+
 static int check_list(const int *devs, int ndev)
 {
     int bad = 0;
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const mcase *m = &cases[ci];
+        if (g_only && !strstr(m->name, g_only))
+            continue;
         const size_t ss = tu_sample_size(m->prec);
         const size_t nt = m->outputs       ? m->taps * (size_t)m->channels * (size_t)m->outputs
                           : m->per_channel ? m->taps * (size_t)m->channels
@@ -311,8 +316,9 @@ static int check_list(const int *devs, int ndev)
     return bad;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    g_only = argc > 1 ? argv[1] : NULL;
     int n = 0;
     if (gf_cuda_device_count(&n) != GF_OK || n == 0 || !gf_backend_available(GF_DEVICE_CUDA)) {
         printf("test_multi_gpu: SKIP: no usable CUDA device\n");

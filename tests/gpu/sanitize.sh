@@ -6,7 +6,8 @@
 # histograms, full mode, small chunks, two instances sharing by time and
 # by channel, a true-stereo matrix summed on spectra, in short chunks and
 # by time on two instances, the FFT method's fused transforms), then the
-# library's GPU tests under memcheck. Any report fails the run.
+# library's GPU tests under memcheck (and the several-device bulk path's
+# under initcheck too). Any report fails the run.
 #
 #   tests/gpu/sanitize.sh BUILD_DIR [OUT_DIR] [--quick]
 #     --quick: the gpufilt matrix only (no library tests)
@@ -79,17 +80,25 @@ for tool in "${tools[@]}"; do
     echo "sanitize.sh: $name: ${#runs[@]} gpufilt runs, $(grep -cE "(ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards)" "$OUT/sanitize-$name.log") clean"
 done
 
-if [ "$quick" != --quick ] && [[ $wanted == *" memcheck "* ]]; then
-    for t in "test_fft $SRC/tests/golden cuda" "test_cuda $SRC/tests/golden"; do
-        set -- $t
-        log="$OUT/sanitize-memcheck-$1.log"
-        start=$(date +%s)
-        timeout 900 compute-sanitizer --tool memcheck --error-exitcode 99 \
-            "$BUILD/tests/core/$1" "${@:2}" >"$log" 2>&1
-        rc=$?
-        echo "sanitize.sh: memcheck: $1: exit $rc in $(($(date +%s) - start)) s ($(tail -n 1 "$log"))"
-        [ $rc -eq 0 ] || status=1
-    done
+# library_test TOOL TEST ARGS...: one library test under TOOL.
+library_test() {
+    local tool=$1 log="$OUT/sanitize-$1-$2.log" start rc
+    start=$(date +%s)
+    timeout 900 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        "$BUILD/tests/core/$2" "${@:3}" >"$log" 2>&1
+    rc=$?
+    echo "sanitize.sh: $tool: $2 ${*:3}: exit $rc in $(($(date +%s) - start)) s ($(tail -n 1 "$log"))"
+    [ $rc -eq 0 ] || status=1
+}
+if [ "$quick" != --quick ]; then
+    # (the bulk path's segments: a device's history kept and lent to the
+    # other, two instances on GPU 0; chunks ramped at each end)
+    if [[ $wanted == *" memcheck "* ]]; then
+        library_test memcheck test_fft "$SRC/tests/golden" cuda
+        library_test memcheck test_cuda "$SRC/tests/golden"
+        library_test memcheck test_multi_gpu segments
+    fi
+    [[ $wanted == *" initcheck "* ]] && library_test initcheck test_multi_gpu segments
 fi
 echo "sanitize.sh: $([ $status -eq 0 ] && echo clean || echo FAILED)"
 exit $status
