@@ -118,17 +118,19 @@ static double run_engine(gf_engine *e, const float *in, size_t frames, int chann
     for (int r = 0; r <= reps; r++) {
         size_t got = 0, more = 0;
         const double t0 = now_s();
-        gf_status st = g_staged ? gf_engine_reset(e) : gf_engine_filter(e, in, frames, out, &got);
-        if (st == GF_OK && g_staged)
-            st = gf_engine_process(e, in, frames, out, &got);
-        const double t1 = now_s();
-        if (st == GF_OK && g_staged)
+        gf_status st;
+        double t1 = t0;
+        if (!g_staged) {
+            st = gf_engine_filter(e, in, frames, out, &got);
+        } else if ((st = gf_engine_reset(e)) == GF_OK &&
+                   (st = gf_engine_process(e, in, frames, out, &got)) == GF_OK) {
+            t1 = now_s();
             st = gf_engine_flush(e);
-        while (st == GF_OK && g_staged) {
-            st = gf_engine_pull(e, out + got * (size_t)channels, cap - got, &more);
-            if (st != GF_OK || more == 0)
-                break;
-            got += more;
+            while (st == GF_OK &&
+                   (st = gf_engine_pull(e, out + got * (size_t)channels, cap - got, &more)) ==
+                       GF_OK &&
+                   more > 0)
+                got += more;
         }
         if (st != GF_OK) {
             fprintf(stderr, "bench_multi: %s: %s\n", gf_strerror(st), gf_engine_error(e));

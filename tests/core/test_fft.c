@@ -480,6 +480,68 @@ static int expect_status(const char *what, const gf_config *c, gf_status want, c
     return bad;
 }
 
+/* The cost model's choices (machine-independent). */
+static int cost_model(void)
+{
+    int bad = 0;
+    bad += TU_CHECK(gf_method_choose(5, 1, GF_PRECISION_F32, GF_DEVICE_CPU, 0) == GF_METHOD_DIRECT,
+                    "auto: 5 taps on cpu should be direct");
+    bad += TU_CHECK(gf_method_choose(4095, 2, GF_PRECISION_F32, GF_DEVICE_CPU, 0) == GF_METHOD_FFT,
+                    "auto: 4095 taps on cpu should be FFT");
+    bad +=
+        TU_CHECK(gf_method_choose(255, 1, GF_PRECISION_F32, GF_DEVICE_CUDA, 0) == GF_METHOD_DIRECT,
+                 "auto: 255 taps on cuda should be direct");
+    bad +=
+        TU_CHECK(gf_method_choose(65536, 1, GF_PRECISION_F32, GF_DEVICE_REF, 0) == GF_METHOD_DIRECT,
+                 "auto: ref has only direct");
+    bad += TU_CHECK(gf_method_choose(8193, 1, GF_PRECISION_F64, GF_DEVICE_CUDA, 0) == GF_METHOD_FFT,
+                    "auto: beyond 8192 taps is FFT");
+    bad += TU_CHECK(gf_partition_choose(65536, GF_DEVICE_CPU) == 8192 &&
+                        gf_partition_choose((size_t)1 << 20, GF_DEVICE_CPU) == 131072 &&
+                        gf_partition_choose(65536, GF_DEVICE_CUDA) == 8192 &&
+                        gf_partition_choose(10, GF_DEVICE_CPU) == 256 &&
+                        gf_partition_choose((size_t)1 << 21, GF_DEVICE_CUDA) == ((size_t)1 << 18) &&
+                        gf_partition_choose((size_t)1 << 22, GF_DEVICE_CUDA) == ((size_t)1 << 19) &&
+                        gf_partition_choose(GF_MAX_FFT_TAPS, GF_DEVICE_CUDA) == ((size_t)1 << 19) &&
+                        gf_partition_choose(GF_MAX_FFT_TAPS, GF_DEVICE_CPU) == ((size_t)1 << 18),
+                    "default partitions");
+    return bad;
+}
+
+/* The default chunk: 16 partitions over all channels, at most 2^22
+ * samples' worth of them, at least 4 partitions. */
+static int default_chunks(void)
+{
+    int bad = 0;
+    const struct {
+        size_t partition;
+        int channels;
+        size_t chunk;
+    } dc[] = {{(size_t)1 << 17, 1, (size_t)1 << 21},
+              {(size_t)1 << 18, 1, (size_t)1 << 22},
+              {(size_t)1 << 19, 1, (size_t)1 << 22},
+              {(size_t)1 << 19, 2, (size_t)1 << 21},
+              {(size_t)1 << 19, 16, (size_t)1 << 21}};
+    for (size_t i = 0; i < sizeof dc / sizeof dc[0]; i++) {
+        gf_config d = gf_config_default();
+        d.device = g_dev;
+        d.method = GF_METHOD_FFT;
+        d.num_taps = (size_t)1 << 20; /* the mean filter */
+        d.partition = dc[i].partition;
+        d.channels = dc[i].channels;
+        gf_engine *e = NULL;
+        if (gf_engine_create(&d, &e, NULL, 0) != GF_OK) {
+            bad += TU_FAIL("create: partition %zu, %d channels", dc[i].partition, dc[i].channels);
+            continue;
+        }
+        bad += TU_CHECK(gf_engine_chunk_frames(e) == dc[i].chunk,
+                        "partition %zu, %d channels: chunk %zu, expected %zu", dc[i].partition,
+                        dc[i].channels, gf_engine_chunk_frames(e), dc[i].chunk);
+        gf_engine_destroy(e);
+    }
+    return bad;
+}
+
 static int test_api(void)
 {
     int bad = 0;
@@ -506,28 +568,7 @@ static int test_api(void)
     c.taps_per_channel = 1;
     bad += expect_status("per-channel without taps", &c, GF_ERR_INVALID_ARGUMENT, "taps");
 
-    /* What is in use, and the cost model (machine-independent). */
-    bad += TU_CHECK(gf_method_choose(5, 1, GF_PRECISION_F32, GF_DEVICE_CPU, 0) == GF_METHOD_DIRECT,
-                    "auto: 5 taps on cpu should be direct");
-    bad += TU_CHECK(gf_method_choose(4095, 2, GF_PRECISION_F32, GF_DEVICE_CPU, 0) == GF_METHOD_FFT,
-                    "auto: 4095 taps on cpu should be FFT");
-    bad +=
-        TU_CHECK(gf_method_choose(255, 1, GF_PRECISION_F32, GF_DEVICE_CUDA, 0) == GF_METHOD_DIRECT,
-                 "auto: 255 taps on cuda should be direct");
-    bad +=
-        TU_CHECK(gf_method_choose(65536, 1, GF_PRECISION_F32, GF_DEVICE_REF, 0) == GF_METHOD_DIRECT,
-                 "auto: ref has only direct");
-    bad += TU_CHECK(gf_method_choose(8193, 1, GF_PRECISION_F64, GF_DEVICE_CUDA, 0) == GF_METHOD_FFT,
-                    "auto: beyond 8192 taps is FFT");
-    bad += TU_CHECK(gf_partition_choose(65536, GF_DEVICE_CPU) == 8192 &&
-                        gf_partition_choose((size_t)1 << 20, GF_DEVICE_CPU) == 131072 &&
-                        gf_partition_choose(65536, GF_DEVICE_CUDA) == 8192 &&
-                        gf_partition_choose(10, GF_DEVICE_CPU) == 256 &&
-                        gf_partition_choose((size_t)1 << 21, GF_DEVICE_CUDA) == ((size_t)1 << 18) &&
-                        gf_partition_choose((size_t)1 << 22, GF_DEVICE_CUDA) == ((size_t)1 << 19) &&
-                        gf_partition_choose(GF_MAX_FFT_TAPS, GF_DEVICE_CUDA) == ((size_t)1 << 19) &&
-                        gf_partition_choose(GF_MAX_FFT_TAPS, GF_DEVICE_CPU) == ((size_t)1 << 18),
-                    "default partitions");
+    bad += cost_model();
 
     double h[300];
     tu_fill_taps(h, 300, 1);
@@ -556,33 +597,7 @@ static int test_api(void)
     bad += TU_CHECK(g1 == 5000 && g2 == 5000, "lengths %zu, %zu", g1, g2);
     bad += tu_compare("after reset", out1, out2, 5000, sizeof(float), 1);
     gf_engine_destroy(e);
-    /* The default chunk: 16 partitions over all channels, at most 2^22
-     * samples' worth of them, at least 4 partitions. */
-    const struct {
-        size_t partition;
-        int channels;
-        size_t chunk;
-    } dc[] = {{(size_t)1 << 17, 1, (size_t)1 << 21},
-              {(size_t)1 << 18, 1, (size_t)1 << 22},
-              {(size_t)1 << 19, 1, (size_t)1 << 22},
-              {(size_t)1 << 19, 2, (size_t)1 << 21},
-              {(size_t)1 << 19, 16, (size_t)1 << 21}};
-    for (size_t i = 0; i < sizeof dc / sizeof dc[0]; i++) {
-        gf_config d = gf_config_default();
-        d.device = g_dev;
-        d.method = GF_METHOD_FFT;
-        d.num_taps = (size_t)1 << 20; /* the mean filter */
-        d.partition = dc[i].partition;
-        d.channels = dc[i].channels;
-        if (gf_engine_create(&d, &e, NULL, 0) != GF_OK) {
-            bad += TU_FAIL("create: partition %zu, %d channels", dc[i].partition, dc[i].channels);
-            continue;
-        }
-        bad += TU_CHECK(gf_engine_chunk_frames(e) == dc[i].chunk,
-                        "partition %zu, %d channels: chunk %zu, expected %zu", dc[i].partition,
-                        dc[i].channels, gf_engine_chunk_frames(e), dc[i].chunk);
-        gf_engine_destroy(e);
-    }
+    bad += default_chunks();
     c.method = GF_METHOD_DIRECT;
     if (gf_engine_create(&c, &e, NULL, 0) == GF_OK) {
         bad += TU_CHECK(gf_engine_error_bound(e, 0, 1.0) == 0 && gf_engine_partition(e) == 0,

@@ -173,20 +173,22 @@ static int one_case(const fcase *k)
     return bad;
 }
 
-static int test_cases(void)
+static int each_case(const fcase *k, size_t n)
 {
     int bad = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        bad += one_case(&cases[i]);
+    for (size_t i = 0; i < n; i++)
+        bad += one_case(&k[i]);
     return bad;
+}
+
+static int test_cases(void)
+{
+    return each_case(cases, sizeof cases / sizeof cases[0]);
 }
 
 static int test_cuda_cases(void)
 {
-    int bad = 0;
-    for (size_t i = 0; i < sizeof cuda_cases / sizeof cuda_cases[0]; i++)
-        bad += one_case(&cuda_cases[i]);
-    return bad;
+    return each_case(cuda_cases, sizeof cuda_cases / sizeof cuda_cases[0]);
 }
 
 /* Histograms take the staged way: the same output, and every block's

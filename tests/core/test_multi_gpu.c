@@ -230,6 +230,54 @@ static int run_case(const mcase *m, const int *devs, int ndev, const void *x, co
     return bad;
 }
 
+/* How the devices shared case m's job (what the engine reports of each),
+ * against one device's. */
+static int check_sharing(const mcase *m, const result *one, const result *many, int ndev,
+                         const char *what)
+{
+    int bad =
+        TU_CHECK(many->ndev == ndev && one->ndev == 1, "%s: %d devices reported", what, many->ndev);
+    if (m->by_channel) {
+        /* Every chunk to each device; the channels split with the
+         * first device taking the odd one. */
+        const int c0 = (m->channels + 1) / 2;
+        bad += TU_CHECK(many->chunks[0] == one->chunks[0] && many->chunks[1] == one->chunks[0] &&
+                            many->frames[0] == one->frames[0] && many->frames[1] == one->frames[0],
+                        "%s: by channel, chunks %llu and %llu vs %llu", what,
+                        (unsigned long long)many->chunks[0], (unsigned long long)many->chunks[1],
+                        (unsigned long long)one->chunks[0]);
+        bad += TU_CHECK(many->first[0] == 0 && many->channels[0] == c0 && many->first[1] == c0 &&
+                            many->channels[1] == m->channels - c0 && one->first[0] == 0 &&
+                            one->channels[0] == m->channels,
+                        "%s: channels %d from %d and %d from %d", what, many->channels[0],
+                        many->first[0], many->channels[1], many->first[1]);
+    } else if ((m->way == 1 || m->way == 3) && m->method == GF_METHOD_FFT) {
+        /* gf_engine_process by time, the FFT method: each device a
+         * segment of each call in one-device chunks (engine_bulk.c):
+         * every device takes chunks, the frames add up. */
+        bad += TU_CHECK(many->chunks[0] >= 1 && many->chunks[1] >= 1 &&
+                            many->frames[0] + many->frames[1] == one->frames[0],
+                        "%s: segments, chunks %llu + %llu (frames %llu + %llu) vs %llu", what,
+                        (unsigned long long)many->chunks[0], (unsigned long long)many->chunks[1],
+                        (unsigned long long)many->frames[0], (unsigned long long)many->frames[1],
+                        (unsigned long long)one->frames[0]);
+    } else {
+        bad += TU_CHECK(many->first[1] == 0 && many->channels[1] == m->channels,
+                        "%s: by time, device 1 has %d channels from %d", what, many->channels[1],
+                        many->first[1]);
+        /* Chunks in turn, from the first device: the counts differ
+         * by at most one, and the frames add up to one device's. */
+        bad += TU_CHECK(many->chunks[1] >= 1 && many->chunks[0] >= many->chunks[1] &&
+                            many->chunks[0] - many->chunks[1] <= 1 &&
+                            many->frames[0] + many->frames[1] == one->frames[0],
+                        "%s: chunks %llu + %llu (frames %llu + %llu) vs %llu (%llu)", what,
+                        (unsigned long long)many->chunks[0], (unsigned long long)many->chunks[1],
+                        (unsigned long long)many->frames[0], (unsigned long long)many->frames[1],
+                        (unsigned long long)one->chunks[0], (unsigned long long)one->frames[0]);
+    }
+    return bad;
+}
+
 static const char *g_only; /* argv[1]: only the cases whose name holds it */
 
 static int check_list(const int *devs, int ndev)
@@ -265,49 +313,7 @@ static int check_list(const int *devs, int ndev)
             bad += TU_CHECK(one.hist == many.hist && one.records == many.records,
                             "%s: histograms differ (%zu vs %zu records)", what, many.records,
                             one.records);
-            bad += TU_CHECK(many.ndev == ndev && one.ndev == 1, "%s: %d devices reported", what,
-                            many.ndev);
-            if (m->by_channel) {
-                /* Every chunk to each device; the channels split with the
-                 * first device taking the odd one. */
-                const int c0 = (m->channels + 1) / 2;
-                bad +=
-                    TU_CHECK(many.chunks[0] == one.chunks[0] && many.chunks[1] == one.chunks[0] &&
-                                 many.frames[0] == one.frames[0] && many.frames[1] == one.frames[0],
-                             "%s: by channel, chunks %llu and %llu vs %llu", what,
-                             (unsigned long long)many.chunks[0], (unsigned long long)many.chunks[1],
-                             (unsigned long long)one.chunks[0]);
-                bad += TU_CHECK(many.first[0] == 0 && many.channels[0] == c0 &&
-                                    many.first[1] == c0 && many.channels[1] == m->channels - c0 &&
-                                    one.first[0] == 0 && one.channels[0] == m->channels,
-                                "%s: channels %d from %d and %d from %d", what, many.channels[0],
-                                many.first[0], many.channels[1], many.first[1]);
-            } else if ((m->way == 1 || m->way == 3) && m->method == GF_METHOD_FFT) {
-                /* gf_engine_process by time, the FFT method: each device a
-                 * segment of each call in one-device chunks (engine_bulk.c):
-                 * every device takes chunks, the frames add up. */
-                bad +=
-                    TU_CHECK(many.chunks[0] >= 1 && many.chunks[1] >= 1 &&
-                                 many.frames[0] + many.frames[1] == one.frames[0],
-                             "%s: segments, chunks %llu + %llu (frames %llu + %llu) vs %llu", what,
-                             (unsigned long long)many.chunks[0], (unsigned long long)many.chunks[1],
-                             (unsigned long long)many.frames[0], (unsigned long long)many.frames[1],
-                             (unsigned long long)one.frames[0]);
-            } else {
-                bad += TU_CHECK(many.first[1] == 0 && many.channels[1] == m->channels,
-                                "%s: by time, device 1 has %d channels from %d", what,
-                                many.channels[1], many.first[1]);
-                /* Chunks in turn, from the first device: the counts differ
-                 * by at most one, and the frames add up to one device's. */
-                bad +=
-                    TU_CHECK(many.chunks[1] >= 1 && many.chunks[0] >= many.chunks[1] &&
-                                 many.chunks[0] - many.chunks[1] <= 1 &&
-                                 many.frames[0] + many.frames[1] == one.frames[0],
-                             "%s: chunks %llu + %llu (frames %llu + %llu) vs %llu (%llu)", what,
-                             (unsigned long long)many.chunks[0], (unsigned long long)many.chunks[1],
-                             (unsigned long long)many.frames[0], (unsigned long long)many.frames[1],
-                             (unsigned long long)one.chunks[0], (unsigned long long)one.frames[0]);
-            }
+            bad += check_sharing(m, &one, &many, ndev, what);
         }
         gf_host_free(one.out);
         gf_host_free(many.out);

@@ -524,14 +524,14 @@ static gf_status cpu_submit(void *state, int slot, const gf_chunk *c)
     gf_chunk w = *c;
     w.in = s->zin;
     w.zero_frames = 0;
-    if (!c->zero_frames && !c->drop_tail) {
-        run_chunk(s, &w);
-        return GF_OK;
+    const int own_out = c->zero_frames || c->drop_tail; /* (not for lent frames alone) */
+    if (own_out) {
+        w.out = s->zout;
+        w.drop_tail = 0;
     }
-    w.out = s->zout;
-    w.drop_tail = 0;
     run_chunk(s, &w);
-    memcpy(c->out, s->zout, (c->frames - c->skip - c->drop_tail) * fbo);
+    if (own_out)
+        memcpy(c->out, s->zout, (c->frames - c->skip - c->drop_tail) * fbo);
     return GF_OK;
 }
 
