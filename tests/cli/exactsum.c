@@ -190,6 +190,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "exactsum: %s: 16- or 24-bit PCM input expected\n", argv[1]);
         exit(2);
     }
+    /* (libsndfile reads the format field on open: zero, or it takes the
+     * stack's garbage for a RAW file's format and fails now and then) */
+    memset(&oi, 0, sizeof oi);
     SNDFILE *of = sf_open(argv[2], SFM_READ, &oi);
     if (!of) {
         fprintf(stderr, "exactsum: %s: %s\n", argv[2], sf_strerror(NULL));
