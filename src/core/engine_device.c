@@ -2,11 +2,14 @@
  * gf_engine_filter_device: a whole signal in the caller's GPU memory
  * through the engine (gpufilt.h). The chunks of engine_bulk.c's
  * process_direct, with the caller's device pointers as every chunk's
- * input and output: the backend copies between them and its own buffers
- * on the device, takes the look-ahead zeros after the signal (and the
- * padding of a last, partial partition) as counts (gf_chunk.zero_frames),
- * and writes no output past the signal's (gf_chunk.drop_tail). Nothing
- * goes through host memory: the slots' staging buffers are not used.
+ * input and output (gf_chunk.device_memory): the backend reads and writes
+ * them in place where a chunk needs nothing staged (the CUDA backend's
+ * FFT method: every chunk but the last one or two), else copies between
+ * them and its own buffers on the device; it takes the look-ahead zeros
+ * after the signal (and the padding of a last, partial partition) as
+ * counts (gf_chunk.zero_frames), and writes no output past the signal's
+ * (gf_chunk.drop_tail). Nothing goes through host memory: the slots'
+ * staging buffers are not used.
  *
  * The FFT method keeps its history on the device. The direct method's
  * halo, the T - 1 frames before a chunk, is the caller's input itself,
@@ -95,6 +98,7 @@ gf_status gf_engine_filter_device(gf_engine *e, const void *in, size_t frames, v
             .halo_zeros = halo > off ? halo - off : 0,
             .in = real ? (const unsigned char *)in + off * C * ss : NULL,
             .frames = whole,
+            .device_memory = 1,
             .zero_frames = whole - real,
             .drop_tail = whole - n,
             .skip = skip,

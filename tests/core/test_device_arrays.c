@@ -8,7 +8,10 @@
  * where the signal is shorter than the filter; a chunk cut where the
  * signal ends, before the look-ahead zeros); nothing written past the
  * output; the caller's stream honoured; and the refusals, each with its
- * reason and none sticky. Labelled gpu: exits 77 without a usable device.
+ * reason and none sticky. The FFT method's chunks that need nothing
+ * staged are read and written in place; test_device_arrays_staged runs
+ * the same cases with GPUFILT_DEVICE_STAGED=1, every chunk staged.
+ * Labelled gpu: exits 77 without a usable device.
  */
 #include "gpufilt.h"
 #include "test_util.h"

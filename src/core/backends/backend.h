@@ -140,6 +140,9 @@ typedef struct gf_chunk {
     size_t halo_zeros;
     const void *in;
     size_t frames;
+    /* 1: in, out and halo are GPU memory of the backend's device
+     * (gf_engine_filter_device, after device_begin); 0: host memory. */
+    int device_memory;
     /* With gf_backend_ops.zero_tail: the last zero_frames of the frames
      * are zeros (the look-ahead after a flush, a last chunk's padding)
      * that the engine did not write into `in`: the backend makes them

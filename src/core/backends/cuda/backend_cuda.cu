@@ -278,6 +278,8 @@ static gf_status cuda_create(const gf_backend_params *p, void **state, char *det
                                            : p->num_taps - 1) *
             (size_t)p->channels;
     s->const_page = -1;
+    const char *staged = getenv("GPUFILT_DEVICE_STAGED");
+    s->stage_device = staged && strcmp(staged, "1") == 0;
     if (p->hist) {
         s->hist = *p->hist;
         s->has_hist = 1;
@@ -440,6 +442,18 @@ static const cuda_state *lend_source(cuda_state *s, const gf_chunk *c, size_t pr
     return peer_access(s, from->dev) ? from : NULL;
 }
 
+/* Whether chunk c goes from the caller's GPU memory straight through the
+ * method (cuda_method.run_device): nothing staged, its frames all real
+ * and all its outputs kept, no history to prime, keep or lend, no channel
+ * window, no histogram. */
+static int in_place(const cuda_state *s, const gf_chunk *c)
+{
+    return c->device_memory && s->m->run_device && !s->stage_device && c->in && !c->zero_frames &&
+           !c->drop_tail && !c->prime_frames && !c->keep_prime && !c->lend_peer &&
+           s->host_channels == s->p.channels && s->host_out == s->out_channels &&
+           !(s->has_hist && c->hist_frames);
+}
+
 static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
 {
     cuda_state *s = (cuda_state *)state;
@@ -452,6 +466,10 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
     if (sl->reader) { /* another instance copies history out of d_in */
         GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(sl->stream, sl->reader, 0));
         sl->reader = NULL;
+    }
+    if (in_place(s, c)) {
+        sl->held = 0; /* (d_in holds nothing of this chunk) */
+        return s->m->run_device(s, sl, c);
     }
     /* Upload the frames and what the method reads before them: the direct
      * method's whole halo, the FFT method's history to prime with (its
@@ -625,6 +643,9 @@ static gf_status cuda_device_begin(void *state, const void *in, size_t in_bytes,
     GF_TRY(s->err, sizeof s->err, cudaEventRecord(s->joined, (cudaStream_t)stream));
     for (int i = 0; i < CUDA_SLOTS; i++)
         GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(s->slot[i].stream, s->joined, 0));
+    /* (and the compute stream, which the method's in-place chunks run on) */
+    if (s->compute)
+        GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(s->compute, s->joined, 0));
     return GF_OK;
 }
 

@@ -66,6 +66,10 @@ typedef struct cuda_state {
      * asked already (peer_access in backend_cuda.cu). */
     unsigned long long peer_ok, peer_asked;
     cudaEvent_t joined; /* device_begin: the caller's stream's work so far; NULL until used */
+    /* GPUFILT_DEVICE_STAGED=1 at create: GPU-memory chunks staged through
+     * the slots' buffers like host ones, never in place (for comparing the
+     * two: bench/gpu_arrays.py) */
+    int stage_device;
     /* gf_chunk.keep_prime: the history this instance primed its segment
      * with, kept_frames of it (0: none) in d_kept (kept_cap bytes), there
      * once `kept_ready` is done; another instance's chunk copies from it
@@ -88,6 +92,12 @@ struct cuda_method {
     gf_status (*slot_setup)(cuda_state *s, cuda_slot *sl);
     /* Queue the filtering of chunk c, uploaded to sl->d_in, into sl->d_out. */
     gf_status (*run)(cuda_state *s, cuda_slot *sl, const gf_chunk *c);
+    /* Queue the filtering of chunk c in GPU memory (gf_chunk.device_memory)
+     * from c->in straight into c->out, with nothing to stage (no zeros to
+     * make, outputs to drop, history to prime or channel window), and
+     * record sl->done after it; NULL: such chunks are staged through the
+     * slot's buffers like any other. */
+    gf_status (*run_device)(cuda_state *s, cuda_slot *sl, const gf_chunk *c);
     /* Forget the stream's history, nothing in flight; NULL: keeps none. */
     gf_status (*reset)(cuda_state *s);
     /* At destroy, after the slots are gone: free what setup made (all or

@@ -46,6 +46,21 @@ static gf_status run_fft(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
     return GF_OK;
 }
 
+/* A chunk of the caller's GPU memory with nothing to stage: the
+ * transforms read its input and write its output where they are, on the
+ * compute stream, which device_begin set waiting for the caller's work. No
+ * copy into or out of the slot's buffers (two of the chunk's bytes each
+ * way), and the slot's stream is not used. */
+static gf_status run_device_fft(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
+{
+    cudaGetLastError();
+    GF_TRY(s->err, sizeof s->err,
+           gf::fft_conv_run(s->fft, s->compute, c->in, c->frames, c->skip, c->out, s->err,
+                            sizeof s->err));
+    GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->done, s->compute));
+    return GF_OK;
+}
+
 static gf_status reset_fft(cuda_state *s)
 {
     GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
@@ -62,4 +77,5 @@ static void release_fft(cuda_state *s)
         cudaStreamDestroy(s->compute);
 }
 
-const cuda_method cuda_fft = {setup_fft, slot_setup_fft, run_fft, reset_fft, release_fft};
+const cuda_method cuda_fft = {setup_fft,      slot_setup_fft, run_fft,
+                              run_device_fft, reset_fft,      release_fft};

@@ -379,4 +379,5 @@ static void release_nupc(cuda_state *s)
     cudaGetLastError(); /* teardown reports nothing */
 }
 
-const cuda_method cuda_nupc = {setup_nupc, slot_setup_nupc, run_nupc, reset_nupc, release_nupc};
+const cuda_method cuda_nupc = {setup_nupc, slot_setup_nupc, run_nupc,
+                               NULL,       reset_nupc,      release_nupc};
