@@ -524,6 +524,12 @@ gf_status gf_engine_filter(gf_engine *e, const void *in, size_t frames, void *ou
  * holds them after returning. Afterwards the engine is as after a flush
  * whose output was pulled (push refuses until gf_engine_reset); the next
  * call resets it again. Not for several threads at once on one engine.
+ *
+ * GPU memory: with the FFT method's fused transforms (f32, partitions of
+ * 512 to 32768 frames), the first call on a signal longer than the
+ * engine's chunk grows the engine's GPU buffers to take chunks of up to
+ * 2^23 samples (about 200 MB), where the GPU has that free; they stay
+ * until gf_engine_destroy. The bytes are the same either way.
  */
 gf_status gf_engine_filter_device(gf_engine *e, const void *in, size_t frames, void *out,
                                   size_t *produced, void *stream);

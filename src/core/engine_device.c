@@ -8,8 +8,10 @@
  * them and its own buffers on the device; it takes the look-ahead zeros
  * after the signal (and the padding of a last, partial partition) as
  * counts (gf_chunk.zero_frames), and writes no output past the signal's
- * (gf_chunk.drop_tail). Nothing goes through host memory: the slots'
- * staging buffers are not used.
+ * (gf_chunk.drop_tail). Chunks of the signal's own frames may be longer
+ * than the engine's where the backend says so (device_begin: the CUDA
+ * FFT method's run in place, up to 2^23 samples). Nothing goes through
+ * host memory: the slots' staging buffers are not used.
  *
  * The FFT method keeps its history on the device. The direct method's
  * halo, the T - 1 frames before a chunk, is the caller's input itself,
@@ -66,8 +68,9 @@ gf_status gf_engine_filter_device(gf_engine *e, const void *in, size_t frames, v
     const size_t halo = e->method == GF_METHOD_DIRECT ? e->halo_samples / C : 0;
     const size_t zeros = e->cfg.mode == GF_MODE_FULL ? e->num_taps - 1 : e->latency;
     const size_t total = frames + zeros, outs = total - e->skip_left;
-    if ((st = e->ops->device_begin(e->backend, in, frames * C * ss, out, outs * O * ss, stream)) !=
-        GF_OK) {
+    size_t run = e->chunk; /* a chunk of the signal's own frames may be longer (backend.h) */
+    if ((st = e->ops->device_begin(e->backend, in, frames * C * ss, out, outs * O * ss, stream,
+                                   &run)) != GF_OK) {
         snprintf(e->err, sizeof e->err, "%s", e->ops->error(e->backend));
         return st; /* a refusal (the memory's kind or device): not sticky */
     }
@@ -84,10 +87,14 @@ gf_status gf_engine_filter_device(gf_engine *e, const void *in, size_t frames, v
         /* n frames of the stream (the signal, then its look-ahead zeros),
          * rounded up to whole partitions with zeros whose outputs are not
          * written; only the last chunk is short (and with the direct
-         * method, the one that ends where the signal does). */
+         * method, the one that ends where the signal does), and those of
+         * the signal's own frames may be as long as the backend takes
+         * (`run`). */
         size_t n = total - off < e->chunk ? total - off : e->chunk;
         if (halo && off < frames && off + n > frames && off + n < total)
             n = frames - off; /* the next chunk's halo ends at the signal's end */
+        if (run > n && off + run <= frames)
+            n = run; /* whole partitions of the signal itself (off is on one) */
         const size_t whole = (n + e->quantum - 1) / e->quantum * e->quantum;
         const size_t real = off < frames ? (frames - off < n ? frames - off : n) : 0;
         const size_t skip = n < e->skip_left ? n : e->skip_left;

@@ -98,7 +98,8 @@ static size_t filters_of(const dcase *k)
 }
 
 /* One case: the host path's output, then the device path's twice (the
- * caller's stream, then the default one), each equal to it. */
+ * caller's stream, then the default one), then the host path's again,
+ * each equal to the first. */
 static int one_case(const dcase *k)
 {
     const size_t ss = tu_sample_size(k->prec), C = (size_t)k->channels;
@@ -153,6 +154,17 @@ static int one_case(const dcase *k)
         size_t used = 0;
         bad += TU_CHECK(gf_engine_push(e, x, k->frames ? 1 : 0, &used) == GF_ERR_STATE,
                         "%s: push after gf_engine_filter_device is not refused", k->name);
+    }
+    /* the host path again, after the device path (whose chunk buffers may
+     * have grown): its bytes as before */
+    if (!bad) {
+        size_t again = 0;
+        bad += TU_CHECK(gf_engine_reset(e) == GF_OK, "%s: reset: %s", k->name, gf_engine_error(e));
+        bad += tu_run_process(e, x, k->frames, got, cap, O * ss, TU_ALL, &again);
+        bad += TU_CHECK(again == nwant, "%s: host path after: %zu frames, before %zu", k->name,
+                        again, nwant);
+        if (!bad)
+            bad += tu_compare("host path after the device path", want, got, nwant * O, ss, O);
     }
     CK(cudaStreamDestroy(st));
     CK(cudaFree(din));

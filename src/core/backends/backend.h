@@ -216,9 +216,13 @@ typedef struct gf_backend_ops {
      * check that in[0, in_bytes) and out[0, out_bytes) are memory of this
      * instance's device (GF_ERR_INVALID_ARGUMENT, the reason in error()),
      * and order what follows after the work already queued on the caller's
-     * stream (a cudaStream_t; NULL: the legacy default stream). */
+     * stream (a cudaStream_t; NULL: the legacy default stream). *chunk: in,
+     * the engine's chunk; out, the longest chunk of the signal's own frames
+     * (whole partitions before its end: no zero_frames, no drop_tail) the
+     * backend takes from here on, at least the engine's. Every other chunk
+     * stays within the engine's. */
     gf_status (*device_begin)(void *state, const void *in, size_t in_bytes, const void *out,
-                              size_t out_bytes, void *stream);
+                              size_t out_bytes, void *stream, size_t *chunk);
     /* Optional (NULL: not needed): make host memory another backend
      * allocated usable for fast transfers (hand-off, handoff.h), and undo
      * it before that memory is freed. */

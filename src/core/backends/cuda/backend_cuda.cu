@@ -471,6 +471,11 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
         sl->held = 0; /* (d_in holds nothing of this chunk) */
         return s->m->run_device(s, sl, c);
     }
+    if (c->frames > s->p.chunk_frames) { /* (only in place: device_reserve) */
+        snprintf(s->err, sizeof s->err, "a chunk of %zu frames for buffers of %zu", c->frames,
+                 s->p.chunk_frames);
+        return GF_ERR_STATE;
+    }
     /* Upload the frames and what the method reads before them: the direct
      * method's whole halo, the FFT method's history to prime with (its
      * end; from another GPU where it is there); one copy when they are
@@ -629,7 +634,7 @@ static int on_device(cuda_state *s, const void *p, size_t bytes, const char *wha
 }
 
 static gf_status cuda_device_begin(void *state, const void *in, size_t in_bytes, const void *out,
-                                   size_t out_bytes, void *stream)
+                                   size_t out_bytes, void *stream, size_t *chunk)
 {
     cuda_state *s = (cuda_state *)state;
     GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
@@ -646,6 +651,9 @@ static gf_status cuda_device_begin(void *state, const void *in, size_t in_bytes,
     /* (and the compute stream, which the method's in-place chunks run on) */
     if (s->compute)
         GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(s->compute, s->joined, 0));
+    if (s->m->device_reserve)
+        GF_TRY(s->err, sizeof s->err,
+               s->m->device_reserve(s, in_bytes / ((size_t)s->p.channels * s->ss), chunk));
     return GF_OK;
 }
 

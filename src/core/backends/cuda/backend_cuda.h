@@ -98,6 +98,11 @@ struct cuda_method {
      * record sl->done after it; NULL: such chunks are staged through the
      * slot's buffers like any other. */
     gf_status (*run_device)(cuda_state *s, cuda_slot *sl, const gf_chunk *c);
+    /* At device_begin, for a signal of `frames` frames: *chunk (the
+     * engine's chunk) raised to the longest chunk of the signal's own
+     * frames that run_device takes, where the method makes room for more
+     * than the engine's; NULL: the engine's chunk. */
+    gf_status (*device_reserve)(cuda_state *s, size_t frames, size_t *chunk);
     /* Forget the stream's history, nothing in flight; NULL: keeps none. */
     gf_status (*reset)(cuda_state *s);
     /* At destroy, after the slots are gone: free what setup made (all or

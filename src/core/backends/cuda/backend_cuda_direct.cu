@@ -103,4 +103,4 @@ static void release_direct(cuda_state *s)
         const_free(s->dev, s->const_page, s->const_npages);
 }
 
-const cuda_method cuda_direct = {setup_direct, NULL, run_direct, NULL, NULL, release_direct};
+const cuda_method cuda_direct = {setup_direct, NULL, run_direct, NULL, NULL, NULL, release_direct};

@@ -379,5 +379,5 @@ static void release_nupc(cuda_state *s)
     cudaGetLastError(); /* teardown reports nothing */
 }
 
-const cuda_method cuda_nupc = {setup_nupc, slot_setup_nupc, run_nupc,
+const cuda_method cuda_nupc = {setup_nupc, slot_setup_nupc, run_nupc,    NULL,
                                NULL,       reset_nupc,      release_nupc};

@@ -396,6 +396,54 @@ gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err,
     return GF_OK;
 }
 
+size_t fft_conv_chunk_frames(const fft_conv *f)
+{
+    return f->chunk_blocks * f->P;
+}
+
+gf_status fft_conv_reserve(fft_conv *f, size_t frames, char *err, size_t n)
+{
+    const size_t M = frames / f->P;
+    if (!f->dx || M <= f->chunk_blocks)
+        return GF_OK;
+    const size_t cbytes = 2 * f->ss, wide = (size_t)(f->O > f->C ? f->O : f->C);
+    const size_t slots = wide * (M + 1); /* (no cuFFT batches to round to) */
+    const size_t ring_slots = f->partitions - 1 + M;
+    const size_t spec_bytes = slots * f->sstride * cbytes;
+    const size_t ring_bytes = (size_t)f->C * ring_slots * f->sstride * cbytes;
+    size_t free_b = 0, total_b = 0;
+    GF_TRY(err, n, cudaMemGetInfo(&free_b, &total_b));
+    /* (an eighth of the free memory left over, for everyone else) */
+    if (2 * spec_bytes + ring_bytes > free_b - free_b / 8)
+        return GF_OK;
+    /* the new chunk buffers beside the old, which stay where they cannot */
+    void *spec = NULL, *Y = NULL, *ring = NULL;
+    if (cudaMalloc(&spec, spec_bytes) != cudaSuccess || cudaMalloc(&Y, spec_bytes) != cudaSuccess ||
+        cudaMalloc(&ring, ring_bytes) != cudaSuccess) {
+        cudaGetLastError(); /* no room after all */
+        cudaFree(spec);
+        cudaFree(Y);
+        cudaFree(ring);
+        return GF_OK;
+    }
+    cudaFree(f->spec);
+    cudaFree(f->Y);
+    cudaFree(f->ring);
+    f->spec = spec;
+    f->Y = Y;
+    f->ring = ring;
+    f->chunk_blocks = M;
+    f->windows = M + 1;
+    f->ring_slots = ring_slots;
+    f->slots = slots;
+    /* defined, as alloc_buffers leaves them; the history zeroed */
+    GF_TRY(err, n, cudaMemset(f->spec, 0, spec_bytes));
+    GF_TRY(err, n, cudaMemset(f->Y, 0, spec_bytes));
+    GF_TRY(err, n, fft_conv_reset(f, 0, err, n));
+    GF_TRY(err, n, cudaDeviceSynchronize());
+    return GF_OK;
+}
+
 gf_status fft_conv_reset(fft_conv *f, cudaStream_t st, char *err, size_t n)
 {
     f->head = 0;

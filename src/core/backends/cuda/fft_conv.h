@@ -45,6 +45,18 @@ struct fft_conv;
 gf_status fft_conv_create(const gf_backend_params *p, fft_conv **out, char *err, size_t n);
 void fft_conv_destroy(fft_conv *f);
 
+/* Frames the chunk buffers take in one chunk (fft_conv_run, at most). */
+size_t fft_conv_chunk_frames(const fft_conv *f);
+
+/* Chunk buffers for chunks of up to `frames` frames (a multiple of P),
+ * where they are larger than the present ones, the fused transforms are in
+ * use (the cuFFT plans' buffers stay) and the free memory holds the new
+ * ones beside the old: then the old are freed and the history is zeroed,
+ * as by fft_conv_reset. Anything in flight must be finished. Otherwise
+ * nothing changes: GF_OK either way (fft_conv_chunk_frames says which);
+ * an error only from a CUDA call that failed for another reason. */
+gf_status fft_conv_reserve(fft_conv *f, size_t frames, char *err, size_t n);
+
 /* Zero the history (queued on stream st). */
 gf_status fft_conv_reset(fft_conv *f, cudaStream_t st, char *err, size_t n);
 
