@@ -183,11 +183,15 @@ if want long && [ -x build-gpu/bench/bench_long ]; then
         tee "$OUT/peers.log"
 fi
 # Opt-in (--only profile): each kernel's share of the FFT filter's device
-# time, per filter length, from Nsight Compute (one timing pass per kernel).
+# time, per filter length, from Nsight Compute (one timing pass per kernel),
+# with the caches and clocks as the run leaves them (ncu's defaults flush
+# the caches before each kernel and lock the clocks at base: the spectra one
+# kernel leaves in L2 for the next would be read from DRAM).
 if [[ $only == *,profile,* ]] && command -v ncu >/dev/null; then
     step "profile: the FFT filter's kernels (bench_long --device-only under ncu)"
     for t in ${PROFILE_TAPS:-4095 65536 1048576 4194304}; do
-        ncu --metrics gpu__time_duration.sum --csv --log-file "$OUT/ncu-$t.csv" \
+        ncu --cache-control none --clock-control none --metrics gpu__time_duration.sum --csv \
+            --log-file "$OUT/ncu-$t.csv" \
             ./build-gpu/bench/bench_long --quick --device-only --taps "$t" >"$OUT/ncu-$t.log" 2>&1
         python3 bench/kernel_summary.py "$OUT/ncu-$t.csv" "taps $t" | tee -a "$OUT/profile.txt"
     done
