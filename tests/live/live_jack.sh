@@ -193,6 +193,9 @@ run_case() {
     fi
     if [ -z "$lb" ]; then
         echo "live_jack: $name: FAIL: jack_feed found no signal in its plain loopback"
+        # (lost to JACK's own xruns, the server starved at the start: seen
+        # on a loaded 2-core machine under ASan; worth the try)
+        [ "${jx:-0}" -gt 0 ] && return 3
         return 1
     fi
     # Without xruns the signal must come back exactly `latency` + one block
