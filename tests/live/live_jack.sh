@@ -109,7 +109,7 @@ jack_xruns() { grep -ci xrun "$work/jackd.log"; }
 # prints more live_check arguments from gpufilt's messages (its argument);
 # gpufilt reads its standard input from `gp_stdin` (default /dev/null);
 # `before`, when set, runs first (each try: what a case changes, it resets).
-seconds=2 case_xruns="" case_jackd_xruns="" during="" more_check="" gp_stdin=/dev/null pa_block=$frames before=""
+seconds=2 case_xruns="" case_jackd_xruns="" case_server_xruns="" during="" more_check="" gp_stdin=/dev/null pa_block=$frames before=""
 run_case() {
     local name=$1 check_args=$2
     shift 2
@@ -160,6 +160,8 @@ run_case() {
     wait "$feed_pid"
     local frc=$?
     cat "$work/$name.feed"
+    # (the xruns JACK's server reported to jack_feed in this case)
+    case_server_xruns=$(sed -n 's/.*JACK xruns \([0-9]*\).*/\1/p' "$work/$name.feed")
     [ "$during_failed" = 1 ] && frc=1
     if [ "$stopped" = 0 ]; then
         echo "live_jack: $name: FAIL: gpufilt did not stop within 10 s of SIGTERM"
@@ -229,7 +231,12 @@ run_case() {
 # scheduling (2 CPUs shared with other jobs) has disturbed two tries of one
 # case in a row (a fresh-clone CI run: zero_direct_f32, 160 and 86 xruns),
 # and a change of filter checked within the FFT method's bound has no
-# piecewise mode.
+# piecewise mode. A disturbed try in which JACK's server itself ran late
+# (xruns it reported to jack_feed: the machine, not gpufilt, missed the
+# period) does not count against those three, up to 8 tries in all: on a
+# 2-CPU machine after minutes of full load, under ASan, three tries in a
+# row of one case were each disturbed so (zero_direct_f64: JACK xruns 32,
+# 31 and 21). What a try must show to pass is the same.
 case_with_retry() {
     local name=$1 tries=3 t rc
     for ((t = 1; t <= tries; t++)); do
@@ -238,6 +245,7 @@ case_with_retry() {
         run_case "$@"
         rc=$?
         [ "$rc" = 3 ] || break
+        [ "${case_server_xruns:-0}" -gt 0 ] && [ "$tries" -lt 8 ] && tries=$((tries + 1))
     done
     [ "$rc" = 0 ] && echo "live_jack: $name: PASS" || echo "live_jack: $name: FAIL"
     return $rc
