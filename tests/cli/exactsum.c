@@ -160,9 +160,46 @@ static double *through_codec(const long double *v, size_t n, int format, int f32
     return out;
 }
 
-/* One straight pass, kept whole on purpose (about 180 lines with the NUPC
- * method's bound): read, sum exactly, bound, compare; an oracle read top to bottom is easier to
- * trust than one spread over helpers that share a dozen locals. */
+/* The bound's factor of eps max|x| (gpufilt.h): the FFT method's with
+ * partition P, or with B > 0 the NUPC method's, level by level (first
+ * partition B, largest PM), plus its levels' sum; 0 for the direct method
+ * (P = B = 0). */
+static long double bound_factor(const long double *h, size_t T, size_t P, size_t B, size_t PM)
+{
+    long double sum_h = 0;
+    for (size_t k = 0; k < T; k++)
+        sum_h += fabsl(h[k]);
+    unsigned log2n = 0;
+    for (size_t n = 2 * P; n > 1; n >>= 1)
+        log2n++;
+    long double factor = P ? (2.0L * log2n + (long double)((T + P - 1) / P) + 4) * sum_h : 0;
+    if (B) {
+        size_t o = 0, S = B, levels = 0;
+        while (o < T) {
+            size_t K = (T - o + S - 1) / S;
+            if (S < PM && K > 2)
+                K = 2;
+            unsigned lg = 0;
+            for (size_t n = 2 * S; n > 1; n >>= 1)
+                lg++;
+            long double seg = 0;
+            for (size_t k = o; k < o + K * S && k < T; k++)
+                seg += fabsl(h[k]);
+            factor += (2.0L * lg + (long double)K + 4) * seg;
+            levels++;
+            o += K * S;
+            if (S < PM)
+                S *= 2;
+        }
+        factor += (long double)(levels - 1) * sum_h;
+    }
+    return factor;
+}
+
+/* One straight pass, kept whole on purpose (about 160 lines): read, sum
+ * exactly, bound (bound_factor), compare; an oracle read top to bottom is
+ * easier to trust than one spread over helpers that share a dozen locals
+ * (the frames, channels, encodings and the three sums per output). */
 int main(int argc, char **argv)
 {
     if (argc != 7) {
@@ -228,35 +265,8 @@ int main(int argc, char **argv)
     sf_close(of);
 
     const size_t off = same ? (T - 1) / 2 : 0; /* y[i] = sum_k h[k] x[i + off - k] */
-    long double sum_h = 0;
-    for (size_t k = 0; k < T; k++)
-        sum_h += fabsl(h[k]);
-    unsigned log2n = 0;
-    for (size_t n = 2 * P; n > 1; n >>= 1)
-        log2n++;
     const long double eps = f32 ? 0x1p-24L : 0x1p-53L;
-    /* The bound's factor of max|x|: FFT's, or NUPC's level by level. */
-    long double factor = P ? (2.0L * log2n + (long double)((T + P - 1) / P) + 4) * sum_h : 0;
-    if (B) {
-        size_t o = 0, S = B, levels = 0;
-        while (o < T) {
-            size_t K = (T - o + S - 1) / S;
-            if (S < PM && K > 2)
-                K = 2;
-            unsigned lg = 0;
-            for (size_t n = 2 * S; n > 1; n >>= 1)
-                lg++;
-            long double seg = 0;
-            for (size_t k = o; k < o + K * S && k < T; k++)
-                seg += fabsl(h[k]);
-            factor += (2.0L * lg + (long double)K + 4) * seg;
-            levels++;
-            o += K * S;
-            if (S < PM)
-                S *= 2;
-        }
-        factor += (long double)(levels - 1) * sum_h;
-    }
+    const long double factor = bound_factor(h, T, P, B, PM);
 
     long double *y = xmalloc(M * sizeof *y), *lo = xmalloc(M * sizeof *lo),
                 *hi = xmalloc(M * sizeof *hi);

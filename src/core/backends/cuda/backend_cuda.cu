@@ -454,33 +454,16 @@ static int in_place(const cuda_state *s, const gf_chunk *c)
            !(s->has_hist && c->hist_frames);
 }
 
-static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
+/* Upload chunk c into slot sl's d_in with what the method reads before
+ * it: the direct method's whole halo, the FFT method's history to prime
+ * with (its end; from another GPU where it is there); one copy when they
+ * are contiguous in memory. Host frames are host_channels samples apart,
+ * the instance's from channel_offset. The zeros the engine did not write
+ * are made on the device. */
+static gf_status upload_chunk(cuda_state *s, cuda_slot *sl, const gf_chunk *c)
 {
-    cuda_state *s = (cuda_state *)state;
-    cuda_slot *sl = &s->slot[slot];
     const size_t C = (size_t)s->p.channels, ss = s->ss, hs = s->hs;
     unsigned char *d_in = (unsigned char *)sl->d_in;
-    if (s->reset_failed != GF_OK)
-        return s->reset_failed;
-    GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
-    if (sl->reader) { /* another instance copies history out of d_in */
-        GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(sl->stream, sl->reader, 0));
-        sl->reader = NULL;
-    }
-    if (in_place(s, c)) {
-        sl->held = 0; /* (d_in holds nothing of this chunk) */
-        return s->m->run_device(s, sl, c);
-    }
-    if (c->frames > s->p.chunk_frames) { /* (only in place: device_reserve) */
-        snprintf(s->err, sizeof s->err, "a chunk of %zu frames for buffers of %zu", c->frames,
-                 s->p.chunk_frames);
-        return GF_ERR_STATE;
-    }
-    /* Upload the frames and what the method reads before them: the direct
-     * method's whole halo, the FFT method's history to prime with (its
-     * end; from another GPU where it is there); one copy when they are
-     * contiguous in memory. Host frames are host_channels samples apart,
-     * the instance's from channel_offset. */
     const size_t hs_f = hs / C, pre_f = s->m == &cuda_fft ? c->prime_frames : hs_f;
     const size_t hp = (size_t)s->host_channels * ss, first = (size_t)s->channel_offset * ss;
     const unsigned char *h_in = c->in ? (const unsigned char *)c->in + first : NULL;
@@ -529,6 +512,30 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
         GF_TRY(s->err, sizeof s->err, keep_prime(s, sl, d_pre, pre_f));
     sl->held = pre_f + c->frames;
     sl->end = c->frames;
+    return GF_OK;
+}
+
+static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
+{
+    cuda_state *s = (cuda_state *)state;
+    cuda_slot *sl = &s->slot[slot];
+    if (s->reset_failed != GF_OK)
+        return s->reset_failed;
+    GF_TRY(s->err, sizeof s->err, cudaSetDevice(s->dev));
+    if (sl->reader) { /* another instance copies history out of d_in */
+        GF_TRY(s->err, sizeof s->err, cudaStreamWaitEvent(sl->stream, sl->reader, 0));
+        sl->reader = NULL;
+    }
+    if (in_place(s, c)) {
+        sl->held = 0; /* (d_in holds nothing of this chunk) */
+        return s->m->run_device(s, sl, c);
+    }
+    if (c->frames > s->p.chunk_frames) { /* (only in place: device_reserve) */
+        snprintf(s->err, sizeof s->err, "a chunk of %zu frames for buffers of %zu", c->frames,
+                 s->p.chunk_frames);
+        return GF_ERR_STATE;
+    }
+    GF_TRY(s->err, sizeof s->err, upload_chunk(s, sl, c));
     const gf_status run = s->m->run(s, sl, c);
     if (run != GF_OK)
         return run;
@@ -540,7 +547,8 @@ static gf_status cuda_submit(void *state, int slot, const gf_chunk *c)
     }
     if (c->frames > c->skip + c->drop_tail)
         GF_TRY(s->err, sizeof s->err,
-               copy_frames(s, sl->d_out, (unsigned char *)c->out + first,
+               copy_frames(s, sl->d_out,
+                           (unsigned char *)c->out + (size_t)s->channel_offset * s->ss,
                            c->frames - c->skip - c->drop_tail, cudaMemcpyDeviceToHost, sl->stream));
     GF_TRY(s->err, sizeof s->err, cudaEventRecord(sl->done, sl->stream));
     return GF_OK;
