@@ -269,12 +269,12 @@ static void mac_setup(mac_io<T> &io, int C, long long P, long long K, long long 
 /* The instance fft_conv.cu's pick_mac takes: several runs per thread
  * unless split or a single run. */
 template <typename T, int BT>
-static void mac_launch(const mac_io<T> &io, unsigned gy, int split,
+static void mac_launch(const mac_io<T> &io, unsigned gx, int split,
                        std::vector<typename cx<T>::V> &out, std::vector<typename cx<T>::V> &ring)
 {
     auto mac = io.runs > 1 && !split ? gf::fft_mac<T, BT, gf::mac_tile<T>::KT, true>
                                      : gf::fft_mac<T, BT, gf::mac_tile<T>::KT, false>;
-    gf_host_launch(dim3(gf::mac_grid_x(io.C, io.bins), gy), gf::FFT_THREADS, NO_SMEM, 0, [&] {
+    gf_host_launch(dim3(gx), gf::FFT_THREADS, NO_SMEM, 0, [&] {
         mac(io.spec.data(), ring.data(), io.H.data(), out.data(), io.m, io.W, io.C, io.K, io.R,
             io.head, io.bins, io.sstride, io.per_channel, split, PW, io.inputs);
     });
@@ -282,7 +282,8 @@ static void mac_launch(const mac_io<T> &io, unsigned gy, int split,
 
 /* Both ways of summing the runs: in one thread (into Y) and split over
  * threads (into part, for chunks of at most pw blocks), each with the
- * launch's grid (y: tiles, x runs when split; at most 65535) and one row. */
+ * launch's grid (mac_grid_x: a thread per (tile, channel, bin), x runs
+ * when split) and with one block striding over them all. */
 template <typename T, int BT> static void mac_check_tile(const mac_io<T> &io, const char *what)
 {
     typedef typename cx<T>::V V;
@@ -292,18 +293,44 @@ template <typename T, int BT> static void mac_check_tile(const mac_io<T> &io, co
             continue;
         const std::vector<V> &want = split ? io.want_part : io.want_Y;
         const long long ty = tiles * (split ? io.runs : 1);
-        for (unsigned g : {(unsigned)std::min(ty, 65535LL), 1u}) {
+        for (unsigned g : {gf::mac_grid_x(ty, io.C, io.bins), 1u}) {
             std::vector<V> out(want.size(), V{nan_of<T>(), nan_of<T>()}), ring = io.ring;
             mac_launch<T, BT>(io, g, split, out, ring);
             const long long dp = first_diff(out, want), dr = first_diff(ring, io.want_ring);
             if (dp >= 0 || dr >= 0)
                 FAIL("fft_mac<%s, BT %d> %s: C %d inputs %d K %lld (S %lld) m %lld R %lld head "
-                     "%lld bins %lld per-channel %d split %d grid.y %u: sums differ at %lld, ring "
+                     "%lld bins %lld per-channel %d split %d grid.x %u: sums differ at %lld, ring "
                      "at %lld",
                      tname<T>(), BT, what, io.C, io.inputs, io.K, io.S, io.m, io.R, io.head,
                      io.bins, io.per_channel, split, g, dp, dr);
         }
     }
+}
+
+/* fft_mac_walk, where fft_conv.cu takes it (one run, no matrix, K <=
+ * MAC_WK): the same sums and ring as fft_mac's, with runs of 1, 3 and 8
+ * blocks and the length the launch picks, each with the launch's grid and
+ * with one block striding over it all. */
+template <typename T> static void mac_check_walk(const mac_io<T> &io, const char *what)
+{
+    typedef typename cx<T>::V V;
+    if (io.runs != 1 || io.inputs > 0 || io.K > gf::MAC_WK)
+        return;
+    for (long long L : {1LL, 3LL, 8LL, gf::mac_walk_run(io.m, io.C, io.bins)})
+        for (unsigned g : {gf::mac_grid_x((io.m + L - 1) / L, io.C, io.bins), 1u}) {
+            std::vector<V> out(io.want_Y.size(), V{nan_of<T>(), nan_of<T>()}), ring = io.ring;
+            gf_host_launch(dim3(g), gf::FFT_THREADS, NO_SMEM, 0, [&] {
+                gf::fft_mac_walk<T>(io.spec.data(), ring.data(), io.H.data(), out.data(), io.m,
+                                    io.W, io.C, (int)io.K, io.R, io.head, io.bins, io.sstride,
+                                    io.per_channel, L);
+            });
+            const long long dp = first_diff(out, io.want_Y), dr = first_diff(ring, io.want_ring);
+            if (dp >= 0 || dr >= 0)
+                FAIL("fft_mac_walk<%s> %s: C %d K %lld m %lld R %lld head %lld bins %lld "
+                     "per-channel %d run %lld grid.x %u: sums differ at %lld, ring at %lld",
+                     tname<T>(), what, io.C, io.K, io.m, io.R, io.head, io.bins, io.per_channel, L,
+                     g, dp, dr);
+        }
 }
 
 template <typename T>
@@ -316,6 +343,7 @@ static void check_mac(int C, long long P, long long K, long long M, long long m,
     mac_check_tile<T, gf::mac_tile<T>::BT>(io, what.c_str());
     mac_check_tile<T, 4>(io, what.c_str());
     mac_check_tile<T, 1>(io, what.c_str());
+    mac_check_walk<T>(io, what.c_str());
 }
 
 /* ---- fft_reduce, fft_emit, fft_scale_spectra ---- */
@@ -471,8 +499,9 @@ template <typename T> static void kernel_cases()
                     check_emit<T>(C, lp, M, m, (1LL << lp) + 1, rng);
                     check_emit<T>(C, lp, M, m, m << lp, rng); /* every output skipped */
                 }
-    /* mac: K = 1 (no history), K < M, K > M, and K over 1, 2 and 3 runs. */
-    const long long Ks[] = {1, 2, 7, gf::MAC_KS, gf::MAC_KS + 1, 2 * gf::MAC_KS + 5};
+    /* mac: K = 1 (no history), K < M, K > M, the walk's largest K, and K
+     * over 1, 2 and 3 runs. */
+    const long long Ks[] = {1, 2, 7, gf::MAC_WK, gf::MAC_KS, gf::MAC_KS + 1, 2 * gf::MAC_KS + 5};
     for (long long K : Ks)
         for (long long M : {1LL, 6LL, 2LL * BT + 1})
             for (long long m : {1LL, M})
@@ -609,27 +638,15 @@ template <typename T> static void conv_init(conv_state<T> &f, const stream_case 
     f.tail[1].assign((size_t)(f.C * f.P), 0);
 }
 
-/* One chunk of m blocks (in: m P frames x C) as fft_conv_run runs it. */
-template <typename T>
-static void conv_chunk(conv_state<T> &f, const dft &d, const T *in, long long m, long long skip,
-                       T *out)
+/* conv_chunk's multiply-accumulate as fft_mac's tiles (with fft_reduce
+ * where split). */
+template <typename T> static void conv_mac(conv_state<T> &f, long long m, long long W)
 {
     typedef typename cx<T>::V V;
-    /* channels m + 1 windows apart, as fft_conv.cu lays out a chunk in
-     * buffers of f.W (M + 1) windows a channel: shorter chunks pack closer */
-    const long long P = f.P, W = m + 1;
-    gf_host_launch(gf::fft_tile_grid(m * P, f.C), gf::FFT_THREADS, TILE_SMEM,
-                   gf::fft_tile_smem<T>(), [&] {
-                       gf::fft_planar<T>(in, m, f.C, f.lp, W, f.tail[f.par].data(), f.xp.data(),
-                                         f.tail[f.par ^ 1].data());
-                   });
-    for (int c = 0; c < f.C; c++) /* window (c, b) = 2P samples at (c W + b) P */
-        for (long long b = 0; b < m; b++)
-            d.r2c(&f.xp[(size_t)((c * W + b) * P)], &f.spec[(size_t)((c * W + b) * f.ss)]);
     const int bt = m >= gf::mac_tile<T>::BT ? gf::mac_tile<T>::BT : m >= 4 ? 4 : 1;
     const int split = f.S > 1 && m < PW;
-    const long long ty = (m + bt - 1) / bt * (split ? f.S : 1);
-    const dim3 grid(gf::mac_grid_x(f.C, f.bins), (unsigned)std::min(ty, 65535LL));
+    const long long rows = (m + bt - 1) / bt * (split ? f.S : 1);
+    const dim3 grid(gf::mac_grid_x(rows, f.C, f.bins));
     const unsigned bx = (unsigned)((f.bins + gf::FFT_THREADS - 1) / gf::FFT_THREADS);
     V *sums = split ? f.part.data() : f.Y.data();
     const bool multi = f.S > 1 && !split;
@@ -652,6 +669,33 @@ static void conv_chunk(conv_state<T> &f, const dft &d, const T *in, long long m,
                            gf::fft_reduce<T>(f.part.data(), f.Y.data(), m, W, f.C, f.S, PW, f.bins,
                                              f.ss);
                        });
+}
+
+/* One chunk of m blocks (in: m P frames x C) as fft_conv_run runs it. */
+template <typename T>
+static void conv_chunk(conv_state<T> &f, const dft &d, const T *in, long long m, long long skip,
+                       T *out)
+{
+    /* channels m + 1 windows apart, as fft_conv.cu lays out a chunk in
+     * buffers of f.W (M + 1) windows a channel: shorter chunks pack closer */
+    const long long P = f.P, W = m + 1;
+    gf_host_launch(gf::fft_tile_grid(m * P, f.C), gf::FFT_THREADS, TILE_SMEM,
+                   gf::fft_tile_smem<T>(), [&] {
+                       gf::fft_planar<T>(in, m, f.C, f.lp, W, f.tail[f.par].data(), f.xp.data(),
+                                         f.tail[f.par ^ 1].data());
+                   });
+    for (int c = 0; c < f.C; c++) /* window (c, b) = 2P samples at (c W + b) P */
+        for (long long b = 0; b < m; b++)
+            d.r2c(&f.xp[(size_t)((c * W + b) * P)], &f.spec[(size_t)((c * W + b) * f.ss)]);
+    if (f.S == 1 && f.K <= gf::MAC_WK) { /* fft_conv.cu's choice */
+        const long long L = gf::mac_walk_run(m, f.C, f.bins);
+        gf_host_launch(
+            dim3(gf::mac_grid_x((m + L - 1) / L, f.C, f.bins)), gf::FFT_THREADS, NO_SMEM, 0, [&] {
+                gf::fft_mac_walk<T>(f.spec.data(), f.ring.data(), f.H.data(), f.Y.data(), m, W, f.C,
+                                    (int)f.K, f.R, f.head, f.bins, f.ss, f.nh > 1, L);
+            });
+    } else
+        conv_mac(f, m, W);
     for (int c = 0; c < f.C; c++)
         for (long long b = 0; b < m; b++)
             d.c2r(&f.Y[(size_t)((c * W + b) * f.ss)], &f.win[(size_t)((c * W + b) * f.N)]);
@@ -719,11 +763,13 @@ template <typename T> static void check_stream(const stream_case &k)
 
 template <typename T> static void stream_cases()
 {
-    /* C, per-channel, taps, P, M, frames, skip: K = 1, 2, several, and 263
-     * (3 runs); streams of more blocks than the ring holds. */
+    /* C, per-channel, taps, P, M, frames, skip: K = 1, 2, several, 8 (the
+     * walk's most), 38 and 263 (3 runs); streams of more blocks than the
+     * ring holds. */
     const stream_case cases[] = {
         {1, 0, 1, 4, 3, 64, 0},      {2, 0, 5, 4, 3, 200, 2},     {3, 1, 37, 16, 4, 1200, 7},
         {1, 0, 300, 8, 20, 2400, 0}, {2, 1, 2100, 8, 5, 4800, 3}, {3, 0, 2100, 8, 5, 4800, 1},
+        {2, 1, 64, 8, 5, 1600, 3},
     };
     for (const stream_case &k : cases)
         check_stream<T>(k);

@@ -491,13 +491,21 @@ static gf_status launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, l
             (T *)f->tail[f->tail_cur ^ 1]);
         GF_TRY_LAUNCH(err, n, "fft_planar");
     } else if (which == MAC) {
-        const unsigned bx = (unsigned)((f->bins + FFT_THREADS - 1) / FFT_THREADS);
+        if (f->runs == 1 && f->inputs == 0 && f->partitions <= MAC_WK) { /* (the default's K) */
+            const long long L = mac_walk_run(m, O, (long long)f->bins);
+            fft_mac_walk<T><<<mac_grid_x((m + L - 1) / L, O, f->bins), FFT_THREADS, 0, st>>>(
+                (const V *)f->spec, (V *)f->ring, (const V *)f->H, (V *)f->Y, m, W, f->O,
+                (int)f->partitions, (long long)f->ring_slots, (long long)f->head,
+                (long long)f->bins, (long long)f->sstride, f->nh > 1, L);
+            GF_TRY_LAUNCH(err, n, "fft_mac_walk");
+            return GF_OK;
+        }
         /* Chunks of few blocks (live audio: one) take smaller tiles, and
          * split the runs over threads (the same sums: fft_kernels.cuh). */
         const int bt = m >= mac_tile<T>::BT ? mac_tile<T>::BT : m >= 4 ? 4 : 1;
         const int split = f->runs > 1 && m < FFT_PART_BLOCKS;
-        const long long tiles = (m + bt - 1) / bt, ty = tiles * (split ? (long long)f->runs : 1);
-        const dim3 grid(mac_grid_x(O, f->bins), (unsigned)(ty < ymax ? ty : ymax), 1);
+        const long long rows = (m + bt - 1) / bt * (split ? (long long)f->runs : 1);
+        const unsigned grid = mac_grid_x(rows, O, f->bins);
         V *out = split ? (V *)f->part : (V *)f->Y;
         auto mac = pick_mac<T>(bt, f->runs > 1 && !split);
         mac<<<grid, FFT_THREADS, 0, st>>>((const V *)f->spec, (V *)f->ring, (const V *)f->H, out, m,
@@ -507,6 +515,7 @@ static gf_status launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, l
                                           split, (long long)FFT_PART_BLOCKS, f->inputs);
         GF_TRY_LAUNCH(err, n, "fft_mac");
         if (split) {
+            const unsigned bx = (unsigned)((f->bins + FFT_THREADS - 1) / FFT_THREADS);
             fft_reduce<T><<<dim3(bx, my, O), FFT_THREADS, 0, st>>>(
                 (const V *)f->part, (V *)f->Y, m, W, f->O, (long long)f->runs,
                 (long long)FFT_PART_BLOCKS, (long long)f->bins, (long long)f->sstride);

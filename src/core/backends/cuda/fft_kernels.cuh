@@ -280,9 +280,11 @@ __device__ __forceinline__ void mac_run(const mac_view<V> &v, long long b0, long
  * input's spectra later chunks will need (the last K - 1 blocks) into the
  * ring, in slots this chunk does not read. MULTI: a thread may sum more
  * than one run (split = 0 and more than one run); without it the kernel
- * keeps one set of accumulators. Grid: x over the (output channel, bin)
- * pairs, channel-major (no idle lanes where the bins are few, e.g. 129),
- * y striding over block tiles (x runs when split).
+ * keeps one set of accumulators. Grid: x striding over the (row, output
+ * channel, bin) triples, bins fastest, a row a block tile (a (run, tile)
+ * pair when split): mac_grid_x. (A grid of (channel, bin) pairs by rows
+ * left idle lanes in the last block of every row: 513 bins in three
+ * blocks of 256, the third with one live thread, a third of the blocks.)
  */
 template <typename T, int MAC_BT, int MAC_KT, bool MULTI>
 __global__ void __launch_bounds__(FFT_THREADS)
@@ -293,27 +295,26 @@ __global__ void __launch_bounds__(FFT_THREADS)
             int inputs)
 {
     typedef typename cplx<T>::type V;
-    const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long tiles = (m + MAC_BT - 1) / MAC_BT, S = (K + MAC_KS - 1) / MAC_KS;
     const long long runs = S * (inputs > 0 ? inputs : 1);
-    if (g >= bins * C)
-        return;
-    const int c = (int)(g / bins);
-    const long long f = g - (long long)c * bins;
-    /* run r: its input's spectra and ring, and the filter into c */
-    auto view = [&](long long r) {
-        const int in = inputs > 0 ? (int)(r / S) : c;
-        const size_t h = inputs > 0 ? (size_t)in * C + c : taps_per_channel ? (size_t)c : 0;
-        return mac_view<V>{spec + (size_t)in * W * sstride + f,
-                           ring + (size_t)in * R * sstride + f,
-                           H + h * K * sstride + f,
-                           m,
-                           K,
-                           R,
-                           head,
-                           sstride};
-    };
-    for (long long yy = blockIdx.y; yy < tiles * (split ? runs : 1); yy += gridDim.y) {
+    const long long items = tiles * (split ? runs : 1) * C * bins;
+    for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < items;
+         g += (long long)gridDim.x * blockDim.x) {
+        const long long f = g % bins, cy = g / bins, yy = cy / C;
+        const int c = (int)(cy - yy * C);
+        /* run r: its input's spectra and ring, and the filter into c */
+        auto view = [&](long long r) {
+            const int in = inputs > 0 ? (int)(r / S) : c;
+            const size_t h = inputs > 0 ? (size_t)in * C + c : taps_per_channel ? (size_t)c : 0;
+            return mac_view<V>{spec + (size_t)in * W * sstride + f,
+                               ring + (size_t)in * R * sstride + f,
+                               H + h * K * sstride + f,
+                               m,
+                               K,
+                               R,
+                               head,
+                               sstride};
+        };
         const long long r0 = split ? yy / tiles : 0, r1 = split ? r0 + 1 : runs;
         const long long b0 = (yy % tiles) * MAC_BT;
         V total[MAC_BT];
@@ -356,10 +357,90 @@ __global__ void __launch_bounds__(FFT_THREADS)
     }
 }
 
-/* The x of fft_mac's grid: a thread per (output channel, bin). */
-static inline unsigned mac_grid_x(long long channels, long long bins)
+/* The x of fft_mac's grid for `rows` rows (block tiles, or (run, tile)
+ * pairs when split) of C output channels' bins: a thread each, in at most
+ * 2^20 blocks (the rest by striding). */
+static inline unsigned mac_grid_x(long long rows, long long channels, long long bins)
 {
-    return (unsigned)((channels * bins + FFT_THREADS - 1) / FFT_THREADS);
+    const long long n = (rows * channels * bins + FFT_THREADS - 1) / FFT_THREADS;
+    return (unsigned)(n < (1LL << 20) ? n : 1LL << 20);
+}
+
+/*
+ * fft_mac where the filter's partitions fit in registers (K <= MAC_WK, one
+ * run, no matrix: the default's K = 8 at every length): a thread per
+ * (run of L blocks, channel, bin), walking its run's blocks in order with
+ * the last K spectra in registers, so that each is loaded once per run
+ * (and K - 1 before it) and the filter once per thread. fft_mac's tile of
+ * BT blocks held BT + K - 1 spectra and BT sums at once: 128 registers at
+ * 16 x 8, two blocks of threads an SM. The same sums, bit for bit: each
+ * from zero, k ascending, and the ring stored as fft_mac stores it. Grid:
+ * mac_grid_x over ceil(m / L) runs.
+ */
+enum { MAC_WK = 8 };
+
+template <typename T>
+__global__ void __launch_bounds__(FFT_THREADS)
+    fft_mac_walk(const typename cplx<T>::type *__restrict__ spec, typename cplx<T>::type *ring,
+                 const typename cplx<T>::type *__restrict__ H,
+                 typename cplx<T>::type *__restrict__ out, long long m, long long W, int C, int K,
+                 long long R, long long head, long long bins, long long sstride,
+                 int taps_per_channel, long long L)
+{
+    typedef typename cplx<T>::type V;
+    const long long items = (m + L - 1) / L * C * bins;
+    const size_t ss = (size_t)sstride;
+    for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < items;
+         g += (long long)gridDim.x * blockDim.x) {
+        const long long f = g % bins, cy = g / bins, run = cy / C;
+        const int c = (int)(cy - run * C);
+        const V *sc = spec + (size_t)c * W * ss + f;
+        V *rc = ring + (size_t)c * R * ss + f, *oc = out + (size_t)c * W * ss + f;
+        const V *hc = H + (taps_per_channel ? (size_t)c : 0) * K * ss + f;
+        V h[MAC_WK], x[MAC_WK]; /* x[k]: the spectrum of block b - k */
+#pragma unroll
+        for (int k = 0; k < MAC_WK; k++) {
+            h[k] = k < K ? hc[k * ss] : V{0, 0};
+            x[k] = V{0, 0};
+        }
+        const long long b0 = run * L, b1 = b0 + L < m ? b0 + L : m;
+        /* blocks b0 - 1 .. b0 - (K - 1): this chunk's, else the ring's */
+#pragma unroll
+        for (int k = 1; k < MAC_WK; k++)
+            if (k < K) {
+                const long long d = b0 - k;
+                x[k] = d >= 0 ? sc[(size_t)d * ss] : rc[(size_t)(((head + d) % R + R) % R) * ss];
+            }
+        const V *sp = sc + (size_t)b0 * ss;
+        V *op = oc + (size_t)b0 * ss;
+#pragma unroll 4
+        for (long long b = b0; b < b1; b++, sp += ss, op += ss) {
+            x[0] = *sp;
+            V acc = V{0, 0};
+#pragma unroll
+            for (int k = 0; k < MAC_WK; k++)
+                if (k < K)
+                    cmac(acc, h[k], x[k]);
+            *op = acc;
+            if (b >= m - (K - 1)) /* what later chunks read, into the ring */
+                rc[(size_t)((head + b) % R) * ss] = x[0];
+#pragma unroll
+            for (int k = MAC_WK - 1; k > 0; k--)
+                x[k] = x[k - 1];
+        }
+    }
+}
+
+/* fft_mac_walk's run: long enough that the K - 1 spectra a run loads
+ * before its first block are a small part of its loads, short enough that
+ * the runs give the GPU about 2^18 threads (the device's full occupancy
+ * twice over). */
+static inline long long mac_walk_run(long long m, long long channels, long long bins)
+{
+    long long L = 8;
+    while (L < 64 && (m + 2 * L - 1) / (2 * L) * channels * bins >= (1LL << 18))
+        L *= 2;
+    return L;
 }
 
 /* Y = the runs' partial sums (pw blocks per channel in part) added in run
