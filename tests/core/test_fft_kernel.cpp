@@ -687,7 +687,10 @@ static void conv_chunk(conv_state<T> &f, const dft &d, const T *in, long long m,
     for (int c = 0; c < f.C; c++) /* window (c, b) = 2P samples at (c W + b) P */
         for (long long b = 0; b < m; b++)
             d.r2c(&f.xp[(size_t)((c * W + b) * P)], &f.spec[(size_t)((c * W + b) * f.ss)]);
-    if (f.S == 1 && f.K <= gf::MAC_WK) { /* fft_conv.cu's choice */
+    /* (fft_conv.cu walks only chunks of MAC_WALK_BLOCKS or more; the sums
+     * are the tiles' either way, mac_check_walk, so streams walk every
+     * chunk they can) */
+    if (f.S == 1 && f.K <= gf::MAC_WK) {
         const long long L = gf::mac_walk_run(m, f.C, f.bins);
         gf_host_launch(
             dim3(gf::mac_grid_x((m + L - 1) / L, f.C, f.bins)), gf::FFT_THREADS, NO_SMEM, 0, [&] {

@@ -50,6 +50,8 @@ runs=(
     "in40.wav --taps 3000 --method fft --partition 256 --gpus 0,0"
     "in2s.wav --coeffs mx.txt --method fft --partition 16 --chunk 128"
     "in.wav --coeffs mx.txt --method fft --partition 256 --chunk 4096 --gpus 0,0"
+    # the multiply-accumulate's walk (K <= 8, chunks of 64 blocks or more)
+    "in2s.wav --taps 100 --method fft --partition 16 --chunk 1024"
     # the fused transforms (builds with cuFFTDx): 3 windows a block at 1024
     # points, 7 channels, a matrix, a large size
     "in.wav --taps 3000 --method fft --partition 512 --chunk 3072"

@@ -491,7 +491,7 @@ static gf_status launch_kernel(fft_conv *f, cudaStream_t st, const void *d_in, l
             (T *)f->tail[f->tail_cur ^ 1]);
         GF_TRY_LAUNCH(err, n, "fft_planar");
     } else if (which == MAC) {
-        if (f->runs == 1 && f->inputs == 0 && f->partitions <= MAC_WK) { /* (the default's K) */
+        if (f->runs == 1 && f->inputs == 0 && f->partitions <= MAC_WK && m >= MAC_WALK_BLOCKS) {
             const long long L = mac_walk_run(m, O, (long long)f->bins);
             fft_mac_walk<T><<<mac_grid_x((m + L - 1) / L, O, f->bins), FFT_THREADS, 0, st>>>(
                 (const V *)f->spec, (V *)f->ring, (const V *)f->H, (V *)f->Y, m, W, f->O,

@@ -377,7 +377,15 @@ static inline unsigned mac_grid_x(long long rows, long long channels, long long 
  * from zero, k ascending, and the ring stored as fft_mac stores it. Grid:
  * mac_grid_x over ceil(m / L) runs.
  */
-enum { MAC_WK = 8 };
+/* MAC_WALK_BLOCKS: the least chunk, in blocks, that takes it. Measured
+ * on H200s (bench_long --device-only, 2^27 f32 samples, K = 8, 2^21-frame
+ * chunks; the walk in two runs, the tiles on the same grid in the run
+ * before): 4095 taps (4096 blocks a chunk) 17.2 against 18.5 us a chunk,
+ * 65536 taps (256 blocks) even (4.34-4.38 against 4.43 ms in all); but
+ * 2^20 taps (16 blocks) 8.02 against 7.69 ms and 2^22 (4 blocks) 10.05
+ * against 9.16, where a tile loads its chunk's few spectra at once and a
+ * walk's run is as short as the chunk. */
+enum { MAC_WK = 8, MAC_WALK_BLOCKS = 64 };
 
 template <typename T>
 __global__ void __launch_bounds__(FFT_THREADS)
