@@ -67,10 +67,19 @@ if(GPUFILT_HAVE_CUDA)
     # fft_dx_impl.cuh once per size, a source file each (they compile in
     # parallel: a size's two block FFTs take nvcc about 10 s), and
     # fft_dx_sizes.h, fft_dx.cu's dispatch over the same sizes.
+    # GPUFILT_DX_EPT's SIZE=EPT pairs set a size's GF_DX_EPT.
     set(dx_cases "")
-    foreach(n 1024 2048 4096 8192 16384 32768 65536)
+    set(dx_sizes 1024 2048 4096 8192 16384 32768 65536)
+    foreach(pair ${GPUFILT_DX_EPT})
+      if(NOT pair MATCHES "^([0-9]+)=([0-9]+)$" OR NOT CMAKE_MATCH_1 IN_LIST dx_sizes)
+        message(FATAL_ERROR "GPUFILT_DX_EPT: '${pair}' is not SIZE=EPT for a size of ${dx_sizes}")
+      endif()
+      set(dx_ept_${CMAKE_MATCH_1} "#define GF_DX_EPT ${CMAKE_MATCH_2}\n")
+    endforeach()
+    foreach(n ${dx_sizes})
       set(f ${CMAKE_CURRENT_BINARY_DIR}/fft_dx/fft_dx_${n}.cu)
-      file(CONFIGURE OUTPUT ${f} CONTENT "#define GF_DX_N ${n}\n#include \"fft_dx_impl.cuh\"\n")
+      file(CONFIGURE OUTPUT ${f}
+        CONTENT "#define GF_DX_N ${n}\n${dx_ept_${n}}#include \"fft_dx_impl.cuh\"\n")
       target_sources(gpufilt_cuda_objects PRIVATE ${f})
       string(APPEND dx_cases " \\\n    case ${n}: return dx_size<${n}>::f(__VA_ARGS__);")
     endforeach()

@@ -8,13 +8,16 @@
 #   tests/gpu/device-run.sh [--quick] [--only STEP,...]
 #     --quick: smaller benchmark sizes, sanitizers on the smaller cases
 #     --only:  run only these of: ctest contention demo faults sanitize bench long
-#              multigpu mpiscale gpuarrays clibench pipes cpupeers live, and the opt-in profile, trace
-#              and soak
-#              (the build always runs; profile, trace and soak run only when named)
+#              multigpu mpiscale gpuarrays clibench pipes cpupeers live, and the opt-in profile,
+#              dxsweep, trace and soak
+#              (the build always runs; profile, dxsweep, trace and soak run only when named)
 #   MULTI_BENCH=0: the multigpu step without its benchmark
 #   MULTI_EXTRA=1: the multigpu step also deals the 2^22-tap cases' chunks in
 #   turn (GPUFILT_SEGMENTS=0) and measures copy shapes (bench/copy_shapes.py)
 #   LONG_ARGS: more of bench_long's options for the long step (e.g. --chunks)
+#   DX_SWEEP (default "1024=8;16384=32 1024=4;16384=16"): the dxsweep step's
+#   GPUFILT_DX_EPT builds, space-separated; DX_SWEEP_TAPS (default
+#   4095,65536): the filter lengths it times
 #   TRACE_CASES (default "2^22 taps, 8 ch|128 ch"): the trace step's bench_multi
 #   cases, |-separated: each GPU's timeline, one run each (bench/timeline.py)
 #   SOAK_SECONDS (default 600): the soak's length: live_jack.sh --soak with
@@ -194,6 +197,33 @@ if [[ $only == *,profile,* ]] && command -v ncu >/dev/null; then
             --log-file "$OUT/ncu-$t.csv" \
             ./build-gpu/bench/bench_long --quick --device-only --taps "$t" >"$OUT/ncu-$t.log" 2>&1
         python3 bench/kernel_summary.py "$OUT/ncu-$t.csv" "taps $t" | tee -a "$OUT/profile.txt"
+    done
+fi
+# Opt-in (--only dxsweep): the fused transforms with other elements per
+# thread than cuFFTDx suggests (GPUFILT_DX_EPT), a build each, against
+# this build in the same call: the filter alone at the lengths whose
+# partitions take those sizes (4095 taps: 1024 points; 65536: 16384).
+if [[ $only == *,dxsweep,* ]] && [ -x build-gpu/bench/bench_long ]; then
+    step "dxsweep: the fused transforms' elements per thread (bench_long --device-only)"
+    sweep_taps=${DX_SWEEP_TAPS:-4095,65536}
+    echo "-- cuFFTDx's suggestions (this build)" | tee "$OUT/dxsweep.log"
+    ./build-gpu/bench/bench_long --device-only --taps "$sweep_taps" 2>&1 | tee -a "$OUT/dxsweep.log" |
+        tail -4
+    read -ra variants <<<"${DX_SWEEP:-1024=8;16384=32 1024=4;16384=16}"
+    for i in "${!variants[@]}"; do
+        echo "-- GPUFILT_DX_EPT=${variants[$i]}" | tee -a "$OUT/dxsweep.log"
+        cmake -S . -B "build-dx-$i" -DCMAKE_BUILD_TYPE=Release -DGPUFILT_CUDA=ON \
+            -DGPUFILT_CUDA_ARCHITECTURES=90 -DGPUFILT_WERROR=ON "-DGPUFILT_DX_EPT=${variants[$i]}" \
+            >"$OUT/dxsweep-build-$i.log" 2>&1 &&
+            cmake --build "build-dx-$i" -j "$(nproc)" --target bench_long >>"$OUT/dxsweep-build-$i.log" 2>&1
+        if [ $? -ne 0 ]; then
+            echo "FAILED: the build with GPUFILT_DX_EPT=${variants[$i]}"; tail -5 "$OUT/dxsweep-build-$i.log"
+            status=1
+            continue
+        fi
+        "./build-dx-$i/bench/bench_long" --device-only --taps "$sweep_taps" 2>&1 |
+            tee -a "$OUT/dxsweep.log" | tail -4
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     done
 fi
 # Opt-in (--only trace): what each GPU does, and when, in bench_multi's

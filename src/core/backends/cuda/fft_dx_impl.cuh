@@ -25,9 +25,20 @@ using namespace cufftdx;
  * one: half the shared memory and work of the plain real mode): the real
  * samples 2j and 2j + 1 travel as one complex element j. */
 template <fft_type Ty, fft_direction Dir>
-using dx_base =
+using dx_plain =
     decltype(Block() + Size<GF_DX_N>() + Type<Ty>() + Direction<Dir>() + Precision<float>() +
              RealFFTOptions<complex_layout::natural, real_mode::folded>());
+/* GF_DX_EPT (the build's GPUFILT_DX_EPT, for measurement): the elements
+ * per thread, where cuFFTDx would suggest its own. */
+#ifdef GF_DX_EPT
+template <fft_type Ty, fft_direction Dir>
+using dx_base = decltype(dx_plain<Ty, Dir>() + ElementsPerThread<GF_DX_EPT>());
+static_assert(is_supported_v<dx_base<fft_type::r2c, fft_direction::forward>, GF_DX_SM> &&
+                  is_supported_v<dx_base<fft_type::c2r, fft_direction::inverse>, GF_DX_SM>,
+              "GPUFILT_DX_EPT: cuFFTDx has no such elements per thread for this size");
+#else
+template <fft_type Ty, fft_direction Dir> using dx_base = dx_plain<Ty, Dir>;
+#endif
 using dx_fwd_base = dx_base<fft_type::r2c, fft_direction::forward>;
 using dx_inv_base = dx_base<fft_type::c2r, fft_direction::inverse>;
 constexpr bool dx_built =
