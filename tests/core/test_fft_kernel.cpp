@@ -307,10 +307,11 @@ template <typename T, int BT> static void mac_check_tile(const mac_io<T> &io, co
     }
 }
 
-/* fft_mac_walk, where fft_conv.cu takes it (one run, no matrix, K <=
- * MAC_WK): the same sums and ring as fft_mac's, with runs of 1, 3 and 8
- * blocks and the length the launch picks, each with the launch's grid and
- * with one block striding over it all. */
+/* fft_mac_walk, for what fft_conv.cu may give it (one run, no matrix, K
+ * <= MAC_WK; here chunks of any length): the same sums and ring as
+ * fft_mac's, with runs of 1, 3 and 8 blocks and the length the launch
+ * picks, each with the launch's grid and with one block striding over it
+ * all. */
 template <typename T> static void mac_check_walk(const mac_io<T> &io, const char *what)
 {
     typedef typename cx<T>::V V;
@@ -805,8 +806,9 @@ int main()
         fprintf(stderr, "test_fft_kernel: FAILED (%d checks)\n", g_bad);
         return 1;
     }
-    printf("test_fft_kernel: fft_planar, fft_mac (3 tiles, 1-3 runs), fft_reduce, fft_emit, "
-           "fft_scale_spectra exact; the fused transforms' reads and writes; whole streams "
-           "within the error bound\n");
+    printf(
+        "test_fft_kernel: fft_planar, fft_mac (3 tiles, 1-3 runs, the walk), fft_reduce, fft_emit, "
+        "fft_scale_spectra exact; the fused transforms' reads and writes; whole streams "
+        "within the error bound\n");
     return 0;
 }

@@ -366,19 +366,9 @@ static inline unsigned mac_grid_x(long long rows, long long channels, long long 
     return (unsigned)(n < (1LL << 20) ? n : 1LL << 20);
 }
 
-/*
- * fft_mac where the filter's partitions fit in registers (K <= MAC_WK, one
- * run, no matrix: the default's K = 8 at every length): a thread per
- * (run of L blocks, channel, bin), walking its run's blocks in order with
- * the last K spectra in registers, so that each is loaded once per run
- * (and K - 1 before it) and the filter once per thread. fft_mac's tile of
- * BT blocks held BT + K - 1 spectra and BT sums at once: 128 registers at
- * 16 x 8, two blocks of threads an SM. The same sums, bit for bit: each
- * from zero, k ascending, and the ring stored as fft_mac stores it. Grid:
- * mac_grid_x over ceil(m / L) runs.
- */
-/* MAC_WALK_BLOCKS: the least chunk, in blocks, that takes it. Measured
- * on H200s (bench_long --device-only, 2^27 f32 samples, K = 8, 2^21-frame
+/* fft_mac_walk's bounds: MAC_WK, the most partitions it holds; and
+ * MAC_WALK_BLOCKS, the least chunk, in blocks, that takes it. Measured on
+ * H200s (bench_long --device-only, 2^27 f32 samples, K = 8, 2^21-frame
  * chunks; the walk in two runs, the tiles on the same grid in the run
  * before): 4095 taps (4096 blocks a chunk) 17.2 against 18.5 us a chunk,
  * 65536 taps (256 blocks) even (4.34-4.38 against 4.43 ms in all); but
@@ -387,6 +377,17 @@ static inline unsigned mac_grid_x(long long rows, long long channels, long long 
  * walk's run is as short as the chunk. */
 enum { MAC_WK = 8, MAC_WALK_BLOCKS = 64 };
 
+/*
+ * fft_mac where the filter's partitions fit in registers (K <= MAC_WK, one
+ * run, no matrix; chunks of MAC_WALK_BLOCKS or more): a thread per (run of
+ * L blocks, channel, bin), walking its run's blocks in order with the last
+ * K spectra in registers, so that each is loaded once per run (and K - 1
+ * before it) and the filter once per thread: 80 registers, where fft_mac's
+ * tile of 16 blocks x 8 partitions, holding 23 spectra and 16 sums at
+ * once, takes 128 (two thread blocks an SM). The same sums, bit for bit:
+ * each from zero, k ascending, and the ring stored as fft_mac stores it.
+ * Grid: mac_grid_x over ceil(m / L) runs.
+ */
 template <typename T>
 __global__ void __launch_bounds__(FFT_THREADS)
     fft_mac_walk(const typename cplx<T>::type *__restrict__ spec, typename cplx<T>::type *ring,
@@ -441,8 +442,8 @@ __global__ void __launch_bounds__(FFT_THREADS)
 
 /* fft_mac_walk's run: long enough that the K - 1 spectra a run loads
  * before its first block are a small part of its loads, short enough that
- * the runs give the GPU about 2^18 threads (the device's full occupancy
- * twice over). */
+ * the runs give the GPU about 2^18 threads (what 128 SMs hold at full
+ * occupancy). */
 static inline long long mac_walk_run(long long m, long long channels, long long bins)
 {
     long long L = 8;
