@@ -39,6 +39,14 @@ while [ $# -gt 0 ]; do
 done
 status=0
 step() { echo; echo "=== $*"; }
+# gpu_configure DIR [CMAKE_ARGS...]: a Release build of DIR for sm_90 with
+# CUDA (the main build, the fault-injection build, dxsweep's).
+gpu_configure() {
+    local dir=$1
+    shift
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DGPUFILT_CUDA=ON \
+        -DGPUFILT_CUDA_ARCHITECTURES=90 "$@"
+}
 want() { [ -z "$only" ] || [[ $only == *,$1,* ]]; }
 # shellcheck source=../../.ci/skips.sh
 source .ci/skips.sh
@@ -101,8 +109,7 @@ step "machine"
 } 2>&1 | tee "$OUT/machine.txt"
 
 step "build (sm_90, -Werror)"
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DGPUFILT_CUDA=ON \
-    -DGPUFILT_CUDA_ARCHITECTURES=90 -DGPUFILT_WERROR=ON \
+gpu_configure build-gpu -DGPUFILT_WERROR=ON \
     ${GPUFILT_PYTHON:+-DGPUFILT_TEST_PYTHON="$GPUFILT_PYTHON"} >"$OUT/build.log" 2>&1 &&
     cmake --build build-gpu -j "$(nproc)" >>"$OUT/build.log" 2>&1
 rc=$?
@@ -152,8 +159,7 @@ fi
 
 if want faults; then
 step "GPU faults: a build with fault injection; out of memory, a device failing mid-run"
-cmake -S . -B build-faults -DCMAKE_BUILD_TYPE=Release -DGPUFILT_CUDA=ON \
-    -DGPUFILT_CUDA_ARCHITECTURES=90 -DGPUFILT_FAULT_INJECTION=ON -DGPUFILT_BUILD_TESTS=ON \
+gpu_configure build-faults -DGPUFILT_FAULT_INJECTION=ON -DGPUFILT_BUILD_TESTS=ON \
     >"$OUT/faults-build.log" 2>&1 &&
     cmake --build build-faults -j "$(nproc)" --target gpufilt sftool >>"$OUT/faults-build.log" 2>&1
 if [ $? -ne 0 ]; then
@@ -212,8 +218,7 @@ if [[ $only == *,dxsweep,* ]] && [ -x build-gpu/bench/bench_long ]; then
     read -ra variants <<<"${DX_SWEEP:-1024=8;16384=32 1024=4;16384=16}"
     for i in "${!variants[@]}"; do
         echo "-- GPUFILT_DX_EPT=${variants[$i]}" | tee -a "$OUT/dxsweep.log"
-        cmake -S . -B "build-dx-$i" -DCMAKE_BUILD_TYPE=Release -DGPUFILT_CUDA=ON \
-            -DGPUFILT_CUDA_ARCHITECTURES=90 -DGPUFILT_WERROR=ON "-DGPUFILT_DX_EPT=${variants[$i]}" \
+        gpu_configure "build-dx-$i" -DGPUFILT_WERROR=ON "-DGPUFILT_DX_EPT=${variants[$i]}" \
             >"$OUT/dxsweep-build-$i.log" 2>&1 &&
             cmake --build "build-dx-$i" -j "$(nproc)" --target bench_long >>"$OUT/dxsweep-build-$i.log" 2>&1
         if [ $? -ne 0 ]; then
