@@ -196,10 +196,142 @@ static long double bound_factor(const long double *h, size_t T, size_t P, size_t
     return factor;
 }
 
-/* One straight pass, kept whole on purpose (about 160 lines): read, sum
- * exactly, bound (bound_factor), compare; an oracle read top to bottom is
- * easier to trust than one spread over helpers that share a dozen locals
- * (the frames, channels, encodings and the three sums per output). */
+/* The output as read: integer PCM as left-justified ints (exact; obits
+ * its bits), mu- and A-law (law) and float as doubles. */
+typedef struct {
+    int format, obits, law;
+    int32_t *ints;
+    double *dbls;
+} output;
+
+/* Opens path, checks that it holds M frames of C channels in an encoding
+ * handled here, and reads it whole. */
+static output read_output(const char *path, size_t C, size_t M)
+{
+    SF_INFO oi;
+    /* (libsndfile reads the format field on open: zero, or it takes the
+     * stack's garbage for a RAW file's format and fails now and then) */
+    memset(&oi, 0, sizeof oi);
+    SNDFILE *of = sf_open(path, SFM_READ, &oi);
+    if (!of) {
+        fprintf(stderr, "exactsum: %s: %s\n", path, sf_strerror(NULL));
+        exit(2);
+    }
+    if ((size_t)oi.channels != C || (size_t)oi.frames != M) {
+        fprintf(stderr, "exactsum: %s holds %lld frames x %d channels, expected %zu x %zu\n", path,
+                (long long)oi.frames, oi.channels, M, C);
+        exit(1);
+    }
+    const int sub = oi.format & SF_FORMAT_SUBMASK;
+    output o = {.format = oi.format,
+                .obits = sub == SF_FORMAT_PCM_16   ? 16
+                         : sub == SF_FORMAT_PCM_24 ? 24
+                                                   : 0,
+                .law = sub == SF_FORMAT_ULAW || sub == SF_FORMAT_ALAW};
+    const int is_float = sub == SF_FORMAT_FLOAT || sub == SF_FORMAT_DOUBLE;
+    if (!o.obits && !is_float && !o.law) {
+        fprintf(stderr, "exactsum: %s: output encoding 0x%x not handled\n", path, sub);
+        exit(2);
+    }
+    if (o.obits) {
+        o.ints = xmalloc(M * C * sizeof *o.ints);
+        if (sf_readf_int(of, o.ints, (sf_count_t)M) != (sf_count_t)M)
+            exit(2);
+    } else {
+        o.dbls = xmalloc(M * C * sizeof *o.dbls);
+        if (sf_readf_double(of, o.dbls, (sf_count_t)M) != (sf_count_t)M)
+            exit(2);
+    }
+    sf_close(of);
+    return o;
+}
+
+/* Channel c's exact outputs y[0..M): y[i] = sum_k h[k] x[i + off - k] over
+ * the N input frames; a mean filter's (mean) from prefix sums of its
+ * samples as integers of 2^-24, in pre (N + 1). */
+static void exact_sums(const double *x, size_t N, size_t C, size_t c, const long double *h,
+                       size_t T, int mean, size_t off, size_t M, int64_t *pre, long double *y)
+{
+    if (mean) {
+        pre[0] = 0;
+        for (size_t i = 0; i < N; i++) {
+            const double v = ldexp(x[i * C + c], 24);
+            if (v != floor(v)) {
+                fprintf(stderr, "exactsum: input sample not a multiple of 2^-24\n");
+                exit(2);
+            }
+            pre[i + 1] = pre[i] + (int64_t)v;
+        }
+    }
+    for (size_t i = 0; i < M; i++) {
+        /* Input frames j = i + off - k for k in [0, T): j in [a, b). */
+        const int64_t b0 = (int64_t)(i + off) + 1, a0 = b0 - (int64_t)T;
+        if (mean) {
+            const int64_t a = a0 < 0 ? 0 : a0, b = b0 > (int64_t)N ? (int64_t)N : b0;
+            const int64_t s = b > a ? pre[b] - pre[a] : 0;
+            y[i] = ldexpl((long double)s, -24) / (long double)T;
+        } else {
+            long double s = 0;
+            for (size_t k = 0; k < T; k++) {
+                const int64_t j = (int64_t)(i + off) - (int64_t)k;
+                if (j >= 0 && j < (int64_t)N)
+                    s += h[k] * (long double)x[(size_t)j * C + c];
+            }
+            y[i] = s;
+        }
+    }
+}
+
+/* Channel c's M outputs against its exact sums y: within y +- bound (after
+ * the output's quantisation or codec), or for the direct method (direct)
+ * in float the exact sum rounded once. Prints the first of the wrong ones
+ * (five in all: *bad counts them) and keeps the largest |error| in *worst. */
+static void check_channel(const output *o, size_t C, size_t c, size_t M, const long double *y,
+                          long double bound, int f32, int direct, size_t *bad, long double *worst)
+{
+    long double *lo = xmalloc(M * sizeof *lo), *hi = xmalloc(M * sizeof *hi);
+    for (size_t i = 0; i < M; i++) {
+        lo[i] = y[i] - bound;
+        hi[i] = y[i] + bound;
+    }
+    double *dlo = NULL, *dhi = NULL;
+    if (o->law) {
+        dlo = through_codec(lo, M, o->format, f32);
+        dhi = through_codec(hi, M, o->format, f32);
+    }
+    for (size_t i = 0; i < M; i++) {
+        int ok;
+        long double got;
+        if (o->obits) {
+            const long double scale = ldexpl(1.0L, o->obits - 1);
+            const int64_t q = (int64_t)(o->ints[i * C + c] >> (32 - o->obits));
+            got = (long double)q / scale;
+            ok = quantise(lo[i], scale) <= q && q <= quantise(hi[i], scale);
+        } else if (o->law) {
+            got = o->dbls[i * C + c];
+            ok = dlo[i] <= got && got <= dhi[i];
+        } else {
+            got = o->dbls[i * C + c];
+            if (direct) /* the exact sum, rounded once to the precision */
+                ok = f32 ? (double)(float)y[i] == got : (double)y[i] == got;
+            else
+                ok = lo[i] <= got && got <= hi[i];
+        }
+        const long double e = fabsl(got - y[i]);
+        if (e > *worst)
+            *worst = e;
+        if (!ok && (*bad)++ < 5)
+            fprintf(stderr,
+                    "exactsum: frame %zu channel %zu: got %.17Lg, exact %.17Lg (bound "
+                    "%.3Lg)\n",
+                    i, c, got, y[i], bound);
+    }
+    free(dlo);
+    free(dhi);
+    free(lo);
+    free(hi);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 7) {
@@ -218,7 +350,7 @@ int main(int argc, char **argv)
     int mean;
     long double *h = read_taps(argv[4], &T, &mean);
 
-    SF_INFO ii, oi;
+    SF_INFO ii;
     double *x = read_all(argv[1], &ii);
     const int ibits = (ii.format & SF_FORMAT_SUBMASK) == SF_FORMAT_PCM_16   ? 16
                       : (ii.format & SF_FORMAT_SUBMASK) == SF_FORMAT_PCM_24 ? 24
@@ -227,49 +359,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "exactsum: %s: 16- or 24-bit PCM input expected\n", argv[1]);
         exit(2);
     }
-    /* (libsndfile reads the format field on open: zero, or it takes the
-     * stack's garbage for a RAW file's format and fails now and then) */
-    memset(&oi, 0, sizeof oi);
-    SNDFILE *of = sf_open(argv[2], SFM_READ, &oi);
-    if (!of) {
-        fprintf(stderr, "exactsum: %s: %s\n", argv[2], sf_strerror(NULL));
-        exit(2);
-    }
     const size_t C = (size_t)ii.channels, N = (size_t)ii.frames;
     const size_t M = full ? N + T - 1 : N;
-    if ((size_t)oi.channels != C || (size_t)oi.frames != M) {
-        fprintf(stderr, "exactsum: %s holds %lld frames x %d channels, expected %zu x %zu\n",
-                argv[2], (long long)oi.frames, oi.channels, M, C);
-        exit(1);
-    }
-    const int sub = oi.format & SF_FORMAT_SUBMASK;
-    const int obits = sub == SF_FORMAT_PCM_16 ? 16 : sub == SF_FORMAT_PCM_24 ? 24 : 0;
-    const int is_float = sub == SF_FORMAT_FLOAT || sub == SF_FORMAT_DOUBLE;
-    const int law = sub == SF_FORMAT_ULAW || sub == SF_FORMAT_ALAW;
-    if (!obits && !is_float && !law) {
-        fprintf(stderr, "exactsum: %s: output encoding 0x%x not handled\n", argv[2], sub);
-        exit(2);
-    }
-    /* Integer PCM read as left-justified ints (exact); the rest as doubles. */
-    int32_t *oint = NULL;
-    double *odbl = NULL;
-    if (obits) {
-        oint = xmalloc(M * C * sizeof *oint);
-        if (sf_readf_int(of, oint, (sf_count_t)M) != (sf_count_t)M)
-            exit(2);
-    } else {
-        odbl = xmalloc(M * C * sizeof *odbl);
-        if (sf_readf_double(of, odbl, (sf_count_t)M) != (sf_count_t)M)
-            exit(2);
-    }
-    sf_close(of);
+    output o = read_output(argv[2], C, M);
 
     const size_t off = same ? (T - 1) / 2 : 0; /* y[i] = sum_k h[k] x[i + off - k] */
     const long double eps = f32 ? 0x1p-24L : 0x1p-53L;
     const long double factor = bound_factor(h, T, P, B, PM);
-
-    long double *y = xmalloc(M * sizeof *y), *lo = xmalloc(M * sizeof *lo),
-                *hi = xmalloc(M * sizeof *hi);
+    long double *y = xmalloc(M * sizeof *y);
     int64_t *pre = mean ? xmalloc((N + 1) * sizeof *pre) : NULL;
     size_t bad = 0;
     long double worst = 0;
@@ -278,79 +375,14 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < N; i++)
             if (fabsl((long double)x[i * C + c]) > maxx)
                 maxx = fabsl((long double)x[i * C + c]);
-        const long double bound = eps * factor * maxx;
-        if (mean) {
-            pre[0] = 0;
-            for (size_t i = 0; i < N; i++) {
-                const double v = ldexp(x[i * C + c], 24);
-                if (v != floor(v)) {
-                    fprintf(stderr, "exactsum: input sample not a multiple of 2^-24\n");
-                    exit(2);
-                }
-                pre[i + 1] = pre[i] + (int64_t)v;
-            }
-        }
-        for (size_t i = 0; i < M; i++) {
-            /* Input frames j = i + off - k for k in [0, T): j in [a, b). */
-            const int64_t b0 = (int64_t)(i + off) + 1, a0 = b0 - (int64_t)T;
-            if (mean) {
-                const int64_t a = a0 < 0 ? 0 : a0, b = b0 > (int64_t)N ? (int64_t)N : b0;
-                const int64_t s = b > a ? pre[b] - pre[a] : 0;
-                y[i] = ldexpl((long double)s, -24) / (long double)T;
-            } else {
-                long double s = 0;
-                for (size_t k = 0; k < T; k++) {
-                    const int64_t j = (int64_t)(i + off) - (int64_t)k;
-                    if (j >= 0 && j < (int64_t)N)
-                        s += h[k] * (long double)x[(size_t)j * C + c];
-                }
-                y[i] = s;
-            }
-            lo[i] = y[i] - bound;
-            hi[i] = y[i] + bound;
-        }
-        double *dlo = NULL, *dhi = NULL;
-        if (law) {
-            dlo = through_codec(lo, M, oi.format, f32);
-            dhi = through_codec(hi, M, oi.format, f32);
-        }
-        for (size_t i = 0; i < M; i++) {
-            int ok;
-            long double got;
-            if (obits) {
-                const long double scale = ldexpl(1.0L, obits - 1);
-                const int64_t q = (int64_t)(oint[i * C + c] >> (32 - obits));
-                got = (long double)q / scale;
-                ok = quantise(lo[i], scale) <= q && q <= quantise(hi[i], scale);
-            } else if (law) {
-                got = odbl[i * C + c];
-                ok = dlo[i] <= got && got <= dhi[i];
-            } else {
-                got = odbl[i * C + c];
-                if (!P && !B) /* direct: the exact sum, rounded once to the precision */
-                    ok = f32 ? (double)(float)y[i] == got : (double)y[i] == got;
-                else
-                    ok = lo[i] <= got && got <= hi[i];
-            }
-            const long double e = fabsl(got - y[i]);
-            if (e > worst)
-                worst = e;
-            if (!ok && bad++ < 5)
-                fprintf(stderr,
-                        "exactsum: frame %zu channel %zu: got %.17Lg, exact %.17Lg (bound "
-                        "%.3Lg)\n",
-                        i, c, got, y[i], bound);
-        }
-        free(dlo);
-        free(dhi);
+        exact_sums(x, N, C, c, h, T, mean, off, M, pre, y);
+        check_channel(&o, C, c, M, y, eps * factor * maxx, f32, !P && !B, &bad, &worst);
     }
     free(h);
     free(x);
-    free(oint);
-    free(odbl);
+    free(o.ints);
+    free(o.dbls);
     free(y);
-    free(lo);
-    free(hi);
     free(pre);
     if (bad) {
         fprintf(stderr, "exactsum: %s: %zu of %zu samples wrong (largest |error| %.3Lg)\n", argv[2],
