@@ -67,9 +67,15 @@ if(GPUFILT_HAVE_CUDA)
     # fft_dx_impl.cuh once per size, a source file each (they compile in
     # parallel: a size's two block FFTs take nvcc about 10 s), and
     # fft_dx_sizes.h, fft_dx.cu's dispatch over the same sizes.
-    # GPUFILT_DX_EPT's SIZE=EPT pairs set a size's GF_DX_EPT.
+    # GPUFILT_DX_EPT's SIZE=EPT pairs set a size's GF_DX_EPT. Measured
+    # defaults where they beat cuFFTDx's suggestion (bench/NOTES.md, "The
+    # transforms' elements per thread"): on sm_90, 16384 points with 32
+    # elements a thread (512 threads) instead of 64 (256).
     set(dx_cases "")
     set(dx_sizes 1024 2048 4096 8192 16384 32768 65536)
+    if(GPUFILT_DX_SM EQUAL 90)
+      set(dx_ept_16384 "#define GF_DX_EPT 32\n")
+    endif()
     foreach(pair ${GPUFILT_DX_EPT})
       if(NOT pair MATCHES "^([0-9]+)=([0-9]+)$" OR NOT CMAKE_MATCH_1 IN_LIST dx_sizes)
         message(FATAL_ERROR "GPUFILT_DX_EPT: '${pair}' is not SIZE=EPT for a size of ${dx_sizes}")

@@ -15,7 +15,7 @@
 #   MULTI_EXTRA=1: the multigpu step also deals the 2^22-tap cases' chunks in
 #   turn (GPUFILT_SEGMENTS=0) and measures copy shapes (bench/copy_shapes.py)
 #   LONG_ARGS: more of bench_long's options for the long step (e.g. --chunks)
-#   DX_SWEEP (default "1024=8;16384=32 1024=4;16384=16"): the dxsweep step's
+#   DX_SWEEP (default "16384=64 1024=8"): the dxsweep step's
 #   GPUFILT_DX_EPT builds, space-separated; DX_SWEEP_TAPS (default
 #   4095,65536): the filter lengths it times
 #   TRACE_CASES (default "2^22 taps, 8 ch|128 ch"): the trace step's bench_multi
@@ -206,16 +206,16 @@ if [[ $only == *,profile,* ]] && command -v ncu >/dev/null; then
     done
 fi
 # Opt-in (--only dxsweep): the fused transforms with other elements per
-# thread than cuFFTDx suggests (GPUFILT_DX_EPT), a build each, against
+# thread than the build's defaults (GPUFILT_DX_EPT), a build each, against
 # this build in the same call: the filter alone at the lengths whose
 # partitions take those sizes (4095 taps: 1024 points; 65536: 16384).
 if [[ $only == *,dxsweep,* ]] && [ -x build-gpu/bench/bench_long ]; then
     step "dxsweep: the fused transforms' elements per thread (bench_long --device-only)"
     sweep_taps=${DX_SWEEP_TAPS:-4095,65536}
-    echo "-- cuFFTDx's suggestions (this build)" | tee "$OUT/dxsweep.log"
+    echo "-- this build's defaults" | tee "$OUT/dxsweep.log"
     ./build-gpu/bench/bench_long --device-only --taps "$sweep_taps" 2>&1 | tee -a "$OUT/dxsweep.log" |
-        tail -4
-    read -ra variants <<<"${DX_SWEEP:-1024=8;16384=32 1024=4;16384=16}"
+        tail -7
+    read -ra variants <<<"${DX_SWEEP:-16384=64 1024=8}"
     for i in "${!variants[@]}"; do
         echo "-- GPUFILT_DX_EPT=${variants[$i]}" | tee -a "$OUT/dxsweep.log"
         gpu_configure "build-dx-$i" -DGPUFILT_WERROR=ON "-DGPUFILT_DX_EPT=${variants[$i]}" \
@@ -227,7 +227,7 @@ if [[ $only == *,dxsweep,* ]] && [ -x build-gpu/bench/bench_long ]; then
             continue
         fi
         "./build-dx-$i/bench/bench_long" --device-only --taps "$sweep_taps" 2>&1 |
-            tee -a "$OUT/dxsweep.log" | tail -4
+            tee -a "$OUT/dxsweep.log" | tail -7
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     done
 fi
