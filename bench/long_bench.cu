@@ -17,9 +17,10 @@
  *      as one chunk (every length as one chunk too, but under --quick,
  *      where the profile runs it: 65536 only), event-timed; beside it a
  *      batched 4096-point R2C over the same samples and a same-size device
- *      copy, the memory floor (the samples read once and written once: target
- *      within 4x of it at every length). bench/peers.py times cupyx.scipy.signal.oaconvolve and
- *      torchaudio's fftconvolve on the same data and prints the ratio
+ *      copy, the memory floor (the samples read once and written once:
+ *      target within 4x of it at every length). bench/peers.py times
+ *      cupyx.scipy.signal.oaconvolve and torchaudio's fftconvolve on the
+ *      same data and prints the ratio
  *      (target: <= 1/3 of cupyx). Each run's output is checked at 200-2000
  *      seeded frames against the exact causal sum within the FFT bound; a
  *      run outside it is no result.
@@ -459,9 +460,8 @@ static void bench_device(const ceilings &ce, size_t N, const std::vector<size_t>
     printf("  batched 4096-point R2C, same samples:         %8.3f ms\n", r2c);
     printf("  same-size device copy (at the measured rate): %8.3f ms\n", copy_ms);
     printf("  the samples over PCIe (both ways at once):    %8.3f ms\n", pcie_ms);
-    printf("  memory floor: the samples read once and written once, at the device-copy rate,\n"
-           "  so the same %.3f ms (x floor: the chunked time over it; target <= 4x)\n",
-           copy_ms);
+    printf("  memory floor (the samples read once and written once): the copy's time;\n"
+           "  x floor: the chunked time over it (target <= 4x)\n");
     printf("%9s %8s %12s %12s %12s %10s %8s\n", "taps", "P", "chunked ms", "1 chunk ms",
            "% of PCIe", "err/bound", "x floor");
     if (json)
