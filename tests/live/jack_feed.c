@@ -3,8 +3,8 @@
  * records what comes back, frame-accurately.
  *
  *   jack_feed [--target NAME] [--channels C] [--seconds S] [--rate-check R]
- *             [--timeout S] [--started FILE] [--hold FILE] --signal X.f32
- *             --record Y.f32
+ *             [--timeout S] [--started FILE] [--hold FILE] [--loop L.f32]
+ *             --signal X.f32 --record Y.f32
  *
  * --started FILE: FILE is created once the signal's first frame has been
  * played (a script waits for it to act on gpufilt while the signal plays).
@@ -33,7 +33,11 @@
  * The player's first channel also goes straight to the recorder (port
  * loop_1): the plain JACK connection that gpufilt stands in for, recorded
  * in the same run. Its offset (where x[0..63] first appears in it) is the
- * graph's own latency, against which gpufilt's is measured.
+ * graph's own latency, against which gpufilt's is measured. --loop L.f32
+ * writes that recording too (one channel, as long as the recording): where
+ * it is not the signal, the JACK graph itself was disturbed (a period the
+ * server ran late, a client it skipped), which live_check tells apart from
+ * gpufilt's own errors.
  *
  * Prints one line "jack_feed: ..." with the period, rate, the loopback's
  * offset ("loopback N frames", -1: not found) and the number of xruns JACK
@@ -192,7 +196,8 @@ static int find_ports(jack_client_t *cl, const char *client, int in, const char 
 static void usage(void)
 {
     fprintf(stderr, "usage: jack_feed [--target NAME] [--channels C] [--seconds S] "
-                    "[--timeout S] [--started FILE] [--hold FILE] --signal X.f32 --record Y.f32\n");
+                    "[--timeout S] [--started FILE] [--hold FILE] [--loop L.f32] --signal X.f32 "
+                    "--record Y.f32\n");
 }
 
 static int write_file(const char *path, const float *p, size_t n)
@@ -207,7 +212,7 @@ static int write_file(const char *path, const float *p, size_t n)
 }
 
 typedef struct args {
-    const char *target, *sig_path, *rec_path, *started_path, *hold_path;
+    const char *target, *sig_path, *rec_path, *started_path, *hold_path, *loop_path;
     int C;
     double seconds, timeout;
 } args;
@@ -238,6 +243,8 @@ static int parse_args(int argc, char **argv, args *a)
             a->started_path = v;
         else if (strcmp(o, "--hold") == 0)
             a->hold_path = v;
+        else if (strcmp(o, "--loop") == 0)
+            a->loop_path = v;
         else {
             usage();
             return 1;
@@ -459,8 +466,10 @@ int main(int argc, char **argv)
     jack_deactivate(f.rec);
     const int xruns_closed = atomic_load(&f.xruns);
     if (rc == 0 && (write_file(a.sig_path, f.x, f.N * (size_t)a.C) != 0 ||
-                    write_file(a.rec_path, f.y, f.R * (size_t)a.C) != 0)) {
-        fprintf(stderr, "jack_feed: cannot write %s / %s\n", a.sig_path, a.rec_path);
+                    write_file(a.rec_path, f.y, f.R * (size_t)a.C) != 0 ||
+                    (a.loop_path && write_file(a.loop_path, f.loop, f.R) != 0))) {
+        fprintf(stderr, "jack_feed: cannot write %s / %s%s%s\n", a.sig_path, a.rec_path,
+                a.loop_path ? " / " : "", a.loop_path ? a.loop_path : "");
         rc = 1;
     }
     printf("jack_feed: played %zu frames x %d ch, recorded %zu; rate %.0f Hz, period %u frames, "

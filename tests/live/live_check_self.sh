@@ -9,7 +9,11 @@
 # pass the second only with xruns reported (piecewise), and fail the third
 # with or without them. Then a burst of xruns: silences with fragments of
 # the stream between them, one shifted (passes with xruns reported), and
-# the same with a wrong fragment (fails). Last, within the FFT method's
+# the same with a wrong fragment (fails). A period of stale output and its
+# transient, where the server itself missed a period: passes only with
+# xruns reported and the plain JACK connection (--loop) disturbed at that
+# period; a recording that ends in silence passes only with xruns. Last,
+# within the FFT method's
 # bound: two changes between 65536-tap filters (in partitions of 16, whose
 # bound is about a fifth of the output's size, as a 2^20-tap filter's in
 # partitions of 256 is), so a crossfade leaves the old output within the
@@ -86,7 +90,26 @@ burst[b0 + 1278:b0 + 1280] = rec[b0 + 1278 - 512:b0 + 1280 - 512]
 burst[b0 + 1790:b0 + 1792] = rec[b0 + 1790:b0 + 1792]
 burst.tofile("burst.f32")
 burst[b0 + 1278:b0 + 1280] *= 0.5
-burst.tofile("burst_bad.f32")' || exit 2
+burst.tofile("burst_bad.f32")
+# a period heard stale, where the server itself missed a period: the
+# output of the period before, then 4 frames of the transient back; and
+# the plain connection beside it (jack_feed --loop), stale at that period
+# (near), at another (far) or not at all (clean)
+stale = rec.copy()
+s0 = 512 + 20000
+stale[s0:s0 + 256] = rec[s0 - 256:s0]
+stale[s0 + 256:s0 + 260] *= 0.5
+stale.tofile("stale.f32")
+loop = np.concatenate([np.fromfile("x.f32", "<f4")[0::2], z(3512)[:, 0]])
+loop.tofile("loop_clean.f32")
+for name, at in (("near", 20000), ("far", 40000)):
+    l = loop.copy()
+    l[at:at + 256] = loop[at - 256:at]
+    l.tofile("loop_%s.f32" % name)
+# the stream silent over its last 300 frames (the recording ends disturbed)
+tail = rec.copy()
+tail[512 + 48000 - 300:512 + 48000] = 0
+tail.tofile("tail.f32")' || exit 2
 expect_rc 0 strict --record rec.f32 --xruns 0
 expect_rc 1 xruns_unreported --record xruns.f32 --xruns 0
 expect_rc 0 xruns_piecewise --record xruns.f32 --xruns 1
@@ -94,6 +117,14 @@ expect_rc 1 wrong_samples --record bad.f32 --xruns 0
 expect_rc 1 wrong_samples_xruns --record bad.f32 --xruns 1
 expect_rc 0 burst_piecewise --record burst.f32 --xruns 3
 expect_rc 1 burst_wrong_fragment --record burst_bad.f32 --xruns 3
+expect_rc 0 stale_server --record stale.f32 --xruns 1 --loop loop_near.f32 --loop-offset 0
+expect_rc 1 stale_server_unreported --record stale.f32 --xruns 0 --loop loop_near.f32 \
+    --loop-offset 0
+expect_rc 1 stale_elsewhere --record stale.f32 --xruns 1 --loop loop_far.f32 --loop-offset 0
+expect_rc 1 stale_clean --record stale.f32 --xruns 1 --loop loop_clean.f32 --loop-offset 0
+expect_rc 1 stale_no_loop --record stale.f32 --xruns 1
+expect_rc 0 tail_silent --record tail.f32 --xruns 1
+expect_rc 1 tail_silent_unreported --record tail.f32 --xruns 0
 
 "$check" --make-coeffs 65536 7 >hA.txt && "$check" --make-coeffs 65536 8 >hB.txt || exit 2
 "$py" -c '

@@ -114,7 +114,7 @@ run_case() {
     local name=$1 check_args=$2
     shift 2
     local err="$work/$name.err" during_pid="" during_failed=0
-    case_xruns="" case_server_xruns=""
+    case_xruns="" case_server_xruns="" case_loop_disturbed=""
     if [ -n "$before" ]; then "$before" || return 1; fi
     rm -f "$work/$name.started"
     "$gpufilt" --live --host-api JACK --in system --out system --device "$device" \
@@ -130,7 +130,7 @@ run_case() {
     local hold="$work/$name.hold"
     rm -f "$hold"
     timeout $((seconds + 60)) "$feed" --channels 2 --seconds "$seconds" --timeout 20 \
-        --signal "$work/$name.x.f32" --record "$work/$name.rec.f32" \
+        --signal "$work/$name.x.f32" --record "$work/$name.rec.f32" --loop "$work/$name.loop.f32" \
         --started "$work/$name.started" --hold "$hold" >"$work/$name.feed" 2>&1 &
     local feed_pid=$!
     while [ ! -e "$hold" ] && kill -0 "$feed_pid" 2>/dev/null; do
@@ -217,13 +217,19 @@ run_case() {
     raised=$(sed -n 's/.*+ \([0-9]*\) found needed at start-up.*/\1/p' "$err")
     [ "${raised:-0}" -gt 0 ] && echo "live_jack: $name: latency raised by $raised at start-up"
     # shellcheck disable=SC2086
+    # (--loop: where the plain connection beside gpufilt was disturbed too,
+    # the server itself missed the period: a stretch there is excused)
     "$check" --signal "$work/$name.x.f32" --record "$work/$name.rec.f32" --channels 2 \
         $check_args $more --latency $((lb + lat + pa_block)) --exact-latency 1 \
-        --xruns $((xr + ${jx:-0} + (${raised:-0} > 0)))
-    local crc=$?
+        --xruns $((xr + ${jx:-0} + (${raised:-0} > 0))) \
+        --loop "$work/$name.loop.f32" --loop-offset "$lb" --period "$period" |
+        tee "$work/$name.check"
+    local crc=${PIPESTATUS[0]}
+    case_loop_disturbed=$(sed -n 's/.*connection (from frame .*): \([0-9]*\) frames disturbed.*/\1/p' \
+        "$work/$name.check")
     case_xruns=$((xr + ${jx:-0}))
     echo "live_jack: $name: gpufilt xruns $xr, JACK xruns ${jx:-?}, live_check $crc"
-    return $crc
+    return "$crc"
 }
 
 # A case runs up to twice more when xruns (reported) leave a mismatch that
@@ -237,16 +243,35 @@ run_case() {
 # 2-CPU machine after minutes of full load, under ASan, three tries in a
 # row of one case were each disturbed so (zero_direct_f64: JACK xruns 32,
 # 31 and 21). What a try must show to pass is the same.
+#
+# A case whose every try was disturbed so that live_check could not decide
+# (exit 3), with the plain JACK connection beside gpufilt disturbed in each
+# (jack_feed's loopback: the server itself missed periods; where a try left
+# no recording to check, JACK's own xruns), is UNDECIDED, not failed: no
+# wrong sample was found where the recordings could be checked (a wrong
+# one fails the case at once), but the machine could not run the server in
+# real time (a virtual machine whose CPUs are taken away: a fresh-clone CI
+# run, JACK xruns 107 in a 2 s case). More than half of the cases
+# undecided fails the test: too little of the live path was checked.
 case_with_retry() {
-    local name=$1 tries=3 t rc
+    local name=$1 tries=3 t rc server=1
+    case_undecided=0
     for ((t = 1; t <= tries; t++)); do
         [ "$t" -gt 1 ] &&
             echo "live_jack: $name: xruns disturbed the recording; running it again ($t of $tries)"
         run_case "$@"
         rc=$?
         [ "$rc" = 3 ] || break
+        [ "${case_loop_disturbed:-0}" -gt 0 ] ||
+            { [ -z "$case_loop_disturbed" ] && [ "${case_server_xruns:-0}" -gt 0 ]; } || server=0
         [ "${case_server_xruns:-0}" -gt 0 ] && [ "$tries" -lt 8 ] && tries=$((tries + 1))
     done
+    if [ "$rc" = 3 ] && [ "$server" = 1 ]; then
+        echo "live_jack: $name: UNDECIDED: the JACK server itself missed periods in each of" \
+            "$((t - 1)) tries; no wrong sample where they could be checked"
+        case_undecided=1 undecided=$((undecided + 1))
+        return 0
+    fi
     [ "$rc" = 0 ] && echo "live_jack: $name: PASS" || echo "live_jack: $name: FAIL"
     return $rc
 }
@@ -360,6 +385,7 @@ stopped_case() {
     # the server's buffers as they come, a block of another size does not)
     local watch=1
     [[ $name == zero_* ]] || [ "$frames" = "$period" ] || watch=0
+    [ "$case_undecided" = 1 ] && return $rc # (no try to judge the counts by)
     if [ "${xr:-0}" = 0 ] || { [ "$watch" = 1 ] && [ "${clock:-0}" = 0 ]; }; then
         echo "live_jack: $name: FAIL: stopped four times, gpufilt counted ${xr:-no} xruns, ${clock:-no} of them on the host's clock"
         rc=1
@@ -367,7 +393,7 @@ stopped_case() {
     return $rc
 }
 
-fails=0
+fails=0 undecided=0
 case_with_retry taps5_f32 "--coeffs $work/taps5.txt" \
     --coeffs "$work/taps5.txt" --frames "$frames" || fails=$((fails + 1))
 case_with_retry mean255_f32 "--taps 255" \
@@ -708,5 +734,11 @@ else
     echo "live_jack: matrix: PASS"
 fi
 
-echo "live_jack: device $device: $((cases - fails)) passed, $fails failed"
+echo "live_jack: device $device: $((cases - fails - undecided)) passed, $undecided undecided," \
+    "$fails failed"
+if [ "$fails" = 0 ] && [ $((2 * undecided)) -gt "$cases" ]; then
+    echo "live_jack: FAIL: more than half of the cases undecided: the JACK server could not run" \
+        "in real time here"
+    fails=1
+fi
 [ "$fails" = 0 ]
