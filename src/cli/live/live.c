@@ -365,17 +365,22 @@ static unsigned long long xrun_total(gf_pa_counts *n)
 static void print_counts(gf_live *lv, const char *prefix)
 {
     gf_pa_counts *n = gf_pa_counts_of(lv->link);
+    /* (a count of 0 from a check that never ran is said so) */
+    static const char *const clock_note[] = {
+        " (not checked with this host API)",
+        " (not checked: never 16 callbacks in a row one period apart, on time)", ""};
+    const int cs = atomic_load_explicit(&n->clock_state, memory_order_relaxed);
     fprintf(stderr,
             "gpufilt: live: %sxruns %llu (PortAudio: input underflow %llu, input overflow %llu, "
             "output underflow %llu, output overflow %llu; input ring full %llu [%llu frames "
             "dropped], output ring empty %llu [%llu frames of silence], late output dropped "
             "%llu [%llu frames], worker found output full %llu [%llu frames], input a period "
-            "off the host's clock %llu; %llu frames silent after gaps in the input)\n",
+            "off the host's clock %llu%s; %llu frames silent after gaps in the input)\n",
             prefix, xrun_total(n), get(&n->pa_in_underflow), get(&n->pa_in_overflow),
             get(&n->pa_out_underflow), get(&n->pa_out_overflow), get(&n->in_full),
             get(&n->in_dropped), get(&n->out_empty), get(&n->out_silence), get(&n->late_events),
             get(&n->late_drops), get(&n->out_full), get(&n->out_lost), get(&n->clock_jumps),
-            get(&n->muted));
+            clock_note[cs >= 0 && cs <= 2 ? cs : 0], get(&n->muted));
 }
 
 /* Page faults (minor and major) so far of the callback's threads (input,

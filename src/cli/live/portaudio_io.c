@@ -132,6 +132,8 @@ static int clock_jumped(gf_pa_link *l, const PaStreamCallbackTimeInfo *t, size_t
             if (one_block && (l->clock_run == 1 || l->clock_dev < l->clock_base))
                 l->clock_base = l->clock_dev;
             l->clock_aligned = l->clock_run >= CLOCK_ALIGNED;
+            if (l->clock_aligned)
+                atomic_store_explicit(&l->n.clock_state, 2, memory_order_relaxed);
         } else {
             const long long r = l->clock_dev - l->clock_base;
             if (r >= H - H / 8 || r < -H / 2) {
@@ -517,6 +519,7 @@ int gf_pa_open(gf_pa_link **out, const gf_pa_config *c, gf_source *capture, gf_s
     const PaDeviceInfo *din = Pa_GetDeviceInfo(c->in_device);
     const PaHostApiInfo *api = din ? Pa_GetHostApiInfo(din->hostApi) : NULL;
     l->clock_watch = api && api->type == paJACK;
+    atomic_store_explicit(&l->n.clock_state, l->clock_watch, memory_order_relaxed);
     const int rc = open_streams(l, c);
     if (rc) {
         gf_pa_close(l, 0);

@@ -36,9 +36,12 @@ typedef struct gf_pa_counts {
     atomic_ullong late_events, late_drops; /* frames that came too late, dropped */
     atomic_ullong out_full, out_lost;      /* the worker found the output ring full */
     atomic_ullong clock_jumps;             /* input callbacks a period off the host's clock */
-    atomic_ullong muted;                   /* frames silenced after a gap in the input */
-    atomic_ullong frames_in, frames_out;   /* frames captured / played from the ring */
-    atomic_ullong raised;                  /* latency added during start-up, frames */
+    /* the clock check: 0 none with this host API, 1 not yet on (16
+     * callbacks in a row a block apart turn it on), 2 on */
+    atomic_int clock_state;
+    atomic_ullong muted;                 /* frames silenced after a gap in the input */
+    atomic_ullong frames_in, frames_out; /* frames captured / played from the ring */
+    atomic_ullong raised;                /* latency added during start-up, frames */
     /* --latency zero: the callback's own work (the head), per callback */
     atomic_ullong head_calls, head_ns_total, head_ns_max;
     atomic_ullong head_frames_max; /* the most frames one callback brought */
