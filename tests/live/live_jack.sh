@@ -216,9 +216,9 @@ run_case() {
     local raised
     raised=$(sed -n 's/.*+ \([0-9]*\) found needed at start-up.*/\1/p' "$err")
     [ "${raised:-0}" -gt 0 ] && echo "live_jack: $name: latency raised by $raised at start-up"
-    # shellcheck disable=SC2086
     # (--loop: where the plain connection beside gpufilt was disturbed too,
     # the server itself missed the period: a stretch there is excused)
+    # shellcheck disable=SC2086
     "$check" --signal "$work/$name.x.f32" --record "$work/$name.rec.f32" --channels 2 \
         $check_args $more --latency $((lb + lat + pa_block)) --exact-latency 1 \
         --xruns $((xr + ${jx:-0} + (${raised:-0} > 0))) \
