@@ -365,7 +365,7 @@ static unsigned long long xrun_total(gf_pa_counts *n)
 static void print_counts(gf_live *lv, const char *prefix)
 {
     gf_pa_counts *n = gf_pa_counts_of(lv->link);
-    /* (a count of 0 from a check that never ran is said so) */
+    /* (a count of 0 from a check that never ran is said so; by clock_state) */
     static const char *const clock_note[] = {
         " (not checked with this host API)",
         " (not checked: never 16 callbacks in a row one period apart, on time)", ""};
@@ -380,7 +380,7 @@ static void print_counts(gf_live *lv, const char *prefix)
             get(&n->pa_out_underflow), get(&n->pa_out_overflow), get(&n->in_full),
             get(&n->in_dropped), get(&n->out_empty), get(&n->out_silence), get(&n->late_events),
             get(&n->late_drops), get(&n->out_full), get(&n->out_lost), get(&n->clock_jumps),
-            clock_note[cs >= 0 && cs <= 2 ? cs : 0], get(&n->muted));
+            clock_note[cs], get(&n->muted));
 }
 
 /* Page faults (minor and major) so far of the callback's threads (input,
