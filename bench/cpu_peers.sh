@@ -38,7 +38,7 @@
 #
 # Exit status: 0 when every case ran and wrote the right output (a missed
 # target included), 1 when one failed or was wrong, 2 on bad usage.
-# shellcheck disable=SC2034,SC2317 # PROG and SHIFT are for lib.sh; time_case runs through it
+# shellcheck disable=SC2034,SC2317 # PROG, SHIFT and RUNS_DEFAULT are for lib.sh; time_case runs through it
 set -euo pipefail
 
 PROG=cpu_peers
@@ -58,8 +58,8 @@ script_option() {
     SECONDS_LEN=$2
     SHIFT=2
 }
+RUNS_DEFAULT=3
 parse_args "$@"
-[[ $RUNS != 5 ]] || RUNS=3 # this script's default
 MAKEWAV=$(find_exe "$BUILD/bench/bench_makewav" "$BUILD/bench_makewav")
 GPUFILT=$(find_gpufilt "$BUILD")
 FIRCHECK=$(find_exe "$BUILD/bench/bench_fircheck" "$BUILD/bench_fircheck")

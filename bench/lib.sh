@@ -34,11 +34,11 @@ unknown_arg() {
     exit 2
 }
 
-# parse_args "$@": BUILD_DIR WORK_DIR, then --runs N (RUNS, default 5),
-# --keep (KEEP=1), -h/--help and the script's own options, which
-# `script_option OPTION VALUE` takes (setting SHIFT to the words it used)
-# or refuses with status 1. Then BUILD must exist, and WORK is created and
-# made absolute.
+# parse_args "$@": BUILD_DIR WORK_DIR, then --runs N (RUNS, default the
+# script's RUNS_DEFAULT or 5), --keep (KEEP=1), -h/--help and the script's
+# own options, which `script_option OPTION VALUE` takes (setting SHIFT to
+# the words it used) or refuses with status 1. Then BUILD must exist, and
+# WORK is created and made absolute.
 # shellcheck disable=SC2034 # RUNS and KEEP are the scripts' to read
 parse_args() {
     [[ $# -ge 2 ]] || {
@@ -48,7 +48,7 @@ parse_args() {
     BUILD=$1
     WORK=$2
     shift 2
-    RUNS=5
+    RUNS=${RUNS_DEFAULT:-5}
     KEEP=0
     while [[ $# -gt 0 ]]; do
         case $1 in
