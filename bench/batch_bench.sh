@@ -40,7 +40,7 @@ source "$(dirname "$0")/lib.sh"
 FILES=64
 ARGS="--taps 4095 --method direct"
 WORKERS=""
-# shellcheck disable=SC2034 # SHIFT is parse_args' to read
+# shellcheck disable=SC2034 # SHIFT and RUNS_DEFAULT are parse_args' to read
 script_option() {
     case $1 in
     --files)
@@ -59,8 +59,8 @@ script_option() {
     *) return 1 ;;
     esac
 }
+RUNS_DEFAULT=3 # fewer than parse_args' 5: a batch is long
 parse_args "$@"
-[[ " $* " == *" --runs "* ]] || RUNS=3 # fewer than parse_args' 5: a batch is long
 
 G=$(find_gpufilt "$BUILD")
 MW=$(find_exe "$BUILD/bench/bench_makewav")
